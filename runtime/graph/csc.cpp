@@ -1,0 +1,58 @@
+#include "runtime/graph/csc.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/core/error.hpp"
+
+namespace coopgnn {
+
+csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst) {
+  COOPGNN_EXPECTS(num_nodes >= 0, "num_nodes = {} is negative", num_nodes);
+  COOPGNN_EXPECTS(src.size() == dst.size(), "edge list has {} sources but {} destinations",
+                  src.size(), dst.size());
+  csc_graph g;
+  g.num_nodes = num_nodes;
+  g.indptr.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
+  for (std::size_t e = 0; e < src.size(); ++e) {
+    COOPGNN_EXPECTS(src[e] >= 0 && src[e] < num_nodes && dst[e] >= 0 && dst[e] < num_nodes,
+                    "edge {} ({} -> {}) has a vertex id outside [0, {})", e, src[e], dst[e],
+                    num_nodes);
+    ++g.indptr[dst[e] + 1];
+  }
+  for (vid_t v = 0; v < num_nodes; ++v) g.indptr[v + 1] += g.indptr[v];
+  g.indices.resize(src.size());
+  std::vector<eid_t> fill(g.indptr.begin(), g.indptr.end() - 1);
+  for (std::size_t e = 0; e < src.size(); ++e) g.indices[fill[dst[e]]++] = src[e];
+  for (vid_t v = 0; v < num_nodes; ++v) {
+    std::sort(g.indices.begin() + g.indptr[v], g.indices.begin() + g.indptr[v + 1]);
+  }
+  return g;
+}
+
+void validate_csc(const csc_graph& g, const std::string& what) {
+  if (g.num_nodes < 0) COOPGNN_IO_FAIL("{}: negative vertex count {}", what, g.num_nodes);
+  if (static_cast<vid_t>(g.indptr.size()) != g.num_nodes + 1) {
+    COOPGNN_IO_FAIL("{}: indptr has {} entries, expected |V| + 1 = {}", what, g.indptr.size(),
+                    g.num_nodes + 1);
+  }
+  if (g.indptr[0] != 0) COOPGNN_IO_FAIL("{}: indptr[0] = {}, expected 0", what, g.indptr[0]);
+  for (vid_t v = 0; v < g.num_nodes; ++v) {
+    if (g.indptr[v + 1] < g.indptr[v]) {
+      COOPGNN_IO_FAIL("{}: offsets decrease at vertex {} ({} > {})", what, v, g.indptr[v],
+                      g.indptr[v + 1]);
+    }
+  }
+  if (g.indptr.back() != g.num_edges()) {
+    COOPGNN_IO_FAIL("{}: indptr ends at {} but there are {} edges", what, g.indptr.back(),
+                    g.num_edges());
+  }
+  for (eid_t e = 0; e < g.num_edges(); ++e) {
+    if (g.indices[e] < 0 || g.indices[e] >= g.num_nodes) {
+      COOPGNN_IO_FAIL("{}: edge {} has vertex id {} outside [0, {})", what, e, g.indices[e],
+                      g.num_nodes);
+    }
+  }
+}
+
+}  // namespace coopgnn

@@ -1,0 +1,38 @@
+// In-memory graph: CSC of in-edges (DESIGN.md section 3).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "runtime/core/types.hpp"
+
+namespace coopgnn {
+
+/// Compressed sparse columns of in-edges: the in-neighbours of vertex s are
+/// indices[indptr[s] .. indptr[s+1]), sorted ascending. 64-bit offsets.
+struct csc_graph {
+  vid_t num_nodes = 0;
+  std::vector<eid_t> indptr;   ///< [num_nodes + 1], indptr[0] = 0, non-decreasing
+  std::vector<vid_t> indices;  ///< [num_edges], 0 <= indices[e] < num_nodes
+
+  [[nodiscard]] eid_t num_edges() const { return static_cast<eid_t>(indices.size()); }
+  /// In-degree of s (edges t -> s). No bounds check.
+  [[nodiscard]] eid_t in_degree(vid_t s) const { return indptr[s + 1] - indptr[s]; }
+  [[nodiscard]] std::span<const vid_t> in_neighbors(vid_t s) const {
+    return {indices.data() + indptr[s], static_cast<std::size_t>(indptr[s + 1] - indptr[s])};
+  }
+};
+
+/// Builds the CSC of in-edges from a directed edge list src[e] -> dst[e], keeping every edge
+/// (duplicates and self-loops included; converters remove them). Neighbour lists come out sorted.
+/// @param src, dst  [E] vertex ids, equal lengths, each in [0, num_nodes)
+/// @throws logic_error naming the first offending edge when an id is out of range or the lengths
+///         differ. O(V + E) time, two passes (counting sort by dst, then per-list sort).
+csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst);
+
+/// Validates a CSC: sizes, indptr[0] == 0, monotone offsets, ids in range. `what` names the
+/// source (a file or argument) in the error message.
+/// @throws io_error describing the first problem found.
+void validate_csc(const csc_graph& g, const std::string& what);
+
+}  // namespace coopgnn

@@ -1,0 +1,30 @@
+// coopgnn: cooperative and independent minibatch GNN training (README.md).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+
+#include "runtime/core/error.hpp"
+#include "tools/coopgnn/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "coopgnn: GNN minibatch training with cooperative and independent minibatching.\n"
+      "Datasets are directories in DGL GraphBolt's OnDiskDataset layout (metadata.yaml + .npy)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "coopgnn 0.1.0");
+  coopgnn::cli::add_data_commands(app);
+  coopgnn::cli::add_train_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const coopgnn::error& e) {
+    fmt::print(stderr, "coopgnn: error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "coopgnn: unexpected error: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}

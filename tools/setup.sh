@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every build and run dependency of coopgnn by package name. Idempotent: packages that are
+# already present are skipped, so a second run costs a few seconds.
+#
+# Usage: tools/setup.sh            (Debian/Ubuntu; needs root or sudo for apt-get)
+set -euo pipefail
+
+DEBIAN_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config
+  libfmt-dev libgtest-dev libgmock-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
+  zlib1g-dev libzip-dev librandom123-dev libbenchmark-dev
+  python3-numpy python3-matplotlib
+)
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages present"
+fi
+
+if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "setup: CUDA toolkit found ($(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1 || nvcc --version | tail -1))"
+else
+  echo "setup: no CUDA toolkit; building the host backend only"
+fi
