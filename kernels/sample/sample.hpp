@@ -1,0 +1,68 @@
+// Neighbour sampling on the host backend: uniform without replacement (NS) and LABOR-0
+// (DESIGN.md section 4; LABOR: Balin & Catalyurek, "Layer-Neighbor Sampling", NeurIPS 2023,
+// section 3, Poisson form). The CUDA backend (issue 3) implements the same rules with the same
+// keys, so both return identical samples.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/sample/block.hpp"
+#include "runtime/core/exec_context.hpp"
+#include "runtime/graph/csc.hpp"
+
+namespace coopgnn {
+
+enum class sampler_kind { ns, labor };
+
+/// Parses "ns" or "labor". @throws logic_error naming the value otherwise.
+sampler_kind parse_sampler_kind(const std::string& name);
+std::string to_string(sampler_kind k);
+
+/// What one layer of sampling decides and under which key.
+struct sample_params {
+  sampler_kind kind = sampler_kind::ns;
+  int fanout = 10;             ///< k >= 1, or -1 = keep every in-neighbour
+  std::uint64_t run_seed = 0;  ///< the run seed (identical on every PE)
+  std::uint32_t layer = 0;     ///< layer index l (0 = next to the seeds)
+  std::uint32_t batch = 0;     ///< global minibatch index i (counts across epochs)
+};
+
+/// Sampled in-neighbours per seed: for seed i, nbrs[indptr[i] .. indptr[i+1]) are global ids in
+/// the order of the graph's CSC neighbour list, each with its Hajek weight.
+struct sampled_neighbors {
+  std::vector<eid_t> indptr;  ///< [num_seeds + 1]
+  std::vector<vid_t> nbrs;    ///< [num_sampled] global source ids
+  std::vector<float> weights; ///< [num_sampled] Hajek-normalised 1 / pi_ts (sum 1 per seed)
+};
+
+/// Samples in-neighbours of every seed.
+///
+/// NS: seed s with in-degree d keeps min(k, d) neighbours: the positions j of its neighbour list
+///   with the k smallest keys (draw_u32(stream(run_seed, ns, layer), id = s, sub = j, batch), j)
+///   (lexicographic, so ties go to the lower position). Weight 1 / min(k, d).
+/// LABOR-0: one variate per candidate neighbour vertex t, r_t = uniform(stream(run_seed, labor,
+///   layer), id = t, sub = 0, batch), shared by every seed; s keeps t -> s iff r_t <= k / d_s
+///   (float arithmetic). Expected min(k, d) per seed. Weight 1 / (number kept by s).
+/// fanout -1: every in-neighbour, weight 1 / d.
+///
+/// @param ctx    host backend; ctx.threads() threads split the seeds (result independent of it)
+/// @param g      CSC of in-edges
+/// @param seeds  [n] vertex ids in [0, g.num_nodes); duplicates allowed (sampled identically)
+/// @throws logic_error for a seed outside [0, |V|), fanout 0 or < -1, or the CUDA backend in a
+///         build without CUDA. Empty seeds give an empty result. Deterministic: a pure function
+///         of (g, seeds, params).
+sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
+                                   std::span<const vid_t> seeds, const sample_params& params);
+
+/// Unique-and-compact (DESIGN.md section 6): the block whose destinations are `dst` (kept first,
+/// in order) and whose other sources are the sampled neighbours not in `dst`, sorted by id.
+/// Edge e of destination i points at the local index of its source. src_degree from `g`.
+/// @param dst      [n] distinct vertex ids (the seeds of this layer)
+/// @param sampled  the result of sample_neighbors for exactly `dst`
+/// @throws logic_error if the sizes disagree or `dst` has a duplicate. Deterministic.
+block make_block(const csc_graph& g, std::span<const vid_t> dst, const sampled_neighbors& sampled);
+
+}  // namespace coopgnn

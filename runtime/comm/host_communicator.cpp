@@ -1,0 +1,167 @@
+#include "runtime/comm/host_communicator.hpp"
+
+#include <cstring>
+
+#include "runtime/core/error.hpp"
+#include "runtime/core/timer.hpp"
+
+namespace coopgnn {
+
+host_comm_group::host_comm_group(int size, std::chrono::milliseconds timeout)
+    : size_(size), timeout_(timeout) {
+  COOPGNN_EXPECTS(size >= 1, "a PE group needs at least one PE, got {}", size);
+  ptr_.assign(static_cast<std::size_t>(size), nullptr);
+  counts_.assign(static_cast<std::size_t>(size), nullptr);
+  scalar_.assign(static_cast<std::size_t>(size), 0);
+}
+
+void host_comm_group::abort(const std::string& why) {
+  std::lock_guard lk(mu_);
+  if (!aborted_) {
+    aborted_ = true;
+    why_ = why;
+  }
+  cv_.notify_all();
+}
+
+bool host_comm_group::aborted() const {
+  std::lock_guard lk(mu_);
+  return aborted_;
+}
+
+void host_comm_group::wait(int rank) {
+  std::unique_lock lk(mu_);
+  if (aborted_) throw comm_error(fmt::format("PE {}: group failed: {}", rank, why_));
+  std::uint64_t const gen = generation_;
+  if (++arrived_ == size_) {
+    arrived_ = 0;
+    ++generation_;
+    cv_.notify_all();
+    return;
+  }
+  bool const done =
+      cv_.wait_for(lk, timeout_, [&] { return generation_ != gen || aborted_; });
+  if (!done) {
+    aborted_ = true;
+    why_ = fmt::format("PE {} waited {} ms for its peers at a collective", rank,
+                       timeout_.count());
+    cv_.notify_all();
+    throw comm_error(why_);
+  }
+  if (generation_ == gen) throw comm_error(fmt::format("PE {}: group failed: {}", rank, why_));
+}
+
+host_communicator::host_communicator(std::shared_ptr<host_comm_group> group, int rank)
+    : group_(std::move(group)), rank_(rank) {
+  COOPGNN_EXPECTS(group_ != nullptr, "host_communicator needs a group");
+  COOPGNN_EXPECTS(rank >= 0 && rank < group_->size(), "rank {} is outside [0, {})", rank,
+                  group_->size());
+}
+
+void host_communicator::alltoall(std::span<const std::int64_t> send,
+                                 std::span<std::int64_t> recv) {
+  scoped_timer t(&stats_.seconds);
+  auto const p = static_cast<std::size_t>(size());
+  COOPGNN_EXPECTS(send.size() == p && recv.size() == p,
+                  "alltoall needs {} values per PE, got send {} recv {}", p, send.size(),
+                  recv.size());
+  group_->ptr_[rank_] = send.data();
+  group_->wait(rank_);
+  for (std::size_t q = 0; q < p; ++q) {
+    recv[q] = static_cast<const std::int64_t*>(group_->ptr_[q])[rank_];
+  }
+  group_->wait(rank_);
+}
+
+void host_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
+                                  std::byte* recv, std::span<const std::int64_t> recv_bytes) {
+  scoped_timer t(&stats_.seconds);
+  auto const p = static_cast<std::size_t>(size());
+  COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
+                  "alltoallv needs {} counts per PE", p);
+  group_->ptr_[rank_] = send;
+  group_->counts_[rank_] = send_bytes.data();
+  group_->wait(rank_);
+  std::string mismatch;
+  std::int64_t out = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    const std::int64_t* counts = group_->counts_[q];
+    std::int64_t offset = 0;
+    for (int j = 0; j < rank_; ++j) offset += counts[j];
+    if (counts[rank_] != recv_bytes[q]) {
+      mismatch = fmt::format("PE {} expected {} bytes from PE {}, which sends {}", rank_,
+                             recv_bytes[q], q, counts[rank_]);
+      break;
+    }
+    if (recv_bytes[q] > 0) {
+      std::memcpy(recv + out, static_cast<const std::byte*>(group_->ptr_[q]) + offset,
+                  static_cast<std::size_t>(recv_bytes[q]));
+    }
+    if (static_cast<int>(q) != rank_) {
+      stats_.alltoall_bytes_recv += recv_bytes[q];
+      stats_.alltoall_bytes_sent += send_bytes[q];
+    }
+    out += recv_bytes[q];
+  }
+  if (!mismatch.empty()) {
+    group_->abort(mismatch);
+    throw comm_error(mismatch);
+  }
+  ++stats_.alltoall_calls;
+  group_->wait(rank_);
+}
+
+template <typename T>
+void host_communicator::allreduce_impl(std::span<T> data) {
+  scoped_timer t(&stats_.seconds);
+  auto const p = size();
+  group_->ptr_[rank_] = data.data();
+  group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
+  group_->wait(rank_);
+  for (int q = 0; q < p; ++q) {
+    if (group_->scalar_[q] != static_cast<std::int64_t>(data.size())) {
+      auto why = fmt::format("allreduce size mismatch: PE {} has {} values, PE {} has {}", rank_,
+                             data.size(), q, group_->scalar_[q]);
+      group_->abort(why);
+      throw comm_error(why);
+    }
+  }
+  std::vector<T> sum(data.size(), T{});
+  for (int q = 0; q < p; ++q) {
+    const T* src = static_cast<const T*>(group_->ptr_[q]);
+    for (std::size_t i = 0; i < data.size(); ++i) sum[i] += src[i];
+  }
+  group_->wait(rank_);  // every PE has read every input before anyone overwrites its own
+  std::copy(sum.begin(), sum.end(), data.begin());
+  if (p > 1) stats_.allreduce_bytes += static_cast<std::int64_t>(data.size() * sizeof(T));
+}
+
+void host_communicator::allreduce_sum(std::span<float> data) { allreduce_impl(data); }
+void host_communicator::allreduce_sum(std::span<double> data) { allreduce_impl(data); }
+void host_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_impl(data); }
+
+void host_communicator::broadcast(std::span<std::byte> data, int root) {
+  scoped_timer t(&stats_.seconds);
+  COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root,
+                  size());
+  group_->ptr_[rank_] = data.data();
+  group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
+  group_->wait(rank_);
+  bool const ok = group_->scalar_[root] == static_cast<std::int64_t>(data.size());
+  if (ok && rank_ != root && !data.empty()) {
+    std::memcpy(data.data(), group_->ptr_[root], data.size());
+  }
+  if (!ok) {
+    auto why = fmt::format("broadcast size mismatch on PE {}", rank_);
+    group_->abort(why);
+    throw comm_error(why);
+  }
+  group_->wait(rank_);
+}
+
+void host_communicator::barrier() {
+  scoped_timer t(&stats_.seconds);
+  group_->wait(rank_);
+}
+
+}  // namespace coopgnn

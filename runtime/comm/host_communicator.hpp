@@ -1,0 +1,74 @@
+// Host communicator: P PE threads of one process exchange data through shared slots guarded by
+// a barrier that can be aborted (DESIGN.md section 1, comm).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/comm/communicator.hpp"
+
+namespace coopgnn {
+
+/// Shared state of a group of host PEs. Create one per group, then one host_communicator per PE.
+class host_comm_group {
+ public:
+  /// @param size     number of PEs (>= 1)
+  /// @param timeout  how long a PE waits for its peers at one collective before it fails the
+  ///                 group with comm_error (a hung or dead peer never hangs the others)
+  /// @throws logic_error for size < 1.
+  explicit host_comm_group(int size,
+                           std::chrono::milliseconds timeout = std::chrono::minutes(10));
+  [[nodiscard]] int size() const { return size_; }
+
+  /// Marks the group failed: every PE waiting now or later throws comm_error carrying `why`.
+  /// Called by a PE that caught an exception, so that its peers stop instead of waiting forever.
+  void abort(const std::string& why);
+  [[nodiscard]] bool aborted() const;
+
+ private:
+  friend class host_communicator;
+  void wait(int rank);  // generation barrier with abort and timeout
+
+  int size_;
+  std::chrono::milliseconds timeout_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  std::uint64_t generation_ = 0;
+  bool aborted_ = false;
+  std::string why_;
+  // Per-PE slots published between the two barriers of a collective.
+  std::vector<const void*> ptr_;
+  std::vector<const std::int64_t*> counts_;
+  std::vector<std::int64_t> scalar_;
+};
+
+/// One PE's endpoint in a host_comm_group. Not thread-safe: used by its PE thread only.
+class host_communicator final : public communicator {
+ public:
+  /// @throws logic_error if rank is outside [0, group.size()).
+  host_communicator(std::shared_ptr<host_comm_group> group, int rank);
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int size() const override { return group_->size(); }
+  void alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
+  void alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes, std::byte* recv,
+                 std::span<const std::int64_t> recv_bytes) override;
+  void allreduce_sum(std::span<float> data) override;
+  void allreduce_sum(std::span<double> data) override;
+  void allreduce_sum(std::span<std::int64_t> data) override;
+  void broadcast(std::span<std::byte> data, int root) override;
+  void barrier() override;
+
+ private:
+  template <typename T>
+  void allreduce_impl(std::span<T> data);
+
+  std::shared_ptr<host_comm_group> group_;
+  int rank_;
+};
+
+}  // namespace coopgnn

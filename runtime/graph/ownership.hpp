@@ -1,0 +1,34 @@
+// Vertex ownership (DESIGN.md section 5): a seeded random permutation of the vertices cut into P
+// equal contiguous ranges. The cooperative paper (section 4.1 of our notes) found this naive
+// scheme balances load well.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/core/types.hpp"
+
+namespace coopgnn {
+
+/// owner(v) = floor(pi(v) * P / |V|), pi a random permutation keyed by the run seed
+/// (rng::purpose::ownership). Every PE computes the same map from the same seed.
+class ownership {
+ public:
+  ownership() = default;
+  /// @param num_nodes |V| >= 0; @param num_pes P >= 1; @param seed run seed.
+  /// @throws logic_error for P < 1 or P > 65535. O(|V| log |V|) time, 2 bytes per vertex.
+  ownership(vid_t num_nodes, int num_pes, std::uint64_t seed);
+
+  /// The owner PE of v (no bounds check; v in [0, |V|)).
+  [[nodiscard]] int owner(vid_t v) const { return owner_[static_cast<std::size_t>(v)]; }
+  [[nodiscard]] int num_pes() const { return num_pes_; }
+  [[nodiscard]] vid_t num_nodes() const { return static_cast<vid_t>(owner_.size()); }
+  /// Number of vertices owned by each PE ([P]); sizes differ by at most one.
+  [[nodiscard]] std::vector<vid_t> counts() const;
+
+ private:
+  int num_pes_ = 1;
+  std::vector<std::uint16_t> owner_;
+};
+
+}  // namespace coopgnn

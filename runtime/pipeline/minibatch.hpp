@@ -1,0 +1,69 @@
+// Sampling of one minibatch under the two protocols of DESIGN.md section 6, and the row
+// exchanges that route features, layer outputs and gradients in cooperative mode (Algorithm 1 of
+// Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks", TMLR 2025).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/sample/sample.hpp"
+#include "runtime/comm/communicator.hpp"
+#include "runtime/core/matrix.hpp"
+#include "runtime/graph/ownership.hpp"
+#include "runtime/pipeline/config.hpp"
+
+namespace coopgnn {
+
+/// Routing of one cooperative layer: the requester side is a block's source list S~^l_p, the
+/// owner side is S^{l+1}_p, the unique vertices other PEs asked this PE for.
+struct exchange_plan {
+  std::vector<std::int64_t> send_counts;  ///< [P] ids this PE requested from each owner
+  std::vector<std::int64_t> recv_counts;  ///< [P] ids each requester asked this PE for
+  std::vector<std::int64_t> send_perm;    ///< [sum send] local source index of each request
+  std::vector<std::int64_t> recv_inv;     ///< [sum recv] owner row (in S^{l+1}_p) per request
+};
+
+/// One PE's share of a sampled minibatch.
+struct sampled_batch {
+  std::vector<block> blocks;          ///< [L]; blocks[l] samples layer l (0 next to the seeds)
+  std::vector<exchange_plan> plans;   ///< [L] cooperative only; plans[l] serves blocks[l] sources
+  std::vector<vid_t> input_nodes;     ///< vertices whose features this PE loads from storage
+  work_counters work;                 ///< sampled edges and vertices of this PE
+};
+
+/// Samplers' keys for layer l of global minibatch `batch`.
+struct batch_key {
+  sampler_kind kind = sampler_kind::ns;
+  std::span<const int> fanouts;  ///< [L]
+  std::uint64_t run_seed = 0;
+  std::uint32_t batch = 0;
+};
+
+/// Independent minibatching: samples every layer locally for `seeds` (this PE's part of the
+/// global batch). input_nodes = the sources of the last block. No communication.
+sampled_batch sample_independent(const exec_context& ctx, const csc_graph& g,
+                                 std::span<const vid_t> seeds, const batch_key& key);
+
+/// Cooperative minibatching, sampling phase: `owned_seeds` are the global batch's seeds owned by
+/// this PE (S^0_p). For each layer: sample, unique-and-compact, send each source id to its owner
+/// (all-to-all of counts, then ids), deduplicate what arrives into S^{l+1}_p (sorted), keep the
+/// plan. input_nodes = S^L_p. Collective: every PE of `comm` must call it for the same batch.
+/// @throws comm_error if a peer fails.
+sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, const csc_graph& g,
+                                 const ownership& owners, std::span<const vid_t> owned_seeds,
+                                 const batch_key& key);
+
+/// Owner -> requester (forward): given rows for the owner side ([|S^{l+1}_p|, d]), returns the
+/// rows of the requester side ([|S~^l_p|, d]), each request answered by its owner. Collective.
+/// @param num_requester_rows  |S~^l_p| (the block's num_src)
+matrix<float> exchange_pull(communicator& comm, const exchange_plan& plan,
+                            const matrix<float>& owner_rows, std::int64_t num_requester_rows);
+
+/// Requester -> owner (backward): sends the gradient of each requested row back to its owner,
+/// which sums the contributions of all requesters into its rows (scatter-add). Returns
+/// [num_owner_rows, d]. Summation order is the receive order (deterministic). Collective.
+matrix<float> exchange_push(communicator& comm, const exchange_plan& plan,
+                            const matrix<float>& requester_grads, std::int64_t num_owner_rows);
+
+}  // namespace coopgnn

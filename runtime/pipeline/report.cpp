@@ -1,0 +1,110 @@
+#include "runtime/pipeline/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace coopgnn {
+
+namespace {
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+std::string metric_text(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "-"; }
+}  // namespace
+
+nlohmann::json to_json(const epoch_report& r) {
+  nlohmann::json j;
+  j["mode"] = r.mode;
+  j["pes"] = r.pes;
+  j["epoch"] = r.epoch;
+  j["train_loss"] = number_or_null(r.train_loss);
+  j["val_metric"] = number_or_null(r.val_metric);
+  j["test_metric"] = number_or_null(r.test_metric);
+  j["metric_name"] = r.metric_name;
+  j["batches"] = r.batches;
+  j["seconds"] = {{"sample", r.seconds.sample},
+                  {"feature_load", r.seconds.feature_load},
+                  {"forward", r.seconds.forward},
+                  {"backward", r.seconds.backward},
+                  {"communication", r.seconds.communication},
+                  {"optimizer", r.seconds.optimizer},
+                  {"epoch", r.epoch_seconds},
+                  {"eval", r.eval_seconds}};
+  j["work"] = {{"seeds", r.work.seeds},
+               {"sampled_edges", r.work.sampled_edges},
+               {"sampled_vertices", r.work.sampled_vertices},
+               {"feature_rows", r.work.feature_rows},
+               {"feature_bytes", r.work.feature_bytes},
+               {"alltoall_bytes", r.work.alltoall_bytes},
+               {"allreduce_bytes", r.work.allreduce_bytes}};
+  return j;
+}
+
+std::string format_epoch_line(const epoch_report& r) {
+  auto const& s = r.seconds;
+  return fmt::format(
+      "[{}] epoch {:>3}  loss {:.4f}  val {} {}  test {}  |  {:.3f}s (sample {:.3f} feat {:.3f} "
+      "fwd {:.3f} bwd {:.3f} comm {:.3f} opt {:.3f})  |  edges {} vertices {} rows {} a2a {:.2f} MB",
+      r.mode, r.epoch, r.train_loss, r.metric_name, metric_text(r.val_metric),
+      metric_text(r.test_metric), r.epoch_seconds, s.sample, s.feature_load, s.forward,
+      s.backward, s.communication, s.optimizer, r.work.sampled_edges, r.work.sampled_vertices,
+      r.work.feature_rows, static_cast<double>(r.work.alltoall_bytes) / 1e6);
+}
+
+std::string format_comparison(const std::vector<epoch_report>& finals,
+                              const std::vector<epoch_report>& totals) {
+  std::string out;
+  auto row = [&](const std::string& name, auto&& cell) {
+    out += fmt::format("{:<28}", name);
+    for (std::size_t i = 0; i < finals.size(); ++i) out += fmt::format("{:>18}", cell(i));
+    out += "\n";
+  };
+  row("", [&](std::size_t i) { return fmt::format("{} (P={})", finals[i].mode, finals[i].pes); });
+  row(fmt::format("final val {}", finals.empty() ? "" : finals[0].metric_name),
+      [&](std::size_t i) { return metric_text(finals[i].val_metric); });
+  row(fmt::format("final test {}", finals.empty() ? "" : finals[0].metric_name),
+      [&](std::size_t i) { return metric_text(finals[i].test_metric); });
+  row("final train loss", [&](std::size_t i) { return fmt::format("{:.4f}", finals[i].train_loss); });
+  row("epoch time, mean (s)", [&](std::size_t i) {
+    return fmt::format("{:.4f}", totals[i].epoch_seconds / std::max(1, totals[i].epoch));
+  });
+  auto per_epoch = [&](std::size_t i, std::int64_t v) {
+    return fmt::format("{}", v / std::max(1, totals[i].epoch));
+  };
+  row("sampled edges / epoch", [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_edges); });
+  row("sampled vertices / epoch",
+      [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_vertices); });
+  row("feature rows / epoch", [&](std::size_t i) { return per_epoch(i, totals[i].work.feature_rows); });
+  row("all-to-all MB / epoch", [&](std::size_t i) {
+    return fmt::format("{:.3f}", static_cast<double>(totals[i].work.alltoall_bytes) / 1e6 /
+                                     std::max(1, totals[i].epoch));
+  });
+  row("all-reduce MB / epoch", [&](std::size_t i) {
+    return fmt::format("{:.3f}", static_cast<double>(totals[i].work.allreduce_bytes) / 1e6 /
+                                     std::max(1, totals[i].epoch));
+  });
+  // Ratios independent / cooperative when both are present.
+  const epoch_report* ind = nullptr;
+  const epoch_report* coop = nullptr;
+  for (auto const& t : totals) {
+    if (t.mode == "independent") ind = &t;
+    if (t.mode == "cooperative") coop = &t;
+  }
+  if (ind != nullptr && coop != nullptr) {
+    auto ratio = [](std::int64_t a, std::int64_t b) {
+      return b > 0 ? fmt::format("{:.3f}", static_cast<double>(a) / static_cast<double>(b))
+                   : std::string("-");
+    };
+    out += fmt::format("{:<28}{:>18}\n", "independent/cooperative:", "");
+    out += fmt::format("{:<28}{:>18}\n", "  sampled edges",
+                       ratio(ind->work.sampled_edges, coop->work.sampled_edges));
+    out += fmt::format("{:<28}{:>18}\n", "  sampled vertices",
+                       ratio(ind->work.sampled_vertices, coop->work.sampled_vertices));
+    out += fmt::format("{:<28}{:>18}\n", "  feature rows",
+                       ratio(ind->work.feature_rows, coop->work.feature_rows));
+  }
+  return out;
+}
+
+}  // namespace coopgnn

@@ -1,0 +1,27 @@
+// Machine-readable and human-readable forms of epoch reports (`--metrics-out`, console tables).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/pipeline/config.hpp"
+
+namespace coopgnn {
+
+/// One JSON object per epoch and mode: mode, pes, epoch, train_loss, val_metric, test_metric,
+/// metric_name, seconds {sample, feature_load, forward, backward, communication, optimizer,
+/// epoch, eval}, work {seeds, sampled_edges, sampled_vertices, feature_rows, feature_bytes,
+/// alltoall_bytes, allreduce_bytes} (summed over PEs and batches), batches. NaN metrics (not
+/// evaluated) are written as null.
+nlohmann::json to_json(const epoch_report& r);
+
+/// One console line: epoch, loss, metrics, stage times and work.
+std::string format_epoch_line(const epoch_report& r);
+
+/// Side-by-side table of the final epochs of several runs (one column per run), with the
+/// independent / cooperative ratios of the work counters when both modes are present.
+std::string format_comparison(const std::vector<epoch_report>& finals,
+                              const std::vector<epoch_report>& totals);
+
+}  // namespace coopgnn

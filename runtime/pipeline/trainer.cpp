@@ -1,0 +1,360 @@
+#include "runtime/pipeline/trainer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <thread>
+
+#include "models/layers.hpp"
+#include "models/metrics.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/core/rng.hpp"
+#include "runtime/core/timer.hpp"
+
+namespace coopgnn {
+
+namespace {
+
+models::model_config make_model_config(const dataset& ds, const train_config& cfg) {
+  models::model_config mc;
+  if (cfg.model == "sage") {
+    mc.kind = models::conv_kind::sage;
+  } else if (cfg.model == "gcn") {
+    mc.kind = models::conv_kind::gcn;
+  } else {
+    COOPGNN_FAIL("unknown model '{}': expected 'sage' or 'gcn'", cfg.model);
+  }
+  mc.in_dim = ds.feature_dim();
+  mc.hidden = cfg.hidden;
+  mc.num_classes = ds.num_classes;
+  mc.num_layers = static_cast<int>(cfg.fanouts.size());
+  mc.linear_head = cfg.linear_head;
+  mc.dropout = cfg.dropout;
+  mc.seed = cfg.seed;
+  return mc;
+}
+
+models::adam_options adam_options_of(const train_config& cfg) {
+  models::adam_options o;
+  o.lr = cfg.lr;
+  o.weight_decay = cfg.weight_decay;
+  return o;
+}
+
+}  // namespace
+
+struct trainer::pe_state {
+  pe_state(int rank, const train_config& cfg, const models::model_config& mc,
+           std::shared_ptr<host_comm_group> group, const matrix<float>* features)
+      : ctx(backend::host, rank, cfg.sample_threads),
+        comm(std::move(group), rank),
+        model(mc),
+        opt(model.params(), adam_options_of(cfg)),
+        store(features) {}
+  exec_context ctx;
+  host_communicator comm;
+  models::gnn_model model;
+  models::adam opt;
+  feature_store store;
+  stage_seconds seconds;   // accumulated over the epoch
+  work_counters work;      // accumulated over the epoch
+  double loss = 0;         // accumulated global-batch loss (identical on every PE)
+};
+
+trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
+    : ds_(ds), g_(g), cfg_(cfg) {
+  COOPGNN_EXPECTS(cfg.num_pes >= 1, "--pes must be at least 1, got {}", cfg.num_pes);
+  COOPGNN_EXPECTS(cfg.batch_size >= 1, "--batch-size must be at least 1, got {}", cfg.batch_size);
+  COOPGNN_EXPECTS(!cfg.fanouts.empty(), "--fanouts needs at least one layer");
+  for (int f : cfg.fanouts) {
+    COOPGNN_EXPECTS(f == -1 || f >= 1, "--fanouts: {} is not a positive count or -1", f);
+  }
+  COOPGNN_EXPECTS(cfg.hidden >= 1, "--hidden must be at least 1, got {}", cfg.hidden);
+  COOPGNN_EXPECTS(cfg.dropout >= 0.0f && cfg.dropout < 1.0f, "--dropout {} is outside [0, 1)",
+                  cfg.dropout);
+  COOPGNN_EXPECTS(cfg.epochs >= 0, "--epochs must be non-negative, got {}", cfg.epochs);
+  COOPGNN_EXPECTS(ds.feature_dim() > 0,
+                  "dataset '{}' has no node features; attach a task with `coopgnn generate task`",
+                  ds.name);
+  COOPGNN_EXPECTS(!ds.labels.empty() && ds.num_classes >= 2,
+                  "dataset '{}' has no classification labels", ds.name);
+  COOPGNN_EXPECTS(!ds.train.empty(), "dataset '{}' has an empty training split", ds.name);
+  COOPGNN_EXPECTS(g.num_nodes == ds.num_nodes, "graph has {} vertices, dataset {}", g.num_nodes,
+                  ds.num_nodes);
+  for (vid_t v : ds.train) {
+    COOPGNN_EXPECTS(ds.labels[v] >= 0, "training vertex {} has no label", v);
+  }
+  owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
+  group_ = std::make_shared<host_comm_group>(cfg.num_pes);
+  auto const mc = make_model_config(ds, cfg);
+  for (int p = 0; p < cfg.num_pes; ++p) {
+    pes_.push_back(std::make_unique<pe_state>(p, cfg, mc, group_, &ds.features));
+  }
+}
+
+trainer::~trainer() = default;
+
+const models::gnn_model& trainer::model(int pe) const { return pes_.at(pe)->model; }
+
+std::string trainer::metric_name() const {
+  return ds_.num_classes == 2 ? "roc_auc" : "accuracy";
+}
+
+std::int64_t trainer::batches_per_epoch() const {
+  auto const n = static_cast<std::int64_t>(ds_.train.size());
+  return (n + cfg_.batch_size - 1) / cfg_.batch_size;
+}
+
+std::vector<vid_t> trainer::epoch_order(int epoch) const {
+  auto const st = rng::make_stream(cfg_.seed, rng::purpose::shuffle, 0);
+  std::vector<std::pair<std::uint64_t, vid_t>> keyed;
+  keyed.reserve(ds_.train.size());
+  for (vid_t v : ds_.train) {
+    auto const r = rng::draw4(st, static_cast<std::uint64_t>(v), 0,
+                              static_cast<std::uint32_t>(epoch));
+    keyed.emplace_back((static_cast<std::uint64_t>(r[0]) << 32) | r[1], v);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<vid_t> order;
+  order.reserve(keyed.size());
+  for (auto const& kv : keyed) order.push_back(kv.second);
+  return order;
+}
+
+void trainer::run_pes(const std::function<void(pe_state&)>& body) {
+  std::vector<std::exception_ptr> errors(pes_.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t p = 0; p < pes_.size(); ++p) {
+      threads.emplace_back([&, p] {
+        try {
+          body(*pes_[p]);
+        } catch (const std::exception& e) {
+          errors[p] = std::current_exception();
+          group_->abort(fmt::format("PE {} failed: {}", p, e.what()));
+        }
+      });
+    }
+  }
+  // Prefer the root cause over the comm_errors it caused on the peers.
+  std::exception_ptr first;
+  for (auto& e : errors) {
+    if (!e) continue;
+    try {
+      std::rethrow_exception(e);
+    } catch (const comm_error&) {
+      if (!first) first = e;
+    } catch (...) {
+      std::rethrow_exception(e);
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
+                      std::uint32_t batch_index, const step_options& opt) {
+  int const P = cfg_.num_pes;
+  int const p = pe.comm.rank();
+  auto const L = cfg_.fanouts.size();
+  bool const coop = cfg_.mode == minibatch_mode::cooperative;
+  auto const B = static_cast<std::int64_t>(global_batch.size());
+  stage_seconds t;
+  work_counters w;
+  auto const comm0 = pe.comm.stats();
+  double comm_mark = comm0.seconds;
+  // Stage time excludes the time spent inside collectives, which goes to `communication`.
+  auto stage_end = [&](double& slot, const scoped_timer& timer) {
+    double const c = pe.comm.stats().seconds - comm_mark;
+    comm_mark = pe.comm.stats().seconds;
+    slot += std::max(0.0, timer.seconds() - c);
+    t.communication += c;
+  };
+
+  // 1. Seeds and sampling.
+  std::vector<vid_t> seeds;
+  sampled_batch sb;
+  batch_key const key{cfg_.sampler, cfg_.fanouts, cfg_.seed, batch_index};
+  {
+    scoped_timer timer(nullptr);
+    if (coop) {
+      for (vid_t v : global_batch) {
+        if (owners_.owner(v) == p) seeds.push_back(v);
+      }
+      sb = sample_cooperative(pe.ctx, pe.comm, g_, owners_, seeds, key);
+    } else {
+      auto const lo = B * p / P, hi = B * (p + 1) / P;
+      seeds.assign(global_batch.begin() + lo, global_batch.begin() + hi);
+      sb = sample_independent(pe.ctx, g_, seeds, key);
+    }
+    stage_end(t.sample, timer);
+  }
+  w += sb.work;
+
+  // 2. Feature loading: storage rows for input_nodes, then (cooperative) owner -> requester.
+  matrix<float> h;
+  {
+    scoped_timer timer(nullptr);
+    h = pe.store.load(sb.input_nodes);
+    w.feature_rows += h.rows();
+    w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
+    if (coop) h = exchange_pull(pe.comm, sb.plans[L - 1], h, sb.blocks[L - 1].num_src());
+    stage_end(t.feature_load, timer);
+  }
+
+  // 3. Forward: model layer i consumes block L-1-i.
+  models::step_key const sk{cfg_.seed, batch_index, true};
+  std::vector<models::conv_cache<float>> caches(L);
+  models::linear_cache<float> head_cache;
+  matrix<float> logits;
+  {
+    scoped_timer timer(nullptr);
+    for (std::size_t i = 0; i < L; ++i) {
+      std::size_t const b = L - 1 - i;
+      h = pe.model.layer(static_cast<int>(i)).forward(sb.blocks[b], h, sk, &caches[i]);
+      if (coop && b > 0) h = exchange_pull(pe.comm, sb.plans[b - 1], h, sb.blocks[b - 1].num_src());
+    }
+    if (auto* head = pe.model.head()) {
+      logits = head->forward(h, seeds, sk, &head_cache);
+    } else {
+      logits = std::move(h);
+    }
+    stage_end(t.forward, timer);
+  }
+
+  // 4. Loss on this PE's seeds, normalised by the global batch size; backward mirrors forward.
+  std::vector<std::int64_t> labels(seeds.size());
+  for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds_.labels[seeds[i]];
+  matrix<float> grad;
+  double loss = 0;
+  {
+    scoped_timer timer(nullptr);
+    pe.model.zero_grad();
+    loss = models::softmax_cross_entropy<float>(logits, labels, 1.0f / static_cast<float>(B),
+                                                &grad);
+    if (auto* head = pe.model.head()) grad = head->backward(grad, head_cache);
+    for (std::size_t ii = L; ii-- > 0;) {
+      std::size_t const b = L - 1 - ii;
+      grad = pe.model.layer(static_cast<int>(ii)).backward(sb.blocks[b], grad, caches[ii]);
+      if (b + 1 < L && coop) {
+        grad = exchange_push(pe.comm, sb.plans[b], grad, sb.blocks[b + 1].num_dst);
+      }
+    }
+    stage_end(t.backward, timer);
+  }
+
+  // 5. Gradient all-reduce and the same Adam step on every PE.
+  auto params = pe.model.params();
+  std::vector<float> flat;
+  for (auto* prm : params) {
+    flat.insert(flat.end(), prm->grad.values().begin(), prm->grad.values().end());
+  }
+  double loss_sum = loss;
+  {
+    scoped_timer timer(nullptr);
+    pe.comm.allreduce_sum(std::span<float>(flat));
+    pe.comm.allreduce_sum(std::span<double>(&loss_sum, 1));
+    stage_end(t.communication, timer);  // all of it is communication
+  }
+  {
+    scoped_timer timer(nullptr);
+    std::size_t o = 0;
+    for (auto* prm : params) {
+      std::copy_n(flat.data() + o, prm->grad.size(), prm->grad.data());
+      o += static_cast<std::size_t>(prm->grad.size());
+    }
+    if (opt.update) pe.opt.step();
+    stage_end(t.optimizer, timer);
+  }
+
+  auto const& c1 = pe.comm.stats();
+  w.alltoall_bytes += c1.alltoall_bytes_sent - comm0.alltoall_bytes_sent;
+  w.allreduce_bytes += c1.allreduce_bytes - comm0.allreduce_bytes;
+  pe.seconds += t;
+  pe.work += w;
+  pe.loss += loss_sum;
+
+  if (opt.trace != nullptr) {
+    pe_trace& tr = (*opt.trace)[static_cast<std::size_t>(p)];
+    tr.edges.assign(L, {});
+    for (std::size_t l = 0; l < L; ++l) {
+      block const& blk = sb.blocks[l];
+      for (std::int64_t s = 0; s < blk.num_dst; ++s) {
+        for (eid_t e = blk.indptr[s]; e < blk.indptr[s + 1]; ++e) {
+          tr.edges[l].emplace_back(blk.src_ids[blk.indices[e]], blk.src_ids[s]);
+        }
+      }
+    }
+    tr.seeds = seeds;
+    tr.logits = logits;
+    tr.grads = flat;
+    tr.work = w;
+    tr.loss = loss;
+  }
+}
+
+void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_index,
+                   const step_options& opt) {
+  if (opt.trace != nullptr) opt.trace->assign(static_cast<std::size_t>(cfg_.num_pes), {});
+  run_pes([&](pe_state& pe) { pe_step(pe, global_batch, batch_index, opt); });
+}
+
+std::pair<double, double> trainer::evaluate(int pe) const {
+  auto const logits = pes_.at(pe)->model.infer_full(g_, ds_.features, cfg_.num_pes);
+  auto metric = [&](const std::vector<vid_t>& rows) -> double {
+    if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
+    if (ds_.num_classes == 2) {
+      std::vector<float> scores;
+      std::vector<std::int64_t> labels;
+      for (vid_t v : rows) {
+        scores.push_back(logits(v, 1) - logits(v, 0));
+        labels.push_back(ds_.labels[v]);
+      }
+      return models::roc_auc(scores, labels);
+    }
+    return models::accuracy(logits, ds_.labels, rows);
+  };
+  return {metric(ds_.valid), metric(ds_.test)};
+}
+
+epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
+                                const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  epoch_report rep;
+  rep.mode = to_string(cfg_.mode);
+  rep.pes = cfg_.num_pes;
+  rep.epoch = epoch;
+  rep.metric_name = metric_name();
+  for (auto& pe : pes_) {
+    pe->seconds = {};
+    pe->work = {};
+    pe->loss = 0;
+  }
+  auto const order = epoch_order(epoch);
+  auto const nb = batches_per_epoch();
+  auto const n = static_cast<std::int64_t>(order.size());
+  scoped_timer wall(nullptr);
+  run_pes([&](pe_state& pe) {
+    for (std::int64_t b = 0; b < nb; ++b) {
+      auto const lo = b * cfg_.batch_size, hi = std::min(n, lo + cfg_.batch_size);
+      auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
+      pe_step(pe, std::span<const vid_t>(order).subspan(lo, hi - lo), index, step_options{});
+      if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
+    }
+  });
+  rep.epoch_seconds = wall.seconds();
+  rep.batches = nb;
+  for (auto& pe : pes_) {
+    rep.seconds.max_with(pe->seconds);
+    rep.work += pe->work;
+  }
+  rep.train_loss = nb > 0 ? pes_[0]->loss / static_cast<double>(nb) : 0.0;
+  rep.val_metric = rep.test_metric = std::numeric_limits<double>::quiet_NaN();
+  if (evaluate_now || (cfg_.eval_every > 0 && epoch % cfg_.eval_every == 0)) {
+    scoped_timer et(nullptr);
+    std::tie(rep.val_metric, rep.test_metric) = evaluate(0);
+    rep.eval_seconds = et.seconds();
+  }
+  return rep;
+}
+
+}  // namespace coopgnn

@@ -1,0 +1,84 @@
+// The trainer: P PE threads running independent or cooperative minibatching over a dataset
+// (DESIGN.md section 6), evaluation by layer-wise full-neighbour inference, and per-epoch reports.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "cache/feature_store.hpp"
+#include "models/model.hpp"
+#include "models/optimizer.hpp"
+#include "runtime/comm/host_communicator.hpp"
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/dataset.hpp"
+#include "runtime/graph/ownership.hpp"
+#include "runtime/pipeline/config.hpp"
+#include "runtime/pipeline/minibatch.hpp"
+
+namespace coopgnn {
+
+/// What one PE computed in one step, captured for tests (step_options::trace).
+struct pe_trace {
+  std::vector<std::vector<std::pair<vid_t, vid_t>>> edges;  ///< [L] sampled (src, dst) global ids
+  std::vector<vid_t> seeds;        ///< output vertices of this PE, in logits row order
+  matrix<float> logits;            ///< [seeds, C]
+  std::vector<float> grads;        ///< all-reduced weight gradients, flattened in params() order
+  work_counters work;              ///< this PE's work in the step
+  double loss = 0;                 ///< this PE's contribution (sum over its seeds / B)
+};
+
+/// Options of one training step.
+struct step_options {
+  bool update = true;                       ///< apply the optimizer step
+  std::vector<pe_trace>* trace = nullptr;   ///< [P] when set, filled per PE
+};
+
+/// Trains a GNN with P host PE threads. Weights are replicated: every PE starts from the same
+/// initialisation, all-reduces gradients and applies the same Adam step, so replicas stay equal.
+class trainer {
+ public:
+  /// @param ds   dataset with features, labels and a train split (kept by reference)
+  /// @param g    CSC of ds's edges (kept by reference)
+  /// @throws logic_error when the configuration does not fit the dataset (no features, no
+  ///         labels, empty train split, batch size < 1, P < 1, empty fanouts, unknown model).
+  trainer(const dataset& ds, const csc_graph& g, const train_config& cfg);
+  ~trainer();
+
+  /// Trains epoch `epoch` (1-based) over the shuffled training seeds, then evaluates when
+  /// `epoch % eval_every == 0` or `evaluate` is set. `progress(done, total)` is called after each
+  /// global batch from the coordinating thread when given.
+  epoch_report run_epoch(int epoch, bool evaluate,
+                         const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+  /// One training step on `global_batch` with global minibatch index `batch_index`, run on all
+  /// PEs (threads are started and joined inside). For tests and benchmarks.
+  void step(std::span<const vid_t> global_batch, std::uint32_t batch_index,
+            const step_options& opt);
+
+  /// Validation and test metric of replica `pe` by full-neighbour inference.
+  std::pair<double, double> evaluate(int pe = 0) const;
+
+  /// The training seeds of epoch `epoch`, in the order they are batched (keyed shuffle).
+  [[nodiscard]] std::vector<vid_t> epoch_order(int epoch) const;
+  [[nodiscard]] std::int64_t batches_per_epoch() const;
+  [[nodiscard]] const models::gnn_model& model(int pe) const;
+  [[nodiscard]] std::string metric_name() const;
+  [[nodiscard]] const train_config& config() const { return cfg_; }
+
+ private:
+  struct pe_state;
+  void run_pes(const std::function<void(pe_state&)>& body);
+  void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
+               const step_options& opt);
+
+  const dataset& ds_;
+  const csc_graph& g_;
+  train_config cfg_;
+  ownership owners_;
+  std::shared_ptr<host_comm_group> group_;
+  std::vector<std::unique_ptr<pe_state>> pes_;
+};
+
+}  // namespace coopgnn

@@ -1,0 +1,218 @@
+// `coopgnn train` and `coopgnn compare` (README.md; DESIGN.md section 6).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "runtime/core/error.hpp"
+#include "runtime/core/timer.hpp"
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/dataset.hpp"
+#include "runtime/pipeline/report.hpp"
+#include "runtime/pipeline/trainer.hpp"
+#include "tools/coopgnn/commands.hpp"
+
+#ifndef COOPGNN_DEFAULT_DATASET
+#define COOPGNN_DEFAULT_DATASET "data/cora"
+#endif
+
+namespace coopgnn::cli {
+
+namespace {
+
+struct train_options {
+  std::string dataset;
+  std::string mode = "cooperative";
+  std::string sampler = "ns";
+  std::vector<int> fanouts = {10, 10};
+  std::string metrics_out;
+  bool no_progress = false;
+  bool quiet = false;
+  train_config cfg;
+};
+
+/// The bundled Cora: ./data/cora when run from a checkout, else the source tree's copy.
+std::string default_dataset() {
+  if (std::filesystem::exists("data/cora/metadata.yaml")) return "data/cora";
+  return COOPGNN_DEFAULT_DATASET;
+}
+
+void add_common_options(CLI::App* cmd, train_options& o) {
+  cmd->add_option("--dataset", o.dataset,
+                  "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
+                  "default: the bundled Cora");
+  cmd->add_option("--model", o.cfg.model, "GNN layer: sage (GraphSAGE-mean) or gcn")
+      ->check(CLI::IsMember({"sage", "gcn"}))
+      ->capture_default_str();
+  cmd->add_option("--hidden", o.cfg.hidden, "Hidden width")->capture_default_str();
+  cmd->add_flag("--linear-head", o.cfg.linear_head,
+                "Add a linear head after the last GNN layer (the last layer then outputs "
+                "--hidden features)");
+  cmd->add_option("--fanouts", o.fanouts,
+                  "Neighbours sampled per layer, seeds' layer first; the number of layers is "
+                  "the length; -1 = all neighbours")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--sampler", o.sampler, "ns (uniform neighbour sampling) or labor (LABOR-0)")
+      ->check(CLI::IsMember({"ns", "labor"}))
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
+      ->capture_default_str();
+  cmd->add_option("--pes", o.cfg.num_pes, "Number of PEs (host threads)")->capture_default_str();
+  cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")->capture_default_str();
+  cmd->add_option("--lr", o.cfg.lr, "Adam learning rate")->capture_default_str();
+  cmd->add_option("--weight-decay", o.cfg.weight_decay, "L2 weight decay added to gradients")
+      ->capture_default_str();
+  cmd->add_option("--dropout", o.cfg.dropout, "Dropout probability on every layer's input")
+      ->capture_default_str();
+  cmd->add_option("--seed", o.cfg.seed,
+                  "Run seed: keys sampling, dropout, shuffling, ownership and initialisation")
+      ->capture_default_str();
+  cmd->add_option("--eval-every", o.cfg.eval_every,
+                  "Evaluate (full-neighbour inference) every N epochs; the last epoch always")
+      ->capture_default_str();
+  cmd->add_option("--sample-threads", o.cfg.sample_threads,
+                  "Host threads per PE for sampling (results do not depend on it)")
+      ->capture_default_str();
+  cmd->add_option("--metrics-out", o.metrics_out,
+                  "Append one JSON object per epoch and mode to this .jsonl file");
+  cmd->add_flag("--no-progress", o.no_progress, "Do not draw progress bars");
+  cmd->add_flag("--quiet", o.quiet, "Print only the final summary");
+}
+
+struct loaded_data {
+  dataset ds;
+  csc_graph g;
+};
+
+std::unique_ptr<loaded_data> load(train_options& o) {
+  if (o.dataset.empty()) o.dataset = default_dataset();
+  scoped_timer t(nullptr);
+  auto data = std::make_unique<loaded_data>();
+  data->ds = read_dataset(o.dataset);
+  data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
+  if (!o.quiet) {
+    fmt::print("dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
+               "(loaded in {:.2f}s)\n",
+               data->ds.name, o.dataset, data->ds.num_nodes, data->ds.num_edges(),
+               data->ds.feature_dim(), data->ds.num_classes, data->ds.train.size(),
+               data->ds.valid.size(), data->ds.test.size(), t.seconds());
+  }
+  return data;
+}
+
+/// A one-line progress bar on stderr, drawn only on a terminal.
+class progress_bar {
+ public:
+  progress_bar(bool enabled, std::string label)
+      : enabled_(enabled && isatty(fileno(stderr)) != 0), label_(std::move(label)) {}
+  void update(std::int64_t done, std::int64_t total) {
+    if (!enabled_ || total <= 0) return;
+    int const width = 30;
+    auto const filled = static_cast<int>(width * done / total);
+    fmt::print(stderr, "\r{} [{}{}] {}/{}", label_, std::string(filled, '#'),
+               std::string(width - filled, '.'), done, total);
+    if (done == total) fmt::print(stderr, "\r{}\r", std::string(label_.size() + width + 30, ' '));
+    std::fflush(stderr);
+  }
+
+ private:
+  bool enabled_;
+  std::string label_;
+};
+
+/// Trains one configuration for cfg.epochs epochs; returns (last epoch, totals over epochs).
+std::pair<epoch_report, epoch_report> run_training(const loaded_data& data, train_options& o,
+                                                   std::ofstream* jsonl) {
+  o.cfg.fanouts = o.fanouts;
+  o.cfg.sampler = parse_sampler_kind(o.sampler);
+  trainer tr(data.ds, data.g, o.cfg);
+  if (!o.quiet) {
+    fmt::print("{} minibatching: P={} model={} hidden={} fanouts={} sampler={} batch={} "
+               "params={} batches/epoch={}\n",
+               to_string(o.cfg.mode), o.cfg.num_pes, o.cfg.model, o.cfg.hidden,
+               fmt::join(o.cfg.fanouts, ","), o.sampler, o.cfg.batch_size,
+               tr.model(0).num_parameters(), tr.batches_per_epoch());
+  }
+  epoch_report last, total;
+  total.mode = to_string(o.cfg.mode);
+  total.pes = o.cfg.num_pes;
+  for (int e = 1; e <= o.cfg.epochs; ++e) {
+    progress_bar bar(!o.no_progress, fmt::format("epoch {}/{}", e, o.cfg.epochs));
+    last = tr.run_epoch(e, e == o.cfg.epochs,
+                        [&](std::int64_t d, std::int64_t n) { bar.update(d, n); });
+    if (!o.quiet) fmt::print("{}\n", format_epoch_line(last));
+    if (jsonl != nullptr) {
+      *jsonl << to_json(last).dump() << "\n";
+      jsonl->flush();
+      if (!*jsonl) throw io_error(fmt::format("{}: write failed", o.metrics_out));
+    }
+    total.epoch = e;
+    total.seconds += last.seconds;
+    total.epoch_seconds += last.epoch_seconds;
+    total.eval_seconds += last.eval_seconds;
+    total.work += last.work;
+    total.batches += last.batches;
+  }
+  total.metric_name = last.metric_name;
+  total.val_metric = last.val_metric;
+  total.test_metric = last.test_metric;
+  total.train_loss = last.train_loss;
+  return {last, total};
+}
+
+std::unique_ptr<std::ofstream> open_metrics(const std::string& path) {
+  if (path.empty()) return nullptr;
+  auto f = std::make_unique<std::ofstream>(path, std::ios::app);
+  if (!*f) throw io_error(fmt::format("--metrics-out {}: cannot open for writing", path));
+  return f;
+}
+
+}  // namespace
+
+void add_train_commands(CLI::App& app) {
+  auto topt = std::make_shared<train_options>();
+  auto* train = app.add_subcommand(
+      "train",
+      "Train a GNN with P PEs in cooperative or independent minibatching and report loss, "
+      "validation/test metric, per-stage time and work per epoch.");
+  add_common_options(train, *topt);
+  train->add_option("--mode", topt->mode,
+                    "cooperative: PEs share one global batch and exchange vertices with "
+                    "all-to-all; independent: each PE trains its own B/P seeds")
+      ->check(CLI::IsMember({"cooperative", "independent"}))
+      ->capture_default_str();
+  train->callback([topt] {
+    auto data = load(*topt);
+    topt->cfg.mode = parse_mode(topt->mode);
+    auto jsonl = open_metrics(topt->metrics_out);
+    auto [last, total] = run_training(*data, *topt, jsonl.get());
+    fmt::print("\n{}", format_comparison({last}, {total}));
+  });
+
+  auto copt = std::make_shared<train_options>();
+  auto* compare = app.add_subcommand(
+      "compare",
+      "Train the same configuration in cooperative and then independent mode with identical "
+      "seeds and print a side-by-side table with the independent/cooperative work ratios.");
+  add_common_options(compare, *copt);
+  compare->callback([copt] {
+    auto data = load(*copt);
+    auto jsonl = open_metrics(copt->metrics_out);
+    std::vector<epoch_report> finals, totals;
+    for (auto m : {minibatch_mode::cooperative, minibatch_mode::independent}) {
+      train_options o = *copt;
+      o.cfg.mode = m;
+      auto [last, total] = run_training(*data, o, jsonl.get());
+      finals.push_back(last);
+      totals.push_back(total);
+    }
+    fmt::print("\n{}", format_comparison(finals, totals));
+  });
+}
+
+}  // namespace coopgnn::cli
