@@ -67,10 +67,11 @@ COOPGNN_HD inline std::uint32_t draw_u32(stream s, std::uint64_t id, std::uint32
   return draw4(s, id, sub, batch)[0];
 }
 
-/// Maps 32 random bits to a float in the open interval (0, 1): the top 24 bits, centred.
-/// Exactly representable, so host and device agree bit for bit.
+/// Maps 32 random bits to a float in the open interval (0, 1): the top 23 bits, centred,
+/// (k + 0.5) / 2^23. Every value is exactly representable (24 significant bits), so host and
+/// device agree bit for bit and neither 0 nor 1 can occur.
 COOPGNN_HD inline float to_unit(std::uint32_t x) {
-  return (static_cast<float>(x >> 8) + 0.5f) * (1.0f / 16777216.0f);
+  return (static_cast<float>(x >> 9) + 0.5f) * (1.0f / 8388608.0f);
 }
 
 /// A uniform variate in (0, 1) keyed by (s, id, sub, batch).
