@@ -1,0 +1,146 @@
+#include "kernels/dense/gemm.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "runtime/core/error.hpp"
+
+namespace coopgnn {
+namespace detail {
+namespace {
+
+/// Rows of B kept hot while a block of C rows streams over them: about 256 KiB of B per pass.
+template <typename T>
+std::int64_t k_block(std::int64_t n) {
+  constexpr std::int64_t tile_bytes = 256 * 1024;
+  return std::max<std::int64_t>(
+      8, tile_bytes / (std::max<std::int64_t>(n, 1) * static_cast<std::int64_t>(sizeof(T))));
+}
+
+/// True when [p, p + len) and [q, q + len_q) overlap (total order on unrelated pointers).
+template <typename T>
+bool overlaps(const T* p, std::int64_t len_p, const T* q, std::int64_t len_q) {
+  if (len_p <= 0 || len_q <= 0) return false;
+  std::less<const T*> lt;
+  return lt(p, q + len_q) && lt(q, p + len_p);
+}
+
+/// Elements spanned by a row-major operand of `rows` rows, `cols` columns and stride `ld`.
+std::int64_t extent(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
+
+/// c[0, n) += s * b[0, n): the vectorised inner loop.
+template <typename T>
+inline void axpy_row(std::int64_t n, T s, const T* __restrict b, T* __restrict c) {
+  for (std::int64_t j = 0; j < n; ++j) c[j] += s * b[j];
+}
+
+template <typename T>
+void gemm_impl(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+               const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+               std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  for (std::int64_t i = 0; i < m; ++i) {
+    T* __restrict crow = c + i * ldc;
+    if (beta == T{0}) {
+      std::fill(crow, crow + n, T{0});
+    } else if (beta != T{1}) {
+      for (std::int64_t j = 0; j < n; ++j) crow[j] *= beta;
+    }
+  }
+  if (k == 0 || alpha == T{0}) return;
+
+  // op(B) as a row-major [k, n] operand with contiguous rows.
+  std::vector<T> packed;
+  const T* bk = b;
+  std::int64_t ldbk = ldb;
+  if (op_b == op::transpose) {
+    packed.resize(static_cast<std::size_t>(k * n));
+    for (std::int64_t j = 0; j < n; ++j) {
+      const T* brow = b + j * ldb;
+      for (std::int64_t p = 0; p < k; ++p) packed[static_cast<std::size_t>(p * n + j)] = brow[p];
+    }
+    bk = packed.data();
+    ldbk = n;
+  }
+
+  if (op_a == op::none) {
+    // i-k-j, blocked over k so that a tile of B stays in cache while the rows of C pass over it.
+    std::int64_t const kc = k_block<T>(n);
+    for (std::int64_t p0 = 0; p0 < k; p0 += kc) {
+      std::int64_t const p1 = std::min(k, p0 + kc);
+      for (std::int64_t i = 0; i < m; ++i) {
+        const T* arow = a + i * lda;
+        T* crow = c + i * ldc;
+        for (std::int64_t p = p0; p < p1; ++p) axpy_row(n, alpha * arow[p], bk + p * ldbk, crow);
+      }
+    }
+  } else {
+    // A stored [k, m]: k-i-j reads A row by row; each C[i, j] still sums in ascending p.
+    for (std::int64_t p = 0; p < k; ++p) {
+      const T* arow = a + p * lda;
+      const T* brow = bk + p * ldbk;
+      for (std::int64_t i = 0; i < m; ++i) axpy_row(n, alpha * arow[i], brow, c + i * ldc);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+template <typename T>
+void gemm(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+          std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  COOPGNN_EXPECTS(m >= 0 && n >= 0 && k >= 0, "gemm: negative dimension m={}, n={}, k={}", m, n, k);
+  std::int64_t const a_rows = op_a == op::none ? m : k;
+  std::int64_t const a_cols = op_a == op::none ? k : m;
+  std::int64_t const b_rows = op_b == op::none ? k : n;
+  std::int64_t const b_cols = op_b == op::none ? n : k;
+  COOPGNN_EXPECTS(lda >= a_cols && lda >= 0, "gemm: lda={} is smaller than A's {} stored columns",
+                  lda, a_cols);
+  COOPGNN_EXPECTS(ldb >= b_cols && ldb >= 0, "gemm: ldb={} is smaller than B's {} stored columns",
+                  ldb, b_cols);
+  COOPGNN_EXPECTS(ldc >= n, "gemm: ldc={} is smaller than C's {} columns", ldc, n);
+  if (m == 0 || n == 0) return;
+  bool const uses_ab = k > 0 && alpha != T{0};
+  COOPGNN_EXPECTS(c != nullptr, "gemm: C is null for a [{}, {}] result", m, n);
+  if (uses_ab) {
+    COOPGNN_EXPECTS(a != nullptr, "gemm: A is null for a [{}, {}] operand", a_rows, a_cols);
+    COOPGNN_EXPECTS(b != nullptr, "gemm: B is null for a [{}, {}] operand", b_rows, b_cols);
+    std::int64_t const c_len = detail::extent(m, n, ldc);
+    COOPGNN_EXPECTS(!detail::overlaps(c, c_len, a, detail::extent(a_rows, a_cols, lda)),
+                    "gemm: C overlaps A (in-place products are not supported)");
+    COOPGNN_EXPECTS(!detail::overlaps(c, c_len, b, detail::extent(b_rows, b_cols, ldb)),
+                    "gemm: C overlaps B (in-place products are not supported)");
+  }
+  detail::gemm_impl(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <typename T>
+void gemm(op op_a, op op_b, T alpha, const matrix<T>& a, const matrix<T>& b, T beta, matrix<T>& c) {
+  std::int64_t const m = op_a == op::none ? a.rows() : a.cols();
+  std::int64_t const k = op_a == op::none ? a.cols() : a.rows();
+  std::int64_t const kb = op_b == op::none ? b.rows() : b.cols();
+  std::int64_t const n = op_b == op::none ? b.cols() : b.rows();
+  COOPGNN_EXPECTS(k == kb, "gemm: op(A) is [{}, {}] but op(B) is [{}, {}]: inner dimensions differ",
+                  m, k, kb, n);
+  COOPGNN_EXPECTS(c.rows() == m && c.cols() == n,
+                  "gemm: C is [{}, {}] but op(A) * op(B) is [{}, {}]", c.rows(), c.cols(), m, n);
+  COOPGNN_EXPECTS(&c != &a && &c != &b, "gemm: C is the same matrix as A or B");
+  gemm(op_a, op_b, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
+       c.cols());
+}
+
+template void gemm<float>(op, op, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                          std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
+template void gemm<double>(op, op, std::int64_t, std::int64_t, std::int64_t, double, const double*,
+                           std::int64_t, const double*, std::int64_t, double, double*,
+                           std::int64_t);
+template void gemm<float>(op, op, float, const matrix<float>&, const matrix<float>&, float,
+                          matrix<float>&);
+template void gemm<double>(op, op, double, const matrix<double>&, const matrix<double>&, double,
+                           matrix<double>&);
+
+}  // namespace coopgnn
