@@ -73,7 +73,8 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "Run seed: keys sampling, dropout, shuffling, ownership and initialisation")
       ->capture_default_str();
   cmd->add_option("--eval-every", o.cfg.eval_every,
-                  "Evaluate (full-neighbour inference) every N epochs; the last epoch always")
+                  "Evaluate (full-neighbour inference) every N epochs; 0 = only after the last epoch, "
+                  "which is always evaluated")
       ->capture_default_str();
   cmd->add_option("--sample-threads", o.cfg.sample_threads,
                   "Host threads per PE for sampling (results do not depend on it)")

@@ -1,0 +1,137 @@
+#include "runtime/graph/npz.hpp"
+
+#include <fmt/ranges.h>
+#include <zip.h>
+
+#include <cstdint>
+
+#include "runtime/core/error.hpp"
+
+namespace coopgnn {
+
+namespace {
+
+std::string_view strip_npy(std::string_view n) {
+  if (n.size() >= 4 && n.substr(n.size() - 4) == ".npy") n.remove_suffix(4);
+  return n;
+}
+
+}  // namespace
+
+struct npz_archive::impl {
+  zip_t* za = nullptr;
+  ~impl() {
+    if (za != nullptr) zip_discard(za);
+  }
+};
+
+npz_archive::npz_archive(const std::filesystem::path& file) : path_(file), impl_(new impl) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    COOPGNN_IO_FAIL("{}: cannot open: missing file (or not a regular file)", file.string());
+  }
+  int err = 0;
+  impl_->za = zip_open(file.c_str(), ZIP_RDONLY, &err);
+  if (impl_->za == nullptr) {
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, err);
+    std::string const why = zip_error_strerror(&ze);
+    zip_error_fini(&ze);
+    COOPGNN_IO_FAIL("{}: cannot open as a .npz (zip) archive: {}", file.string(), why);
+  }
+  zip_int64_t const n = zip_get_num_entries(impl_->za, 0);
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char* name = zip_get_name(impl_->za, static_cast<zip_uint64_t>(i), 0);
+    if (name == nullptr) continue;
+    std::string_view const nv(name);
+    if (!nv.empty() && nv.back() == '/') continue;  // a directory entry
+    names_.emplace_back(strip_npy(nv));
+    index_.push_back(i);
+  }
+}
+
+npz_archive::~npz_archive() = default;
+
+bool npz_archive::contains(std::string_view name) const {
+  std::string_view const want = strip_npy(name);
+  for (const auto& n : names_) {
+    if (n == want) return true;
+  }
+  return false;
+}
+
+std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
+  std::string_view const want = strip_npy(name);
+  std::string const what = fmt::format("{}:{}", path_.string(), want);
+  long long idx = -1;
+  for (std::size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == want) idx = index_[i];
+  }
+  if (idx < 0) {
+    COOPGNN_IO_FAIL("{}: no member '{}' in the archive; members are: {}", path_.string(), want,
+                    fmt::join(names_, ", "));
+  }
+  auto const uidx = static_cast<zip_uint64_t>(idx);
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(impl_->za, uidx, 0, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0) {
+    COOPGNN_IO_FAIL("{}: cannot stat the member: {}", what, zip_strerror(impl_->za));
+  }
+  if ((st.valid & ZIP_STAT_COMP_METHOD) != 0 &&
+      zip_compression_method_supported(static_cast<zip_int32_t>(st.comp_method), 0) == 0) {
+    COOPGNN_IO_FAIL(
+        "{}: compression method {} is not supported (use numpy.savez or "
+        "numpy.savez_compressed)",
+        what, st.comp_method);
+  }
+  zip_file_t* zf = zip_fopen_index(impl_->za, uidx, 0);
+  if (zf == nullptr) {
+    COOPGNN_IO_FAIL("{}: cannot open the member: {}", what, zip_strerror(impl_->za));
+  }
+  std::vector<std::byte> out(static_cast<std::size_t>(st.size));
+  std::size_t got = 0;
+  while (got < out.size()) {
+    zip_int64_t const r = zip_fread(zf, out.data() + got, out.size() - got);
+    if (r < 0) {
+      std::string const why = zip_file_strerror(zf);
+      zip_fclose(zf);
+      COOPGNN_IO_FAIL("{}: cannot read the member (corrupt archive?): {}", what, why);
+    }
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  // A final read confirms the end of data and lets libzip check the CRC.
+  std::byte extra[1];
+  zip_int64_t const tail = zip_fread(zf, extra, 1);
+  std::string const tail_err = tail < 0 ? zip_file_strerror(zf) : "";
+  zip_fclose(zf);
+  if (got != out.size()) {
+    COOPGNN_IO_FAIL("{}: truncated member: expected {} bytes, read {}", what, out.size(), got);
+  }
+  if (tail < 0) COOPGNN_IO_FAIL("{}: corrupt member: {}", what, tail_err);
+  return out;
+}
+
+npy_header npz_archive::header(std::string_view name) const {
+  std::vector<std::byte> const bytes = read_bytes(name);
+  return parse_npy_header(bytes, fmt::format("{}:{}", path_.string(), strip_npy(name)));
+}
+
+template <typename T>
+npy_array<T> npz_archive::read(std::string_view name) const {
+  std::vector<std::byte> const bytes = read_bytes(name);
+  return read_npy_buffer<T>(bytes, fmt::format("{}:{}", path_.string(), strip_npy(name)));
+}
+
+template npy_array<float> npz_archive::read<float>(std::string_view) const;
+template npy_array<double> npz_archive::read<double>(std::string_view) const;
+template npy_array<std::int8_t> npz_archive::read<std::int8_t>(std::string_view) const;
+template npy_array<std::uint8_t> npz_archive::read<std::uint8_t>(std::string_view) const;
+template npy_array<std::int16_t> npz_archive::read<std::int16_t>(std::string_view) const;
+template npy_array<std::uint16_t> npz_archive::read<std::uint16_t>(std::string_view) const;
+template npy_array<std::int32_t> npz_archive::read<std::int32_t>(std::string_view) const;
+template npy_array<std::uint32_t> npz_archive::read<std::uint32_t>(std::string_view) const;
+template npy_array<std::int64_t> npz_archive::read<std::int64_t>(std::string_view) const;
+template npy_array<std::uint64_t> npz_archive::read<std::uint64_t>(std::string_view) const;
+
+}  // namespace coopgnn

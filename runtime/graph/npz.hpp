@@ -1,0 +1,55 @@
+// NumPy .npz archives (DESIGN.md section 3, converters): a zip file whose members are .npy files,
+// stored or deflated, as numpy.savez / numpy.savez_compressed write them. Read with libzip.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/graph/npy.hpp"
+
+namespace coopgnn {
+
+/// A read-only .npz archive. Member names are listed without the ".npy" suffix that numpy adds
+/// ("node_features.npy" is member "node_features"); lookups accept either spelling.
+/// Not thread-safe: one archive object per thread.
+class npz_archive {
+ public:
+  /// Opens `file`. @throws io_error "FILE: cannot open as a .npz (zip) archive: <libzip reason>".
+  explicit npz_archive(const std::filesystem::path& file);
+  ~npz_archive();
+  npz_archive(const npz_archive&) = delete;
+  npz_archive& operator=(const npz_archive&) = delete;
+
+  /// The archive path as given.
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  /// Member names in archive order, ".npy" stripped.
+  [[nodiscard]] const std::vector<std::string>& members() const { return names_; }
+  /// Whether a member `name` (with or without ".npy") exists.
+  [[nodiscard]] bool contains(std::string_view name) const;
+
+  /// The uncompressed bytes of member `name` (a whole .npy image).
+  /// @throws io_error "ARCHIVE:MEMBER: ..." when the member is missing ("no member ..., members
+  ///         are: ..."), uses an unsupported compression method, or fails its CRC/decompression.
+  [[nodiscard]] std::vector<std::byte> read_bytes(std::string_view name) const;
+
+  /// The header of member `name` (reads and decompresses the member).
+  [[nodiscard]] npy_header header(std::string_view name) const;
+
+  /// Member `name` parsed as a .npy array and converted to T (the types and rules of read_npy).
+  /// @throws io_error "ARCHIVE:MEMBER: ..." for every problem read_bytes and read_npy report.
+  template <typename T>
+  [[nodiscard]] npy_array<T> read(std::string_view name) const;
+
+ private:
+  struct impl;
+  std::filesystem::path path_;
+  std::unique_ptr<impl> impl_;
+  std::vector<std::string> names_;  // stripped
+  std::vector<long long> index_;    // archive index of names_[i]
+};
+
+}  // namespace coopgnn

@@ -1,0 +1,257 @@
+// `coopgnn convert`, `coopgnn generate {rmat,sbm,task}` and `coopgnn info` (DESIGN.md section 3).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "runtime/graph/dataset.hpp"
+#include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/convert.hpp"
+#include "tools/coopgnn/generate.hpp"
+#include "tools/coopgnn/info.hpp"
+
+namespace coopgnn::cli {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void print_edge_stats(const edge_stats& s) {
+  fmt::print(
+      "edges: {} read, {} self-loops dropped, {} reverse edges added, {} duplicates "
+      "removed -> {} directed edges\n",
+      s.edges_read, s.self_loops_dropped, s.reverse_edges_added, s.duplicates_removed,
+      s.edges_final);
+}
+
+void write_and_summarise(const dataset& ds, const std::string& out_dir,
+                         std::chrono::steady_clock::time_point t0) {
+  write_dataset(ds, out_dir);
+  fmt::print("wrote {} ({} nodes, {} edges, {} features, {} classes, split {}/{}/{}) in {:.1f} s\n",
+             out_dir, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.num_classes,
+             ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0));
+}
+
+struct convert_args {
+  std::string from;
+  std::string input;
+  std::string output;
+  convert_options opt;
+};
+
+struct rmat_args {
+  std::string output;
+  rmat_options opt;
+  bool with_task = false;
+  std::int64_t classes = 16;
+  std::int64_t feature_dim = 64;
+};
+
+struct sbm_args {
+  std::string output;
+  sbm_options opt;
+};
+
+struct task_args {
+  std::string input;
+  std::string output;
+  std::int64_t classes = 16;
+  std::int64_t feature_dim = 64;
+  std::uint64_t seed = 1;
+  std::string name;
+  synthetic_task_options opt;
+};
+
+struct info_args {
+  std::string dir;
+  bool json = false;
+};
+
+void add_convert(CLI::App& app) {
+  auto a = std::make_shared<convert_args>();
+  CLI::App* c = app.add_subcommand(
+      "convert",
+      "Convert an OGB directory, a SNAP edge list or a NumPy .npz into a dataset directory");
+  c->footer(
+      "Writes a dataset directory in DGL GraphBolt's OnDiskDataset layout (metadata.yaml + .npy).\n"
+      "Duplicate edges are always removed; the counts are printed.\n"
+      "  ogb:  an OGB node-property directory (raw/edge.csv.gz, raw/node-feat.csv.gz,\n"
+      "        raw/node-label.csv.gz, raw/num-node-list.csv.gz, split/<name>/{train,valid,test})\n"
+      "  snap: a SNAP edge list (.txt or .txt.gz, '#' comments, 'src dst' per line)\n"
+      "  npz:  a NumPy .npz archive (edges/edge_index, node_features/x, node_labels/y,\n"
+      "        train_mask(s)/val_mask(s)/test_mask(s))\n"
+      "Example: coopgnn convert --from ogb ../shared/data/cora data/cora --symmetrize");
+  c->add_option("--from", a->from, "input format: ogb, snap or npz")
+      ->required()
+      ->check(CLI::IsMember({"ogb", "snap", "npz"}));
+  c->add_option("input", a->input, "input directory (ogb) or file (snap, npz)")->required();
+  c->add_option("output", a->output, "output dataset directory (created if needed)")->required();
+  c->add_flag("--symmetrize", a->opt.symmetrize,
+              "add the reverse of every edge (for undirected graphs stored once)");
+  c->add_flag("--drop-self-loops", a->opt.drop_self_loops, "remove edges v -> v");
+  c->add_option("--split", a->opt.split,
+                "ogb: split folder under split/ (default: the only one present)");
+  c->add_option("--split-index", a->opt.split_index,
+                "npz: which of several stored splits to use (row K of 2-D masks; default 0)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--name", a->opt.name, "dataset name (default: from the input path)");
+  c->callback([a] {
+    auto const t0 = std::chrono::steady_clock::now();
+    convert_report rep;
+    dataset const ds = convert_dataset(a->from, a->input, a->opt, &rep);
+    for (const auto& f : rep.files_read) fmt::print("read {}\n", f);
+    if (!rep.split.empty()) fmt::print("split: {}\n", rep.split);
+    print_edge_stats(rep.edges);
+    write_and_summarise(ds, a->output, t0);
+  });
+}
+
+void add_generate(CLI::App& app) {
+  CLI::App* g = app.add_subcommand(
+      "generate", "Generate a synthetic dataset (keyed random draws: same seed, same output)");
+  g->require_subcommand(1);
+
+  auto r = std::make_shared<rmat_args>();
+  CLI::App* rm = g->add_subcommand("rmat", "Graph500 R-MAT graph (structure only, or --with-task)");
+  rm->footer(
+      "Graph500 R-MAT graph: 2^scale vertices, edge-factor * 2^scale edges drawn with\n"
+      "a=0.57 b=0.19 c=0.19 d=0.05, ids permuted by a keyed permutation, then symmetrized with\n"
+      "self-loops and duplicates removed. Structure only unless --with-task.");
+  rm->add_option("output", r->output, "output dataset directory")->required();
+  rm->add_option("--scale", r->opt.scale, "log2 of the vertex count")
+      ->required()
+      ->check(CLI::Range(1, 40));
+  rm->add_option("--edge-factor", r->opt.edge_factor, "edges per vertex before cleaning")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  rm->add_option("--seed", r->opt.seed, "random seed")->capture_default_str();
+  rm->add_flag("--with-task", r->with_task,
+               "add synthetic features, labels and a 60/20/20 split (see 'generate task')");
+  rm->add_option("--classes", r->classes, "classes of the synthetic task")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  rm->add_option("--feature-dim", r->feature_dim, "feature dimension of the synthetic task")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  rm->callback([r] {
+    auto const t0 = std::chrono::steady_clock::now();
+    edge_stats st;
+    dataset ds = generate_rmat(r->opt, &st);
+    print_edge_stats(st);
+    if (r->with_task) attach_synthetic_task(ds, r->classes, r->feature_dim, r->opt.seed);
+    write_and_summarise(ds, r->output, t0);
+  });
+
+  auto s = std::make_shared<sbm_args>();
+  CLI::App* sb = g->add_subcommand(
+      "sbm",
+      "Degree-corrected stochastic block model with homophily and class-conditional features");
+  sb->footer(
+      "Degree-corrected stochastic block model with a node-classification task: C balanced\n"
+      "classes, power-law degree propensities, a fraction h of edges inside a class,\n"
+      "class-conditional Gaussian features, a keyed 60/20/20 split.");
+  sb->add_option("output", s->output, "output dataset directory")->required();
+  sb->add_option("--nodes", s->opt.nodes, "number of vertices")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  sb->add_option("--classes", s->opt.classes, "number of classes")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  sb->add_option("--avg-degree", s->opt.avg_degree, "average (directed) degree")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  sb->add_option("--homophily", s->opt.homophily, "fraction of edges within a class, in [0, 1]")
+      ->required()
+      ->check(CLI::Range(0.0, 1.0));
+  sb->add_option("--feature-dim", s->opt.feature_dim, "feature dimension F")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  sb->add_option("--seed", s->opt.seed, "random seed")->capture_default_str();
+  sb->add_option("--degree-exponent", s->opt.degree_exponent,
+                 "power-law exponent of degree propensities (<= 1: plain SBM)")
+      ->capture_default_str();
+  sb->add_option("--noise", s->opt.feature_noise,
+                 "feature noise std (default: sqrt(F/2), learnable but not trivial)");
+  sb->add_option("--train-fraction", s->opt.train_fraction, "fraction of vertices for training")
+      ->capture_default_str();
+  sb->add_option("--valid-fraction", s->opt.valid_fraction,
+                 "fraction of vertices for validation (test: the rest)")
+      ->capture_default_str();
+  sb->callback([s] {
+    auto const t0 = std::chrono::steady_clock::now();
+    edge_stats st;
+    dataset const ds = generate_sbm(s->opt, &st);
+    print_edge_stats(st);
+    write_and_summarise(ds, s->output, t0);
+  });
+
+  auto t = std::make_shared<task_args>();
+  CLI::App* tk = g->add_subcommand(
+      "task", "Attach a synthetic learnable node-classification task to a dataset directory");
+  tk->footer(
+      "Attach a synthetic node-classification task to a dataset (typically structure-only):\n"
+      "labels = argmax of neighbour-smoothed random class scores (homophilous), features =\n"
+      "class-conditional Gaussians with noise, keyed 60/20/20 split. Replaces existing\n"
+      "features, labels and splits.");
+  tk->add_option("input", t->input, "input dataset directory")->required();
+  tk->add_option("output", t->output, "output dataset directory")->required();
+  tk->add_option("--classes", t->classes, "number of classes")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  tk->add_option("--feature-dim", t->feature_dim, "feature dimension")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  tk->add_option("--seed", t->seed, "random seed")->capture_default_str();
+  tk->add_option("--name", t->name, "dataset name (default: the input's name)");
+  tk->add_option("--smoothing-steps", t->opt.smoothing_steps, "neighbour-averaging steps")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  tk->add_option("--noise", t->opt.feature_noise, "feature noise std (default: sqrt(F/2))");
+  tk->add_option("--train-fraction", t->opt.train_fraction, "fraction of vertices for training")
+      ->capture_default_str();
+  tk->add_option("--valid-fraction", t->opt.valid_fraction,
+                 "fraction of vertices for validation (test: the rest)")
+      ->capture_default_str();
+  tk->callback([t] {
+    auto const t0 = std::chrono::steady_clock::now();
+    dataset ds = read_dataset(t->input);
+    fmt::print("read {} ({} nodes, {} edges)\n", t->input, ds.num_nodes, ds.num_edges());
+    attach_synthetic_task(ds, t->classes, t->feature_dim, t->seed, t->opt);
+    if (!t->name.empty()) ds.name = t->name;
+    write_and_summarise(ds, t->output, t0);
+  });
+}
+
+void add_info(CLI::App& app) {
+  auto a = std::make_shared<info_args>();
+  CLI::App* c = app.add_subcommand(
+      "info", "Summarise a dataset directory (sizes, degrees, features, classes, split)");
+  c->footer(
+      "Prints |V|, |E|, in/out-degree statistics (min, max, mean, median, p99, zero), isolated\n"
+      "vertices, self-loops, feature shape, classes and class counts, edge homophily and split\n"
+      "sizes. Reading validates the whole dataset (ids, sizes, label range) on the way.");
+  c->add_option("dir", a->dir, "dataset directory (with metadata.yaml)")->required();
+  c->add_flag("--json", a->json, "print one JSON object instead of a table");
+  c->callback([a] {
+    dataset const ds = read_dataset(a->dir);
+    dataset_info const info = compute_info(ds);
+    if (a->json) {
+      fmt::print("{}\n", info_to_json(info));
+    } else {
+      fmt::print("{}", format_info_table(info));
+    }
+  });
+}
+
+}  // namespace
+
+void add_data_commands(CLI::App& app) {
+  add_convert(app);
+  add_generate(app);
+  add_info(app);
+}
+
+}  // namespace coopgnn::cli

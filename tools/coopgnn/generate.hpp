@@ -1,0 +1,97 @@
+// Synthetic datasets (DESIGN.md section 3, "Generators for scale"): Graph500 R-MAT, a
+// degree-corrected stochastic block model with homophily and class-conditional features, and a
+// synthetic learnable task attached to a structure-only graph. Every random draw is keyed
+// (runtime/core/rng.hpp, purposes `generate` and `split`), so the output is a pure function of the
+// options and the seed: same seed, same dataset, on any machine and thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/core/types.hpp"
+#include "runtime/graph/dataset.hpp"
+#include "tools/coopgnn/convert.hpp"
+
+namespace coopgnn {
+
+namespace rng {
+enum class purpose : std::uint32_t;  // runtime/core/rng.hpp
+}  // namespace rng
+
+/// Graph500 R-MAT (Kronecker) parameters.
+struct rmat_options {
+  int scale = 10;                 ///< |V| = 2^scale, 1 <= scale <= 40
+  std::int64_t edge_factor = 16;  ///< edges drawn = edge_factor * |V| (before cleaning)
+  double a = 0.57;                ///< quadrant probabilities; d = 1 - a - b - c
+  double b = 0.19;
+  double c = 0.19;
+  std::uint64_t seed = 1;
+  bool permute = true;          ///< relabel vertices by a keyed random permutation (Graph500)
+  bool symmetrize = true;       ///< add reverse edges
+  bool drop_self_loops = true;  ///< remove v -> v
+};
+
+/// Draws edge_factor * 2^scale R-MAT edges: for edge e and bit level l, a keyed uniform
+/// u(seed, e, l) picks quadrant (0,0) if u < a, (0,1) if u < a+b, (1,0) if u < a+b+c, else (1,1),
+/// setting bit l of source and destination. With `permute`, ids pass through a keyed random
+/// permutation of [0, 2^scale) (Graph500 does this so that vertex id says nothing about degree).
+/// Then clean_edges (duplicates are always removed). The dataset is structure-only.
+/// @param stats  optional: receives the cleaning counts
+/// @throws logic_error for scale outside [1, 40], edge_factor < 1, or probabilities outside [0, 1]
+///         or summing past 1.
+dataset generate_rmat(const rmat_options& opt, edge_stats* stats = nullptr);
+
+/// Degree-corrected stochastic block model parameters.
+struct sbm_options {
+  std::int64_t nodes = 1000;
+  std::int64_t classes = 4;
+  double avg_degree = 10.0;       ///< expected directed degree after symmetrizing
+  double homophily = 0.8;         ///< fraction of edges whose endpoints share a class
+  double degree_exponent = 2.5;   ///< power-law exponent of propensities; <= 0: plain SBM
+  std::int64_t feature_dim = 16;  ///< F
+  double feature_noise = 0.0;     ///< noise std; <= 0 = auto sqrt(F / 2) (see generate_sbm)
+  std::uint64_t seed = 1;
+  double train_fraction = 0.6;
+  double valid_fraction = 0.2;  ///< test = the rest
+};
+
+/// Generates a degree-corrected SBM with a node-classification task.
+///  - classes: a keyed permutation dealt round-robin, so class sizes differ by at most one;
+///  - propensities theta_v = (1 - u_v)^(-1 / (gamma - 1)) (Pareto, minimum 1), capped at sqrt(n);
+///  - nodes * avg_degree / 2 undirected edges: source ~ theta; with probability h the destination
+///    is drawn ~ theta within the source's class, otherwise from another class chosen in
+///    proportion to its total theta, then ~ theta within it; then symmetrized, self-loops
+///    dropped, duplicates removed, so the measured edge homophily is close to h;
+///  - features x_v = mu_{class(v)} + sigma * eps, mu_c and eps standard normal per dimension,
+///    sigma = feature_noise (auto: sqrt(F / 2), which puts two class means about one noise std
+///    from their midpoint: learnable, not trivial);
+///  - split: a keyed permutation (purpose split) cut into train / valid / test by the fractions.
+/// @throws logic_error for nodes < 1, classes < 1 or > nodes, avg_degree < 0, homophily outside
+///         [0, 1], feature_dim < 0, or fractions outside [0, 1] summing past 1.
+dataset generate_sbm(const sbm_options& opt, edge_stats* stats = nullptr);
+
+/// Options of attach_synthetic_task beyond classes, feature_dim and seed.
+struct synthetic_task_options {
+  int smoothing_steps = 3;     ///< neighbour-averaging steps before the argmax
+  double feature_noise = 0.0;  ///< noise std; <= 0 = auto sqrt(F / 2) as in generate_sbm
+  double train_fraction = 0.6;
+  double valid_fraction = 0.2;
+};
+
+/// Adds a learnable node-classification task to `ds` (usually structure-only; existing features,
+/// labels and splits are replaced). Labels: every vertex draws C standard normals r_v; k times
+/// h_v <- (h_v + sum over in-neighbours u of h_u) / (1 + in-degree(v)); then each of the C
+/// columns is standardised and label(v) = argmax_c h_v[c]. Neighbouring vertices share smoothed
+/// scores, so labels are homophilous and classes roughly balanced. Features: class-conditional
+/// Gaussians as in generate_sbm, so a model learns from features and gains from neighbours.
+/// Split: keyed permutation (purpose split) by the fractions. O(k (V + E) C + V F) time.
+/// @throws logic_error for classes < 1, feature_dim < 1, an inconsistent `ds`, or bad fractions.
+void attach_synthetic_task(dataset& ds, std::int64_t classes, std::int64_t feature_dim,
+                           std::uint64_t seed, const synthetic_task_options& opt = {});
+
+/// A keyed random permutation of [0, n): Fisher-Yates where step i swaps with position
+/// j = floor(u(seed, purpose, layer, i) * (i + 1)). Pure function of its arguments.
+std::vector<vid_t> keyed_permutation(vid_t n, std::uint64_t seed, rng::purpose purpose,
+                                     std::uint32_t layer);
+
+}  // namespace coopgnn
