@@ -47,10 +47,13 @@ void normal_row(rng::stream s, std::uint64_t id, std::int64_t cols, double* out)
   }
 }
 
-/// x_v = mu_{cls[v]} + sigma * eps_v (sigma <= 0: sqrt(F / 2)).
+/// x_v = (mu_{cls[v]} + sigma * eps_v) / sqrt(1 + sigma^2) (sigma <= 0: sqrt(F / 2)). The
+/// division gives every column unit variance over the classes, the scale GNN initialisations
+/// expect, without changing the signal-to-noise ratio.
 matrix<float> class_features(const std::vector<std::int64_t>& cls, std::int64_t classes,
                              std::int64_t f, double sigma, std::uint64_t seed) {
   if (sigma <= 0) sigma = std::sqrt(static_cast<double>(f) / 2.0);
+  double const unit = 1.0 / std::sqrt(1.0 + sigma * sigma);
   rng::stream const sm = rng::make_stream(seed, rng::purpose::generate, kClassMeans);
   rng::stream const sn = rng::make_stream(seed, rng::purpose::generate, kFeatureNoise);
   std::vector<double> mu(static_cast<std::size_t>(classes * f));
@@ -63,7 +66,7 @@ matrix<float> class_features(const std::vector<std::int64_t>& cls, std::int64_t 
     normal_row(sn, static_cast<std::uint64_t>(v), f, eps.data());
     const double* m = &mu[cls[v] * f];
     float* row = x.row(v);
-    for (std::int64_t j = 0; j < f; ++j) row[j] = static_cast<float>(m[j] + sigma * eps[j]);
+    for (std::int64_t j = 0; j < f; ++j) row[j] = static_cast<float>((m[j] + sigma * eps[j]) * unit);
   }
   return x;
 }
