@@ -15,54 +15,17 @@
 #include "runtime/graph/metadata.hpp"
 #include "runtime/graph/npy.hpp"
 
+#include "tests/common/files.hpp"
 namespace coopgnn {
 namespace {
 
+using test::error_of;
+using test::read_text;
+using test::temp_dir;
+using test::write_text;
+
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-class temp_dir {
- public:
-  temp_dir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("coopgnn-ds-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& s) const { return path_ / s; }
-
- private:
-  fs::path path_;
-};
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const io_error& e) {
-    return e.what();
-  }
-  return "<no io_error thrown>";
-}
-
-void write_text(const fs::path& p, const std::string& s) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << s;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void replace_in_file(const fs::path& p, const std::string& from, const std::string& to) {
   std::string s = read_text(p);

@@ -15,31 +15,17 @@
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npz.hpp"
 
+#include "tests/common/files.hpp"
 namespace coopgnn {
 namespace {
 
+using test::error_of;
+using test::read_text;
+using test::temp_dir;
+using test::write_text;
+
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-class temp_dir {
- public:
-  temp_dir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("coopgnn-npy-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path operator/(const std::string& s) const { return path_ / s; }
-
- private:
-  fs::path path_;
-};
 
 /// A .npy image built by hand (independent of make_npy_header): magic, version, header length,
 /// the dict text padded with spaces to 16 bytes, '\n', then `data`.
@@ -73,16 +59,6 @@ void write_file(const fs::path& p, const std::string& bytes) {
 
 std::span<const std::byte> as_bytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const io_error& e) {
-    return e.what();
-  }
-  return "<no io_error thrown>";
 }
 
 // ---- round trips ---------------------------------------------------------------------------

@@ -15,30 +15,17 @@
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/info.hpp"
 
+#include "tests/common/files.hpp"
 namespace coopgnn {
 namespace {
 
+using test::error_of;
+using test::read_text;
+using test::temp_dir;
+using test::write_text;
+
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-class temp_dir {
- public:
-  temp_dir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("coopgnn-cmd-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& s) const { return path_ / s; }
-
- private:
-  fs::path path_;
-};
 
 /// Parses `args` (without the program name) with the data commands registered.
 void run_cli(std::vector<std::string> args) {

@@ -1,0 +1,43 @@
+// Temporary directories and small file helpers shared by the I/O tests.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "runtime/core/error.hpp"
+
+namespace coopgnn::test {
+
+/// A fresh directory under the system temp dir, removed (with its contents) on destruction.
+/// Names are unique per process and instance, so parallel ctest processes never collide.
+class temp_dir {
+ public:
+  temp_dir();
+  ~temp_dir();
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& s) const { return path_ / s; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Writes `bytes` to `p`, creating parent directories.
+void write_text(const std::filesystem::path& p, const std::string& bytes);
+
+/// The whole content of `p` ("" if it cannot be read).
+std::string read_text(const std::filesystem::path& p);
+
+/// Runs f and returns the message of the io_error it throws, or "<no io_error thrown>".
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const io_error& e) {
+    return e.what();
+  }
+  return "<no io_error thrown>";
+}
+
+}  // namespace coopgnn::test
