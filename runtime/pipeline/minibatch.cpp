@@ -63,7 +63,9 @@ sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, co
       send_ids[pos] = b.src_ids[i];
       ++pos;
     }
+    auto const sent0 = comm.stats().alltoall_bytes_sent;
     auto const recv_ids = alltoallv<vid_t>(comm, send_ids, plan.send_counts, plan.recv_counts);
+    out.id_bytes.push_back(comm.stats().alltoall_bytes_sent - sent0);
 
     // Owner-side deduplication: S^{l+1}_p sorted, and the inverse map of every request.
     std::vector<vid_t> next(recv_ids);
@@ -80,6 +82,23 @@ sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, co
   out.input_nodes = std::move(frontier);
   out.work.seeds = static_cast<std::int64_t>(owned_seeds.size());
   return out;
+}
+
+std::int64_t sampled_batch::bytes() const {
+  std::int64_t b = 0;
+  for (auto const& blk : blocks) {
+    b += static_cast<std::int64_t>(blk.src_ids.size() * sizeof(vid_t) +
+                                   blk.indptr.size() * sizeof(eid_t) +
+                                   blk.indices.size() * sizeof(std::int64_t) +
+                                   blk.weights.size() * sizeof(float) +
+                                   blk.src_degree.size() * sizeof(std::int64_t));
+  }
+  for (auto const& p : plans) {
+    b += static_cast<std::int64_t>((p.send_perm.size() + p.recv_inv.size() +
+                                    p.send_counts.size() + p.recv_counts.size()) *
+                                   sizeof(std::int64_t));
+  }
+  return b + static_cast<std::int64_t>(input_nodes.size() * sizeof(vid_t));
 }
 
 matrix<float> exchange_pull(communicator& comm, const exchange_plan& plan,

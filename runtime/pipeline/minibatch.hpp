@@ -30,6 +30,10 @@ struct sampled_batch {
   std::vector<exchange_plan> plans;   ///< [L] cooperative only; plans[l] serves blocks[l] sources
   std::vector<vid_t> input_nodes;     ///< vertices whose features this PE loads from storage
   work_counters work;                 ///< sampled edges and vertices of this PE
+  std::vector<std::int64_t> id_bytes; ///< [L] cooperative: id bytes sent to other PEs per layer
+
+  /// Bytes held by the blocks and plans (what a PE keeps for the whole step).
+  [[nodiscard]] std::int64_t bytes() const;
 };
 
 /// Samplers' keys for layer l of global minibatch `batch`.

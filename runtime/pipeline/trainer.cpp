@@ -42,6 +42,22 @@ models::adam_options adam_options_of(const train_config& cfg) {
   return o;
 }
 
+template <typename T>
+std::int64_t bytes_of(const matrix<T>& m) {
+  return m.size() * static_cast<std::int64_t>(sizeof(T));
+}
+
+std::int64_t bytes_of(const models::conv_cache<float>& c) {
+  return bytes_of(c.h) + bytes_of(c.mid) + bytes_of(c.out) +
+         static_cast<std::int64_t>(c.keep.size() + c.edge_values.size() * sizeof(float));
+}
+
+/// Staging of one row exchange: what is sent plus what is received, in bytes.
+std::int64_t staging_of(const exchange_plan& plan, std::int64_t cols) {
+  return static_cast<std::int64_t>(plan.send_perm.size() + plan.recv_inv.size()) * cols *
+         static_cast<std::int64_t>(sizeof(float));
+}
+
 }  // namespace
 
 struct trainer::pe_state {
@@ -161,6 +177,15 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
   auto const B = static_cast<std::int64_t>(global_batch.size());
   stage_seconds t;
   work_counters w;
+  std::vector<layer_traffic> traffic;
+  std::int64_t staging = 0;
+  // Bytes this PE sent to other PEs since the last call: attributes traffic to a layer/direction.
+  std::int64_t sent_mark = pe.comm.stats().alltoall_bytes_sent;
+  auto record = [&](int layer, const char* direction) {
+    auto const now = pe.comm.stats().alltoall_bytes_sent;
+    traffic.push_back({layer, direction, now - sent_mark});
+    sent_mark = now;
+  };
   auto const comm0 = pe.comm.stats();
   double comm_mark = comm0.seconds;
   // Stage time excludes the time spent inside collectives, which goes to `communication`.
@@ -190,6 +215,10 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
     stage_end(t.sample, timer);
   }
   w += sb.work;
+  for (std::size_t l = 0; l < sb.id_bytes.size(); ++l) {
+    traffic.push_back({static_cast<int>(l), "ids", sb.id_bytes[l]});
+  }
+  sent_mark = pe.comm.stats().alltoall_bytes_sent;
 
   // 2. Feature loading: storage rows for input_nodes, then (cooperative) owner -> requester.
   matrix<float> h;
@@ -198,9 +227,14 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
     h = pe.store.load(sb.input_nodes);
     w.feature_rows += h.rows();
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
-    if (coop) h = exchange_pull(pe.comm, sb.plans[L - 1], h, sb.blocks[L - 1].num_src());
+    if (coop) {
+      staging = std::max(staging, staging_of(sb.plans[L - 1], h.cols()));
+      h = exchange_pull(pe.comm, sb.plans[L - 1], h, sb.blocks[L - 1].num_src());
+      record(static_cast<int>(L - 1), "features");
+    }
     stage_end(t.feature_load, timer);
   }
+  std::int64_t working_set = sb.bytes() + bytes_of(h);
 
   // 3. Forward: model layer i consumes block L-1-i.
   models::step_key const sk{cfg_.seed, batch_index, true};
@@ -212,13 +246,19 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
     for (std::size_t i = 0; i < L; ++i) {
       std::size_t const b = L - 1 - i;
       h = pe.model.layer(static_cast<int>(i)).forward(sb.blocks[b], h, sk, &caches[i]);
-      if (coop && b > 0) h = exchange_pull(pe.comm, sb.plans[b - 1], h, sb.blocks[b - 1].num_src());
+      working_set += bytes_of(caches[i]);
+      if (coop && b > 0) {
+        staging = std::max(staging, staging_of(sb.plans[b - 1], h.cols()));
+        h = exchange_pull(pe.comm, sb.plans[b - 1], h, sb.blocks[b - 1].num_src());
+        record(static_cast<int>(b - 1), "forward");
+      }
     }
     if (auto* head = pe.model.head()) {
       logits = head->forward(h, seeds, sk, &head_cache);
     } else {
       logits = std::move(h);
     }
+    working_set += bytes_of(head_cache.x) + bytes_of(logits);
     stage_end(t.forward, timer);
   }
 
@@ -227,6 +267,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
   for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds_.labels[seeds[i]];
   matrix<float> grad;
   double loss = 0;
+  std::int64_t grad_peak = 0;
   {
     scoped_timer timer(nullptr);
     pe.model.zero_grad();
@@ -236,8 +277,11 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
     for (std::size_t ii = L; ii-- > 0;) {
       std::size_t const b = L - 1 - ii;
       grad = pe.model.layer(static_cast<int>(ii)).backward(sb.blocks[b], grad, caches[ii]);
+      grad_peak = std::max(grad_peak, bytes_of(grad));
       if (b + 1 < L && coop) {
+        staging = std::max(staging, staging_of(sb.plans[b], grad.cols()));
         grad = exchange_push(pe.comm, sb.plans[b], grad, sb.blocks[b + 1].num_dst);
+        record(static_cast<int>(b), "backward");
       }
     }
     stage_end(t.backward, timer);
@@ -277,7 +321,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
   if (opt.trace != nullptr) {
     pe_trace& tr = (*opt.trace)[static_cast<std::size_t>(p)];
     tr.edges.assign(L, {});
-    for (std::size_t l = 0; l < L; ++l) {
+    for (std::size_t l = 0; l < L && opt.capture_edges; ++l) {
       block const& blk = sb.blocks[l];
       for (std::int64_t s = 0; s < blk.num_dst; ++s) {
         for (eid_t e = blk.indptr[s]; e < blk.indptr[s + 1]; ++e) {
@@ -290,6 +334,10 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
     tr.grads = flat;
     tr.work = w;
     tr.loss = loss;
+    tr.seconds = t;
+    tr.traffic = std::move(traffic);
+    tr.working_set_bytes = working_set + grad_peak;
+    tr.staging_bytes = staging;
   }
 }
 

@@ -22,7 +22,9 @@ TEST(Ownership, BalancedDeterministicAndSeeded) {
       ASSERT_LT(a.owner(v), P);
       differ += a.owner(v) != c.owner(v);
     }
-    if (P > 1) EXPECT_GT(differ, 100) << "another seed should give another map";
+    if (P > 1) {
+      EXPECT_GT(differ, 100) << "another seed should give another map";
+    }
   }
 }
 
