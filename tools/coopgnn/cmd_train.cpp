@@ -16,10 +16,6 @@
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
 
-#ifndef COOPGNN_DEFAULT_DATASET
-#define COOPGNN_DEFAULT_DATASET "data/cora"
-#endif
-
 namespace coopgnn::cli {
 
 namespace {
@@ -34,12 +30,6 @@ struct train_options {
   bool quiet = false;
   train_config cfg;
 };
-
-/// The bundled Cora: ./data/cora when run from a checkout, else the source tree's copy.
-std::string default_dataset() {
-  if (std::filesystem::exists("data/cora/metadata.yaml")) return "data/cora";
-  return COOPGNN_DEFAULT_DATASET;
-}
 
 void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,
@@ -91,7 +81,7 @@ struct loaded_data {
 };
 
 std::unique_ptr<loaded_data> load(train_options& o) {
-  if (o.dataset.empty()) o.dataset = default_dataset();
+  if (o.dataset.empty()) o.dataset = default_dataset_dir();
   scoped_timer t(nullptr);
   auto data = std::make_unique<loaded_data>();
   data->ds = read_dataset(o.dataset);

@@ -3,7 +3,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace coopgnn::cli {
+
+/// The bundled Cora: ./data/cora when run from a checkout, else the source tree's copy
+/// (tools/coopgnn/cli_util.cpp).
+std::string default_dataset_dir();
+
+/// A dataset name made safe for a file name ('/', '\\', ' ', ':' become '_'; "" -> "dataset").
+std::string file_stem(std::string name);
 
 /// Registers `convert`, `generate` and `info` (datasets; tools/coopgnn/cmd_data.cpp).
 void add_data_commands(CLI::App& app);

@@ -1,0 +1,251 @@
+#include "bench/drivers/modes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "runtime/core/error.hpp"
+#include "runtime/core/timer.hpp"
+#include "runtime/pipeline/trainer.hpp"
+
+namespace coopgnn::bench {
+
+void validate(const modes_options& o) {
+  COOPGNN_EXPECTS(!o.fanouts.empty(), "--fanouts needs at least one layer");
+  COOPGNN_EXPECTS(o.batch_size >= 1, "--batch-size must be at least 1, got {}", o.batch_size);
+  COOPGNN_EXPECTS(!o.pes.empty(), "--pes needs at least one PE count");
+  for (int p : o.pes) COOPGNN_EXPECTS(p >= 1 && p <= 1024, "--pes: {} is outside [1, 1024]", p);
+  COOPGNN_EXPECTS(o.batches >= 1, "--batches must be at least 1, got {}", o.batches);
+  COOPGNN_EXPECTS(o.warmup >= 0, "--warmup must be non-negative, got {}", o.warmup);
+}
+
+namespace {
+
+double ratio_max_mean(const std::vector<double>& v) {
+  double const mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double const mx = *std::max_element(v.begin(), v.end());
+  return mean > 0 ? mx / mean : 1.0;
+}
+
+modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
+                  minibatch_mode mode, int P) {
+  train_config cfg;
+  cfg.mode = mode;
+  cfg.num_pes = P;
+  cfg.model = o.model;
+  cfg.hidden = o.hidden;
+  cfg.fanouts = o.fanouts;
+  cfg.sampler = o.sampler;
+  cfg.batch_size = o.batch_size;
+  cfg.seed = o.seed;
+  trainer tr(ds, g, cfg);
+  auto const order = tr.epoch_order(1);
+  auto const n = static_cast<std::int64_t>(order.size());
+  auto const B = std::min<std::int64_t>(o.batch_size, n);
+
+  std::vector<stage_seconds> pe_seconds(static_cast<std::size_t>(P));
+  std::vector<double> pe_feature_bytes(P, 0), pe_a2a(P, 0), pe_allreduce(P, 0);
+  std::vector<double> pe_peak(P, 0);
+  modes_row row;
+  row.mode = to_string(mode);
+  row.pes = P;
+  double imb_seeds = 0, imb_edges = 0, imb_rows = 0;
+  work_counters total;
+  std::vector<pe_trace> traces;
+  for (int b = 0; b < o.warmup + o.batches; ++b) {
+    // Consecutive global batches of the epoch order, wrapping around.
+    std::vector<vid_t> batch(static_cast<std::size_t>(B));
+    for (std::int64_t i = 0; i < B; ++i) batch[i] = order[(b * B + i) % n];
+    tr.step(batch, static_cast<std::uint32_t>(b), step_options{true, &traces, false});
+    if (b < o.warmup) continue;
+    std::vector<double> seeds, edges, rows;
+    for (int p = 0; p < P; ++p) {
+      auto const& t = traces[p];
+      pe_seconds[p] += t.seconds;
+      pe_feature_bytes[p] += static_cast<double>(t.work.feature_bytes);
+      pe_a2a[p] += static_cast<double>(t.work.alltoall_bytes);
+      pe_allreduce[p] += static_cast<double>(t.work.allreduce_bytes);
+      double const peak = static_cast<double>(t.working_set_bytes + t.staging_bytes);
+      pe_peak[p] = std::max(pe_peak[p], peak);
+      row.peak_bytes_max = std::max(row.peak_bytes_max, peak);
+      row.staging_bytes_max =
+          std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
+      total += t.work;
+      for (auto const& tr_l : t.traffic) {
+        row.traffic[{tr_l.layer, tr_l.direction}] += static_cast<double>(tr_l.bytes);
+      }
+      seeds.push_back(static_cast<double>(t.work.seeds));
+      edges.push_back(static_cast<double>(t.work.sampled_edges));
+      rows.push_back(static_cast<double>(t.work.feature_rows));
+    }
+    imb_seeds += ratio_max_mean(seeds);
+    imb_edges += ratio_max_mean(edges);
+    imb_rows += ratio_max_mean(rows);
+  }
+  double const nb = o.batches;
+  for (int p = 0; p < P; ++p) {
+    stage_seconds mean = pe_seconds[p];
+    mean.sample /= nb;
+    mean.feature_load /= nb;
+    mean.forward /= nb;
+    mean.backward /= nb;
+    mean.communication /= nb;
+    mean.optimizer /= nb;
+    row.seconds.max_with(mean);
+  }
+  auto const& s = row.seconds;
+  row.total_seconds =
+      s.sample + s.feature_load + s.forward + s.backward + s.communication + s.optimizer;
+  row.work = {{"seeds", static_cast<double>(total.seeds) / nb},
+              {"sampled_edges", static_cast<double>(total.sampled_edges) / nb},
+              {"sampled_vertices", static_cast<double>(total.sampled_vertices) / nb},
+              {"feature_rows", static_cast<double>(total.feature_rows) / nb},
+              {"feature_bytes", static_cast<double>(total.feature_bytes) / nb},
+              {"alltoall_bytes", static_cast<double>(total.alltoall_bytes) / nb},
+              {"allreduce_bytes", static_cast<double>(total.allreduce_bytes) / nb}};
+  for (auto& [key, bytes] : row.traffic) bytes /= nb;
+  row.imbalance_seeds = imb_seeds / nb;
+  row.imbalance_edges = imb_edges / nb;
+  row.imbalance_rows = imb_rows / nb;
+  row.peak_bytes_mean = std::accumulate(pe_peak.begin(), pe_peak.end(), 0.0) / P;
+
+  // Projection from the busiest PE's bytes and the slowest PE's compute.
+  pe_batch_cost cost;
+  cost.sample_s = s.sample;
+  cost.forward_s = s.forward;
+  cost.backward_s = s.backward;
+  cost.optimizer_s = s.optimizer;
+  cost.feature_bytes = *std::max_element(pe_feature_bytes.begin(), pe_feature_bytes.end()) / nb;
+  cost.alltoall_bytes = *std::max_element(pe_a2a.begin(), pe_a2a.end()) / nb;
+  cost.allreduce_bytes = *std::max_element(pe_allreduce.begin(), pe_allreduce.end()) / nb;
+  cost.pes = P;
+  for (auto const& m : o.machines) row.projection.emplace_back(m, project(m, cost));
+  return row;
+}
+
+}  // namespace
+
+modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_options& o,
+                       const modes_progress& progress) {
+  validate(o);
+  scoped_timer wall(nullptr);
+  modes_result r;
+  for (int P : o.pes) {
+    for (auto mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
+      if (progress) progress(fmt::format("{} P={}", to_string(mode), P));
+      r.rows.push_back(run_one(ds, g, o, mode, P));
+    }
+  }
+  r.seconds = wall.seconds();
+  return r;
+}
+
+nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
+                             const modes_result& r) {
+  nlohmann::json j;
+  j["bench"] = "modes";
+  j["dataset"] = h.dataset;
+  j["dataset_dir"] = h.dataset_dir;
+  j["num_nodes"] = h.num_nodes;
+  j["num_edges"] = h.num_edges;
+  j["command"] = h.command;
+  j["created"] = h.created;
+  j["host"] = {{"backend", h.backend}, {"device", h.device}, {"threads", h.threads}};
+  j["fanouts"] = o.fanouts;
+  j["sampler"] = to_string(o.sampler);
+  j["batch_size"] = o.batch_size;
+  j["batches"] = o.batches;
+  j["warmup"] = o.warmup;
+  j["hidden"] = o.hidden;
+  j["model"] = o.model;
+  j["seed"] = o.seed;
+  j["seconds"] = r.seconds;
+  j["rows"] = nlohmann::json::array();
+  for (auto const& row : r.rows) {
+    nlohmann::json x;
+    x["mode"] = row.mode;
+    x["pes"] = row.pes;
+    auto const& s = row.seconds;
+    x["seconds_per_batch"] = {{"sample", s.sample},       {"feature_load", s.feature_load},
+                              {"forward", s.forward},     {"backward", s.backward},
+                              {"communication", s.communication}, {"optimizer", s.optimizer},
+                              {"total", row.total_seconds}};
+    x["work_per_batch"] = row.work;
+    x["alltoall_bytes_per_batch"] = nlohmann::json::array();
+    for (auto const& [key, bytes] : row.traffic) {
+      x["alltoall_bytes_per_batch"].push_back(
+          {{"layer", key.first}, {"direction", key.second}, {"bytes", bytes}});
+    }
+    x["imbalance"] = {{"seeds", row.imbalance_seeds},
+                      {"sampled_edges", row.imbalance_edges},
+                      {"feature_rows", row.imbalance_rows}};
+    x["peak_bytes_per_pe"] = {{"max", row.peak_bytes_max},
+                              {"mean", row.peak_bytes_mean},
+                              {"alltoall_buffers_max", row.staging_bytes_max}};
+    x["projection"] = nlohmann::json::array();
+    for (auto const& [m, p] : row.projection) {
+      x["projection"].push_back(
+          {{"machine", m.name},
+           {"projected", true},
+           {"link", m.link},
+           {"nvlink_gbps", m.nvlink_gbps},
+           {"pcie_gbps", m.pcie_gbps},
+           {"nccl_efficiency", m.nccl_efficiency},
+           {"seconds_per_batch",
+            {{"sample", p.sample},
+             {"feature_load", p.feature_load},
+             {"forward", p.forward},
+             {"backward", p.backward},
+             {"communication", p.communication},
+             {"total", p.total}}}});
+    }
+    j["rows"].push_back(std::move(x));
+  }
+  return j;
+}
+
+std::string modes_to_csv(const modes_result& r) {
+  std::string out =
+      "mode,pes,sample_s,feature_load_s,forward_s,backward_s,communication_s,optimizer_s,"
+      "total_s,sampled_edges,sampled_vertices,feature_rows,alltoall_bytes,imbalance_edges,"
+      "peak_bytes_max\n";
+  for (auto const& row : r.rows) {
+    auto const& s = row.seconds;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes,
+                       s.sample, s.feature_load, s.forward, s.backward, s.communication,
+                       s.optimizer, row.total_seconds, row.work.at("sampled_edges"),
+                       row.work.at("sampled_vertices"), row.work.at("feature_rows"),
+                       row.work.at("alltoall_bytes"), row.imbalance_edges, row.peak_bytes_max);
+  }
+  return out;
+}
+
+std::string format_modes_table(const modes_options& o, const modes_result& r) {
+  std::string out = fmt::format(
+      "{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}\n", "mode",
+      "P", "sample", "feature", "forward", "backward", "comm", "total", "edges", "rows",
+      "a2a MB", "imb", "peak MB");
+  for (auto const& row : r.rows) {
+    auto const& s = row.seconds;
+    out += fmt::format(
+        "{:<12}{:>4}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>12.0f}{:>12.0f}"
+        "{:>10.2f}{:>8.3f}{:>10.1f}\n",
+        row.mode, row.pes, s.sample, s.feature_load, s.forward, s.backward, s.communication,
+        row.total_seconds, row.work.at("sampled_edges"), row.work.at("feature_rows"),
+        row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6);
+  }
+  out += "(seconds per global batch, measured on this machine's host backend)\n\n";
+  out += "PROJECTED seconds per global batch (measured compute + counted bytes / link bandwidth)\n";
+  out += fmt::format("{:<12}{:>4}", "mode", "P");
+  for (auto const& m : o.machines) out += fmt::format("{:>14}", m.name);
+  out += "\n";
+  for (auto const& row : r.rows) {
+    out += fmt::format("{:<12}{:>4}", row.mode, row.pes);
+    for (auto const& [m, p] : row.projection) out += fmt::format("{:>14.4f}", p.total);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace coopgnn::bench

@@ -1,0 +1,76 @@
+// `coopgnn bench modes`: cooperative against independent minibatching at the same global batch
+// for several PE counts (issue 5, item 2; DESIGN.md section 6): time and work per stage,
+// all-to-all bytes per layer and direction, load imbalance, per-PE working set, and projected
+// DGX time. Output format: docs/results-schema.md, section `modes`.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/drivers/projection.hpp"
+#include "bench/drivers/work.hpp"
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/dataset.hpp"
+#include "runtime/pipeline/config.hpp"
+
+namespace coopgnn::bench {
+
+/// What `coopgnn bench modes` runs. Defaults are the command's defaults.
+struct modes_options {
+  sampler_kind sampler = sampler_kind::ns;
+  std::vector<int> fanouts = {10, 10, 10};
+  std::int64_t batch_size = 1024;       ///< global batch B, the same for every P and mode
+  std::vector<int> pes = {1, 2, 4, 8};
+  int batches = 8;                      ///< measured batches per (mode, P)
+  int warmup = 1;                       ///< batches run before measuring
+  std::string model = "sage";
+  std::int64_t hidden = 64;
+  std::uint64_t seed = 0;
+  std::vector<machine_model> machines = default_machines();
+};
+
+/// @throws logic_error naming the option when a value is out of range.
+void validate(const modes_options& o);
+
+/// Measurements of one (mode, P). Per-batch means; see docs/results-schema.md.
+struct modes_row {
+  std::string mode;
+  int pes = 0;
+  stage_seconds seconds;                 ///< max over PEs of the per-PE mean per batch
+  double total_seconds = 0;              ///< sum of the stages
+  std::map<std::string, double> work;    ///< summed over PEs, mean per batch
+  std::map<std::pair<int, std::string>, double> traffic;  ///< (layer, direction) -> bytes/batch
+  double imbalance_seeds = 1, imbalance_edges = 1, imbalance_rows = 1;  ///< max/mean over PEs
+  double peak_bytes_max = 0, peak_bytes_mean = 0, staging_bytes_max = 0;
+  std::vector<std::pair<machine_model, projected_seconds>> projection;
+};
+
+struct modes_result {
+  std::vector<modes_row> rows;
+  double seconds = 0;  ///< wall time of the whole bench
+};
+
+using modes_progress = std::function<void(const std::string&)>;
+
+/// Runs every (mode, P): a fresh trainer (same seed, so the same initial weights and the same
+/// global batches for both modes), `warmup` then `batches` training steps on consecutive global
+/// batches of the keyed epoch-1 order, collecting each PE's step trace.
+/// @throws logic_error for invalid options or a dataset the trainer rejects.
+modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_options& o,
+                       const modes_progress& progress = {});
+
+/// The JSON object of docs/results-schema.md, section `modes`.
+nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
+                             const modes_result& r);
+
+/// The CSV of docs/results-schema.md, section `modes`.
+std::string modes_to_csv(const modes_result& r);
+
+/// A readable console table, with the projected rows marked "projected".
+std::string format_modes_table(const modes_options& o, const modes_result& r);
+
+}  // namespace coopgnn::bench

@@ -1,0 +1,113 @@
+// `coopgnn bench modes` (bench/drivers/modes.hpp; docs/results-schema.md, section `modes`).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "bench/drivers/modes.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/core/timer.hpp"
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/dataset.hpp"
+#include "tools/coopgnn/commands.hpp"
+
+namespace coopgnn::cli {
+
+namespace {
+
+struct bench_modes_args {
+  std::string dataset;
+  std::string sampler = "ns";
+  std::vector<std::string> machines = {"DGX-A100", "DGX-H100", "DGX-H200"};
+  std::string out = "results";
+  bench::modes_options opt;
+};
+
+void run_bench_modes(bench_modes_args& a) {
+  if (a.dataset.empty()) a.dataset = default_dataset_dir();
+  a.opt.sampler = parse_sampler_kind(a.sampler);
+  a.opt.machines.clear();
+  for (auto const& m : a.machines) a.opt.machines.push_back(bench::parse_machine(m));
+  bench::validate(a.opt);
+
+  scoped_timer load(nullptr);
+  dataset const ds = read_dataset(a.dataset);
+  csc_graph const g = build_csc(ds.num_nodes, ds.src, ds.dst);
+  fmt::print("bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
+             "sampler {} fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} "
+             "warm-up)\n",
+             ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(), a.sampler,
+             fmt::join(a.opt.fanouts, ","), a.opt.batch_size, fmt::join(a.opt.pes, ","),
+             a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup);
+  std::fflush(stdout);
+  scoped_timer run(nullptr);
+  auto const res = bench::run_modes(ds, g, a.opt, [&](const std::string& what) {
+    fmt::print(stderr, "[bench modes] {} ({:.1f} s)\n", what, run.seconds());
+    std::fflush(stderr);
+  });
+  fmt::print("\n{}", bench::format_modes_table(a.opt, res));
+
+  bench::result_header h;
+  h.bench = "modes";
+  h.dataset = ds.name;
+  h.dataset_dir = a.dataset;
+  h.num_nodes = ds.num_nodes;
+  h.num_edges = ds.num_edges();
+  h.command = bench::process_command_line(fmt::format(
+      "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} --pes {} "
+      "--batches {} --warmup {} --model {} --hidden {} --seed {} --out {}",
+      a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size,
+      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
+      a.opt.seed, a.out));
+  h.created = bench::utc_now_iso8601();
+  h.backend = "host";
+  h.device = bench::host_device_name();
+  h.threads = 1;
+  std::filesystem::path const dir(a.out);
+  auto const stem = "modes_" + file_stem(ds.name);
+  bench::write_file_atomic(dir / (stem + ".json"),
+                           bench::modes_to_json(h, a.opt, res).dump(2) + "\n");
+  bench::write_file_atomic(dir / (stem + ".csv"), bench::modes_to_csv(res));
+  fmt::print("\nwrote {} and {} ({:.1f} s measuring)\n", (dir / (stem + ".json")).string(),
+             (dir / (stem + ".csv")).string(), res.seconds);
+}
+
+}  // namespace
+
+void add_bench_modes_command(CLI::App& bench) {
+  auto a = std::make_shared<bench_modes_args>();
+  auto* cmd = bench.add_subcommand(
+      "modes",
+      "Cooperative vs independent minibatching at the same global batch for several PE counts: "
+      "time and work per stage, all-to-all bytes per layer and direction, load imbalance, "
+      "per-PE working set, and projected DGX time (docs/results-schema.md).");
+  cmd->add_option("--dataset", a->dataset, "Dataset directory (default: the bundled Cora)");
+  cmd->add_option("--sampler", a->sampler, "ns or labor")
+      ->check(CLI::IsMember({"ns", "labor"}))
+      ->capture_default_str();
+  cmd->add_option("--fanouts", a->opt.fanouts, "Fanout per layer, seeds' layer first; -1 = all")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--batch-size", a->opt.batch_size, "Global batch size B")->capture_default_str();
+  cmd->add_option("--pes", a->opt.pes, "PE counts to run")->delimiter(',')->capture_default_str();
+  cmd->add_option("--batches", a->opt.batches, "Measured batches per (mode, P)")
+      ->capture_default_str();
+  cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")
+      ->capture_default_str();
+  cmd->add_option("--model", a->opt.model, "sage or gcn")
+      ->check(CLI::IsMember({"sage", "gcn"}))
+      ->capture_default_str();
+  cmd->add_option("--hidden", a->opt.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--seed", a->opt.seed, "Run seed")->capture_default_str();
+  cmd->add_option("--machines", a->machines,
+                  "Machines to project on: DGX-A100, DGX-H100, DGX-H200 or "
+                  "NAME:NVLINK_GBPS:PCIE_GBPS:HBM_GBPS")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--out", a->out, "Directory for modes_<dataset>.json and .csv")
+      ->capture_default_str();
+  cmd->callback([a] { run_bench_modes(*a); });
+}
+
+}  // namespace coopgnn::cli
