@@ -112,6 +112,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
 trainer::~trainer() = default;
 
 const models::gnn_model& trainer::model(int pe) const { return pes_.at(pe)->model; }
+models::gnn_model& trainer::model(int pe) { return pes_.at(pe)->model; }
 
 std::string trainer::metric_name() const {
   return ds_.num_classes == 2 ? "roc_auc" : "accuracy";

@@ -78,6 +78,8 @@ class trainer {
   [[nodiscard]] std::vector<vid_t> epoch_order(int epoch) const;
   [[nodiscard]] std::int64_t batches_per_epoch() const;
   [[nodiscard]] const models::gnn_model& model(int pe) const;
+  /// Replica `pe`, mutable (for benchmarks that drive the model directly).
+  [[nodiscard]] models::gnn_model& model(int pe);
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "bench/drivers/export.hpp"
 #include "bench/drivers/modes.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
@@ -108,6 +109,47 @@ void add_bench_modes_command(CLI::App& bench) {
   cmd->add_option("--out", a->out, "Directory for modes_<dataset>.json and .csv")
       ->capture_default_str();
   cmd->callback([a] { run_bench_modes(*a); });
+}
+
+void add_bench_export_command(CLI::App& bench) {
+  struct args {
+    std::string dataset, sampler = "ns", out = "blocks";
+    bench::export_options opt;
+  };
+  auto a = std::make_shared<args>();
+  auto* cmd = bench.add_subcommand(
+      "export-blocks",
+      "Write sampled blocks, input features, labels, weights and coopgnn's logits as .npy and "
+      "time coopgnn's forward + backward on them (input of bench/pyg_baseline.py).");
+  cmd->add_option("--dataset", a->dataset, "Dataset directory (default: the bundled Cora)");
+  cmd->add_option("--sampler", a->sampler, "ns or labor")
+      ->check(CLI::IsMember({"ns", "labor"}))
+      ->capture_default_str();
+  cmd->add_option("--fanouts", a->opt.fanouts, "Fanout per layer, seeds' layer first")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--batch-size", a->opt.batch_size, "Seeds per batch")->capture_default_str();
+  cmd->add_option("--batches", a->opt.batches, "Batches to export")->capture_default_str();
+  cmd->add_option("--repeats", a->opt.repeats, "Timed forward+backward repetitions per batch")
+      ->capture_default_str();
+  cmd->add_option("--model", a->opt.model, "sage or gcn")
+      ->check(CLI::IsMember({"sage", "gcn"}))
+      ->capture_default_str();
+  cmd->add_option("--hidden", a->opt.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--seed", a->opt.seed, "Run seed")->capture_default_str();
+  cmd->add_option("--out", a->out, "Output directory")->capture_default_str();
+  cmd->callback([a] {
+    if (a->dataset.empty()) a->dataset = default_dataset_dir();
+    a->opt.sampler = parse_sampler_kind(a->sampler);
+    dataset const ds = read_dataset(a->dataset);
+    csc_graph const g = build_csc(ds.num_nodes, ds.src, ds.dst);
+    auto const meta = bench::export_blocks(ds, g, a->opt, a->out);
+    for (std::size_t b = 0; b < meta["batches"].size(); ++b) {
+      fmt::print("batch {}: coopgnn forward+backward {:.6f} s (median of {})\n", b,
+                 meta["batches"][b]["coopgnn_seconds"].get<double>(), a->opt.repeats);
+    }
+    fmt::print("wrote {}\n", a->out);
+  });
 }
 
 }  // namespace coopgnn::cli

@@ -26,6 +26,9 @@ void add_bench_work_command(CLI::App& bench);
 /// Registers `bench modes` under the `bench` subcommand (tools/coopgnn/cmd_bench_modes.cpp).
 void add_bench_modes_command(CLI::App& bench);
 
+/// Registers `bench export-blocks` (tools/coopgnn/cmd_bench_modes.cpp).
+void add_bench_export_command(CLI::App& bench);
+
 /// Registers `report RESULTS_DIR` (tools/coopgnn/cmd_report.cpp).
 void add_report_command(CLI::App& app);
 

@@ -1,0 +1,47 @@
+// `coopgnn bench export-blocks`: writes sampled blocks, their input features, labels and the
+// model's weights as .npy files, and times coopgnn's own forward + backward on exactly those
+// blocks, so that bench/pyg_baseline.py can run PyTorch Geometric's layers on identical input in
+// the same run (issue 5, item 4).
+//
+// Layout of OUT (all arrays little-endian .npy):
+//   meta.json                    options, shapes, parameter names, coopgnn seconds per batch
+//   params/<name>.npy            float32 parameters (e.g. sage0.w_self [in, out])
+//   batch<b>/block<i>_{src_ids,indptr,indices,weights,src_degree}.npy, block<i>_num_dst in
+//                                meta.json; i = conv index (0 = input side)
+//   batch<b>/x.npy               float32 [num_src of block 0, F] input features
+//   batch<b>/labels.npy          int64 [num seeds]
+//   batch<b>/logits.npy          float32 coopgnn's logits (no dropout), the cross-check target
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "kernels/sample/sample.hpp"
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/dataset.hpp"
+
+namespace coopgnn::bench {
+
+struct export_options {
+  sampler_kind sampler = sampler_kind::ns;
+  std::vector<int> fanouts = {10, 10};
+  std::int64_t batch_size = 1024;
+  int batches = 3;
+  int repeats = 5;          ///< timed repetitions of forward + backward per batch (median kept)
+  std::string model = "sage";
+  std::int64_t hidden = 64;
+  std::uint64_t seed = 0;
+};
+
+/// Samples `batches` batches of the keyed epoch-1 order (as the trainer would, one PE), writes
+/// them with a freshly initialised model to `out`, and times forward + backward (no dropout,
+/// loss = softmax cross-entropy / B) `repeats` times per batch on the host backend.
+/// @returns meta.json's content (also written to out/meta.json)
+/// @throws logic_error for invalid options or a dataset without features/labels; io_error when a
+///         file cannot be written.
+nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export_options& o,
+                             const std::filesystem::path& out);
+
+}  // namespace coopgnn::bench
