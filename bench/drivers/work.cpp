@@ -58,19 +58,6 @@ struct subadditive_acc {
 /// Shortest round-trip form of a double ("12", "0.5", "1234.3333333333333").
 std::string num(double x) { return fmt::format("{}", x); }
 
-std::string quote_arg(const std::string& a) {
-  if (!a.empty() && a.find_first_of(" \t\n'\"\\$`") == std::string::npos) return a;
-  std::string q = "'";
-  for (char c : a) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
 }  // namespace
 
 void validate_work_options(const work_options& o, std::int64_t num_candidates) {
@@ -90,7 +77,15 @@ void validate_work_options(const work_options& o, std::int64_t num_candidates) {
                   "--min-batch {} is larger than the {} candidate seeds of the dataset",
                   o.min_batch, num_candidates);
   COOPGNN_EXPECTS(o.repeats >= 1, "--repeats {} must be >= 1", o.repeats);
-  for (int p : o.pes) COOPGNN_EXPECTS(p >= 1, "--pes: P = {} must be >= 1", p);
+  for (std::size_t i = 0; i < o.pes.size(); ++i) {
+    COOPGNN_EXPECTS(o.pes[i] >= 1, "--pes: P = {} must be >= 1", o.pes[i]);
+    COOPGNN_EXPECTS(std::count(o.pes.begin(), o.pes.begin() + i, o.pes[i]) == 0,
+                    "--pes: P = {} is given twice", o.pes[i]);
+  }
+  for (std::size_t i = 0; i < o.samplers.size(); ++i) {
+    COOPGNN_EXPECTS(std::count(o.samplers.begin(), o.samplers.begin() + i, o.samplers[i]) == 0,
+                    "--samplers: {} is given twice", to_string(o.samplers[i]));
+  }
   COOPGNN_EXPECTS(o.sample_threads >= 1, "--sample-threads {} must be >= 1", o.sample_threads);
   COOPGNN_EXPECTS(o.tolerance >= 0 && o.tolerance < 1, "tolerance {} must be in [0, 1)",
                   o.tolerance);
@@ -140,8 +135,7 @@ work_result run_work_bench(const exec_context& ctx, const csc_graph& g,
   res.num_candidates = n;
   res.batch_sizes = work_batch_grid(o, n);
   for (vid_t v : candidates) {
-    COOPGNN_EXPECTS(v >= 0 && v < g.num_nodes, "candidate seed {} outside [0, {})", v,
-                    g.num_nodes);
+    COOPGNN_EXPECTS(v >= 0 && v < g.num_nodes, "candidate seed {} outside [0, {})", v, g.num_nodes);
   }
   auto const L = o.fanouts.size();
   std::int64_t const b_max = res.batch_sizes.back();
@@ -152,12 +146,11 @@ work_result run_work_bench(const exec_context& ctx, const csc_graph& g,
     orders.push_back(draw_seed_set(candidates, b_max, o.seed, static_cast<std::uint32_t>(r)));
   }
 
-  std::int64_t const points =
-      static_cast<std::int64_t>(o.samplers.size() * res.batch_sizes.size());
+  std::int64_t const points = static_cast<std::int64_t>(o.samplers.size() * res.batch_sizes.size());
   std::int64_t done = 0;
   for (sampler_kind kind : o.samplers) {
     std::string const name = to_string(kind);
-    std::vector<double> mean_v, mean_e;  // [grid] mean totals
+    std::vector<double> mean_v, mean_e;                           // [grid] mean totals
     std::map<std::pair<int, std::int64_t>, subadditive_acc> sub;  // (P, B)
     for (std::int64_t B : res.batch_sizes) {
       std::vector<double> sum_v(L, 0), sum_e(L, 0);
@@ -245,55 +238,9 @@ work_result run_work_bench(const exec_context& ctx, const csc_graph& g,
   return res;
 }
 
-std::string utc_now_iso8601() {
-  std::time_t const t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string process_command_line(const std::string& fallback) {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  if (!in) return fallback;
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  std::string cur;
-  for (char c : raw) {
-    if (c == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) args.push_back(cur);
-  if (args.empty()) return fallback;
-  std::string out;
-  for (auto const& a : args) out += (out.empty() ? "" : " ") + quote_arg(a);
-  return out;
-}
-
-std::string host_device_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, model;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto const colon = line.find(':');
-      if (colon != std::string::npos) model = line.substr(colon + 1);
-      auto const first = model.find_first_not_of(" \t");
-      model = first == std::string::npos ? "" : model.substr(first);
-      break;
-    }
-  }
-  unsigned const cores = std::thread::hardware_concurrency();
-  if (model.empty()) model = "host CPU";
-  return cores > 0 ? fmt::format("{} ({} threads)", model, cores) : model;
-}
-
-nlohmann::json work_to_json(const result_header& h, const work_options& o, const work_result& r) {
-  using nlohmann::json;
+nlohmann::ordered_json work_to_json(const result_header& h, const work_options& o,
+                                    const work_result& r) {
+  using json = nlohmann::ordered_json;
   json j;
   j["bench"] = "work";
   j["dataset"] = h.dataset;
@@ -367,7 +314,8 @@ std::string format_work_table(const work_options& o, const work_result& r) {
                        w.vertices_per_seed, w.edges_per_seed);
     for (int P : o.pes) {
       auto const it = ratio.find({w.sampler, w.batch_size, P});
-      out += it == ratio.end() ? fmt::format(" {:>11}", "-") : fmt::format(" {:>11.4f}", it->second);
+      out +=
+          it == ratio.end() ? fmt::format(" {:>11}", "-") : fmt::format(" {:>11.4f}", it->second);
     }
     out += "\n";
   }
@@ -406,23 +354,5 @@ std::string format_work_table(const work_options& o, const work_result& r) {
   return out;
 }
 
-void write_file_atomic(const std::filesystem::path& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) COOPGNN_IO_FAIL("{}: cannot create directory: {}", path.parent_path().string(),
-                          ec.message());
-  fs::path const tmp = path.string() + fmt::format(".tmp{}", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) COOPGNN_IO_FAIL("{}: cannot open for writing", tmp.string());
-    out << text;
-    out.flush();
-    if (!out) COOPGNN_IO_FAIL("{}: write failed", tmp.string());
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) COOPGNN_IO_FAIL("{}: cannot rename from {}: {}", path.string(), tmp.string(),
-                          ec.message());
-}
 
 }  // namespace coopgnn::bench

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/drivers/results.hpp"
 #include "kernels/sample/sample.hpp"
 #include "runtime/core/exec_context.hpp"
 #include "runtime/graph/csc.hpp"
@@ -35,19 +36,19 @@ struct work_options {
 struct work_row {
   std::string sampler;
   std::int64_t batch_size = 0;
-  int layer = 0;                  ///< l = vertices of layer l + 1 and edges of block l; -1 = total
-  double vertices = 0;            ///< mean sampled vertices (block num_src)
-  double edges = 0;               ///< mean sampled edges (block num_edges)
-  double vertices_per_seed = 0;   ///< vertices / batch_size
-  double edges_per_seed = 0;      ///< edges / batch_size
+  int layer = 0;                 ///< l = vertices of layer l + 1 and edges of block l; -1 = total
+  double vertices = 0;           ///< mean sampled vertices (block num_src)
+  double edges = 0;              ///< mean sampled edges (block num_edges)
+  double vertices_per_seed = 0;  ///< vertices / batch_size
+  double edges_per_seed = 0;     ///< edges / batch_size
 };
 
 /// One check of docs/results-schema.md. `quantity` ("vertices" or "edges", totals over layers)
 /// says which work count W the check is on; it extends the schema's keys.
 struct work_check {
   std::string sampler;
-  std::string check;     ///< "work_per_seed_nonincreasing", "concave" or "P*W(B/P)>=W(B)"
-  std::string quantity;  ///< "vertices" or "edges"
+  std::string check;            ///< "work_per_seed_nonincreasing", "concave" or "P*W(B/P)>=W(B)"
+  std::string quantity;         ///< "vertices" or "edges"
   std::int64_t batch_size = 0;  ///< see run_work_bench for which B a check is reported at
   int pes = 1;                  ///< P for "P*W(B/P)>=W(B)", 1 otherwise
   double lhs = 0;
@@ -61,7 +62,7 @@ struct work_result {
   std::int64_t num_candidates = 0;        ///< seeds drawn from (training vertices or all)
   std::vector<work_row> rows;             ///< sampler-major, then B, then layer 0..L-1, -1
   std::vector<work_check> checks;
-  double seconds = 0;                     ///< wall time of the measurement
+  double seconds = 0;  ///< wall time of the measurement
 };
 
 /// Called after every (sampler, B) point: sampler name, B, points done, points in total.
@@ -71,8 +72,8 @@ using work_progress =
 /// Validates `o` against `num_candidates` seeds. Messages name the command-line option.
 /// @throws logic_error for an empty --samplers, an empty --fanouts or a fanout of 0 or < -1,
 ///   --min-batch or --max-batch < 1 or not a power of two, --min-batch > --max-batch,
-///   --min-batch > num_candidates, --repeats < 1, a --pes value < 1, --sample-threads < 1,
-///   a tolerance outside [0, 1).
+///   --min-batch > num_candidates, --repeats < 1, a --pes value < 1, a sampler or P given twice,
+///   --sample-threads < 1, a tolerance outside [0, 1).
 void validate_work_options(const work_options& o, std::int64_t num_candidates);
 
 /// The powers of two B with o.min_batch <= B <= min(o.max_batch, num_candidates), ascending.
@@ -119,34 +120,11 @@ work_result run_work_bench(const exec_context& ctx, const csc_graph& g,
                            std::span<const vid_t> candidates, const work_options& o,
                            const work_progress& progress = {});
 
-/// Top-level keys every result file shares (docs/results-schema.md).
-struct result_header {
-  std::string bench;        ///< "work" or "modes"
-  std::string dataset;      ///< dataset name (metadata.yaml dataset_name)
-  std::string dataset_dir;  ///< the directory given
-  std::int64_t num_nodes = 0;
-  std::int64_t num_edges = 0;
-  std::string command;      ///< the command line that produced the file
-  std::string created;      ///< ISO 8601 UTC, e.g. 2025-01-31T12:00:00Z
-  std::string backend = "host";
-  std::string device;       ///< CPU model (host) or GPU name
-  int threads = 1;
-};
-
-/// The current time as ISO 8601 UTC with seconds, "YYYY-MM-DDTHH:MM:SSZ".
-std::string utc_now_iso8601();
-
-/// This process's command line, arguments joined by spaces (quoted when they contain spaces or
-/// quotes), read from /proc/self/cmdline; `fallback` when that cannot be read.
-std::string process_command_line(const std::string& fallback);
-
-/// A description of the host CPU ("model name" of /proc/cpuinfo and the core count), or "host".
-std::string host_device_name();
-
 /// The JSON object of docs/results-schema.md, section `work`: the header's keys, fanouts,
 /// repeats, seed, batch_sizes, samplers, rows, checks, plus tolerance, pes, num_candidates,
 /// seconds.
-nlohmann::json work_to_json(const result_header& h, const work_options& o, const work_result& r);
+nlohmann::ordered_json work_to_json(const result_header& h, const work_options& o,
+                                    const work_result& r);
 
 /// The CSV of the rows table: header "sampler,batch_size,layer,vertices,edges,
 /// vertices_per_seed,edges_per_seed", one row per line, numbers in shortest round-trip form.
@@ -156,8 +134,5 @@ std::string work_to_csv(const work_result& r);
 /// P W(B/P) / W(B) of edges per P; then every check, one line each, with the tolerance.
 std::string format_work_table(const work_options& o, const work_result& r);
 
-/// Writes `text` to `path` through a temporary file and a rename (creating the directory).
-/// @throws io_error naming the path when it cannot be written.
-void write_file_atomic(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace coopgnn::bench

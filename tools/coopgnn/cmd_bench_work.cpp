@@ -15,10 +15,6 @@
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
 
-#ifndef COOPGNN_DEFAULT_DATASET
-#define COOPGNN_DEFAULT_DATASET "data/cora"
-#endif
-
 namespace coopgnn::cli {
 
 namespace {
@@ -29,19 +25,6 @@ struct bench_work_args {
   std::string out = "results";
   bench::work_options opt;
 };
-
-std::string default_dataset() {
-  if (std::filesystem::exists("data/cora/metadata.yaml")) return "data/cora";
-  return COOPGNN_DEFAULT_DATASET;
-}
-
-/// File-name-safe form of a dataset name.
-std::string file_stem(std::string name) {
-  for (char& c : name) {
-    if (c == '/' || c == '\\' || c == ' ' || c == ':') c = '_';
-  }
-  return name.empty() ? "dataset" : name;
-}
 
 /// The process's argv joined; where /proc is unreadable, the equivalent command with every option.
 std::string process_command_line_or_canonical(const bench_work_args& a) {
@@ -55,7 +38,7 @@ std::string process_command_line_or_canonical(const bench_work_args& a) {
 }
 
 void run_bench_work(bench_work_args& a) {
-  if (a.dataset.empty()) a.dataset = default_dataset();
+  if (a.dataset.empty()) a.dataset = default_dataset_dir();
   a.opt.samplers.clear();
   for (auto const& s : a.samplers) {
     COOPGNN_EXPECTS(s == "ns" || s == "labor", "--samplers: unknown sampler '{}' (use ns, labor)",

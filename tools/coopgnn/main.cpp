@@ -15,6 +15,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "coopgnn 0.1.0");
   coopgnn::cli::add_data_commands(app);
   coopgnn::cli::add_train_commands(app);
+  auto* bench = app.add_subcommand(
+      "bench", "Experiment drivers: work vs batch size, cooperative vs independent per stage");
+  bench->require_subcommand(1);
+  coopgnn::cli::add_bench_work_command(*bench);
+  coopgnn::cli::add_bench_modes_command(*bench);
+  coopgnn::cli::add_bench_export_command(*bench);
+  coopgnn::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,811 @@
+#include "bench/drivers/report.hpp"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "bench/drivers/work.hpp"
+#include "runtime/core/error.hpp"
+
+namespace coopgnn::bench {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSubadditive = "P*W(B/P)>=W(B)";
+const std::vector<std::string> kStages = {"sample",   "feature_load",  "forward",
+                                          "backward", "communication", "optimizer"};
+const std::vector<std::string> kWorkKeys = {"seeds",          "sampled_edges", "sampled_vertices",
+                                            "feature_rows",   "feature_bytes", "alltoall_bytes",
+                                            "allreduce_bytes"};
+
+// ---- JSON access that names the file and the key ------------------------------------------
+
+const json& need(const result_file& f, const json& obj, const std::string& key,
+                 const std::string& where = "") {
+  if (!obj.is_object() || !obj.contains(key)) {
+    COOPGNN_IO_FAIL("{}: missing key \"{}\"{}", f.path.string(), key,
+                    where.empty() ? "" : " in " + where);
+  }
+  return obj.at(key);
+}
+
+double need_num(const result_file& f, const json& obj, const std::string& key,
+                const std::string& where = "") {
+  const json& v = need(f, obj, key, where);
+  if (!v.is_number()) {
+    COOPGNN_IO_FAIL("{}: key \"{}\"{} is not a number", f.path.string(), key,
+                    where.empty() ? "" : " in " + where);
+  }
+  return v.get<double>();
+}
+
+std::string need_str(const result_file& f, const json& obj, const std::string& key,
+                     const std::string& where = "") {
+  const json& v = need(f, obj, key, where);
+  if (!v.is_string()) {
+    COOPGNN_IO_FAIL("{}: key \"{}\"{} is not a string", f.path.string(), key,
+                    where.empty() ? "" : " in " + where);
+  }
+  return v.get<std::string>();
+}
+
+const json& need_array(const result_file& f, const json& obj, const std::string& key) {
+  const json& v = need(f, obj, key);
+  if (!v.is_array()) COOPGNN_IO_FAIL("{}: key \"{}\" is not an array", f.path.string(), key);
+  return v;
+}
+
+std::optional<double> opt_num(const json& obj, const std::string& key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj.at(key).is_number()) return std::nullopt;
+  return obj.at(key).get<double>();
+}
+
+std::string opt_str(const json& obj, const std::string& key, const std::string& dflt = "") {
+  if (!obj.is_object() || !obj.contains(key) || !obj.at(key).is_string()) return dflt;
+  return obj.at(key).get<std::string>();
+}
+
+// ---- number formatting ---------------------------------------------------------------------
+
+/// Four significant digits, fixed notation, trailing zeros dropped ("1235", "12.35", "0.0125").
+std::string sig(double x) {
+  if (!std::isfinite(x)) return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+  if (x == 0) return "0";
+  int const mag = static_cast<int>(std::floor(std::log10(std::fabs(x))));
+  int const decimals = std::clamp(3 - mag, 0, 9);
+  std::string s = fmt::format("{:.{}f}", x, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+/// A count: integral values exactly, means with one decimal.
+std::string count(double x) {
+  if (std::fabs(x - std::round(x)) < 1e-9) return fmt::format("{:.0f}", x);
+  return fmt::format("{:.1f}", x);
+}
+
+/// Bytes in binary units ("512 B", "1.50 KiB", "2.00 MiB", "3.25 GiB").
+std::string bytes(double b) {
+  char const* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = b;
+  while (std::fabs(v) >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} B", v) : fmt::format("{:.2f} {}", v, units[u]);
+}
+
+std::string opt_sig(std::optional<double> x) { return x ? sig(*x) : "-"; }
+
+std::string ratio(double a, double b) { return b != 0 ? fmt::format("{:.3f}", a / b) : "-"; }
+
+/// Markdown table from a header and rows; `right` aligns every column but the first `left`.
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows, std::size_t left = 1) {
+  std::string out = "| " + fmt::format("{}", fmt::join(header, " | ")) + " |\n|";
+  for (std::size_t i = 0; i < header.size(); ++i) out += i < left ? "---|" : "---:|";
+  out += "\n";
+  for (auto const& r : rows) out += "| " + fmt::format("{}", fmt::join(r, " | ")) + " |\n";
+  return out + "\n";
+}
+
+std::string stem_of(const result_file& f) { return f.path.stem().string(); }
+
+std::string plot_link(const std::vector<fs::path>& plots, const std::string& name,
+                      const std::string& caption) {
+  for (auto const& p : plots) {
+    if (p.filename().string() == name) {
+      return fmt::format("![{}]({})\n\n", caption, p.generic_string());
+    }
+  }
+  return "";
+}
+
+// ---- work ----------------------------------------------------------------------------------
+
+struct work_row_view {
+  std::string sampler;
+  std::int64_t batch_size;
+  int layer;
+  double vertices_per_seed, edges_per_seed;
+};
+
+std::vector<work_row_view> work_rows(const result_file& f) {
+  std::vector<work_row_view> out;
+  for (auto const& r : need_array(f, f.json, "rows")) {
+    out.push_back({need_str(f, r, "sampler", "rows"),
+                   static_cast<std::int64_t>(need_num(f, r, "batch_size", "rows")),
+                   static_cast<int>(need_num(f, r, "layer", "rows")),
+                   need_num(f, r, "vertices_per_seed", "rows"),
+                   need_num(f, r, "edges_per_seed", "rows")});
+  }
+  return out;
+}
+
+struct check_view {
+  std::string sampler, check, quantity;
+  std::int64_t batch_size;
+  int pes;
+  double lhs, rhs;
+  bool pass;
+};
+
+std::vector<check_view> work_checks(const result_file& f) {
+  std::vector<check_view> out;
+  for (auto const& c : need_array(f, f.json, "checks")) {
+    const json& pass = need(f, c, "pass", "checks");
+    if (!pass.is_boolean())
+      COOPGNN_IO_FAIL("{}: \"pass\" in checks is not a boolean", f.path.string());
+    out.push_back({need_str(f, c, "sampler", "checks"), need_str(f, c, "check", "checks"),
+                   opt_str(c, "quantity", "work"),
+                   static_cast<std::int64_t>(need_num(f, c, "batch_size", "checks")),
+                   static_cast<int>(opt_num(c, "pes").value_or(1)), need_num(f, c, "lhs", "checks"),
+                   need_num(f, c, "rhs", "checks"), pass.get<bool>()});
+  }
+  return out;
+}
+
+/// Distinct values in first-seen order.
+template <typename T, typename F>
+std::vector<T> distinct(const std::vector<work_row_view>& rows, F key) {
+  std::vector<T> out;
+  for (auto const& r : rows) {
+    T const k = key(r);
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  }
+  return out;
+}
+
+std::string render_work(const result_file& f, const std::vector<fs::path>& plots) {
+  auto const& j = f.json;
+  auto const rows = work_rows(f);
+  auto const checks = work_checks(f);
+  std::string out = fmt::format("### Sampled work against batch size (`bench work`, {})\n\n",
+                                f.path.filename().string());
+  std::string fanouts = "?";
+  if (j.contains("fanouts") && j["fanouts"].is_array()) {
+    fanouts = fmt::format("{}", fmt::join(j["fanouts"].get<std::vector<int>>(), ","));
+  }
+  auto const cand = opt_num(j, "num_candidates");
+  out += fmt::format(
+      "Fanouts {}; {} random seed sets (batches) per point, run seed {}{}; means over the "
+      "batches. Theorem 3.1 says work per seed does not grow with B; Theorem 3.2 that the work "
+      "W(B) is concave, hence P W(B/P) >= W(B).\n\n",
+      fanouts, opt_sig(opt_num(j, "repeats")), opt_sig(opt_num(j, "seed")),
+      cand ? fmt::format(", drawn from {} candidate seeds", sig(*cand)) : std::string());
+
+  auto const samplers = distinct<std::string>(rows, [](auto const& r) { return r.sampler; });
+  auto const sizes = distinct<std::int64_t>(rows, [](auto const& r) { return r.batch_size; });
+  std::vector<int> layers = distinct<int>(rows, [](auto const& r) { return r.layer; });
+  std::sort(layers.begin(), layers.end());
+  std::vector<std::int64_t> sorted_sizes = sizes;
+  std::sort(sorted_sizes.begin(), sorted_sizes.end());
+  std::map<std::tuple<std::string, std::int64_t, int>, const work_row_view*> at;
+  for (auto const& r : rows) at[{r.sampler, r.batch_size, r.layer}] = &r;
+
+  // Totals per seed.
+  {
+    std::vector<std::string> header = {"B"};
+    for (auto const& s : samplers) {
+      header.push_back(s + " vertices/seed");
+      header.push_back(s + " edges/seed");
+    }
+    std::vector<std::vector<std::string>> body;
+    for (auto B : sorted_sizes) {
+      std::vector<std::string> line = {std::to_string(B)};
+      for (auto const& s : samplers) {
+        auto const it = at.find({s, B, -1});
+        line.push_back(it == at.end() ? "-" : sig(it->second->vertices_per_seed));
+        line.push_back(it == at.end() ? "-" : sig(it->second->edges_per_seed));
+      }
+      body.push_back(line);
+    }
+    out += "Total over layers, per seed:\n\n" + table(header, body);
+  }
+  // Per layer.
+  std::vector<int> per_layer;
+  for (int l : layers) {
+    if (l >= 0) per_layer.push_back(l);
+  }
+  if (!per_layer.empty()) {
+    std::vector<std::string> header = {"sampler", "B"};
+    for (int l : per_layer) {
+      header.push_back(fmt::format("L{} vertices/seed", l));
+      header.push_back(fmt::format("L{} edges/seed", l));
+    }
+    std::vector<std::vector<std::string>> body;
+    for (auto const& s : samplers) {
+      for (auto B : sorted_sizes) {
+        std::vector<std::string> line = {s, std::to_string(B)};
+        for (int l : per_layer) {
+          auto const it = at.find({s, B, l});
+          line.push_back(it == at.end() ? "-" : sig(it->second->vertices_per_seed));
+          line.push_back(it == at.end() ? "-" : sig(it->second->edges_per_seed));
+        }
+        body.push_back(line);
+      }
+    }
+    out +=
+        "Per layer (layer l: vertices of layer l+1 and edges of block l; l = 0 next to the "
+        "seeds), per seed:\n\n" +
+        table(header, body, 2);
+  }
+  out += plot_link(plots, stem_of(f) + "_per_seed.png",
+                   "sampled vertices and edges per seed against batch size");
+
+  // Redundancy P W(B/P) / W(B).
+  std::vector<int> pes;
+  std::map<std::tuple<std::string, std::int64_t, int, std::string>, const check_view*> sub;
+  for (auto const& c : checks) {
+    if (c.check != kSubadditive) continue;
+    if (std::find(pes.begin(), pes.end(), c.pes) == pes.end()) pes.push_back(c.pes);
+    sub[{c.sampler, c.batch_size, c.pes, c.quantity}] = &c;
+  }
+  std::sort(pes.begin(), pes.end());
+  if (!pes.empty()) {
+    std::vector<std::string> header = {"sampler", "B"};
+    for (int P : pes) {
+      header.push_back(fmt::format("P={} vertices", P));
+      header.push_back(fmt::format("P={} edges", P));
+    }
+    std::vector<std::vector<std::string>> body;
+    for (auto const& s : samplers) {
+      for (auto B : sorted_sizes) {
+        std::vector<std::string> line = {s, std::to_string(B)};
+        for (int P : pes) {
+          for (char const* q : {"vertices", "edges"}) {
+            auto const it = sub.find({s, B, P, q});
+            line.push_back(it == sub.end() ? "-" : ratio(it->second->lhs, it->second->rhs));
+          }
+        }
+        body.push_back(line);
+      }
+    }
+    out +=
+        "Redundancy of independent minibatching, P W(B/P) / W(B): the work of P independent "
+        "batches of B/P seeds over one cooperative batch of B seeds (mean over the batches; "
+        "1 = none):\n\n" +
+        table(header, body, 2);
+    out += plot_link(plots, stem_of(f) + "_redundancy.png", "P W(B/P) / W(B) against B");
+  }
+
+  // Checks: a summary per kind, then every failure.
+  std::string const tol =
+      opt_num(j, "tolerance") ? fmt::format("{:g}%", *opt_num(j, "tolerance") * 100) : "?";
+  using key_t = std::tuple<std::string, std::string, std::string, int>;
+  std::vector<key_t> order;
+  struct tally_t {
+    int passed = 0, total = 0;
+    double worst = std::nan("");
+  };
+  std::map<key_t, tally_t> tally;
+  std::vector<std::vector<std::string>> failures;
+  for (auto const& c : checks) {
+    bool const sub_check = c.check == kSubadditive;
+    key_t const k{c.sampler, c.check, c.quantity, sub_check ? c.pes : 0};
+    if (!tally.contains(k)) order.push_back(k);
+    auto& t = tally[k];
+    t.passed += c.pass ? 1 : 0;
+    ++t.total;
+    if (c.rhs != 0) {
+      double const r = c.lhs / c.rhs;
+      if (std::isnan(t.worst) || (sub_check ? r < t.worst : r > t.worst)) t.worst = r;
+    }
+    if (!c.pass) {
+      failures.push_back({c.sampler, c.check, c.quantity, std::to_string(c.batch_size),
+                          std::to_string(c.pes), sig(c.lhs), sig(c.rhs)});
+    }
+  }
+  std::vector<std::vector<std::string>> body;
+  for (auto const& k : order) {
+    auto const& [s, check, q, P] = k;
+    auto const& t = tally[k];
+    body.push_back({s, check, q, P > 0 ? std::to_string(P) : "-",
+                    fmt::format("{}/{}", t.passed, t.total),
+                    std::isnan(t.worst) ? "-" : fmt::format("{:.4f}", t.worst),
+                    t.passed == t.total ? "pass" : "**FAIL**"});
+  }
+  out += fmt::format(
+      "Checks (docs/results-schema.md). `work_per_seed_nonincreasing` (Theorem 3.1, lhs = "
+      "W(2B)/2B, rhs = W(B)/B) and `concave` (Theorem 3.2, on total edges, lhs = the slope after "
+      "B, rhs = the slope before) compare means and pass within a tolerance of {} for sampling "
+      "noise; worst lhs/rhs is the largest (pass: <= 1 + tolerance). `P*W(B/P)>=W(B)` must hold "
+      "exactly for every batch; worst lhs/rhs is the smallest (pass: >= 1).\n\n",
+      tol);
+  out += table({"sampler", "check", "quantity", "P", "passed", "worst lhs/rhs", "result"}, body, 3);
+  if (failures.empty()) {
+    out += "Every check passed.\n\n";
+  } else {
+    out += "Failed checks:\n\n" +
+           table({"sampler", "check", "quantity", "B", "P", "lhs", "rhs"}, failures, 3);
+  }
+  return out;
+}
+
+// ---- modes ---------------------------------------------------------------------------------
+
+struct mode_row {
+  std::string mode;
+  int pes;
+  const json* row;
+};
+
+std::vector<mode_row> modes_rows(const result_file& f) {
+  std::vector<mode_row> out;
+  for (auto const& r : need_array(f, f.json, "rows")) {
+    need(f, r, "seconds_per_batch", "rows");
+    need(f, r, "work_per_batch", "rows");
+    out.push_back(
+        {need_str(f, r, "mode", "rows"), static_cast<int>(need_num(f, r, "pes", "rows")), &r});
+  }
+  // Ascending P, cooperative first.
+  std::stable_sort(out.begin(), out.end(), [](const mode_row& a, const mode_row& b) {
+    return std::tie(a.pes, a.mode) < std::tie(b.pes, b.mode);
+  });
+  return out;
+}
+
+std::string render_modes(const result_file& f, const std::vector<fs::path>& plots) {
+  auto const& j = f.json;
+  auto const rows = modes_rows(f);
+  std::string out =
+      fmt::format("### Cooperative vs independent minibatching (`bench modes`, {})\n\n",
+                  f.path.filename().string());
+  std::string fanouts = "?";
+  if (j.contains("fanouts") && j["fanouts"].is_array()) {
+    fanouts = fmt::format("{}", fmt::join(j["fanouts"].get<std::vector<int>>(), ","));
+  }
+  out += fmt::format(
+      "Model {} (hidden {}), sampler {}, fanouts {}, global batch B = {}; {} measured batches per "
+      "point after {} warm-up batches. Measured on this machine ({}).\n\n",
+      opt_str(j, "model", "?"), opt_sig(opt_num(j, "hidden")), opt_str(j, "sampler", "?"), fanouts,
+      opt_sig(opt_num(j, "batch_size")), opt_sig(opt_num(j, "batches")),
+      opt_sig(opt_num(j, "warmup")), opt_str(j.value("host", json::object()), "device", "?"));
+
+  // Seconds per stage.
+  {
+    std::vector<std::string> header = {"P", "mode"};
+    for (auto const& s : kStages) header.push_back(s);
+    header.push_back("total");
+    std::vector<std::vector<std::string>> body;
+    for (auto const& r : rows) {
+      auto const& sec = (*r.row)["seconds_per_batch"];
+      std::vector<std::string> line = {std::to_string(r.pes), r.mode};
+      for (auto const& s : kStages) line.push_back(opt_sig(opt_num(sec, s)));
+      line.push_back(opt_sig(opt_num(sec, "total")));
+      body.push_back(line);
+    }
+    out += "Seconds per batch (per stage: the maximum over PEs of the mean per batch):\n\n" +
+           table(header, body, 2);
+    out += plot_link(plots, stem_of(f) + "_stages.png", "seconds per batch by stage");
+  }
+  // Work per batch.
+  {
+    std::vector<std::string> header = {"P", "mode"};
+    for (auto const& k : kWorkKeys) header.push_back(k);
+    std::vector<std::vector<std::string>> body;
+    for (auto const& r : rows) {
+      auto const& w = (*r.row)["work_per_batch"];
+      std::vector<std::string> line = {std::to_string(r.pes), r.mode};
+      for (auto const& k : kWorkKeys) {
+        auto const v = opt_num(w, k);
+        bool const is_bytes = k.find("bytes") != std::string::npos;
+        line.push_back(!v ? "-" : (is_bytes ? bytes(*v) : count(*v)));
+      }
+      body.push_back(line);
+    }
+    out += "Work per batch (summed over PEs):\n\n" + table(header, body, 2);
+  }
+  // Independent / cooperative ratios at equal P.
+  {
+    std::vector<std::vector<std::string>> body;
+    std::set<int> seen;
+    for (auto const& r : rows) {
+      if (seen.contains(r.pes)) continue;
+      const json* coop = nullptr;
+      const json* indep = nullptr;
+      for (auto const& q : rows) {
+        if (q.pes != r.pes) continue;
+        if (q.mode == "cooperative") coop = q.row;
+        if (q.mode == "independent") indep = q.row;
+      }
+      if (coop == nullptr || indep == nullptr) continue;
+      seen.insert(r.pes);
+      auto rat = [&](const char* obj, const char* key) {
+        auto const a = opt_num((*indep)[obj], key);
+        auto const b = opt_num((*coop)[obj], key);
+        return a && b ? ratio(*a, *b) : std::string("-");
+      };
+      body.push_back({std::to_string(r.pes), rat("seconds_per_batch", "total"),
+                      rat("work_per_batch", "sampled_edges"),
+                      rat("work_per_batch", "sampled_vertices"),
+                      rat("work_per_batch", "feature_rows")});
+    }
+    if (!body.empty()) {
+      out +=
+          "Independent / cooperative at equal P (> 1: cooperative does less):\n\n" +
+          table({"P", "total seconds", "sampled_edges", "sampled_vertices", "feature_rows"}, body);
+    }
+  }
+  out += plot_link(plots, stem_of(f) + "_work.png", "feature rows and sampled edges per batch");
+  // All-to-all bytes per layer and direction.
+  {
+    std::vector<std::string> dirs = {"ids", "features", "forward", "backward"};
+    std::vector<std::vector<std::string>> body;
+    for (auto const& r : rows) {
+      if (!r.row->contains("alltoall_bytes_per_batch")) continue;
+      auto const& a = (*r.row)["alltoall_bytes_per_batch"];
+      if (!a.is_array() || a.empty()) continue;
+      std::map<int, std::map<std::string, double>> by_layer;
+      for (auto const& e : a) {
+        auto const layer = opt_num(e, "layer");
+        auto const b = opt_num(e, "bytes");
+        std::string const d = opt_str(e, "direction", "?");
+        if (!layer || !b) continue;
+        if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+        by_layer[static_cast<int>(*layer)][d] += *b;
+      }
+      for (auto const& [layer, m] : by_layer) {
+        std::vector<std::string> line = {std::to_string(r.pes), r.mode, std::to_string(layer)};
+        for (auto const& d : dirs) {
+          auto const it = m.find(d);
+          line.push_back(it == m.end() ? "-" : bytes(it->second));
+        }
+        body.push_back(line);
+      }
+    }
+    if (!body.empty()) {
+      std::vector<std::string> header = {"P", "mode", "layer"};
+      for (auto const& d : dirs) header.push_back(d);
+      for (auto& line : body) line.resize(header.size(), "-");
+      out +=
+          "All-to-all bytes per batch leaving PEs (summed over PEs; ids = sampling exchange, "
+          "features = owner -> requester input rows, forward = layer outputs owner -> "
+          "requester, backward = gradients requester -> owner):\n\n" +
+          table(header, body, 2);
+    }
+  }
+  // Imbalance and peak memory.
+  {
+    std::vector<std::vector<std::string>> body;
+    for (auto const& r : rows) {
+      auto const imb = r.row->value("imbalance", json::object());
+      auto const peak = r.row->value("peak_bytes_per_pe", json::object());
+      auto const pmax = opt_num(peak, "max");
+      auto const pmean = opt_num(peak, "mean");
+      auto const pa2a = opt_num(peak, "alltoall_buffers_max");
+      body.push_back({std::to_string(r.pes), r.mode, opt_sig(opt_num(imb, "seeds")),
+                      opt_sig(opt_num(imb, "sampled_edges")), opt_sig(opt_num(imb, "feature_rows")),
+                      pmax ? bytes(*pmax) : "-", pmean ? bytes(*pmean) : "-",
+                      pa2a ? bytes(*pa2a) : "-"});
+    }
+    out +=
+        "Load imbalance (max over PEs / mean over PEs; 1 = even) and peak working set per PE "
+        "(counted by the runtime):\n\n" +
+        table({"P", "mode", "imbalance seeds", "imbalance sampled_edges", "imbalance feature_rows",
+               "peak max", "peak mean", "all-to-all buffers max"},
+              body, 2);
+  }
+  // Projections.
+  {
+    std::vector<std::vector<std::string>> body;
+    for (auto const& r : rows) {
+      if (!r.row->contains("projection") || !(*r.row)["projection"].is_array()) continue;
+      for (auto const& p : (*r.row)["projection"]) {
+        auto const sec = p.value("seconds_per_batch", json::object());
+        std::vector<std::string> line = {opt_str(p, "machine", "?"), opt_str(p, "link", "?"),
+                                         std::to_string(r.pes), r.mode};
+        for (auto const& s :
+             {"sample", "feature_load", "forward", "backward", "communication", "total"}) {
+          line.push_back(opt_sig(opt_num(sec, s)));
+        }
+        body.push_back(line);
+      }
+    }
+    if (!body.empty()) {
+      out +=
+          "**PROJECTED, not measured**: seconds per batch on other machines = measured compute "
+          "seconds plus counted bytes over the machine's link bandwidths (DESIGN.md section "
+          "6):\n\n" +
+          table({"machine (PROJECTED)", "link", "P", "mode", "sample", "feature_load", "forward",
+                 "backward", "communication", "total"},
+                body, 4);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<result_file> read_result_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) COOPGNN_IO_FAIL("{}: not a readable directory", dir.string());
+  std::vector<fs::path> paths;
+  for (auto const& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".json") paths.push_back(e.path());
+  }
+  if (ec) COOPGNN_IO_FAIL("{}: cannot list: {}", dir.string(), ec.message());
+  std::sort(paths.begin(), paths.end());
+  std::vector<result_file> out;
+  for (auto const& p : paths) {
+    std::ifstream in(p);
+    json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("bench")) continue;
+    result_file f{p, std::move(j)};
+    std::string const bench = need_str(f, f.json, "bench");
+    if (bench != "work" && bench != "modes") {
+      COOPGNN_IO_FAIL("{}: unknown bench \"{}\" (expected work or modes)", p.string(), bench);
+    }
+    need_str(f, f.json, "dataset");
+    need_array(f, f.json, "rows");
+    if (bench == "work") need_array(f, f.json, "checks");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string render_report(const std::string& title, const std::vector<result_file>& files,
+                          const std::vector<fs::path>& plots, const std::string& plot_note) {
+  std::string out = fmt::format("# {}\n\n", title);
+  out += fmt::format(
+      "Rendered by `coopgnn report` from {} result file(s) (docs/results-schema.md); every number "
+      "below is read from them. Plots: {}.\n\n",
+      files.size(), plot_note);
+  std::vector<std::string> datasets;
+  for (auto const& f : files) {
+    auto const d = need_str(f, f.json, "dataset");
+    if (std::find(datasets.begin(), datasets.end(), d) == datasets.end()) datasets.push_back(d);
+  }
+  for (auto const& d : datasets) {
+    std::vector<const result_file*> mine;
+    for (auto const& f : files) {
+      if (f.json["dataset"] == d) mine.push_back(&f);
+    }
+    auto const& first = mine.front()->json;
+    out += fmt::format("## Dataset {}\n\n", d);
+    out += fmt::format("Directory `{}`, |V| = {}, |E| = {} (directed, as stored).\n\n",
+                       opt_str(first, "dataset_dir", "?"), opt_sig(opt_num(first, "num_nodes")),
+                       opt_sig(opt_num(first, "num_edges")));
+    // `work` before `modes`, each in file-name order.
+    for (auto const* f : mine) {
+      if (f->json["bench"] == "work") out += render_work(*f, plots);
+    }
+    for (auto const* f : mine) {
+      if (f->json["bench"] == "modes") out += render_modes(*f, plots);
+    }
+    out += "### Provenance\n\n";
+    for (auto const* f : mine) {
+      auto const host = f->json.value("host", json::object());
+      out += fmt::format(
+          "- `{}`: created {}, backend {}, device {}, threads {}\n\n  ```sh\n  {}\n  ```\n",
+          f->path.filename().string(), opt_str(f->json, "created", "?"),
+          opt_str(host, "backend", "?"), opt_str(host, "device", "?"),
+          opt_sig(opt_num(host, "threads")), opt_str(f->json, "command", "?"));
+    }
+    out += "\n";
+  }
+  if (datasets.empty()) out += "No result files (`*.json` with a `bench` key) were found.\n";
+  return out;
+}
+
+std::vector<fs::path> write_plot_data(const fs::path& dir, const std::vector<result_file>& files) {
+  fs::path const pdir = dir / "plots";
+  json specs = json::array();
+  std::vector<fs::path> pngs;
+  auto add = [&](json spec, const std::string& csv_name, const std::string& csv) {
+    write_file_atomic(pdir / csv_name, csv);
+    spec["csv"] = csv_name;
+    pngs.push_back(fs::path("plots") / spec["out"].get<std::string>());
+    specs.push_back(std::move(spec));
+  };
+  for (auto const& f : files) {
+    std::string const stem = stem_of(f);
+    std::string const ds = need_str(f, f.json, "dataset");
+    if (f.json["bench"] == "work") {
+      std::string csv = "sampler,layer,layer_name,batch_size,vertices_per_seed,edges_per_seed\n";
+      for (auto const& r : work_rows(f)) {
+        csv += fmt::format("{},{},{},{},{},{}\n", r.sampler, r.layer,
+                           r.layer < 0 ? std::string("total") : fmt::format("layer {}", r.layer),
+                           r.batch_size, r.vertices_per_seed, r.edges_per_seed);
+      }
+      add({{"type", "line"},
+           {"out", stem + "_per_seed.png"},
+           {"title", fmt::format("{}: sampled work per seed vs batch size", ds)},
+           {"x", "batch_size"},
+           {"xlabel", "batch size B (seeds)"},
+           {"log2x", true},
+           {"logy", true},
+           {"color_by", "layer_name"},
+           {"style_by", "sampler"},
+           {"label", "{sampler} {layer_name}"},
+           {"panels",
+            json::array({{{"y", "vertices_per_seed"}, {"ylabel", "sampled vertices per seed"}},
+                         {{"y", "edges_per_seed"}, {"ylabel", "sampled edges per seed"}}})}},
+          stem + "_per_seed.csv", csv);
+      csv = "sampler,quantity,pes,P,batch_size,ratio\n";
+      bool any = false;
+      for (auto const& c : work_checks(f)) {
+        if (c.check != kSubadditive || c.rhs == 0) continue;
+        any = true;
+        csv += fmt::format("{},{},{},P={},{},{}\n", c.sampler, c.quantity, c.pes, c.pes,
+                           c.batch_size, c.lhs / c.rhs);
+      }
+      if (any) {
+        add({{"type", "line"},
+             {"out", stem + "_redundancy.png"},
+             {"title", fmt::format("{}: P W(B/P) / W(B), independent over cooperative work", ds)},
+             {"x", "batch_size"},
+             {"xlabel", "global batch size B (seeds)"},
+             {"log2x", true},
+             {"logy", false},
+             {"hline", 1.0},
+             {"color_by", "P"},
+             {"style_by", "sampler"},
+             {"label", "{sampler} {P}"},
+             {"panels", json::array({{{"y", "ratio"},
+                                      {"ylabel", "P W(B/P) / W(B), sampled vertices"},
+                                      {"where", {{"quantity", "vertices"}}}},
+                                     {{"y", "ratio"},
+                                      {"ylabel", "P W(B/P) / W(B), sampled edges"},
+                                      {"where", {{"quantity", "edges"}}}}})}},
+            stem + "_redundancy.csv", csv);
+      }
+    } else {
+      auto const rows = modes_rows(f);
+      std::string csv = "pes,P,mode";
+      for (auto const& s : kStages) csv += "," + s;
+      csv += "\n";
+      for (auto const& r : rows) {
+        csv += fmt::format("{},P={},{}", r.pes, r.pes, r.mode);
+        for (auto const& s : kStages) {
+          csv += fmt::format(",{}", opt_num((*r.row)["seconds_per_batch"], s).value_or(0.0));
+        }
+        csv += "\n";
+      }
+      add({{"type", "stacked_bar"},
+           {"out", stem + "_stages.png"},
+           {"title", fmt::format("{}: seconds per batch by stage (measured)", ds)},
+           {"group", "P"},
+           {"bar", "mode"},
+           {"stack", kStages},
+           {"ylabel", "seconds per batch (max over PEs)"}},
+          stem + "_stages.csv", csv);
+      csv = "pes,P,mode,feature_rows,sampled_edges\n";
+      for (auto const& r : rows) {
+        auto const& w = (*r.row)["work_per_batch"];
+        csv += fmt::format("{},P={},{},{},{}\n", r.pes, r.pes, r.mode,
+                           opt_num(w, "feature_rows").value_or(0.0),
+                           opt_num(w, "sampled_edges").value_or(0.0));
+      }
+      add({{"type", "grouped_bar"},
+           {"out", stem + "_work.png"},
+           {"title", fmt::format("{}: work per batch, cooperative vs independent", ds)},
+           {"group", "P"},
+           {"bar", "mode"},
+           {"panels",
+            json::array({{{"y", "feature_rows"}, {"ylabel", "feature rows per batch"}},
+                         {{"y", "sampled_edges"}, {"ylabel", "sampled edges per batch"}}})}},
+          stem + "_work.csv", csv);
+    }
+  }
+  write_file_atomic(pdir / "plots.json", json{{"plots", specs}}.dump(2) + "\n");
+  return pngs;
+}
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+int run_shell(const std::string& cmd) {
+  int const st = std::system(cmd.c_str());
+  if (st == -1) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/// Last `n` lines of a text file, joined by " / ".
+std::string tail_lines(const fs::path& p, std::size_t n) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  std::size_t const from = lines.size() > n ? lines.size() - n : 0;
+  std::string out;
+  for (std::size_t i = from; i < lines.size(); ++i) out += (out.empty() ? "" : " / ") + lines[i];
+  return out;
+}
+
+}  // namespace
+
+report_outcome write_report(const fs::path& dir, const report_options& o) {
+  report_outcome res;
+  auto const files = read_result_files(dir);
+  for (auto const& f : files) res.files.push_back(f.path);
+  if (files.empty()) {
+    COOPGNN_IO_FAIL("{}: no result files (*.json with a \"bench\" key) to report", dir.string());
+  }
+  if (!o.plots) {
+    res.plot_note = "disabled (--no-plots)";
+  } else {
+    auto const wanted = write_plot_data(dir, files);
+    std::string python;
+    for (auto const& py : o.python) {
+      if (run_shell(shell_quote(py) + " -c 'import matplotlib' >/dev/null 2>&1") == 0) {
+        python = py;
+        break;
+      }
+    }
+    std::error_code ec;
+    if (python.empty()) {
+      res.plot_note = fmt::format(
+          "skipped: no Python interpreter with matplotlib (tried {}); install python3-matplotlib "
+          "and rerun to get the PNGs",
+          fmt::join(o.python, ", "));
+    } else if (!fs::is_regular_file(o.plot_script, ec)) {
+      res.plot_note = fmt::format("skipped: plot script {} not found", o.plot_script.string());
+    } else {
+      fs::path const log = dir / "plots" / "plot.log";
+      int const rc = run_shell(fmt::format("MPLBACKEND=Agg {} {} {} >{} 2>&1", shell_quote(python),
+                                           shell_quote(o.plot_script.string()),
+                                           shell_quote((dir / "plots" / "plots.json").string()),
+                                           shell_quote(log.string())));
+      for (auto const& p : wanted) {
+        if (fs::is_regular_file(dir / p, ec)) res.plots.push_back(p);
+      }
+      if (rc != 0) {
+        res.plot_note = fmt::format("skipped: {} failed with exit status {} ({})",
+                                    o.plot_script.string(), rc, tail_lines(log, 3));
+      } else {
+        res.plot_note = fmt::format("{} PNG(s) rendered into plots/ by {} ({})", res.plots.size(),
+                                    o.plot_script.filename().string(), python);
+      }
+      if (rc != 0) res.plots.clear();
+    }
+  }
+  res.markdown = dir / "report.md";
+  write_file_atomic(res.markdown, render_report(o.title, files, res.plots, res.plot_note));
+  return res;
+}
+
+}  // namespace coopgnn::bench

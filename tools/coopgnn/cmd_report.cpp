@@ -1,0 +1,59 @@
+// `coopgnn report RESULTS_DIR` (bench/drivers/report.hpp; docs/results-schema.md).
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "bench/drivers/report.hpp"
+#include "tools/coopgnn/commands.hpp"
+
+#ifndef COOPGNN_DEFAULT_DATASET
+#define COOPGNN_DEFAULT_DATASET "data/cora"
+#endif
+
+namespace coopgnn::cli {
+
+namespace {
+
+struct report_args {
+  std::string dir;
+  bool no_plots = false;
+  bench::report_options opt;
+};
+
+/// tools/plot_results.py of a checkout in the working directory, else of the source tree this
+/// binary was built from (the default dataset is <source>/data/cora).
+std::filesystem::path plot_script() {
+  std::filesystem::path const local = "tools/plot_results.py";
+  if (std::filesystem::exists(local)) return local;
+  return std::filesystem::path(COOPGNN_DEFAULT_DATASET).parent_path().parent_path() / local;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto a = std::make_shared<report_args>();
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Render RESULTS_DIR/report.md from every *.json result file there (bench work and bench "
+      "modes; docs/results-schema.md), with PNG plots in RESULTS_DIR/plots/ drawn by "
+      "tools/plot_results.py (python3 + matplotlib; skipped with a note when missing). Set "
+      "COOPGNN_PYTHON to choose the interpreter.");
+  cmd->add_option("RESULTS_DIR", a->dir, "Directory holding the result files")->required();
+  cmd->add_option("--title", a->opt.title, "Title of the report")->capture_default_str();
+  cmd->add_flag("--no-plots", a->no_plots, "Write only the tables, no plots");
+  cmd->callback([a] {
+    a->opt.plots = !a->no_plots;
+    a->opt.plot_script = plot_script();
+    if (char const* py = std::getenv("COOPGNN_PYTHON"); py != nullptr && *py != '\0') {
+      a->opt.python.insert(a->opt.python.begin(), py);
+    }
+    auto const r = bench::write_report(a->dir, a->opt);
+    fmt::print("read {} result file(s); wrote {}; plots: {}\n", r.files.size(), r.markdown.string(),
+               r.plot_note);
+  });
+}
+
+}  // namespace coopgnn::cli
