@@ -75,8 +75,8 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   for (int b = 0; b < o.batches; ++b) {
     std::vector<vid_t> seeds(static_cast<std::size_t>(B));
     for (std::int64_t i = 0; i < B; ++i) seeds[i] = order[(b * B + i) % n];
-    auto sb = sample_independent(ctx, g, seeds, {o.sampler, fanouts, o.seed,
-                                                 static_cast<std::uint32_t>(b)});
+    auto sb = sample_independent(ctx, g, seeds,
+                                 {o.sampler, fanouts, o.seed, static_cast<std::uint32_t>(b)});
     std::vector<block> blocks(sb.blocks.rbegin(), sb.blocks.rend());  // input side first
     matrix<float> const x = gather_rows(ds.features, sb.input_nodes);
     std::vector<std::int64_t> labels(seeds.size());

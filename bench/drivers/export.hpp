@@ -29,7 +29,7 @@ struct export_options {
   std::vector<int> fanouts = {10, 10};
   std::int64_t batch_size = 1024;
   int batches = 3;
-  int repeats = 5;          ///< timed repetitions of forward + backward per batch (median kept)
+  int repeats = 5;  ///< timed repetitions of forward + backward per batch (median kept)
   std::string model = "sage";
   std::int64_t hidden = 64;
   std::uint64_t seed = 0;

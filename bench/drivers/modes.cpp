@@ -69,8 +69,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
       double const peak = static_cast<double>(t.working_set_bytes + t.staging_bytes);
       pe_peak[p] = std::max(pe_peak[p], peak);
       row.peak_bytes_max = std::max(row.peak_bytes_max, peak);
-      row.staging_bytes_max =
-          std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
+      row.staging_bytes_max = std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
       total += t.work;
       for (auto const& tr_l : t.traffic) {
         row.traffic[{tr_l.layer, tr_l.direction}] += static_cast<double>(tr_l.bytes);
@@ -167,10 +166,10 @@ nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
     x["mode"] = row.mode;
     x["pes"] = row.pes;
     auto const& s = row.seconds;
-    x["seconds_per_batch"] = {{"sample", s.sample},       {"feature_load", s.feature_load},
-                              {"forward", s.forward},     {"backward", s.backward},
-                              {"communication", s.communication}, {"optimizer", s.optimizer},
-                              {"total", row.total_seconds}};
+    x["seconds_per_batch"] = {
+        {"sample", s.sample},        {"feature_load", s.feature_load},   {"forward", s.forward},
+        {"backward", s.backward},    {"communication", s.communication}, {"optimizer", s.optimizer},
+        {"total", row.total_seconds}};
     x["work_per_batch"] = row.work;
     x["alltoall_bytes_per_batch"] = nlohmann::json::array();
     for (auto const& [key, bytes] : row.traffic) {
@@ -185,20 +184,19 @@ nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
                               {"alltoall_buffers_max", row.staging_bytes_max}};
     x["projection"] = nlohmann::json::array();
     for (auto const& [m, p] : row.projection) {
-      x["projection"].push_back(
-          {{"machine", m.name},
-           {"projected", true},
-           {"link", m.link},
-           {"nvlink_gbps", m.nvlink_gbps},
-           {"pcie_gbps", m.pcie_gbps},
-           {"nccl_efficiency", m.nccl_efficiency},
-           {"seconds_per_batch",
-            {{"sample", p.sample},
-             {"feature_load", p.feature_load},
-             {"forward", p.forward},
-             {"backward", p.backward},
-             {"communication", p.communication},
-             {"total", p.total}}}});
+      x["projection"].push_back({{"machine", m.name},
+                                 {"projected", true},
+                                 {"link", m.link},
+                                 {"nvlink_gbps", m.nvlink_gbps},
+                                 {"pcie_gbps", m.pcie_gbps},
+                                 {"nccl_efficiency", m.nccl_efficiency},
+                                 {"seconds_per_batch",
+                                  {{"sample", p.sample},
+                                   {"feature_load", p.feature_load},
+                                   {"forward", p.forward},
+                                   {"backward", p.backward},
+                                   {"communication", p.communication},
+                                   {"total", p.total}}}});
     }
     j["rows"].push_back(std::move(x));
   }
@@ -222,10 +220,10 @@ std::string modes_to_csv(const modes_result& r) {
 }
 
 std::string format_modes_table(const modes_options& o, const modes_result& r) {
-  std::string out = fmt::format(
-      "{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}\n", "mode",
-      "P", "sample", "feature", "forward", "backward", "comm", "total", "edges", "rows",
-      "a2a MB", "imb", "peak MB");
+  std::string out =
+      fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}\n",
+                  "mode", "P", "sample", "feature", "forward", "backward", "comm", "total", "edges",
+                  "rows", "a2a MB", "imb", "peak MB");
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
     out += fmt::format(

@@ -23,10 +23,10 @@ namespace coopgnn::bench {
 struct modes_options {
   sampler_kind sampler = sampler_kind::ns;
   std::vector<int> fanouts = {10, 10, 10};
-  std::int64_t batch_size = 1024;       ///< global batch B, the same for every P and mode
+  std::int64_t batch_size = 1024;  ///< global batch B, the same for every P and mode
   std::vector<int> pes = {1, 2, 4, 8};
-  int batches = 8;                      ///< measured batches per (mode, P)
-  int warmup = 1;                       ///< batches run before measuring
+  int batches = 8;  ///< measured batches per (mode, P)
+  int warmup = 1;   ///< batches run before measuring
   std::string model = "sage";
   std::int64_t hidden = 64;
   std::uint64_t seed = 0;
@@ -40,9 +40,9 @@ void validate(const modes_options& o);
 struct modes_row {
   std::string mode;
   int pes = 0;
-  stage_seconds seconds;                 ///< max over PEs of the per-PE mean per batch
-  double total_seconds = 0;              ///< sum of the stages
-  std::map<std::string, double> work;    ///< summed over PEs, mean per batch
+  stage_seconds seconds;               ///< max over PEs of the per-PE mean per batch
+  double total_seconds = 0;            ///< sum of the stages
+  std::map<std::string, double> work;  ///< summed over PEs, mean per batch
   std::map<std::pair<int, std::string>, double> traffic;  ///< (layer, direction) -> bytes/batch
   double imbalance_seeds = 1, imbalance_edges = 1, imbalance_rows = 1;  ///< max/mean over PEs
   double peak_bytes_max = 0, peak_bytes_mean = 0, staging_bytes_max = 0;
@@ -64,8 +64,7 @@ modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_option
                        const modes_progress& progress = {});
 
 /// The JSON object of docs/results-schema.md, section `modes`.
-nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
-                             const modes_result& r);
+nlohmann::json modes_to_json(const result_header& h, const modes_options& o, const modes_result& r);
 
 /// The CSV of docs/results-schema.md, section `modes`.
 std::string modes_to_csv(const modes_result& r);

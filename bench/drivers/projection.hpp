@@ -10,12 +10,12 @@ namespace coopgnn::bench {
 
 /// Link and memory bandwidths of one machine, GB/s (1e9 bytes per second) per direction.
 struct machine_model {
-  std::string name;           ///< e.g. "DGX-H100"
-  std::string link;           ///< name of the GPU-to-GPU link, e.g. "NVLink4"
-  double nvlink_gbps = 0;     ///< per GPU, per direction
+  std::string name;              ///< e.g. "DGX-H100"
+  std::string link;              ///< name of the GPU-to-GPU link, e.g. "NVLink4"
+  double nvlink_gbps = 0;        ///< per GPU, per direction
   double nccl_efficiency = 0.8;  ///< fraction of the link NCCL all-to-all reaches (77-82%)
-  double pcie_gbps = 0;       ///< achievable host-to-device, per GPU (features over UVA)
-  double hbm_gbps = 0;        ///< device memory bandwidth
+  double pcie_gbps = 0;          ///< achievable host-to-device, per GPU (features over UVA)
+  double hbm_gbps = 0;           ///< device memory bandwidth
 };
 
 /// DGX-A100 (NVLink3 300 GB/s, PCIe Gen4 25 GB/s, HBM2e 2039 GB/s), DGX-H100 (NVLink4 450 GB/s,
@@ -30,9 +30,9 @@ machine_model parse_machine(const std::string& text);
 /// What one PE did in one batch, as measured (seconds) and counted (bytes).
 struct pe_batch_cost {
   double sample_s = 0, forward_s = 0, backward_s = 0, optimizer_s = 0;  ///< measured compute
-  double feature_bytes = 0;     ///< feature rows loaded from host storage over PCIe (UVA)
-  double alltoall_bytes = 0;    ///< bytes this PE sent to other PEs
-  double allreduce_bytes = 0;   ///< gradient bytes of the all-reduce
+  double feature_bytes = 0;    ///< feature rows loaded from host storage over PCIe (UVA)
+  double alltoall_bytes = 0;   ///< bytes this PE sent to other PEs
+  double allreduce_bytes = 0;  ///< gradient bytes of the all-reduce
   int pes = 1;
 };
 

@@ -354,5 +354,4 @@ std::string format_work_table(const work_options& o, const work_result& r) {
   return out;
 }
 
-
 }  // namespace coopgnn::bench

@@ -134,5 +134,4 @@ std::string work_to_csv(const work_result& r);
 /// P W(B/P) / W(B) of edges per P; then every check, one line each, with the tolerance.
 std::string format_work_table(const work_options& o, const work_result& r);
 
-
 }  // namespace coopgnn::bench

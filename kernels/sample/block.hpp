@@ -19,16 +19,14 @@ namespace coopgnn {
 ///  - dst_degree / src_degree hold full-graph in-degrees (GCN normalisation).
 struct block {
   std::int64_t num_dst = 0;
-  std::vector<vid_t> src_ids;        ///< [num_src] global ids, destinations first
-  std::vector<eid_t> indptr;         ///< [num_dst + 1]
-  std::vector<std::int64_t> indices; ///< [num_edges] local source index
-  std::vector<float> weights;        ///< [num_edges] Hajek weights
+  std::vector<vid_t> src_ids;            ///< [num_src] global ids, destinations first
+  std::vector<eid_t> indptr;             ///< [num_dst + 1]
+  std::vector<std::int64_t> indices;     ///< [num_edges] local source index
+  std::vector<float> weights;            ///< [num_edges] Hajek weights
   std::vector<std::int64_t> src_degree;  ///< [num_src] full-graph in-degree of each source
 
   [[nodiscard]] std::int64_t num_src() const { return static_cast<std::int64_t>(src_ids.size()); }
-  [[nodiscard]] std::int64_t num_edges() const {
-    return static_cast<std::int64_t>(indices.size());
-  }
+  [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(indices.size()); }
 };
 
 }  // namespace coopgnn

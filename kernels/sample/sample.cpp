@@ -86,7 +86,8 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
       kept[i] = keep;
     }
   };
-  int const threads = static_cast<int>(std::min<std::int64_t>(ctx.threads(), std::max<std::int64_t>(n / 256, 1)));
+  int const threads =
+      static_cast<int>(std::min<std::int64_t>(ctx.threads(), std::max<std::int64_t>(n / 256, 1)));
   if (threads <= 1) {
     work(0, n);
   } else {
@@ -153,9 +154,9 @@ block make_block(const csc_graph& g, std::span<const vid_t> dst, const sampled_n
   for (std::size_t e = 0; e < sampled.nbrs.size(); ++e) {
     vid_t const t = sampled.nbrs[e];
     std::int64_t const local = find_dst(t);
-    b.indices[e] = local >= 0 ? local
-                              : n + (std::lower_bound(others.begin(), others.end(), t) -
-                                     others.begin());
+    b.indices[e] = local >= 0
+                       ? local
+                       : n + (std::lower_bound(others.begin(), others.end(), t) - others.begin());
   }
   b.src_degree.resize(b.src_ids.size());
   for (std::size_t i = 0; i < b.src_ids.size(); ++i) b.src_degree[i] = g.in_degree(b.src_ids[i]);

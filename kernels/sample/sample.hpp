@@ -33,9 +33,9 @@ struct sample_params {
 /// Sampled in-neighbours per seed: for seed i, nbrs[indptr[i] .. indptr[i+1]) are global ids in
 /// the order of the graph's CSC neighbour list, each with its Hajek weight.
 struct sampled_neighbors {
-  std::vector<eid_t> indptr;  ///< [num_seeds + 1]
-  std::vector<vid_t> nbrs;    ///< [num_sampled] global source ids
-  std::vector<float> weights; ///< [num_sampled] Hajek-normalised 1 / pi_ts (sum 1 per seed)
+  std::vector<eid_t> indptr;   ///< [num_seeds + 1]
+  std::vector<vid_t> nbrs;     ///< [num_sampled] global source ids
+  std::vector<float> weights;  ///< [num_sampled] Hajek-normalised 1 / pi_ts (sum 1 per seed)
 };
 
 /// Samples in-neighbours of every seed.

@@ -13,11 +13,11 @@ namespace coopgnn {
 /// Traffic and time counters of one PE's communicator. Bytes count only data that leaves the PE
 /// (self-sends are free), so they measure what a link would carry.
 struct comm_stats {
-  std::int64_t alltoall_bytes_sent = 0;   ///< bytes sent to other PEs by alltoallv
-  std::int64_t alltoall_bytes_recv = 0;   ///< bytes received from other PEs by alltoallv
-  std::int64_t allreduce_bytes = 0;       ///< payload bytes this PE contributed to all-reduces
+  std::int64_t alltoall_bytes_sent = 0;  ///< bytes sent to other PEs by alltoallv
+  std::int64_t alltoall_bytes_recv = 0;  ///< bytes received from other PEs by alltoallv
+  std::int64_t allreduce_bytes = 0;      ///< payload bytes this PE contributed to all-reduces
   std::int64_t alltoall_calls = 0;
-  double seconds = 0.0;                   ///< wall time inside collective calls (incl. waiting)
+  double seconds = 0.0;  ///< wall time inside collective calls (incl. waiting)
 };
 
 /// One PE's endpoint of a group of `size()` PEs. Every call is collective: all PEs of the group

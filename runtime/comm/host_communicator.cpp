@@ -39,12 +39,10 @@ void host_comm_group::wait(int rank) {
     cv_.notify_all();
     return;
   }
-  bool const done =
-      cv_.wait_for(lk, timeout_, [&] { return generation_ != gen || aborted_; });
+  bool const done = cv_.wait_for(lk, timeout_, [&] { return generation_ != gen || aborted_; });
   if (!done) {
     aborted_ = true;
-    why_ = fmt::format("PE {} waited {} ms for its peers at a collective", rank,
-                       timeout_.count());
+    why_ = fmt::format("PE {} waited {} ms for its peers at a collective", rank, timeout_.count());
     cv_.notify_all();
     throw comm_error(why_);
   }
@@ -58,8 +56,7 @@ host_communicator::host_communicator(std::shared_ptr<host_comm_group> group, int
                   group_->size());
 }
 
-void host_communicator::alltoall(std::span<const std::int64_t> send,
-                                 std::span<std::int64_t> recv) {
+void host_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
   scoped_timer t(&stats_.seconds);
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send.size() == p && recv.size() == p,
@@ -142,8 +139,7 @@ void host_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_
 
 void host_communicator::broadcast(std::span<std::byte> data, int root) {
   scoped_timer t(&stats_.seconds);
-  COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root,
-                  size());
+  COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   group_->ptr_[rank_] = data.data();
   group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
   group_->wait(rank_);

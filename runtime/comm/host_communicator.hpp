@@ -20,8 +20,7 @@ class host_comm_group {
   /// @param timeout  how long a PE waits for its peers at one collective before it fails the
   ///                 group with comm_error (a hung or dead peer never hangs the others)
   /// @throws logic_error for size < 1.
-  explicit host_comm_group(int size,
-                           std::chrono::milliseconds timeout = std::chrono::minutes(10));
+  explicit host_comm_group(int size, std::chrono::milliseconds timeout = std::chrono::minutes(10));
   [[nodiscard]] int size() const { return size_; }
 
   /// Marks the group failed: every PE waiting now or later throws comm_error carrying `why`.

@@ -8,9 +8,9 @@ namespace coopgnn {
 
 /// What the CUDA runtime reports about this machine.
 struct device_info {
-  int count = 0;          ///< usable CUDA devices (0 when none or when built without CUDA)
-  std::string reason;     ///< why count is 0, empty otherwise
-  std::string first_name; ///< name of device 0, when count > 0
+  int count = 0;           ///< usable CUDA devices (0 when none or when built without CUDA)
+  std::string reason;      ///< why count is 0, empty otherwise
+  std::string first_name;  ///< name of device 0, when count > 0
 };
 
 /// Queries the CUDA runtime (cudaGetDeviceCount). Never throws; a failed query is reported in

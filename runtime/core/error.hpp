@@ -48,12 +48,11 @@ namespace detail {
 }  // namespace coopgnn
 
 /// Throws coopgnn::logic_error with the formatted message when `cond` is false.
-#define COOPGNN_EXPECTS(cond, ...)                                                  \
-  do {                                                                              \
-    if (!(cond)) [[unlikely]] {                                                     \
-      ::coopgnn::detail::throw_logic(#cond, __FILE__, __LINE__,                     \
-                                     ::fmt::format(__VA_ARGS__));                   \
-    }                                                                               \
+#define COOPGNN_EXPECTS(cond, ...)                                                           \
+  do {                                                                                       \
+    if (!(cond)) [[unlikely]] {                                                              \
+      ::coopgnn::detail::throw_logic(#cond, __FILE__, __LINE__, ::fmt::format(__VA_ARGS__)); \
+    }                                                                                        \
   } while (0)
 
 /// Throws coopgnn::logic_error unconditionally.

@@ -22,9 +22,10 @@ class matrix {
   }
   matrix(std::int64_t rows, std::int64_t cols, std::vector<T> data)
       : rows_(rows), cols_(cols), data_(std::move(data)) {
-    COOPGNN_EXPECTS(rows >= 0 && cols >= 0 && static_cast<std::int64_t>(data_.size()) == rows * cols,
-                    "matrix data has {} values, shape [{}, {}] needs {}", data_.size(), rows, cols,
-                    rows * cols);
+    COOPGNN_EXPECTS(
+        rows >= 0 && cols >= 0 && static_cast<std::int64_t>(data_.size()) == rows * cols,
+        "matrix data has {} values, shape [{}, {}] needs {}", data_.size(), rows, cols,
+        rows * cols);
   }
 
   [[nodiscard]] std::int64_t rows() const { return rows_; }

@@ -16,15 +16,15 @@ namespace coopgnn::rng {
 
 /// What a draw decides; part of the key so that different decisions never share streams.
 enum class purpose : std::uint32_t {
-  shuffle = 1,        ///< order of training seeds per epoch
-  ns = 2,             ///< uniform neighbour sampling: one variate per candidate edge
-  labor = 3,          ///< LABOR-0: one variate per candidate neighbour vertex
-  dropout = 4,        ///< dropout masks, per (vertex, column)
-  ownership = 5,      ///< the random permutation that assigns owners (DESIGN.md section 5)
-  init = 6,           ///< weight initialisation
-  generate = 7,       ///< synthetic graph generators
-  split = 8,          ///< generated train/val/test splits
-  labor_window = 9,   ///< dependent minibatching normals (issue 4)
+  shuffle = 1,       ///< order of training seeds per epoch
+  ns = 2,            ///< uniform neighbour sampling: one variate per candidate edge
+  labor = 3,         ///< LABOR-0: one variate per candidate neighbour vertex
+  dropout = 4,       ///< dropout masks, per (vertex, column)
+  ownership = 5,     ///< the random permutation that assigns owners (DESIGN.md section 5)
+  init = 6,          ///< weight initialisation
+  generate = 7,      ///< synthetic graph generators
+  split = 8,         ///< generated train/val/test splits
+  labor_window = 9,  ///< dependent minibatching normals (issue 4)
 };
 
 /// A Philox key: the stream of one (run seed, purpose, layer).
@@ -53,10 +53,10 @@ COOPGNN_HD inline stream make_stream(std::uint64_t run_seed, purpose p, std::uin
 /// @param sub    a sub-index (edge position within a neighbour list, feature column, ...)
 /// @param batch  the minibatch (or epoch, or window) index
 COOPGNN_HD inline r123::Philox4x32::ctr_type draw4(stream s, std::uint64_t id, std::uint32_t sub,
-                                                    std::uint32_t batch) {
+                                                   std::uint32_t batch) {
   r123::Philox4x32 gen;
-  r123::Philox4x32::ctr_type c = {{static_cast<std::uint32_t>(id),
-                                    static_cast<std::uint32_t>(id >> 32), sub, batch}};
+  r123::Philox4x32::ctr_type c = {
+      {static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(id >> 32), sub, batch}};
   r123::Philox4x32::key_type k = {{s.k0, s.k1}};
   return gen(c, k);
 }

@@ -17,14 +17,14 @@ namespace coopgnn {
 struct dataset {
   std::string name;
   vid_t num_nodes = 0;
-  std::vector<vid_t> src;       ///< [E] edge sources (edge src[e] -> dst[e])
-  std::vector<vid_t> dst;       ///< [E] edge destinations
-  matrix<float> features;       ///< [num_nodes, F] float32; F = 0 when there are none
+  std::vector<vid_t> src;            ///< [E] edge sources (edge src[e] -> dst[e])
+  std::vector<vid_t> dst;            ///< [E] edge destinations
+  matrix<float> features;            ///< [num_nodes, F] float32; F = 0 when there are none
   std::vector<std::int64_t> labels;  ///< [num_nodes] class ids, -1 = unknown; empty = no labels
   std::int64_t num_classes = 0;      ///< 0 when there is no classification task
-  std::vector<vid_t> train;     ///< training seed vertices
-  std::vector<vid_t> valid;     ///< validation vertices
-  std::vector<vid_t> test;      ///< test vertices
+  std::vector<vid_t> train;          ///< training seed vertices
+  std::vector<vid_t> valid;          ///< validation vertices
+  std::vector<vid_t> test;           ///< test vertices
 
   [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
   [[nodiscard]] std::int64_t feature_dim() const { return features.cols(); }

@@ -21,8 +21,8 @@ ownership::ownership(vid_t num_nodes, int num_pes, std::uint64_t seed) : num_pes
   std::sort(keyed.begin(), keyed.end());
   owner_.resize(static_cast<std::size_t>(num_nodes));
   for (vid_t pos = 0; pos < num_nodes; ++pos) {
-    owner_[keyed[pos].second] = static_cast<std::uint16_t>(
-        (static_cast<__int128>(pos) * num_pes) / num_nodes);
+    owner_[keyed[pos].second] =
+        static_cast<std::uint16_t>((static_cast<__int128>(pos) * num_pes) / num_nodes);
   }
 }
 

@@ -19,20 +19,20 @@ std::string to_string(minibatch_mode m);
 /// Everything that decides a training run. Defaults are what `coopgnn train` uses.
 struct train_config {
   minibatch_mode mode = minibatch_mode::cooperative;
-  int num_pes = 4;                   ///< P: PE threads (host backend)
-  std::string model = "sage";        ///< "sage" or "gcn"
-  std::int64_t hidden = 64;          ///< hidden width
-  bool linear_head = false;          ///< add a linear head after the last conv layer
+  int num_pes = 4;                      ///< P: PE threads (host backend)
+  std::string model = "sage";           ///< "sage" or "gcn"
+  std::int64_t hidden = 64;             ///< hidden width
+  bool linear_head = false;             ///< add a linear head after the last conv layer
   std::vector<int> fanouts = {10, 10};  ///< one per layer, l = 0 next to the seeds; -1 = all
   sampler_kind sampler = sampler_kind::ns;
-  std::int64_t batch_size = 1024;    ///< global batch size B (all PEs together)
+  std::int64_t batch_size = 1024;  ///< global batch size B (all PEs together)
   int epochs = 100;
   float lr = 0.01f;
   float weight_decay = 5e-4f;
   float dropout = 0.5f;
   std::uint64_t seed = 0;
-  int eval_every = 1;                ///< evaluate every N epochs (and after the last)
-  int sample_threads = 1;            ///< host threads per PE used by the sampler
+  int eval_every = 1;      ///< evaluate every N epochs (and after the last)
+  int sample_threads = 1;  ///< host threads per PE used by the sampler
 };
 
 /// Work of one PE (or summed over PEs) in a batch or an epoch (DESIGN.md section 6, "Work
@@ -51,8 +51,7 @@ struct work_counters {
 
 /// Wall time per pipeline stage (seconds).
 struct stage_seconds {
-  double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0,
-         optimizer = 0;
+  double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0, optimizer = 0;
   stage_seconds& max_with(const stage_seconds& o);
   stage_seconds& operator+=(const stage_seconds& o);
 };
@@ -61,15 +60,15 @@ struct stage_seconds {
 struct epoch_report {
   std::string mode;
   int pes = 0;
-  int epoch = 0;               ///< 1-based
-  double train_loss = 0;       ///< mean over batches of the global-batch mean loss
-  double val_metric = 0;       ///< NaN when not evaluated this epoch
+  int epoch = 0;          ///< 1-based
+  double train_loss = 0;  ///< mean over batches of the global-batch mean loss
+  double val_metric = 0;  ///< NaN when not evaluated this epoch
   double test_metric = 0;
-  std::string metric_name;     ///< "accuracy" or "roc_auc"
-  stage_seconds seconds;       ///< per stage: the maximum over PEs of the epoch's total
-  double epoch_seconds = 0;    ///< wall time of the training part of the epoch
-  double eval_seconds = 0;     ///< wall time of evaluation
-  work_counters work;          ///< summed over PEs and batches
+  std::string metric_name;   ///< "accuracy" or "roc_auc"
+  stage_seconds seconds;     ///< per stage: the maximum over PEs of the epoch's total
+  double epoch_seconds = 0;  ///< wall time of the training part of the epoch
+  double eval_seconds = 0;   ///< wall time of evaluation
+  work_counters work;        ///< summed over PEs and batches
   std::int64_t batches = 0;
 };
 

@@ -87,16 +87,15 @@ sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, co
 std::int64_t sampled_batch::bytes() const {
   std::int64_t b = 0;
   for (auto const& blk : blocks) {
-    b += static_cast<std::int64_t>(blk.src_ids.size() * sizeof(vid_t) +
-                                   blk.indptr.size() * sizeof(eid_t) +
-                                   blk.indices.size() * sizeof(std::int64_t) +
-                                   blk.weights.size() * sizeof(float) +
-                                   blk.src_degree.size() * sizeof(std::int64_t));
+    b += static_cast<std::int64_t>(
+        blk.src_ids.size() * sizeof(vid_t) + blk.indptr.size() * sizeof(eid_t) +
+        blk.indices.size() * sizeof(std::int64_t) + blk.weights.size() * sizeof(float) +
+        blk.src_degree.size() * sizeof(std::int64_t));
   }
   for (auto const& p : plans) {
-    b += static_cast<std::int64_t>((p.send_perm.size() + p.recv_inv.size() +
-                                    p.send_counts.size() + p.recv_counts.size()) *
-                                   sizeof(std::int64_t));
+    b += static_cast<std::int64_t>(
+        (p.send_perm.size() + p.recv_inv.size() + p.send_counts.size() + p.recv_counts.size()) *
+        sizeof(std::int64_t));
   }
   return b + static_cast<std::int64_t>(input_nodes.size() * sizeof(vid_t));
 }

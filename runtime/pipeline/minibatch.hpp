@@ -26,11 +26,11 @@ struct exchange_plan {
 
 /// One PE's share of a sampled minibatch.
 struct sampled_batch {
-  std::vector<block> blocks;          ///< [L]; blocks[l] samples layer l (0 next to the seeds)
-  std::vector<exchange_plan> plans;   ///< [L] cooperative only; plans[l] serves blocks[l] sources
-  std::vector<vid_t> input_nodes;     ///< vertices whose features this PE loads from storage
-  work_counters work;                 ///< sampled edges and vertices of this PE
-  std::vector<std::int64_t> id_bytes; ///< [L] cooperative: id bytes sent to other PEs per layer
+  std::vector<block> blocks;           ///< [L]; blocks[l] samples layer l (0 next to the seeds)
+  std::vector<exchange_plan> plans;    ///< [L] cooperative only; plans[l] serves blocks[l] sources
+  std::vector<vid_t> input_nodes;      ///< vertices whose features this PE loads from storage
+  work_counters work;                  ///< sampled edges and vertices of this PE
+  std::vector<std::int64_t> id_bytes;  ///< [L] cooperative: id bytes sent to other PEs per layer
 
   /// Bytes held by the blocks and plans (what a PE keeps for the whole step).
   [[nodiscard]] std::int64_t bytes() const;

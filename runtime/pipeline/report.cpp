@@ -45,10 +45,11 @@ std::string format_epoch_line(const epoch_report& r) {
   auto const& s = r.seconds;
   return fmt::format(
       "[{}] epoch {:>3}  loss {:.4f}  val {} {}  test {}  |  {:.3f}s (sample {:.3f} feat {:.3f} "
-      "fwd {:.3f} bwd {:.3f} comm {:.3f} opt {:.3f})  |  edges {} vertices {} rows {} a2a {:.2f} MB",
+      "fwd {:.3f} bwd {:.3f} comm {:.3f} opt {:.3f})  |  edges {} vertices {} rows {} a2a {:.2f} "
+      "MB",
       r.mode, r.epoch, r.train_loss, r.metric_name, metric_text(r.val_metric),
-      metric_text(r.test_metric), r.epoch_seconds, s.sample, s.feature_load, s.forward,
-      s.backward, s.communication, s.optimizer, r.work.sampled_edges, r.work.sampled_vertices,
+      metric_text(r.test_metric), r.epoch_seconds, s.sample, s.feature_load, s.forward, s.backward,
+      s.communication, s.optimizer, r.work.sampled_edges, r.work.sampled_vertices,
       r.work.feature_rows, static_cast<double>(r.work.alltoall_bytes) / 1e6);
 }
 
@@ -65,17 +66,20 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
       [&](std::size_t i) { return metric_text(finals[i].val_metric); });
   row(fmt::format("final test {}", finals.empty() ? "" : finals[0].metric_name),
       [&](std::size_t i) { return metric_text(finals[i].test_metric); });
-  row("final train loss", [&](std::size_t i) { return fmt::format("{:.4f}", finals[i].train_loss); });
+  row("final train loss",
+      [&](std::size_t i) { return fmt::format("{:.4f}", finals[i].train_loss); });
   row("epoch time, mean (s)", [&](std::size_t i) {
     return fmt::format("{:.4f}", totals[i].epoch_seconds / std::max(1, totals[i].epoch));
   });
   auto per_epoch = [&](std::size_t i, std::int64_t v) {
     return fmt::format("{}", v / std::max(1, totals[i].epoch));
   };
-  row("sampled edges / epoch", [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_edges); });
+  row("sampled edges / epoch",
+      [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_edges); });
   row("sampled vertices / epoch",
       [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_vertices); });
-  row("feature rows / epoch", [&](std::size_t i) { return per_epoch(i, totals[i].work.feature_rows); });
+  row("feature rows / epoch",
+      [&](std::size_t i) { return per_epoch(i, totals[i].work.feature_rows); });
   row("all-to-all MB / epoch", [&](std::size_t i) {
     return fmt::format("{:.3f}", static_cast<double>(totals[i].work.alltoall_bytes) / 1e6 /
                                      std::max(1, totals[i].epoch));

@@ -73,9 +73,9 @@ struct trainer::pe_state {
   models::gnn_model model;
   models::adam opt;
   feature_store store;
-  stage_seconds seconds;   // accumulated over the epoch
-  work_counters work;      // accumulated over the epoch
-  double loss = 0;         // accumulated global-batch loss (identical on every PE)
+  stage_seconds seconds;  // accumulated over the epoch
+  work_counters work;     // accumulated over the epoch
+  double loss = 0;        // accumulated global-batch loss (identical on every PE)
 };
 
 trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
@@ -114,9 +114,7 @@ trainer::~trainer() = default;
 const models::gnn_model& trainer::model(int pe) const { return pes_.at(pe)->model; }
 models::gnn_model& trainer::model(int pe) { return pes_.at(pe)->model; }
 
-std::string trainer::metric_name() const {
-  return ds_.num_classes == 2 ? "roc_auc" : "accuracy";
-}
+std::string trainer::metric_name() const { return ds_.num_classes == 2 ? "roc_auc" : "accuracy"; }
 
 std::int64_t trainer::batches_per_epoch() const {
   auto const n = static_cast<std::int64_t>(ds_.train.size());
@@ -128,8 +126,8 @@ std::vector<vid_t> trainer::epoch_order(int epoch) const {
   std::vector<std::pair<std::uint64_t, vid_t>> keyed;
   keyed.reserve(ds_.train.size());
   for (vid_t v : ds_.train) {
-    auto const r = rng::draw4(st, static_cast<std::uint64_t>(v), 0,
-                              static_cast<std::uint32_t>(epoch));
+    auto const r =
+        rng::draw4(st, static_cast<std::uint64_t>(v), 0, static_cast<std::uint32_t>(epoch));
     keyed.emplace_back((static_cast<std::uint64_t>(r[0]) << 32) | r[1], v);
   }
   std::sort(keyed.begin(), keyed.end());
@@ -169,8 +167,8 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
   if (first) std::rethrow_exception(first);
 }
 
-void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
-                      std::uint32_t batch_index, const step_options& opt) {
+void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
+                      const step_options& opt) {
   int const P = cfg_.num_pes;
   int const p = pe.comm.rank();
   auto const L = cfg_.fanouts.size();
@@ -272,8 +270,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch,
   {
     scoped_timer timer(nullptr);
     pe.model.zero_grad();
-    loss = models::softmax_cross_entropy<float>(logits, labels, 1.0f / static_cast<float>(B),
-                                                &grad);
+    loss =
+        models::softmax_cross_entropy<float>(logits, labels, 1.0f / static_cast<float>(B), &grad);
     if (auto* head = pe.model.head()) grad = head->backward(grad, head_cache);
     for (std::size_t ii = L; ii-- > 0;) {
       std::size_t const b = L - 1 - ii;

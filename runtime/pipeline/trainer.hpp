@@ -31,12 +31,12 @@ struct layer_traffic {
 struct pe_trace {
   std::vector<std::vector<std::pair<vid_t, vid_t>>> edges;  ///< [L] sampled (src, dst) global ids
                                                             ///< (only with capture_edges)
-  std::vector<vid_t> seeds;        ///< output vertices of this PE, in logits row order
-  matrix<float> logits;            ///< [seeds, C]
-  std::vector<float> grads;        ///< all-reduced weight gradients, flattened in params() order
-  work_counters work;              ///< this PE's work in the step
-  double loss = 0;                 ///< this PE's contribution (sum over its seeds / B)
-  stage_seconds seconds;           ///< this PE's time per stage in the step
+  std::vector<vid_t> seeds;  ///< output vertices of this PE, in logits row order
+  matrix<float> logits;      ///< [seeds, C]
+  std::vector<float> grads;  ///< all-reduced weight gradients, flattened in params() order
+  work_counters work;        ///< this PE's work in the step
+  double loss = 0;           ///< this PE's contribution (sum over its seeds / B)
+  stage_seconds seconds;     ///< this PE's time per stage in the step
   std::vector<layer_traffic> traffic;  ///< cooperative: bytes per layer and direction
   std::int64_t working_set_bytes = 0;  ///< blocks, plans, input rows, activations, gradients
   std::int64_t staging_bytes = 0;      ///< largest all-to-all send + receive staging of the step
@@ -44,9 +44,9 @@ struct pe_trace {
 
 /// Options of one training step.
 struct step_options {
-  bool update = true;                       ///< apply the optimizer step
-  std::vector<pe_trace>* trace = nullptr;   ///< [P] when set, filled per PE
-  bool capture_edges = true;                ///< with trace: also list every sampled edge
+  bool update = true;                      ///< apply the optimizer step
+  std::vector<pe_trace>* trace = nullptr;  ///< [P] when set, filled per PE
+  bool capture_edges = true;               ///< with trace: also list every sampled edge
 };
 
 /// Trains a GNN with P host PE threads. Weights are replicated: every PE starts from the same

@@ -1,7 +1,8 @@
 // bench modes and the projection model (issue 5, items 2 and 3).
+#include "bench/drivers/modes.hpp"
+
 #include <gtest/gtest.h>
 
-#include "bench/drivers/modes.hpp"
 #include "runtime/core/error.hpp"
 #include "tests/common/graphs.hpp"
 

@@ -1,12 +1,13 @@
 // Host communicator: self-verifying all-to-all data (nccl-tests style), empty sends, all-reduce
 // determinism, and failure propagation instead of hangs.
+#include "runtime/comm/host_communicator.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <functional>
 #include <thread>
 
-#include "runtime/comm/host_communicator.hpp"
 #include "runtime/core/error.hpp"
 
 namespace coopgnn {
@@ -71,7 +72,8 @@ TEST_P(AlltoallTest, AllreduceIsIdenticalOnEveryPe) {
   std::vector<std::vector<float>> results(static_cast<std::size_t>(P));
   run_group(P, [&](communicator& c) {
     std::vector<float> v(37);
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.1f * static_cast<float>(c.rank() + 1) + 1e-7f * static_cast<float>(i);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = 0.1f * static_cast<float>(c.rank() + 1) + 1e-7f * static_cast<float>(i);
     c.allreduce_sum(std::span<float>(v));
     results[c.rank()] = v;
     std::vector<std::int64_t> n = {c.rank() + 1};

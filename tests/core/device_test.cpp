@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "runtime/core/device.hpp"
+
+#include <gtest/gtest.h>
 
 namespace coopgnn {
 namespace {

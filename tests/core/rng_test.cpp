@@ -1,11 +1,11 @@
 // Counter-based RNG (DESIGN.md section 4): Philox known answers, keying, and uniformity.
+#include "runtime/core/rng.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
-
-#include "runtime/core/rng.hpp"
 
 namespace coopgnn {
 namespace {

@@ -1,7 +1,8 @@
+#include "runtime/graph/csc.hpp"
+
 #include <gtest/gtest.h>
 
 #include "runtime/core/error.hpp"
-#include "runtime/graph/csc.hpp"
 
 namespace coopgnn {
 namespace {

@@ -14,7 +14,6 @@
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/metadata.hpp"
 #include "runtime/graph/npy.hpp"
-
 #include "tests/common/files.hpp"
 namespace coopgnn {
 namespace {

@@ -14,7 +14,6 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npz.hpp"
-
 #include "tests/common/files.hpp"
 namespace coopgnn {
 namespace {

@@ -1,7 +1,8 @@
+#include "runtime/graph/ownership.hpp"
+
 #include <gtest/gtest.h>
 
 #include "runtime/core/error.hpp"
-#include "runtime/graph/ownership.hpp"
 
 namespace coopgnn {
 namespace {

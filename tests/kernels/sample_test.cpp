@@ -1,11 +1,12 @@
 // Sampler property validators and determinism (DESIGN.md sections 4 and 8).
+#include "kernels/sample/sample.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 #include <set>
 
-#include "kernels/sample/sample.hpp"
 #include "runtime/core/error.hpp"
 #include "tests/common/graphs.hpp"
 
@@ -73,7 +74,8 @@ TEST_P(SampleTest, KeptEdgesAreGraphEdgesWithPromisedCounts) {
       q.batch = batch;
       mean += static_cast<double>(sample_neighbors(exec_context{}, g, seeds, q).nbrs.size()) / 40;
     }
-    EXPECT_NEAR(mean, static_cast<double>(expected_total), 0.04 * static_cast<double>(expected_total));
+    EXPECT_NEAR(mean, static_cast<double>(expected_total),
+                0.04 * static_cast<double>(expected_total));
   } else {
     EXPECT_EQ(total, expected_total);
   }
@@ -107,21 +109,22 @@ TEST_P(SampleTest, SameVertexSameNeighboursInAnySeedList) {
   auto const part = sample_neighbors(exec_context{}, g, subset, p);
   for (std::size_t i = 0; i < subset.size(); ++i) {
     vid_t const v = subset[i];
-    std::vector<vid_t> a(full.nbrs.begin() + full.indptr[v], full.nbrs.begin() + full.indptr[v + 1]);
-    std::vector<vid_t> b(part.nbrs.begin() + part.indptr[i], part.nbrs.begin() + part.indptr[i + 1]);
+    std::vector<vid_t> a(full.nbrs.begin() + full.indptr[v],
+                         full.nbrs.begin() + full.indptr[v + 1]);
+    std::vector<vid_t> b(part.nbrs.begin() + part.indptr[i],
+                         part.nbrs.begin() + part.indptr[i + 1]);
     EXPECT_EQ(a, b) << "vertex " << v;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Samplers, SampleTest,
-    ::testing::Values(sample_usecase{sampler_kind::ns, 10, 300, 8},
-                      sample_usecase{sampler_kind::ns, 1, 33, 4},
-                      sample_usecase{sampler_kind::ns, 31, 200, 40},
-                      sample_usecase{sampler_kind::ns, -1, 100, 6},
-                      sample_usecase{sampler_kind::labor, 10, 2000, 20},
-                      sample_usecase{sampler_kind::labor, 3, 500, 12},
-                      sample_usecase{sampler_kind::labor, -1, 100, 6}));
+INSTANTIATE_TEST_SUITE_P(Samplers, SampleTest,
+                         ::testing::Values(sample_usecase{sampler_kind::ns, 10, 300, 8},
+                                           sample_usecase{sampler_kind::ns, 1, 33, 4},
+                                           sample_usecase{sampler_kind::ns, 31, 200, 40},
+                                           sample_usecase{sampler_kind::ns, -1, 100, 6},
+                                           sample_usecase{sampler_kind::labor, 10, 2000, 20},
+                                           sample_usecase{sampler_kind::labor, 3, 500, 12},
+                                           sample_usecase{sampler_kind::labor, -1, 100, 6}));
 
 TEST(Sample, KeysChangeWithBatchLayerAndSeed) {
   auto const g = test::random_graph(500, 30, 3);
@@ -209,9 +212,9 @@ TEST(Sample, SeedsWithNoNeighboursGiveEmptyRows) {
   for (auto kind : {sampler_kind::ns, sampler_kind::labor}) {
     auto const s = sample_neighbors(exec_context{}, g, seeds, {kind, 5, 0, 0, 0});
     EXPECT_EQ(s.indptr, (std::vector<eid_t>{0, 0, 0}));
-    auto const b = make_block(g, std::vector<vid_t>{0}, sample_neighbors(exec_context{}, g,
-                                                                          std::vector<vid_t>{0},
-                                                                          {kind, 5, 0, 0, 0}));
+    auto const b =
+        make_block(g, std::vector<vid_t>{0},
+                   sample_neighbors(exec_context{}, g, std::vector<vid_t>{0}, {kind, 5, 0, 0, 0}));
     EXPECT_EQ(b.num_dst, 1);
     EXPECT_EQ(b.num_src(), 1);
     EXPECT_EQ(b.num_edges(), 0);
@@ -240,9 +243,9 @@ TEST(Block, UniqueCompactWithDestinationsFirst) {
   for (std::int64_t i = 0; i < b.num_src(); ++i) {
     EXPECT_EQ(b.src_degree[i], g.in_degree(b.src_ids[i]));
   }
-  EXPECT_THROW(make_block(g, std::vector<vid_t>{1, 1}, sample_neighbors(exec_context{}, g,
-                                                                         std::vector<vid_t>{1, 1},
-                                                                         {sampler_kind::ns, 2, 0, 0, 0})),
+  EXPECT_THROW(make_block(g, std::vector<vid_t>{1, 1},
+                          sample_neighbors(exec_context{}, g, std::vector<vid_t>{1, 1},
+                                           {sampler_kind::ns, 2, 0, 0, 0})),
                logic_error);
 }
 

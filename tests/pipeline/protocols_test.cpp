@@ -71,13 +71,15 @@ step_result run_step(const protocol_usecase& u, minibatch_mode mode, int P) {
   auto const& d = data();
   trainer tr(d.ds, d.g, make_cfg(u, mode, P));
   auto const order = tr.epoch_order(1);
-  std::vector<vid_t> batch(order.begin(), order.begin() + std::min<std::int64_t>(u.batch, order.size()));
+  std::vector<vid_t> batch(order.begin(),
+                           order.begin() + std::min<std::int64_t>(u.batch, order.size()));
   std::vector<pe_trace> traces;
   tr.step(batch, 5, step_options{false, &traces});
   step_result r;
   r.edges.resize(u.fanouts.size());
   for (auto const& t : traces) {
-    for (std::size_t l = 0; l < t.edges.size(); ++l) r.edges[l].insert(t.edges[l].begin(), t.edges[l].end());
+    for (std::size_t l = 0; l < t.edges.size(); ++l)
+      r.edges[l].insert(t.edges[l].begin(), t.edges[l].end());
     for (std::size_t i = 0; i < t.seeds.size(); ++i) {
       EXPECT_EQ(r.logits.count(t.seeds[i]), 0u) << "seed " << t.seeds[i] << " computed twice";
       r.logits[t.seeds[i]] = std::vector<float>(t.logits.row(i), t.logits.row(i) + t.logits.cols());

@@ -12,10 +12,9 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "tests/common/files.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/info.hpp"
-
-#include "tests/common/files.hpp"
 namespace coopgnn {
 namespace {
 

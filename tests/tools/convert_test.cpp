@@ -18,7 +18,6 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
-
 #include "tests/common/files.hpp"
 namespace coopgnn {
 namespace {

@@ -35,12 +35,13 @@ void run_bench_modes(bench_modes_args& a) {
   scoped_timer load(nullptr);
   dataset const ds = read_dataset(a.dataset);
   csc_graph const g = build_csc(ds.num_nodes, ds.src, ds.dst);
-  fmt::print("bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
-             "sampler {} fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} "
-             "warm-up)\n",
-             ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(), a.sampler,
-             fmt::join(a.opt.fanouts, ","), a.opt.batch_size, fmt::join(a.opt.pes, ","),
-             a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup);
+  fmt::print(
+      "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
+      "sampler {} fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} "
+      "warm-up)\n",
+      ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(), a.sampler,
+      fmt::join(a.opt.fanouts, ","), a.opt.batch_size, fmt::join(a.opt.pes, ","), a.opt.model,
+      a.opt.hidden, a.opt.batches, a.opt.warmup);
   std::fflush(stdout);
   scoped_timer run(nullptr);
   auto const res = bench::run_modes(ds, g, a.opt, [&](const std::string& what) {
@@ -59,8 +60,8 @@ void run_bench_modes(bench_modes_args& a) {
       "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} --pes {} "
       "--batches {} --warmup {} --model {} --hidden {} --seed {} --out {}",
       a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size,
-      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
-      a.opt.seed, a.out));
+      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden, a.opt.seed,
+      a.out));
   h.created = bench::utc_now_iso8601();
   h.backend = "host";
   h.device = bench::host_device_name();
@@ -94,8 +95,7 @@ void add_bench_modes_command(CLI::App& bench) {
   cmd->add_option("--pes", a->opt.pes, "PE counts to run")->delimiter(',')->capture_default_str();
   cmd->add_option("--batches", a->opt.batches, "Measured batches per (mode, P)")
       ->capture_default_str();
-  cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")
-      ->capture_default_str();
+  cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")->capture_default_str();
   cmd->add_option("--model", a->opt.model, "sage or gcn")
       ->check(CLI::IsMember({"sage", "gcn"}))
       ->capture_default_str();

@@ -62,9 +62,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--seed", o.cfg.seed,
                   "Run seed: keys sampling, dropout, shuffling, ownership and initialisation")
       ->capture_default_str();
-  cmd->add_option("--eval-every", o.cfg.eval_every,
-                  "Evaluate (full-neighbour inference) every N epochs; 0 = only after the last epoch, "
-                  "which is always evaluated")
+  cmd->add_option(
+         "--eval-every", o.cfg.eval_every,
+         "Evaluate (full-neighbour inference) every N epochs; 0 = only after the last epoch, "
+         "which is always evaluated")
       ->capture_default_str();
   cmd->add_option("--sample-threads", o.cfg.sample_threads,
                   "Host threads per PE for sampling (results do not depend on it)")
@@ -87,11 +88,12 @@ std::unique_ptr<loaded_data> load(train_options& o) {
   data->ds = read_dataset(o.dataset);
   data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
   if (!o.quiet) {
-    fmt::print("dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
-               "(loaded in {:.2f}s)\n",
-               data->ds.name, o.dataset, data->ds.num_nodes, data->ds.num_edges(),
-               data->ds.feature_dim(), data->ds.num_classes, data->ds.train.size(),
-               data->ds.valid.size(), data->ds.test.size(), t.seconds());
+    fmt::print(
+        "dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
+        "(loaded in {:.2f}s)\n",
+        data->ds.name, o.dataset, data->ds.num_nodes, data->ds.num_edges(), data->ds.feature_dim(),
+        data->ds.num_classes, data->ds.train.size(), data->ds.valid.size(), data->ds.test.size(),
+        t.seconds());
   }
   return data;
 }
@@ -123,11 +125,12 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_data& data, trai
   o.cfg.sampler = parse_sampler_kind(o.sampler);
   trainer tr(data.ds, data.g, o.cfg);
   if (!o.quiet) {
-    fmt::print("{} minibatching: P={} model={} hidden={} fanouts={} sampler={} batch={} "
-               "params={} batches/epoch={}\n",
-               to_string(o.cfg.mode), o.cfg.num_pes, o.cfg.model, o.cfg.hidden,
-               fmt::join(o.cfg.fanouts, ","), o.sampler, o.cfg.batch_size,
-               tr.model(0).num_parameters(), tr.batches_per_epoch());
+    fmt::print(
+        "{} minibatching: P={} model={} hidden={} fanouts={} sampler={} batch={} "
+        "params={} batches/epoch={}\n",
+        to_string(o.cfg.mode), o.cfg.num_pes, o.cfg.model, o.cfg.hidden,
+        fmt::join(o.cfg.fanouts, ","), o.sampler, o.cfg.batch_size, tr.model(0).num_parameters(),
+        tr.batches_per_epoch());
   }
   epoch_report last, total;
   total.mode = to_string(o.cfg.mode);
@@ -172,9 +175,10 @@ void add_train_commands(CLI::App& app) {
       "Train a GNN with P PEs in cooperative or independent minibatching and report loss, "
       "validation/test metric, per-stage time and work per epoch.");
   add_common_options(train, *topt);
-  train->add_option("--mode", topt->mode,
-                    "cooperative: PEs share one global batch and exchange vertices with "
-                    "all-to-all; independent: each PE trains its own B/P seeds")
+  train
+      ->add_option("--mode", topt->mode,
+                   "cooperative: PEs share one global batch and exchange vertices with "
+                   "all-to-all; independent: each PE trains its own B/P seeds")
       ->check(CLI::IsMember({"cooperative", "independent"}))
       ->capture_default_str();
   train->callback([topt] {

@@ -66,7 +66,8 @@ matrix<float> class_features(const std::vector<std::int64_t>& cls, std::int64_t 
     normal_row(sn, static_cast<std::uint64_t>(v), f, eps.data());
     const double* m = &mu[cls[v] * f];
     float* row = x.row(v);
-    for (std::int64_t j = 0; j < f; ++j) row[j] = static_cast<float>((m[j] + sigma * eps[j]) * unit);
+    for (std::int64_t j = 0; j < f; ++j)
+      row[j] = static_cast<float>((m[j] + sigma * eps[j]) * unit);
   }
   return x;
 }

@@ -63,8 +63,8 @@ struct sbm_options {
 ///    proportion to its total theta, then ~ theta within it; then symmetrized, self-loops
 ///    dropped, duplicates removed, so the measured edge homophily is close to h;
 ///  - features x_v = (mu_{class(v)} + sigma * eps) / sqrt(1 + sigma^2), mu_c and eps standard
-///    normal per dimension (unit variance per column), sigma = feature_noise (auto: sqrt(F / 2), which puts two class means about one noise std
-///    from their midpoint: learnable, not trivial);
+///    normal per dimension (unit variance per column), sigma = feature_noise (auto: sqrt(F / 2),
+///    which puts two class means about one noise std from their midpoint: learnable, not trivial);
 ///  - split: a keyed permutation (purpose split) cut into train / valid / test by the fractions.
 /// @throws logic_error for nodes < 1, classes < 1 or > nodes, avg_degree < 0, homophily outside
 ///         [0, 1], feature_dim < 0, or fractions outside [0, 1] summing past 1.
