@@ -53,7 +53,9 @@ TEST_P(SampleTest, KeptEdgesAreGraphEdgesWithPromisedCounts) {
       ASSERT_TRUE(kept.insert(s.nbrs[e]).second) << "duplicate edge for seed " << v;
       wsum += s.weights[e];
     }
-    if (cnt > 0) EXPECT_NEAR(wsum, 1.0f, 1e-5f);
+    if (cnt > 0) {
+      EXPECT_NEAR(wsum, 1.0f, 1e-5f);
+    }
     if (u.fanout < 0 || d <= u.fanout) {
       EXPECT_EQ(cnt, d) << "seed " << v << " with degree <= fanout must keep all";
     } else if (u.kind == sampler_kind::ns) {
