@@ -41,7 +41,8 @@ struct modes_row {
   std::string mode;
   int pes = 0;
   stage_seconds seconds;               ///< max over PEs of the per-PE mean per batch
-  double total_seconds = 0;            ///< sum of the stages
+  double total_seconds = 0;            ///< the slowest PE's whole batch (wall)
+  stage_seconds cpu_seconds;           ///< max over PEs of the thread CPU time per batch
   std::map<std::string, double> work;  ///< summed over PEs, mean per batch
   std::map<std::pair<int, std::string>, double> traffic;  ///< (layer, direction) -> bytes/batch
   double imbalance_seeds = 1, imbalance_edges = 1, imbalance_rows = 1;  ///< max/mean over PEs

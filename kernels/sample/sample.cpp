@@ -1,6 +1,7 @@
 #include "kernels/sample/sample.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <thread>
 
 #include "runtime/core/error.hpp"
@@ -74,7 +75,12 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
 
   // Pass 1: kept positions per seed, computed in parallel chunks; pass 2: concatenate in order.
   std::vector<std::vector<std::uint32_t>> kept(static_cast<std::size_t>(n));
-  auto work = [&](std::int64_t begin, std::int64_t end) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    COOPGNN_EXPECTS(g.in_degree(seeds[i]) < (eid_t{1} << 32),
+                    "seed {} has in-degree {}: positions must fit 32 bits", seeds[i],
+                    g.in_degree(seeds[i]));
+  }
+  auto work_range = [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch;
     std::vector<std::uint32_t> keep;
     for (std::int64_t i = begin; i < end; ++i) {
@@ -86,14 +92,27 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
       kept[i] = keep;
     }
   };
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ctx.threads()));
+  auto work = [&](std::int64_t begin, std::int64_t end, int t) noexcept {
+    try {
+      work_range(begin, end);
+    } catch (...) {
+      errors[static_cast<std::size_t>(t)] = std::current_exception();
+    }
+  };
   int const threads =
       static_cast<int>(std::min<std::int64_t>(ctx.threads(), std::max<std::int64_t>(n / 256, 1)));
   if (threads <= 1) {
-    work(0, n);
+    work_range(0, n);
   } else {
-    std::vector<std::jthread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back(work, n * t / threads, n * (t + 1) / threads);
+    {
+      std::vector<std::jthread> pool;
+      for (int t = 0; t < threads; ++t) {
+        pool.emplace_back(work, n * t / threads, n * (t + 1) / threads, t);
+      }
+    }
+    for (auto const& e : errors) {
+      if (e) std::rethrow_exception(e);
     }
   }
 

@@ -100,21 +100,24 @@ void host_communicator::alltoallv(const std::byte* send, std::span<const std::in
     }
     out += recv_bytes[q];
   }
+  // Pass the second barrier even on a mismatch: peers may still be reading this PE's buffer.
+  group_->wait(rank_);
   if (!mismatch.empty()) {
     group_->abort(mismatch);
     throw comm_error(mismatch);
   }
   ++stats_.alltoall_calls;
-  group_->wait(rank_);
 }
 
 template <typename T>
 void host_communicator::allreduce_impl(std::span<T> data) {
   scoped_timer t(&stats_.seconds);
   auto const p = size();
+  std::vector<T> sum(data.size(), T{});  // allocated before peers can read our buffer
   group_->ptr_[rank_] = data.data();
   group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
   group_->wait(rank_);
+  // Every PE sees every size, so all of them detect a mismatch and none reads a buffer.
   for (int q = 0; q < p; ++q) {
     if (group_->scalar_[q] != static_cast<std::int64_t>(data.size())) {
       auto why = fmt::format("allreduce size mismatch: PE {} has {} values, PE {} has {}", rank_,
@@ -123,7 +126,6 @@ void host_communicator::allreduce_impl(std::span<T> data) {
       throw comm_error(why);
     }
   }
-  std::vector<T> sum(data.size(), T{});
   for (int q = 0; q < p; ++q) {
     const T* src = static_cast<const T*>(group_->ptr_[q]);
     for (std::size_t i = 0; i < data.size(); ++i) sum[i] += src[i];

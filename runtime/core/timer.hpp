@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <ctime>
 
 namespace coopgnn {
 
@@ -22,5 +23,14 @@ class scoped_timer {
   double* acc_;
   std::chrono::steady_clock::time_point t0_;
 };
+
+/// CPU time consumed by the calling thread (seconds, CLOCK_THREAD_CPUTIME_ID). Unlike wall time
+/// it does not grow while the thread waits or is descheduled, so it measures a PE's own compute
+/// when several PE threads share fewer cores.
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 }  // namespace coopgnn

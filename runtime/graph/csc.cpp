@@ -24,9 +24,18 @@ csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const
   g.indices.resize(src.size());
   std::vector<eid_t> fill(g.indptr.begin(), g.indptr.end() - 1);
   for (std::size_t e = 0; e < src.size(); ++e) g.indices[fill[dst[e]]++] = src[e];
+  // Sort each list and drop repeated edges in place (a multigraph would sample an edge twice).
+  eid_t out = 0;
   for (vid_t v = 0; v < num_nodes; ++v) {
-    std::sort(g.indices.begin() + g.indptr[v], g.indices.begin() + g.indptr[v + 1]);
+    auto const begin = g.indices.begin() + g.indptr[v];
+    auto const end = g.indices.begin() + g.indptr[v + 1];
+    std::sort(begin, end);
+    auto const last = std::unique(begin, end);
+    g.indptr[v] = out;
+    out = std::copy(begin, last, g.indices.begin() + out) - g.indices.begin();
   }
+  g.indptr[num_nodes] = out;
+  g.indices.resize(static_cast<std::size_t>(out));
   return g;
 }
 

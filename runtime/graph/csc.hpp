@@ -24,8 +24,8 @@ struct csc_graph {
   }
 };
 
-/// Builds the CSC of in-edges from a directed edge list src[e] -> dst[e], keeping every edge
-/// (duplicates and self-loops included; converters remove them). Neighbour lists come out sorted.
+/// Builds the CSC of in-edges from a directed edge list src[e] -> dst[e]. Neighbour lists come
+/// out sorted; a repeated edge is kept once (so no sampler can pick it twice); self-loops stay.
 /// @param src, dst  [E] vertex ids, equal lengths, each in [0, num_nodes)
 /// @throws logic_error naming the first offending edge when an id is out of range or the lengths
 ///         differ. O(V + E) time, two passes (counting sort by dst, then per-list sort).

@@ -33,6 +33,7 @@ struct train_config {
   std::uint64_t seed = 0;
   int eval_every = 1;      ///< evaluate every N epochs (and after the last)
   int sample_threads = 1;  ///< host threads per PE used by the sampler
+  double comm_timeout_s = 3600;  ///< a PE waiting this long for its peers fails the run
 };
 
 /// Work of one PE (or summed over PEs) in a batch or an epoch (DESIGN.md section 6, "Work

@@ -101,8 +101,13 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   for (vid_t v : ds.train) {
     COOPGNN_EXPECTS(ds.labels[v] >= 0, "training vertex {} has no label", v);
   }
-  owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
-  group_ = std::make_shared<host_comm_group>(cfg.num_pes);
+  if (cfg.mode == minibatch_mode::cooperative) {
+    owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
+  }
+  COOPGNN_EXPECTS(cfg.comm_timeout_s > 0, "comm_timeout_s must be positive, got {}",
+                  cfg.comm_timeout_s);
+  group_ = std::make_shared<host_comm_group>(
+      cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
   auto const mc = make_model_config(ds, cfg);
   for (int p = 0; p < cfg.num_pes; ++p) {
     pes_.push_back(std::make_unique<pe_state>(p, cfg, mc, group_, &ds.features));
@@ -175,6 +180,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
   auto const B = static_cast<std::int64_t>(global_batch.size());
   stage_seconds t;
+  stage_seconds cpu;
+  double cpu_mark = thread_cpu_seconds();
   work_counters w;
   std::vector<layer_traffic> traffic;
   std::int64_t staging = 0;
@@ -188,11 +195,15 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   auto const comm0 = pe.comm.stats();
   double comm_mark = comm0.seconds;
   // Stage time excludes the time spent inside collectives, which goes to `communication`.
-  auto stage_end = [&](double& slot, const scoped_timer& timer) {
+  // `cpu_slot` gets the thread's CPU time of the stage (collective copies included, waiting not).
+  auto stage_end = [&](double& slot, double& cpu_slot, const scoped_timer& timer) {
     double const c = pe.comm.stats().seconds - comm_mark;
     comm_mark = pe.comm.stats().seconds;
     slot += std::max(0.0, timer.seconds() - c);
     t.communication += c;
+    double const now = thread_cpu_seconds();
+    cpu_slot += now - cpu_mark;
+    cpu_mark = now;
   };
 
   // 1. Seeds and sampling.
@@ -211,7 +222,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       seeds.assign(global_batch.begin() + lo, global_batch.begin() + hi);
       sb = sample_independent(pe.ctx, g_, seeds, key);
     }
-    stage_end(t.sample, timer);
+    stage_end(t.sample, cpu.sample, timer);
   }
   w += sb.work;
   for (std::size_t l = 0; l < sb.id_bytes.size(); ++l) {
@@ -231,7 +242,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       h = exchange_pull(pe.comm, sb.plans[L - 1], h, sb.blocks[L - 1].num_src());
       record(static_cast<int>(L - 1), "features");
     }
-    stage_end(t.feature_load, timer);
+    stage_end(t.feature_load, cpu.feature_load, timer);
   }
   std::int64_t working_set = sb.bytes() + bytes_of(h);
 
@@ -258,7 +269,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       logits = std::move(h);
     }
     working_set += bytes_of(head_cache.x) + bytes_of(logits);
-    stage_end(t.forward, timer);
+    stage_end(t.forward, cpu.forward, timer);
   }
 
   // 4. Loss on this PE's seeds, normalised by the global batch size; backward mirrors forward.
@@ -283,7 +294,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
         record(static_cast<int>(b), "backward");
       }
     }
-    stage_end(t.backward, timer);
+    stage_end(t.backward, cpu.backward, timer);
   }
 
   // 5. Gradient all-reduce and the same Adam step on every PE.
@@ -297,7 +308,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     scoped_timer timer(nullptr);
     pe.comm.allreduce_sum(std::span<float>(flat));
     pe.comm.allreduce_sum(std::span<double>(&loss_sum, 1));
-    stage_end(t.communication, timer);  // all of it is communication
+    stage_end(t.communication, cpu.communication, timer);  // all of it is communication
   }
   {
     scoped_timer timer(nullptr);
@@ -307,7 +318,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       o += static_cast<std::size_t>(prm->grad.size());
     }
     if (opt.update) pe.opt.step();
-    stage_end(t.optimizer, timer);
+    stage_end(t.optimizer, cpu.optimizer, timer);
   }
 
   auto const& c1 = pe.comm.stats();
@@ -334,6 +345,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     tr.work = w;
     tr.loss = loss;
     tr.seconds = t;
+    tr.cpu_seconds = cpu;
     tr.traffic = std::move(traffic);
     tr.working_set_bytes = working_set + grad_peak;
     tr.staging_bytes = staging;

@@ -36,7 +36,8 @@ struct pe_trace {
   std::vector<float> grads;  ///< all-reduced weight gradients, flattened in params() order
   work_counters work;        ///< this PE's work in the step
   double loss = 0;           ///< this PE's contribution (sum over its seeds / B)
-  stage_seconds seconds;     ///< this PE's time per stage in the step
+  stage_seconds seconds;     ///< this PE's wall time per stage in the step
+  stage_seconds cpu_seconds; ///< this PE thread's CPU time per stage (excludes waiting)
   std::vector<layer_traffic> traffic;  ///< cooperative: bytes per layer and direction
   std::int64_t working_set_bytes = 0;  ///< blocks, plans, input rows, activations, gradients
   std::int64_t staging_bytes = 0;      ///< largest all-to-all send + receive staging of the step
@@ -62,7 +63,7 @@ class trainer {
 
   /// Trains epoch `epoch` (1-based) over the shuffled training seeds, then evaluates when
   /// `epoch % eval_every == 0` or `evaluate` is set. `progress(done, total)` is called after each
-  /// global batch from the coordinating thread when given.
+  /// global batch from PE 0's thread when given; it must not throw.
   epoch_report run_epoch(int epoch, bool evaluate,
                          const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 

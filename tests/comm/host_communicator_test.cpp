@@ -126,5 +126,19 @@ TEST(HostCommunicator, MismatchedSizesAreAnError) {
   EXPECT_THROW(host_comm_group(0), logic_error);
 }
 
+TEST(HostCommunicator, AlltoallvCountMismatchFailsEveryPe) {
+  // PE 0 expects 8 bytes from PE 1, which sends none; PE 1's own expectations hold. Both PEs
+  // must end with comm_error, and PE 1 must not read PE 0's buffer after PE 0 has left.
+  EXPECT_THROW(run_group(2,
+                         [](communicator& c) {
+                           std::vector<std::int64_t> send(2, 0), recv(2, 0);
+                           std::vector<std::byte> sbuf(16), rbuf(16);
+                           if (c.rank() == 0) recv[1] = 8;
+                           c.alltoallv(sbuf.data(), send, rbuf.data(), recv);
+                           c.barrier();
+                         }),
+               comm_error);
+}
+
 }  // namespace
 }  // namespace coopgnn

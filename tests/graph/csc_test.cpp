@@ -17,6 +17,15 @@ TEST(Csc, BuildsSortedInNeighbourLists) {
   EXPECT_NO_THROW(validate_csc(g, "test"));
 }
 
+TEST(Csc, KeepsARepeatedEdgeOnce) {
+  std::vector<vid_t> src = {0, 0, 2, 0, 1, 1};
+  std::vector<vid_t> dst = {1, 1, 1, 1, 2, 2};
+  auto const g = build_csc(3, src, dst);
+  EXPECT_EQ(g.indptr, (std::vector<eid_t>{0, 0, 2, 3}));
+  EXPECT_EQ(g.indices, (std::vector<vid_t>{0, 2, 1}));
+  EXPECT_NO_THROW(validate_csc(g, "test"));
+}
+
 TEST(Csc, RejectsBadEdgesAndCorruptOffsets) {
   std::vector<vid_t> src = {0, 5}, dst = {1, 1};
   EXPECT_THROW(build_csc(5, src, dst), logic_error);
