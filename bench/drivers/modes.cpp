@@ -151,17 +151,10 @@ modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_option
   return r;
 }
 
-nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
-                             const modes_result& r) {
-  nlohmann::json j;
+nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options& o,
+                                     const modes_result& r) {
+  nlohmann::ordered_json j = header_json(h);
   j["bench"] = "modes";
-  j["dataset"] = h.dataset;
-  j["dataset_dir"] = h.dataset_dir;
-  j["num_nodes"] = h.num_nodes;
-  j["num_edges"] = h.num_edges;
-  j["command"] = h.command;
-  j["created"] = h.created;
-  j["host"] = {{"backend", h.backend}, {"device", h.device}, {"threads", h.threads}};
   j["fanouts"] = o.fanouts;
   j["sampler"] = to_string(o.sampler);
   j["batch_size"] = o.batch_size;
@@ -171,9 +164,9 @@ nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
   j["model"] = o.model;
   j["seed"] = o.seed;
   j["seconds"] = r.seconds;
-  j["rows"] = nlohmann::json::array();
+  j["rows"] = nlohmann::ordered_json::array();
   for (auto const& row : r.rows) {
-    nlohmann::json x;
+    nlohmann::ordered_json x;
     x["mode"] = row.mode;
     x["pes"] = row.pes;
     auto const& s = row.seconds;
@@ -186,7 +179,7 @@ nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
                                   {"forward", c.forward},     {"backward", c.backward},
                                   {"communication", c.communication}, {"optimizer", c.optimizer}};
     x["work_per_batch"] = row.work;
-    x["alltoall_bytes_per_batch"] = nlohmann::json::array();
+    x["alltoall_bytes_per_batch"] = nlohmann::ordered_json::array();
     for (auto const& [key, bytes] : row.traffic) {
       x["alltoall_bytes_per_batch"].push_back(
           {{"layer", key.first}, {"direction", key.second}, {"bytes", bytes}});
@@ -197,7 +190,7 @@ nlohmann::json modes_to_json(const result_header& h, const modes_options& o,
     x["peak_bytes_per_pe"] = {{"max", row.peak_bytes_max},
                               {"mean", row.peak_bytes_mean},
                               {"alltoall_buffers_max", row.staging_bytes_max}};
-    x["projection"] = nlohmann::json::array();
+    x["projection"] = nlohmann::ordered_json::array();
     for (auto const& [m, p] : row.projection) {
       x["projection"].push_back({{"machine", m.name},
                                  {"projected", true},

@@ -65,7 +65,8 @@ modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_option
                        const modes_progress& progress = {});
 
 /// The JSON object of docs/results-schema.md, section `modes`.
-nlohmann::json modes_to_json(const result_header& h, const modes_options& o, const modes_result& r);
+nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options& o,
+                                     const modes_result& r);
 
 /// The CSV of docs/results-schema.md, section `modes`.
 std::string modes_to_csv(const modes_result& r);

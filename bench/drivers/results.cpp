@@ -54,7 +54,10 @@ std::string process_command_line(const std::string& fallback) {
   if (!cur.empty()) args.push_back(cur);
   if (args.empty()) return fallback;
   std::string out;
-  for (auto const& a : args) out += (out.empty() ? "" : " ") + quote_arg(a);
+  for (auto const& a : args) {
+    if (!out.empty()) out += ' ';
+    out += quote_arg(a);
+  }
   return out;
 }
 
@@ -73,6 +76,19 @@ std::string host_device_name() {
   unsigned const cores = std::thread::hardware_concurrency();
   if (model.empty()) model = "host CPU";
   return cores > 0 ? fmt::format("{} ({} threads)", model, cores) : model;
+}
+
+nlohmann::ordered_json header_json(const result_header& h) {
+  nlohmann::ordered_json j;
+  j["bench"] = h.bench;
+  j["dataset"] = h.dataset;
+  j["dataset_dir"] = h.dataset_dir;
+  j["num_nodes"] = h.num_nodes;
+  j["num_edges"] = h.num_edges;
+  j["command"] = h.command;
+  j["created"] = h.created;
+  j["host"] = {{"backend", h.backend}, {"device", h.device}, {"threads", h.threads}};
+  return j;
 }
 
 void write_file_atomic(const std::filesystem::path& path, const std::string& text) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace coopgnn::bench {
@@ -21,6 +22,10 @@ struct result_header {
   std::string device;  ///< CPU model (host) or GPU name
   int threads = 1;
 };
+
+/// The keys every result file starts with: bench, dataset, dataset_dir, num_nodes, num_edges,
+/// command, created, host {backend, device, threads} (docs/results-schema.md).
+nlohmann::ordered_json header_json(const result_header& h);
 
 /// The current time as ISO 8601 UTC with seconds, "YYYY-MM-DDTHH:MM:SSZ".
 std::string utc_now_iso8601();

@@ -241,15 +241,8 @@ work_result run_work_bench(const exec_context& ctx, const csc_graph& g,
 nlohmann::ordered_json work_to_json(const result_header& h, const work_options& o,
                                     const work_result& r) {
   using json = nlohmann::ordered_json;
-  json j;
+  json j = header_json(h);
   j["bench"] = "work";
-  j["dataset"] = h.dataset;
-  j["dataset_dir"] = h.dataset_dir;
-  j["num_nodes"] = h.num_nodes;
-  j["num_edges"] = h.num_edges;
-  j["command"] = h.command;
-  j["created"] = h.created;
-  j["host"] = {{"backend", h.backend}, {"device", h.device}, {"threads", h.threads}};
   j["fanouts"] = o.fanouts;
   j["repeats"] = o.repeats;
   j["seed"] = o.seed;
