@@ -40,8 +40,9 @@ void ns_select(const csc_graph& g, vid_t s, int fanout, rng::stream st, std::uin
 }
 
 /// Positions that LABOR-0 keeps for seed s.
-void labor_select(const csc_graph& g, vid_t s, int fanout, rng::stream st, std::uint32_t batch,
+void labor_select(const csc_graph& g, vid_t s, const sample_params& p,
                   std::vector<std::uint32_t>& keep) {
+  int const fanout = p.fanout;
   keep.clear();
   auto const d = static_cast<std::int64_t>(g.in_degree(s));
   if (fanout < 0 || d <= fanout) {
@@ -51,7 +52,8 @@ void labor_select(const csc_graph& g, vid_t s, int fanout, rng::stream st, std::
   float const threshold = static_cast<float>(fanout) / static_cast<float>(d);
   auto const nbrs = g.in_neighbors(s);
   for (std::int64_t j = 0; j < d; ++j) {
-    float const r = rng::uniform(st, static_cast<std::uint64_t>(nbrs[j]), 0, batch);
+    float const r =
+        labor_variate(p.run_seed, p.dependency, p.layer, p.batch, static_cast<std::uint64_t>(nbrs[j]));
     if (r <= threshold) keep.push_back(static_cast<std::uint32_t>(j));
   }
 }
@@ -62,6 +64,9 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
                                    std::span<const vid_t> seeds, const sample_params& params) {
   COOPGNN_EXPECTS(ctx.get_backend() == backend::host,
                   "sample_neighbors: the CUDA sampler is not part of this build");
+  COOPGNN_EXPECTS(params.dependency.batch_dependency >= 0,
+                  "batch dependency (kappa) {} is negative: expected 0 (never refresh) or >= 1",
+                  params.dependency.batch_dependency);
   COOPGNN_EXPECTS(params.fanout == -1 || params.fanout >= 1,
                   "fanout {} is invalid: expected a positive count or -1 (all neighbours)",
                   params.fanout);
@@ -70,8 +75,7 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
     COOPGNN_EXPECTS(seeds[i] >= 0 && seeds[i] < g.num_nodes,
                     "seed {} (position {}) is outside [0, {})", seeds[i], i, g.num_nodes);
   }
-  rng::purpose const pur = params.kind == sampler_kind::ns ? rng::purpose::ns : rng::purpose::labor;
-  rng::stream const st = rng::make_stream(params.run_seed, pur, params.layer);
+  rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
 
   // Pass 1: kept positions per seed, computed in parallel chunks; pass 2: concatenate in order.
   std::vector<std::vector<std::uint32_t>> kept(static_cast<std::size_t>(n));
@@ -87,7 +91,7 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
       if (params.kind == sampler_kind::ns) {
         ns_select(g, seeds[i], params.fanout, st, params.batch, scratch, keep);
       } else {
-        labor_select(g, seeds[i], params.fanout, st, params.batch, keep);
+        labor_select(g, seeds[i], params, keep);
       }
       kept[i] = keep;
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/sample/block.hpp"
+#include "kernels/sample/labor_variate.hpp"
 #include "runtime/core/exec_context.hpp"
 #include "runtime/graph/csc.hpp"
 
@@ -28,6 +29,7 @@ struct sample_params {
   std::uint64_t run_seed = 0;  ///< the run seed (identical on every PE)
   std::uint32_t layer = 0;     ///< layer index l (0 = next to the seeds)
   std::uint32_t batch = 0;     ///< global minibatch index i (counts across epochs)
+  labor_dependency dependency;  ///< LABOR only: kappa and layer dependency (plain by default)
 };
 
 /// Sampled in-neighbours per seed: for seed i, nbrs[indptr[i] .. indptr[i+1]) are global ids in

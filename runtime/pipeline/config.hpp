@@ -25,6 +25,8 @@ struct train_config {
   bool linear_head = false;             ///< add a linear head after the last conv layer
   std::vector<int> fanouts = {10, 10};  ///< one per layer, l = 0 next to the seeds; -1 = all
   sampler_kind sampler = sampler_kind::ns;
+  std::int64_t batch_dependency = 1;  ///< LABOR kappa: 1 = independent batches, 0 = never refresh
+  bool layer_dependency = false;      ///< LABOR: every layer uses the same variates
   std::int64_t batch_size = 1024;  ///< global batch size B (all PEs together)
   int epochs = 100;
   float lr = 0.01f;

@@ -15,6 +15,7 @@ sample_params layer_params(const batch_key& key, std::size_t l) {
   p.run_seed = key.run_seed;
   p.layer = static_cast<std::uint32_t>(l);
   p.batch = key.batch;
+  p.dependency = key.dependency;
   return p;
 }
 

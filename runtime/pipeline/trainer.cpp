@@ -76,6 +76,7 @@ struct trainer::pe_state {
   stage_seconds seconds;  // accumulated over the epoch
   work_counters work;     // accumulated over the epoch
   double loss = 0;        // accumulated global-batch loss (identical on every PE)
+  std::uint64_t run_seed = 0;  // PE 0's seed, broadcast at start (DESIGN.md section 4)
 };
 
 trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
@@ -112,6 +113,14 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   for (int p = 0; p < cfg.num_pes; ++p) {
     pes_.push_back(std::make_unique<pe_state>(p, cfg, mc, group_, &ds.features));
   }
+  COOPGNN_EXPECTS(cfg.batch_dependency >= 0,
+                  "--batch-dependency {} is negative: 0 = never refresh, 1 = independent batches",
+                  cfg.batch_dependency);
+  // Every PE must key sampling and dropout on the same seed: PE 0's is broadcast.
+  pes_[0]->run_seed = cfg.seed;
+  run_pes([](pe_state& pe) {
+    pe.comm.broadcast(std::as_writable_bytes(std::span<std::uint64_t>(&pe.run_seed, 1)), 0);
+  });
 }
 
 trainer::~trainer() = default;
@@ -209,7 +218,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   // 1. Seeds and sampling.
   std::vector<vid_t> seeds;
   sampled_batch sb;
-  batch_key const key{cfg_.sampler, cfg_.fanouts, cfg_.seed, batch_index};
+  batch_key const key{cfg_.sampler, cfg_.fanouts, pe.run_seed, batch_index,
+                      {cfg_.batch_dependency, cfg_.layer_dependency}};
   {
     scoped_timer timer(nullptr);
     if (coop) {
@@ -247,7 +257,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   std::int64_t working_set = sb.bytes() + bytes_of(h);
 
   // 3. Forward: model layer i consumes block L-1-i.
-  models::step_key const sk{cfg_.seed, batch_index, true};
+  models::step_key const sk{pe.run_seed, batch_index, true};
   std::vector<models::conv_cache<float>> caches(L);
   models::linear_cache<float> head_cache;
   matrix<float> logits;

@@ -21,12 +21,13 @@ struct protocol_usecase {
   std::vector<int> fanouts;
   std::int64_t batch;
   bool linear_head;
+  std::int64_t kappa = 1;  ///< LABOR batch dependency
 };
 
 std::ostream& operator<<(std::ostream& os, const protocol_usecase& u) {
   os << u.model << "/" << to_string(u.sampler) << " fanouts";
   for (int f : u.fanouts) os << " " << f;
-  return os << " B=" << u.batch << (u.linear_head ? " head" : "");
+  return os << " B=" << u.batch << (u.linear_head ? " head" : "") << " kappa=" << u.kappa;
 }
 
 struct fixture_data {
@@ -53,6 +54,7 @@ train_config make_cfg(const protocol_usecase& u, minibatch_mode mode, int P) {
   c.linear_head = u.linear_head;
   c.fanouts = u.fanouts;
   c.sampler = u.sampler;
+  c.batch_dependency = u.kappa;
   c.batch_size = u.batch;
   c.dropout = 0.3f;  // active: masks must be keyed by vertex, not by row
   c.seed = 77;
@@ -169,7 +171,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(protocol_usecase{"sage", sampler_kind::ns, {4, 3}, 64, false},
                       protocol_usecase{"sage", sampler_kind::labor, {5, 5, 5}, 50, false},
                       protocol_usecase{"gcn", sampler_kind::ns, {-1, 3}, 33, true},
-                      protocol_usecase{"gcn", sampler_kind::labor, {3}, 5, false}));
+                      protocol_usecase{"gcn", sampler_kind::labor, {3}, 5, false},
+                      protocol_usecase{"sage", sampler_kind::labor, {4, 4}, 40, false, 8}));
 
 TEST(Trainer, WorkAccountingMatchesTheBlocks) {
   protocol_usecase u{"sage", sampler_kind::ns, {4, 3}, 64, false};

@@ -50,6 +50,12 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--sampler", o.sampler, "ns (uniform neighbour sampling) or labor (LABOR-0)")
       ->check(CLI::IsMember({"ns", "labor"}))
       ->capture_default_str();
+  cmd->add_option("--batch-dependency", o.cfg.batch_dependency,
+                  "LABOR dependent minibatching kappa: 1 = independent batches, K > 1 = "
+                  "variates rotate over windows of K batches, 0 = never refresh")
+      ->capture_default_str();
+  cmd->add_flag("--layer-dependency", o.cfg.layer_dependency,
+                "LABOR: every layer uses the same variates");
   cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
       ->capture_default_str();
   cmd->add_option("--pes", o.cfg.num_pes, "Number of PEs (host threads)")->capture_default_str();
