@@ -1,20 +1,25 @@
 // Feature storage seen by a PE (DESIGN.md section 1, cache). This issue provides the host tier:
-// rows are read from the dataset's in-memory float32 matrix. Device, pinned (UVA) and
-// memory-mapped tiers and the per-PE caches (issue 4) sit behind the same load() call.
+// rows are read from the dataset's in-memory float32 matrix, optionally through a per-PE cache
+// policy (cache/policy.hpp) that decides which rows a fast tier would hold. Device, pinned (UVA)
+// and memory-mapped tiers sit behind the same load() call.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
+#include "cache/policy.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
 
-/// Counters of one store: rows and bytes read from storage.
+/// Counters of one store: rows and bytes requested, and the cache's verdicts on them.
 struct feature_store_stats {
   std::int64_t rows = 0;
   std::int64_t bytes = 0;
+  std::int64_t cache_hits = 0;    ///< rows the cache held
+  std::int64_t cache_misses = 0;  ///< rows read from storage (all rows when there is no cache)
 };
 
 /// Read access to node features for one PE. Not thread-safe (one per PE); the table is shared
@@ -22,7 +27,13 @@ struct feature_store_stats {
 class feature_store {
  public:
   explicit feature_store(const matrix<float>* table) : table_(table) {}
-  /// Loads rows `ids` ([m], each in [0, |V|)) as an [m, F] matrix and counts them.
+  /// Puts `cache` in front of storage (nullptr: none). In cooperative minibatching a PE loads
+  /// only vertices it owns, so per-PE caches are disjoint; in independent minibatching a PE
+  /// caches whatever it loads (the cooperative paper, section 3.2; DESIGN.md section 6).
+  void set_cache(std::unique_ptr<cache_policy> cache) { cache_ = std::move(cache); }
+  [[nodiscard]] const cache_policy* cache() const { return cache_.get(); }
+  /// Loads rows `ids` ([m], each in [0, |V|)) as an [m, F] matrix and counts them; with a cache,
+  /// every id is looked up (and admitted on a miss) in order.
   /// @throws logic_error for an id out of range.
   matrix<float> load(std::span<const vid_t> ids);
   [[nodiscard]] std::int64_t dim() const { return table_->cols(); }
@@ -31,6 +42,7 @@ class feature_store {
 
  private:
   const matrix<float>* table_;
+  std::unique_ptr<cache_policy> cache_;
   feature_store_stats stats_;
 };
 

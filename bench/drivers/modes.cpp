@@ -175,9 +175,9 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
         {"backward", s.backward},    {"communication", s.communication}, {"optimizer", s.optimizer},
         {"total", row.total_seconds}};
     auto const& c = row.cpu_seconds;
-    x["cpu_seconds_per_batch"] = {{"sample", c.sample},       {"feature_load", c.feature_load},
-                                  {"forward", c.forward},     {"backward", c.backward},
-                                  {"communication", c.communication}, {"optimizer", c.optimizer}};
+    x["cpu_seconds_per_batch"] = {
+        {"sample", c.sample},     {"feature_load", c.feature_load},   {"forward", c.forward},
+        {"backward", c.backward}, {"communication", c.communication}, {"optimizer", c.optimizer}};
     x["work_per_batch"] = row.work;
     x["alltoall_bytes_per_batch"] = nlohmann::ordered_json::array();
     for (auto const& [key, bytes] : row.traffic) {

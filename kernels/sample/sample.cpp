@@ -52,8 +52,8 @@ void labor_select(const csc_graph& g, vid_t s, const sample_params& p,
   float const threshold = static_cast<float>(fanout) / static_cast<float>(d);
   auto const nbrs = g.in_neighbors(s);
   for (std::int64_t j = 0; j < d; ++j) {
-    float const r =
-        labor_variate(p.run_seed, p.dependency, p.layer, p.batch, static_cast<std::uint64_t>(nbrs[j]));
+    float const r = labor_variate(p.run_seed, p.dependency, p.layer, p.batch,
+                                  static_cast<std::uint64_t>(nbrs[j]));
     if (r <= threshold) keep.push_back(static_cast<std::uint32_t>(j));
   }
 }

@@ -25,10 +25,10 @@ std::string to_string(sampler_kind k);
 /// What one layer of sampling decides and under which key.
 struct sample_params {
   sampler_kind kind = sampler_kind::ns;
-  int fanout = 10;             ///< k >= 1, or -1 = keep every in-neighbour
-  std::uint64_t run_seed = 0;  ///< the run seed (identical on every PE)
-  std::uint32_t layer = 0;     ///< layer index l (0 = next to the seeds)
-  std::uint32_t batch = 0;     ///< global minibatch index i (counts across epochs)
+  int fanout = 10;              ///< k >= 1, or -1 = keep every in-neighbour
+  std::uint64_t run_seed = 0;   ///< the run seed (identical on every PE)
+  std::uint32_t layer = 0;      ///< layer index l (0 = next to the seeds)
+  std::uint32_t batch = 0;      ///< global minibatch index i (counts across epochs)
   labor_dependency dependency;  ///< LABOR only: kappa and layer dependency (plain by default)
 };
 

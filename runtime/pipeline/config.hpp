@@ -27,14 +27,16 @@ struct train_config {
   sampler_kind sampler = sampler_kind::ns;
   std::int64_t batch_dependency = 1;  ///< LABOR kappa: 1 = independent batches, 0 = never refresh
   bool layer_dependency = false;      ///< LABOR: every layer uses the same variates
-  std::int64_t batch_size = 1024;  ///< global batch size B (all PEs together)
+  std::string cache_policy = "none";  ///< per-PE feature cache: none, lru, clock, sieve, s3fifo
+  std::int64_t cache_rows = 0;        ///< cache capacity per PE, rows
+  std::int64_t batch_size = 1024;     ///< global batch size B (all PEs together)
   int epochs = 100;
   float lr = 0.01f;
   float weight_decay = 5e-4f;
   float dropout = 0.5f;
   std::uint64_t seed = 0;
-  int eval_every = 1;      ///< evaluate every N epochs (and after the last)
-  int sample_threads = 1;  ///< host threads per PE used by the sampler
+  int eval_every = 1;            ///< evaluate every N epochs (and after the last)
+  int sample_threads = 1;        ///< host threads per PE used by the sampler
   double comm_timeout_s = 3600;  ///< a PE waiting this long for its peers fails the run
 };
 
@@ -48,6 +50,8 @@ struct work_counters {
   std::int64_t feature_bytes = 0;     ///< their bytes
   std::int64_t alltoall_bytes = 0;    ///< bytes sent to other PEs by all-to-alls
   std::int64_t allreduce_bytes = 0;   ///< gradient bytes contributed to all-reduces
+  std::int64_t cache_hits = 0;        ///< feature rows served by the PE's cache
+  std::int64_t cache_misses = 0;      ///< feature rows read from storage
 
   work_counters& operator+=(const work_counters& o);
 };

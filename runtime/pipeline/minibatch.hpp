@@ -42,7 +42,7 @@ struct batch_key {
   std::span<const int> fanouts;  ///< [L]
   std::uint64_t run_seed = 0;
   std::uint32_t batch = 0;
-  labor_dependency dependency;   ///< LABOR kappa and layer dependency
+  labor_dependency dependency;  ///< LABOR kappa and layer dependency
 };
 
 /// Independent minibatching: samples every layer locally for `seeds` (this PE's part of the

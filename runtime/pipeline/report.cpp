@@ -10,6 +10,10 @@ namespace {
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
+double hit_rate(const work_counters& w) {
+  auto const n = w.cache_hits + w.cache_misses;
+  return n > 0 ? static_cast<double>(w.cache_hits) / static_cast<double>(n) : 0.0;
+}
 std::string metric_text(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "-"; }
 }  // namespace
 
@@ -38,19 +42,30 @@ nlohmann::json to_json(const epoch_report& r) {
                {"feature_bytes", r.work.feature_bytes},
                {"alltoall_bytes", r.work.alltoall_bytes},
                {"allreduce_bytes", r.work.allreduce_bytes}};
+  auto const accesses = r.work.cache_hits + r.work.cache_misses;
+  j["cache"] = {
+      {"hits", r.work.cache_hits},
+      {"misses", r.work.cache_misses},
+      {"miss_rate", number_or_null(accesses > 0 ? static_cast<double>(r.work.cache_misses) /
+                                                      static_cast<double>(accesses)
+                                                : std::nan(""))}};
   return j;
 }
 
 std::string format_epoch_line(const epoch_report& r) {
   auto const& s = r.seconds;
   return fmt::format(
-      "[{}] epoch {:>3}  loss {:.4f}  val {} {}  test {}  |  {:.3f}s (sample {:.3f} feat {:.3f} "
-      "fwd {:.3f} bwd {:.3f} comm {:.3f} opt {:.3f})  |  edges {} vertices {} rows {} a2a {:.2f} "
-      "MB",
-      r.mode, r.epoch, r.train_loss, r.metric_name, metric_text(r.val_metric),
-      metric_text(r.test_metric), r.epoch_seconds, s.sample, s.feature_load, s.forward, s.backward,
-      s.communication, s.optimizer, r.work.sampled_edges, r.work.sampled_vertices,
-      r.work.feature_rows, static_cast<double>(r.work.alltoall_bytes) / 1e6);
+             "[{}] epoch {:>3}  loss {:.4f}  val {} {}  test {}  |  {:.3f}s (sample {:.3f} feat "
+             "{:.3f} "
+             "fwd {:.3f} bwd {:.3f} comm {:.3f} opt {:.3f})  |  edges {} vertices {} rows {} a2a "
+             "{:.2f} "
+             "MB",
+             r.mode, r.epoch, r.train_loss, r.metric_name, metric_text(r.val_metric),
+             metric_text(r.test_metric), r.epoch_seconds, s.sample, s.feature_load, s.forward,
+             s.backward, s.communication, s.optimizer, r.work.sampled_edges,
+             r.work.sampled_vertices, r.work.feature_rows,
+             static_cast<double>(r.work.alltoall_bytes) / 1e6) +
+         (r.work.cache_hits > 0 ? fmt::format("  cache hit rate {:.3f}", hit_rate(r.work)) : "");
 }
 
 std::string format_comparison(const std::vector<epoch_report>& finals,
@@ -80,6 +95,8 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
       [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_vertices); });
   row("feature rows / epoch",
       [&](std::size_t i) { return per_epoch(i, totals[i].work.feature_rows); });
+  row("feature cache hit rate",
+      [&](std::size_t i) { return fmt::format("{:.4f}", hit_rate(totals[i].work)); });
   row("all-to-all MB / epoch", [&](std::size_t i) {
     return fmt::format("{:.3f}", static_cast<double>(totals[i].work.alltoall_bytes) / 1e6 /
                                      std::max(1, totals[i].epoch));

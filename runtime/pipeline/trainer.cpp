@@ -73,9 +73,9 @@ struct trainer::pe_state {
   models::gnn_model model;
   models::adam opt;
   feature_store store;
-  stage_seconds seconds;  // accumulated over the epoch
-  work_counters work;     // accumulated over the epoch
-  double loss = 0;        // accumulated global-batch loss (identical on every PE)
+  stage_seconds seconds;       // accumulated over the epoch
+  work_counters work;          // accumulated over the epoch
+  double loss = 0;             // accumulated global-batch loss (identical on every PE)
   std::uint64_t run_seed = 0;  // PE 0's seed, broadcast at start (DESIGN.md section 4)
 };
 
@@ -112,6 +112,9 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   auto const mc = make_model_config(ds, cfg);
   for (int p = 0; p < cfg.num_pes; ++p) {
     pes_.push_back(std::make_unique<pe_state>(p, cfg, mc, group_, &ds.features));
+    if (cfg.cache_policy != "none") {
+      pes_.back()->store.set_cache(make_cache_policy(cfg.cache_policy, cfg.cache_rows));
+    }
   }
   COOPGNN_EXPECTS(cfg.batch_dependency >= 0,
                   "--batch-dependency {} is negative: 0 = never refresh, 1 = independent batches",
@@ -218,7 +221,10 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   // 1. Seeds and sampling.
   std::vector<vid_t> seeds;
   sampled_batch sb;
-  batch_key const key{cfg_.sampler, cfg_.fanouts, pe.run_seed, batch_index,
+  batch_key const key{cfg_.sampler,
+                      cfg_.fanouts,
+                      pe.run_seed,
+                      batch_index,
                       {cfg_.batch_dependency, cfg_.layer_dependency}};
   {
     scoped_timer timer(nullptr);
@@ -244,7 +250,10 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   matrix<float> h;
   {
     scoped_timer timer(nullptr);
+    auto const before = pe.store.stats();
     h = pe.store.load(sb.input_nodes);
+    w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
+    w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
     w.feature_rows += h.rows();
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
     if (coop) {

@@ -31,13 +31,13 @@ struct layer_traffic {
 struct pe_trace {
   std::vector<std::vector<std::pair<vid_t, vid_t>>> edges;  ///< [L] sampled (src, dst) global ids
                                                             ///< (only with capture_edges)
-  std::vector<vid_t> seeds;  ///< output vertices of this PE, in logits row order
-  matrix<float> logits;      ///< [seeds, C]
-  std::vector<float> grads;  ///< all-reduced weight gradients, flattened in params() order
-  work_counters work;        ///< this PE's work in the step
-  double loss = 0;           ///< this PE's contribution (sum over its seeds / B)
-  stage_seconds seconds;     ///< this PE's wall time per stage in the step
-  stage_seconds cpu_seconds; ///< this PE thread's CPU time per stage (excludes waiting)
+  std::vector<vid_t> seeds;   ///< output vertices of this PE, in logits row order
+  matrix<float> logits;       ///< [seeds, C]
+  std::vector<float> grads;   ///< all-reduced weight gradients, flattened in params() order
+  work_counters work;         ///< this PE's work in the step
+  double loss = 0;            ///< this PE's contribution (sum over its seeds / B)
+  stage_seconds seconds;      ///< this PE's wall time per stage in the step
+  stage_seconds cpu_seconds;  ///< this PE thread's CPU time per stage (excludes waiting)
   std::vector<layer_traffic> traffic;  ///< cooperative: bytes per layer and direction
   std::int64_t working_set_bytes = 0;  ///< blocks, plans, input rows, activations, gradients
   std::int64_t staging_bytes = 0;      ///< largest all-to-all send + receive staging of the step

@@ -1,5 +1,7 @@
 // Dependent minibatching variates (DESIGN.md section 4): marginals, correlation, kappa = 1
 // equals plain LABOR, layer dependency, and more overlap between consecutive batches.
+#include "kernels/sample/labor_variate.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <set>
 #include <vector>
 
-#include "kernels/sample/labor_variate.hpp"
 #include "kernels/sample/sample.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
@@ -55,7 +56,8 @@ TEST(LaborVariate, EveryBatchIsUniform) {
   labor_dependency const dep{16, false};
   for (std::uint32_t batch : {0u, 3u, 8u, 15u, 17u}) {
     std::vector<double> u(n);
-    for (int t = 0; t < n; ++t) u[t] = labor_variate(5, dep, 1, batch, static_cast<std::uint64_t>(t));
+    for (int t = 0; t < n; ++t)
+      u[t] = labor_variate(5, dep, 1, batch, static_cast<std::uint64_t>(t));
     // alpha = 0.001 critical value 1.95 / sqrt(n).
     EXPECT_LT(ks_statistic(u), 1.95 / std::sqrt(static_cast<double>(n))) << "batch " << batch;
   }
@@ -115,8 +117,8 @@ TEST(LaborVariate, KappaOneIsPlainLaborAndZeroNeverChanges) {
     auto const nb = g.in_neighbors(v);
     auto const d = static_cast<std::int64_t>(nb.size());
     for (vid_t t : nb) {
-      bool const keep =
-          d <= 5 || rng::uniform(st, static_cast<std::uint64_t>(t), 0, 9) <= 5.0f / static_cast<float>(d);
+      bool const keep = d <= 5 || rng::uniform(st, static_cast<std::uint64_t>(t), 0, 9) <=
+                                      5.0f / static_cast<float>(d);
       if (keep) {
         ASSERT_LT(o, s.nbrs.size());
         EXPECT_EQ(s.nbrs[o++], t) << "seed " << v;

@@ -27,6 +27,7 @@ struct train_options {
   std::vector<int> fanouts = {10, 10};
   std::string metrics_out;
   bool no_progress = false;
+  double cache_fraction = -1;  ///< < 0: use --cache-rows
   bool quiet = false;
   train_config cfg;
 };
@@ -56,6 +57,14 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->capture_default_str();
   cmd->add_flag("--layer-dependency", o.cfg.layer_dependency,
                 "LABOR: every layer uses the same variates");
+  cmd->add_option("--cache-policy", o.cfg.cache_policy,
+                  "Per-PE feature cache: none, lru, clock, sieve or s3fifo (cooperative: a PE "
+                  "caches only vertices it owns; independent: whatever it loads)")
+      ->check(CLI::IsMember({"none", "lru", "clock", "sieve", "s3fifo"}))
+      ->capture_default_str();
+  cmd->add_option("--cache-fraction", o.cache_fraction,
+                  "Cache capacity per PE as a fraction of |V| (with --cache-policy)");
+  cmd->add_option("--cache-rows", o.cfg.cache_rows, "Cache capacity per PE in rows");
   cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
       ->capture_default_str();
   cmd->add_option("--pes", o.cfg.num_pes, "Number of PEs (host threads)")->capture_default_str();
@@ -93,6 +102,13 @@ std::unique_ptr<loaded_data> load(train_options& o) {
   auto data = std::make_unique<loaded_data>();
   data->ds = read_dataset(o.dataset);
   data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
+  if (o.cache_fraction >= 0) {
+    COOPGNN_EXPECTS(o.cache_fraction <= 1, "--cache-fraction {} is outside [0, 1]",
+                    o.cache_fraction);
+    o.cfg.cache_rows =
+        static_cast<std::int64_t>(o.cache_fraction * static_cast<double>(data->ds.num_nodes));
+  }
+  COOPGNN_EXPECTS(o.cfg.cache_rows >= 0, "--cache-rows {} is negative", o.cfg.cache_rows);
   if (!o.quiet) {
     fmt::print(
         "dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
