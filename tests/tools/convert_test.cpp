@@ -423,5 +423,15 @@ TEST(ConvertShared, Tolokers) {
   EXPECT_EQ(std::count(ds.labels.begin(), ds.labels.end(), 1), 2566);
 }
 
+TEST(ConvertSnap, RejectsAdjacencyListsInsteadOfDroppingEdges) {
+  temp_dir tmp;
+  write_text(tmp / "weighted.txt", "0 1 0.5\n1 2 7\n");
+  EXPECT_EQ(convert_snap(tmp / "weighted.txt", {}, nullptr).num_nodes, 3);
+  write_text(tmp / "adj.txt", "0 1 2 3\n");
+  auto const msg = error_of([&] { convert_snap(tmp / "adj.txt", {}, nullptr); });
+  EXPECT_THAT(msg, HasSubstr("adj.txt"));
+  EXPECT_THAT(msg, HasSubstr("4 columns"));
+}
+
 }  // namespace
 }  // namespace coopgnn

@@ -449,6 +449,20 @@ dataset convert_snap(const fs::path& file, const convert_options& opt, convert_r
       tok[k] = line.substr(pos, end == std::string_view::npos ? line.npos : end - pos);
       pos = end == std::string_view::npos ? line.size() : end;
     }
+    // A third column (a weight or a time stamp) is allowed and ignored; more columns mean an
+    // adjacency list (e.g. LightGCN's "u i1 i2 ..."), whose other edges must not be dropped.
+    int extra = 0;
+    for (std::size_t p = line.find_first_not_of(" \t,\r", pos); p != std::string_view::npos;
+         p = line.find_first_not_of(" \t,\r", line.find_first_of(" \t,", p))) {
+      ++extra;
+      if (line.find_first_of(" \t,", p) == std::string_view::npos) break;
+    }
+    if (extra > 1) {
+      in.fail(
+          fmt::format("{} columns: a SNAP edge list has 'src dst' and at most one more column "
+                      "(weight or time); this looks like an adjacency list",
+                      extra + 2));
+    }
     vid_t const s = parse_id(tok[0], in, "source id");
     vid_t const d = parse_id(tok[1], in, "destination id");
     mx = std::max({mx, s, d});

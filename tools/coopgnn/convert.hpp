@@ -62,11 +62,12 @@ dataset convert_ogb(const std::filesystem::path& dir, const convert_options& opt
                     convert_report* report = nullptr);
 
 /// Converts a SNAP edge list (.txt, or .txt.gz read with zlib): lines starting with '#' (or '%')
-/// and blank lines are skipped; otherwise "src dst" separated by whitespace or a comma (further
-/// columns, such as weights or timestamps, are ignored). Ids are kept as they are: |V| = max id
-/// + 1. Structure only: no features, labels or splits.
-/// @throws io_error "FILE:LINE: ..." for a non-integer token, a missing destination or a negative
-///         id; "FILE: no edges" for an input without edges.
+/// and blank lines are skipped; otherwise "src dst" separated by whitespace or a comma (one
+/// further column, such as a weight or a timestamp, is ignored). Ids are kept as they are: |V| =
+/// max id + 1. Structure only: no features, labels or splits.
+/// @throws io_error "FILE:LINE: ..." for a non-integer token, a missing destination, a negative
+///         id, or more than three columns (an adjacency list, whose edges would be lost);
+///         "FILE: no edges" for an input without edges.
 dataset convert_snap(const std::filesystem::path& file, const convert_options& opt,
                      convert_report* report = nullptr);
 
