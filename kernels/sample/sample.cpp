@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <thread>
+#include <unordered_map>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
@@ -40,7 +41,31 @@ void ns_select(const csc_graph& g, vid_t s, int fanout, rng::stream st, std::uin
 }
 
 /// Positions that LABOR-0 keeps for seed s.
-void labor_select(const csc_graph& g, vid_t s, const sample_params& p,
+/// Variates of dependent minibatching cost two normal quantiles and a CDF each: they are
+/// memoised per vertex within one call (the values are a pure function of the vertex, so the
+/// memo changes nothing but the time). Plain LABOR (kappa 1 or 0) draws directly.
+class variate_memo {
+ public:
+  explicit variate_memo(const sample_params& p)
+      : p_(p), memoise_(p.dependency.batch_dependency > 1) {}
+  float operator()(vid_t t) {
+    if (!memoise_) return draw(t);
+    auto [it, inserted] = memo_.try_emplace(t, 0.0f);
+    if (inserted) it->second = draw(t);
+    return it->second;
+  }
+
+ private:
+  float draw(vid_t t) const {
+    return labor_variate(p_.run_seed, p_.dependency, p_.layer, p_.batch,
+                         static_cast<std::uint64_t>(t));
+  }
+  const sample_params& p_;
+  bool memoise_;
+  std::unordered_map<vid_t, float> memo_;
+};
+
+void labor_select(const csc_graph& g, vid_t s, const sample_params& p, variate_memo& variate,
                   std::vector<std::uint32_t>& keep) {
   int const fanout = p.fanout;
   keep.clear();
@@ -52,8 +77,7 @@ void labor_select(const csc_graph& g, vid_t s, const sample_params& p,
   float const threshold = static_cast<float>(fanout) / static_cast<float>(d);
   auto const nbrs = g.in_neighbors(s);
   for (std::int64_t j = 0; j < d; ++j) {
-    float const r = labor_variate(p.run_seed, p.dependency, p.layer, p.batch,
-                                  static_cast<std::uint64_t>(nbrs[j]));
+    float const r = variate(nbrs[j]);
     if (r <= threshold) keep.push_back(static_cast<std::uint32_t>(j));
   }
 }
@@ -87,11 +111,12 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
   auto work_range = [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch;
     std::vector<std::uint32_t> keep;
+    variate_memo variate(params);
     for (std::int64_t i = begin; i < end; ++i) {
       if (params.kind == sampler_kind::ns) {
         ns_select(g, seeds[i], params.fanout, st, params.batch, scratch, keep);
       } else {
-        labor_select(g, seeds[i], params, keep);
+        labor_select(g, seeds[i], params, variate, keep);
       }
       kept[i] = keep;
     }
