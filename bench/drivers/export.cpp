@@ -45,8 +45,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   cfg.dropout = 0.0f;
   trainer tr(ds, g, cfg);  // validates the configuration; provides the keyed order and the model
   auto const order = tr.epoch_order(1);
-  auto const n = static_cast<std::int64_t>(order.size());
-  auto const B = std::min<std::int64_t>(o.batch_size, n);
+  auto const B = std::min<std::int64_t>(o.batch_size, static_cast<std::int64_t>(order.size()));
   auto& model = tr.model(0);
 
   std::filesystem::create_directories(out / "params");
@@ -73,8 +72,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   std::vector<int> const fanouts = o.fanouts;
   meta["batches"] = nlohmann::json::array();
   for (int b = 0; b < o.batches; ++b) {
-    std::vector<vid_t> seeds(static_cast<std::size_t>(B));
-    for (std::int64_t i = 0; i < B; ++i) seeds[i] = order[(b * B + i) % n];
+    auto const seeds = tr.cyclic_batch(order, b);
     auto sb = sample_independent(ctx, g, seeds,
                                  {o.sampler, fanouts, o.seed, static_cast<std::uint32_t>(b)});
     std::vector<block> blocks(sb.blocks.rbegin(), sb.blocks.rend());  // input side first

@@ -41,8 +41,6 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.seed = o.seed;
   trainer tr(ds, g, cfg);
   auto const order = tr.epoch_order(1);
-  auto const n = static_cast<std::int64_t>(order.size());
-  auto const B = std::min<std::int64_t>(o.batch_size, n);
 
   std::vector<stage_seconds> pe_seconds(static_cast<std::size_t>(P));
   std::vector<stage_seconds> pe_cpu(static_cast<std::size_t>(P));
@@ -56,8 +54,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   std::vector<pe_trace> traces;
   for (int b = 0; b < o.warmup + o.batches; ++b) {
     // Consecutive global batches of the epoch order, wrapping around.
-    std::vector<vid_t> batch(static_cast<std::size_t>(B));
-    for (std::int64_t i = 0; i < B; ++i) batch[i] = order[(b * B + i) % n];
+    auto const batch = tr.cyclic_batch(order, b);
     tr.step(batch, static_cast<std::uint32_t>(b), step_options{true, &traces, false});
     if (b < o.warmup) continue;
     std::vector<double> seeds, edges, rows;

@@ -98,16 +98,14 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
   for (std::int64_t i = 0; i < n; ++i) {
     COOPGNN_EXPECTS(seeds[i] >= 0 && seeds[i] < g.num_nodes,
                     "seed {} (position {}) is outside [0, {})", seeds[i], i, g.num_nodes);
+    COOPGNN_EXPECTS(g.in_degree(seeds[i]) < (eid_t{1} << 32),
+                    "seed {} has in-degree {}: positions must fit 32 bits", seeds[i],
+                    g.in_degree(seeds[i]));
   }
   rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
 
   // Pass 1: kept positions per seed, computed in parallel chunks; pass 2: concatenate in order.
   std::vector<std::vector<std::uint32_t>> kept(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    COOPGNN_EXPECTS(g.in_degree(seeds[i]) < (eid_t{1} << 32),
-                    "seed {} has in-degree {}: positions must fit 32 bits", seeds[i],
-                    g.in_degree(seeds[i]));
-  }
   auto work_range = [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch;
     std::vector<std::uint32_t> keep;

@@ -154,6 +154,14 @@ std::vector<vid_t> trainer::epoch_order(int epoch) const {
   return order;
 }
 
+std::vector<vid_t> trainer::cyclic_batch(std::span<const vid_t> order, std::int64_t index) const {
+  auto const n = static_cast<std::int64_t>(order.size());
+  auto const b = std::min<std::int64_t>(cfg_.batch_size, n);
+  std::vector<vid_t> batch(static_cast<std::size_t>(b));
+  for (std::int64_t i = 0; i < b; ++i) batch[i] = order[(index * b + i) % n];
+  return batch;
+}
+
 void trainer::run_pes(const std::function<void(pe_state&)>& body) {
   std::vector<std::exception_ptr> errors(pes_.size());
   {

@@ -77,6 +77,10 @@ class trainer {
 
   /// The training seeds of epoch `epoch`, in the order they are batched (keyed shuffle).
   [[nodiscard]] std::vector<vid_t> epoch_order(int epoch) const;
+  /// Global batch `index` of `order` with min(batch_size, |order|) seeds, wrapping around the end
+  /// of `order` (benchmarks run more batches than an epoch holds). Empty order gives no seeds.
+  [[nodiscard]] std::vector<vid_t> cyclic_batch(std::span<const vid_t> order,
+                                                std::int64_t index) const;
   [[nodiscard]] std::int64_t batches_per_epoch() const;
   [[nodiscard]] const models::gnn_model& model(int pe) const;
   /// Replica `pe`, mutable (for benchmarks that drive the model directly).

@@ -14,6 +14,13 @@ std::string default_dataset_dir() {
   return COOPGNN_DEFAULT_DATASET;
 }
 
+std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir) {
+  auto data = std::make_unique<loaded_dataset>();
+  data->ds = read_dataset(dir);
+  data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
+  return data;
+}
+
 std::string file_stem(std::string name) {
   for (char& c : name) {
     if (c == '/' || c == '\\' || c == ' ' || c == ':') c = '_';

@@ -33,8 +33,9 @@ void run_bench_modes(bench_modes_args& a) {
   bench::validate(a.opt);
 
   scoped_timer load(nullptr);
-  dataset const ds = read_dataset(a.dataset);
-  csc_graph const g = build_csc(ds.num_nodes, ds.src, ds.dst);
+  auto const data = load_dataset(a.dataset);
+  dataset const& ds = data->ds;
+  csc_graph const& g = data->g;
   fmt::print(
       "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
       "sampler {} fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} "
@@ -141,9 +142,8 @@ void add_bench_export_command(CLI::App& bench) {
   cmd->callback([a] {
     if (a->dataset.empty()) a->dataset = default_dataset_dir();
     a->opt.sampler = parse_sampler_kind(a->sampler);
-    dataset const ds = read_dataset(a->dataset);
-    csc_graph const g = build_csc(ds.num_nodes, ds.src, ds.dst);
-    auto const meta = bench::export_blocks(ds, g, a->opt, a->out);
+    auto const data = load_dataset(a->dataset);
+    auto const meta = bench::export_blocks(data->ds, data->g, a->opt, a->out);
     for (std::size_t b = 0; b < meta["batches"].size(); ++b) {
       fmt::print("batch {}: coopgnn forward+backward {:.6f} s (median of {})\n", b,
                  meta["batches"][b]["coopgnn_seconds"].get<double>(), a->opt.repeats);

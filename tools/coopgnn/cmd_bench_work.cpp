@@ -49,8 +49,9 @@ void run_bench_work(bench_work_args& a) {
   bench::validate_work_options(a.opt, a.opt.min_batch);
 
   scoped_timer load_timer(nullptr);
-  dataset const ds = read_dataset(a.dataset);
-  csc_graph const g = build_csc(ds.num_nodes, ds.src, ds.dst);
+  auto const data = load_dataset(a.dataset);
+  dataset const& ds = data->ds;
+  csc_graph const& g = data->g;
   std::vector<vid_t> candidates = ds.train;
   bool const all = candidates.empty();
   if (all) {

@@ -91,17 +91,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_flag("--quiet", o.quiet, "Print only the final summary");
 }
 
-struct loaded_data {
-  dataset ds;
-  csc_graph g;
-};
-
-std::unique_ptr<loaded_data> load(train_options& o) {
+std::unique_ptr<loaded_dataset> load(train_options& o) {
   if (o.dataset.empty()) o.dataset = default_dataset_dir();
   scoped_timer t(nullptr);
-  auto data = std::make_unique<loaded_data>();
-  data->ds = read_dataset(o.dataset);
-  data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
+  auto data = load_dataset(o.dataset);
   if (o.cache_fraction >= 0) {
     COOPGNN_EXPECTS(o.cache_fraction <= 1, "--cache-fraction {} is outside [0, 1]",
                     o.cache_fraction);
@@ -141,7 +134,7 @@ class progress_bar {
 };
 
 /// Trains one configuration for cfg.epochs epochs; returns (last epoch, totals over epochs).
-std::pair<epoch_report, epoch_report> run_training(const loaded_data& data, train_options& o,
+std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
                                                    std::ofstream* jsonl) {
   o.cfg.fanouts = o.fanouts;
   o.cfg.sampler = parse_sampler_kind(o.sampler);

@@ -2,13 +2,27 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
+
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/dataset.hpp"
 
 namespace coopgnn::cli {
 
 /// The bundled Cora: ./data/cora when run from a checkout, else the source tree's copy
 /// (tools/coopgnn/cli_util.cpp).
 std::string default_dataset_dir();
+
+/// A dataset with its CSC of in-edges, as every training and bench command needs it.
+struct loaded_dataset {
+  dataset ds;
+  csc_graph g;
+};
+
+/// Reads the dataset directory `dir` (read_dataset) and builds its CSC (build_csc).
+/// @throws io_error naming the file and problem, as read_dataset does.
+std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir);
 
 /// A dataset name made safe for a file name ('/', '\\', ' ', ':' become '_'; "" -> "dataset").
 std::string file_stem(std::string name);
