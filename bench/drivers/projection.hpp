@@ -36,15 +36,18 @@ struct pe_batch_cost {
   int pes = 1;
 };
 
+/// Projected seconds per stage of one batch (labelled projected wherever they are printed).
+struct projected_seconds {
+  double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0, total = 0;
+};
 /// Projected stage seconds of one batch on `m`:
 ///   sample, forward, backward: measured compute (host backend today: an upper bound);
 ///   feature_load = feature_bytes / PCIe;
 ///   communication = alltoall_bytes / (NVLink * efficiency) + ring all-reduce
 ///                   2 (P - 1) / P * allreduce_bytes / (NVLink * efficiency);
 ///   total = their sum plus optimizer.
-struct projected_seconds {
-  double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0, total = 0;
-};
+/// @param m  bandwidths (GB/s, > 0); @param c  one PE's measured seconds and counted bytes.
+/// Never throws; pure function.
 projected_seconds project(const machine_model& m, const pe_batch_cost& c);
 
 }  // namespace coopgnn::bench
