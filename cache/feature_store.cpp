@@ -1,5 +1,7 @@
 #include "cache/feature_store.hpp"
 
+#include <algorithm>
+
 #include "kernels/gather/gather.hpp"
 
 namespace coopgnn {
@@ -9,13 +11,11 @@ matrix<float> feature_store::load(std::span<const vid_t> ids) {
   stats_.rows += out.rows();
   stats_.bytes += out.size() * static_cast<std::int64_t>(sizeof(float));
   if (cache_) {
-    for (vid_t v : ids) {
-      if (cache_->access(v)) {
-        ++stats_.cache_hits;
-      } else {
-        ++stats_.cache_misses;
-      }
-    }
+    hit_.resize(ids.size());
+    cache_->access_batch(ids, hit_);
+    auto const hits = std::count(hit_.begin(), hit_.end(), std::uint8_t{1});
+    stats_.cache_hits += hits;
+    stats_.cache_misses += static_cast<std::int64_t>(ids.size()) - hits;
   } else {
     stats_.cache_misses += out.rows();
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "cache/policy.hpp"
 #include "runtime/core/matrix.hpp"
@@ -33,7 +34,8 @@ class feature_store {
   void set_cache(std::unique_ptr<cache_policy> cache) { cache_ = std::move(cache); }
   [[nodiscard]] const cache_policy* cache() const { return cache_.get(); }
   /// Loads rows `ids` ([m], each in [0, |V|)) as an [m, F] matrix and counts them; with a cache,
-  /// every id is looked up (and admitted on a miss) in order.
+  /// the ids form one batch of cache_policy::access_batch (all looked up against the state left
+  /// by earlier loads, then the misses admitted in order).
   /// @throws logic_error for an id out of range.
   matrix<float> load(std::span<const vid_t> ids);
   [[nodiscard]] std::int64_t dim() const { return table_->cols(); }
@@ -44,6 +46,7 @@ class feature_store {
   const matrix<float>* table_;
   std::unique_ptr<cache_policy> cache_;
   feature_store_stats stats_;
+  std::vector<std::uint8_t> hit_;  // scratch: hit flags of the last load
 };
 
 }  // namespace coopgnn

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "cache/set_assoc.hpp"
 #include "runtime/core/error.hpp"
 
 namespace coopgnn {
@@ -138,6 +139,16 @@ cache_policy::cache_policy(std::int64_t capacity_rows) : capacity_(capacity_rows
                   capacity_rows);
 }
 
+void cache_policy::access_batch(std::span<const std::int64_t> keys, std::span<std::uint8_t> hit) {
+  COOPGNN_EXPECTS(hit.size() == keys.size(),
+                  "cache_policy::access_batch: {} keys but {} hit flags", keys.size(), hit.size());
+  begin_batch();
+  for (std::size_t i = 0; i < keys.size(); ++i) hit[i] = query(keys[i]) ? 1 : 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (hit[i] == 0) admit(keys[i]);
+  }
+}
+
 double cache_policy::miss_rate() const {
   auto const total = hits_ + misses_;
   return total == 0 ? 0.0 : static_cast<double>(misses_) / static_cast<double>(total);
@@ -149,13 +160,17 @@ lru_policy::lru_policy(std::int64_t capacity_rows) : cache_policy(capacity_rows)
 
 bool lru_policy::contains(std::int64_t key) const { return map_.find(key) != detail::no_slot; }
 
-bool lru_policy::access(std::int64_t key) {
-  if (capacity() == 0) return record(false);
+bool lru_policy::query(std::int64_t key) {
   if (auto const id = map_.find(key); id != detail::no_slot) {
     pool_.unlink(list_, id);
     pool_.push_head(list_, id);
     return record(true);
   }
+  return record(false);
+}
+
+void lru_policy::admit(std::int64_t key) {
+  if (capacity() == 0 || map_.find(key) != detail::no_slot) return;
   std::int64_t id;
   if (list_.size == capacity()) {  // evict the least recently used key; its node is recycled
     id = list_.tail;
@@ -166,7 +181,6 @@ bool lru_policy::access(std::int64_t key) {
   id = pool_.acquire(key);
   pool_.push_head(list_, id);
   map_.insert(key, id);
-  return record(false);
 }
 
 // ---- CLOCK -------------------------------------------------------------------------------------
@@ -175,17 +189,21 @@ clock_policy::clock_policy(std::int64_t capacity_rows) : cache_policy(capacity_r
 
 bool clock_policy::contains(std::int64_t key) const { return map_.find(key) != detail::no_slot; }
 
-bool clock_policy::access(std::int64_t key) {
-  if (capacity() == 0) return record(false);
+bool clock_policy::query(std::int64_t key) {
   if (auto const slot = map_.find(key); slot != detail::no_slot) {
     referenced_[static_cast<std::size_t>(slot)] = 1;
     return record(true);
   }
+  return record(false);
+}
+
+void clock_policy::admit(std::int64_t key) {
+  if (capacity() == 0 || map_.find(key) != detail::no_slot) return;
   if (size() < capacity()) {  // filling: slots in order, the hand stays on slot 0 (the oldest)
     map_.insert(key, size());
     keys_.push_back(key);
     referenced_.push_back(0);
-    return record(false);
+    return;
   }
   while (referenced_[static_cast<std::size_t>(hand_)] != 0) {
     referenced_[static_cast<std::size_t>(hand_)] = 0;
@@ -196,7 +214,6 @@ bool clock_policy::access(std::int64_t key) {
   keys_[victim] = key;
   map_.insert(key, hand_);
   hand_ = hand_ + 1 == capacity() ? 0 : hand_ + 1;
-  return record(false);
 }
 
 // ---- SIEVE -------------------------------------------------------------------------------------
@@ -205,17 +222,20 @@ sieve_policy::sieve_policy(std::int64_t capacity_rows) : cache_policy(capacity_r
 
 bool sieve_policy::contains(std::int64_t key) const { return map_.find(key) != detail::no_slot; }
 
-bool sieve_policy::access(std::int64_t key) {
-  if (capacity() == 0) return record(false);
+bool sieve_policy::query(std::int64_t key) {
   if (auto const id = map_.find(key); id != detail::no_slot) {
     pool_.set_count(id, 1);  // visited
     return record(true);
   }
+  return record(false);
+}
+
+void sieve_policy::admit(std::int64_t key) {
+  if (capacity() == 0 || map_.find(key) != detail::no_slot) return;
   if (queue_.size == capacity()) evict();
   auto const id = pool_.acquire(key);  // unvisited
   pool_.push_head(queue_, id);
   map_.insert(key, id);
-  return record(false);
 }
 
 void sieve_policy::evict() {
@@ -251,12 +271,16 @@ bool s3fifo_policy::in_ghost(std::int64_t key) const {
   return id != detail::no_slot && pool_.tag(id) == queue_ghost;
 }
 
-bool s3fifo_policy::access(std::int64_t key) {
-  if (capacity() == 0) return record(false);
+bool s3fifo_policy::query(std::int64_t key) {
   if (auto const id = map_.find(key); id != detail::no_slot && pool_.tag(id) != queue_ghost) {
     pool_.set_count(id, static_cast<std::uint8_t>(std::min<int>(pool_.count(id) + 1, s3_max_freq)));
     return record(true);
   }
+  return record(false);
+}
+
+void s3fifo_policy::admit(std::int64_t key) {
+  if (capacity() == 0 || contains(key)) return;
   while (size() >= capacity()) evict();
   // Look G up only now: the eviction above may just have pushed this key's ghost out of G.
   if (auto const ghost = map_.find(key); ghost != detail::no_slot) {
@@ -264,12 +288,11 @@ bool s3fifo_policy::access(std::int64_t key) {
     pool_.set_count(ghost, 0);
     pool_.set_tag(ghost, queue_main);
     pool_.push_head(main_, ghost);
-    return record(false);
+    return;
   }
   auto const id = pool_.acquire(key);  // freq 0, tag queue_small
   pool_.push_head(small_, id);
   map_.insert(key, id);
-  return record(false);
 }
 
 void s3fifo_policy::evict() {
@@ -338,7 +361,9 @@ std::unique_ptr<cache_policy> make_cache_policy(const std::string& name,
   if (name == "clock") return std::make_unique<clock_policy>(capacity_rows);
   if (name == "sieve") return std::make_unique<sieve_policy>(capacity_rows);
   if (name == "s3fifo" || name == "s3-fifo") return std::make_unique<s3fifo_policy>(capacity_rows);
-  COOPGNN_FAIL("make_cache_policy: unknown cache policy '{}' (expected lru, clock, sieve, s3fifo)",
+  if (name == "setassoc") return std::make_unique<set_assoc_policy>(capacity_rows);
+  COOPGNN_FAIL(
+      "make_cache_policy: unknown cache policy '{}' (expected lru, clock, sieve, s3fifo, setassoc)",
                name);
 }
 

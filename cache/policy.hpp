@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -114,12 +115,39 @@ class cache_policy {
   cache_policy(const cache_policy&) = delete;
   cache_policy& operator=(const cache_policy&) = delete;
 
-  /// Looks up `key` (any int64 value) and updates the policy's state. Returns true on a hit; on a
-  /// miss admits `key`, evicting as needed. Counts one hit or one miss. Cost: O(1) expected for
-  /// LRU; for CLOCK, SIEVE and S3-FIFO O(1) expected amortised over the sequence (an eviction scan
-  /// only passes keys whose bit or frequency an earlier hit set). Allocates only while the cache
-  /// is filling.
-  virtual bool access(std::int64_t key) = 0;
+  /// Looks up `key` (any int64 value) and updates the policy's state: access(key) is
+  /// query(key), then admit(key) on a miss. Returns true on a hit. Counts one hit or one miss.
+  /// Cost: O(1) expected for LRU; for CLOCK, SIEVE and S3-FIFO O(1) expected amortised over the
+  /// sequence (an eviction scan only passes keys whose bit or frequency an earlier hit set).
+  /// Allocates only while the cache is filling.
+  bool access(std::int64_t key) {
+    begin_batch();
+    if (query(key)) return true;
+    admit(key);
+    return false;
+  }
+
+  /// One batch of lookups as a cache serving a whole minibatch does it (GraphBolt's
+  /// Query-then-Replace, reference notes section 8): first every key is queried against the
+  /// state left by earlier batches (hits update recency / visited bits / frequencies, and are
+  /// counted), then the missed keys are admitted in order. A key repeated within the batch is
+  /// queried each time it occurs (so it can miss twice) but admitted once. Writes hit[i] = 1 for
+  /// a hit of keys[i], else 0.
+  /// @param keys  [n] any int64 values
+  /// @param hit   [n] output
+  /// @throws logic_error when hit.size() != keys.size().
+  /// Batch semantics are those of the GPU cache (cache/set_assoc.hpp); for a batch of one key it
+  /// equals access().
+  void access_batch(std::span<const std::int64_t> keys, std::span<std::uint8_t> hit);
+
+  /// The hit half of access(): returns whether `key` is resident, counting one hit or one miss;
+  /// a hit updates the policy's state (recency, visited bit, frequency); a miss changes nothing
+  /// else.
+  virtual bool query(std::int64_t key) = 0;
+
+  /// The miss half of access(): makes `key` resident, evicting per the policy when full. Does
+  /// nothing when `key` is already resident or the capacity is 0. Counts nothing.
+  virtual void admit(std::int64_t key) = 0;
 
   /// Whether `key` is resident now. Changes nothing (no counters, no visited bits). O(1) expected.
   [[nodiscard]] virtual bool contains(std::int64_t key) const = 0;
@@ -127,7 +155,8 @@ class cache_policy {
   /// Number of resident keys, 0 <= size() <= capacity().
   [[nodiscard]] virtual std::int64_t size() const = 0;
 
-  /// The policy's name as accepted by make_cache_policy: "lru", "clock", "sieve" or "s3fifo".
+  /// The policy's name as accepted by make_cache_policy: "lru", "clock", "sieve", "s3fifo" or
+  /// "setassoc".
   [[nodiscard]] virtual std::string name() const = 0;
 
   /// Hits counted since construction or the last reset_counters().
@@ -144,6 +173,9 @@ class cache_policy {
  protected:
   /// @throws logic_error when `capacity_rows` < 0 (the message names the value).
   explicit cache_policy(std::int64_t capacity_rows);
+  /// Called at the start of every access() and access_batch(); policies with a batch clock
+  /// (set_assoc_policy) advance it here. Default: nothing.
+  virtual void begin_batch() {}
   /// Counts one access and returns `hit`.
   bool record(bool hit) {
     (hit ? hits_ : misses_) += 1;
@@ -165,7 +197,8 @@ class lru_policy final : public cache_policy {
  public:
   /// @throws logic_error when `capacity_rows` < 0.
   explicit lru_policy(std::int64_t capacity_rows);
-  bool access(std::int64_t key) override;
+  bool query(std::int64_t key) override;
+  void admit(std::int64_t key) override;
   [[nodiscard]] bool contains(std::int64_t key) const override;
   [[nodiscard]] std::int64_t size() const override { return list_.size; }
   [[nodiscard]] std::string name() const override { return "lru"; }
@@ -187,7 +220,8 @@ class clock_policy final : public cache_policy {
  public:
   /// @throws logic_error when `capacity_rows` < 0.
   explicit clock_policy(std::int64_t capacity_rows);
-  bool access(std::int64_t key) override;
+  bool query(std::int64_t key) override;
+  void admit(std::int64_t key) override;
   [[nodiscard]] bool contains(std::int64_t key) const override;
   [[nodiscard]] std::int64_t size() const override {
     return static_cast<std::int64_t>(keys_.size());
@@ -213,7 +247,8 @@ class sieve_policy final : public cache_policy {
  public:
   /// @throws logic_error when `capacity_rows` < 0.
   explicit sieve_policy(std::int64_t capacity_rows);
-  bool access(std::int64_t key) override;
+  bool query(std::int64_t key) override;
+  void admit(std::int64_t key) override;
   [[nodiscard]] bool contains(std::int64_t key) const override;
   [[nodiscard]] std::int64_t size() const override { return queue_.size; }
   [[nodiscard]] std::string name() const override { return "sieve"; }
@@ -250,7 +285,8 @@ class s3fifo_policy final : public cache_policy {
  public:
   /// @throws logic_error when `capacity_rows` < 0.
   explicit s3fifo_policy(std::int64_t capacity_rows);
-  bool access(std::int64_t key) override;
+  bool query(std::int64_t key) override;
+  void admit(std::int64_t key) override;
   [[nodiscard]] bool contains(std::int64_t key) const override;
   [[nodiscard]] std::int64_t size() const override { return small_.size + main_.size; }
   [[nodiscard]] std::string name() const override { return "s3fifo"; }
@@ -279,7 +315,8 @@ class s3fifo_policy final : public cache_policy {
   detail::key_slot_map map_;  // key -> node, for S, M and G
 };
 
-/// A policy by name: "lru", "clock", "sieve", "s3fifo" (or "s3-fifo", GraphBolt's spelling), for
+/// A policy by name: "lru", "clock", "sieve", "s3fifo" (or "s3-fifo", GraphBolt's spelling),
+/// "setassoc" (set_assoc_policy with its default ways, cache/set_assoc.hpp; the GPU cache), for
 /// a cache of `capacity_rows` >= 0 rows. Names are case-sensitive. Deterministic; allocates the
 /// (initially empty) policy.
 /// @throws logic_error naming the value for an unknown name or a negative capacity.

@@ -608,7 +608,8 @@ TEST(MakeCachePolicy, NamesAndAliases) {
     const char* name;
   };
   for (auto const& u : {usecase{"lru", "lru"}, usecase{"clock", "clock"}, usecase{"sieve", "sieve"},
-                        usecase{"s3fifo", "s3fifo"}, usecase{"s3-fifo", "s3fifo"}}) {
+                        usecase{"s3fifo", "s3fifo"}, usecase{"s3-fifo", "s3fifo"},
+                        usecase{"setassoc", "setassoc"}}) {
     auto p = make_cache_policy(u.asked, 7);
     EXPECT_EQ(p->name(), u.name);
     EXPECT_EQ(p->capacity(), 7);
@@ -635,6 +636,63 @@ TEST(MakeCachePolicy, RejectsUnknownNamesAndNegativeCapacity) {
   EXPECT_THROW(clock_policy(-1), logic_error);
   EXPECT_THROW(sieve_policy(-1), logic_error);
   EXPECT_THROW(s3fifo_policy(-1), logic_error);
+}
+
+// ---- batches (access_batch) --------------------------------------------------------------------
+
+TEST(CachePolicy, BatchQueriesBeforeAdmitting) {
+  // LRU of 2 rows. One batch {1, 1}: both lookups see the state before the batch, so both miss
+  // (sequential access would hit the second), and 1 is admitted once.
+  lru_policy p(2);
+  std::vector<std::int64_t> keys = {1, 1};
+  std::vector<std::uint8_t> hit(2, 9);
+  p.access_batch(keys, hit);
+  EXPECT_EQ(hit, (std::vector<std::uint8_t>{0, 0}));
+  EXPECT_EQ(p.size(), 1);
+  EXPECT_EQ(p.misses(), 2);
+  // Batch {2, 3, 4} into 2 rows: all miss, admitted in order, so the last two stay.
+  keys = {2, 3, 4};
+  hit.assign(3, 9);
+  p.access_batch(keys, hit);
+  EXPECT_EQ(hit, (std::vector<std::uint8_t>{0, 0, 0}));
+  EXPECT_FALSE(p.contains(1));
+  EXPECT_FALSE(p.contains(2));
+  EXPECT_TRUE(p.contains(3));
+  EXPECT_TRUE(p.contains(4));
+  // Batch {4, 5, 3}: 4 and 3 hit first (3 becomes the most recent), then 5 evicts 4.
+  keys = {4, 5, 3};
+  hit.assign(3, 9);
+  p.access_batch(keys, hit);
+  EXPECT_EQ(hit, (std::vector<std::uint8_t>{1, 0, 1}));
+  EXPECT_TRUE(p.contains(3));
+  EXPECT_TRUE(p.contains(5));
+  EXPECT_FALSE(p.contains(4));
+  EXPECT_EQ(p.hits(), 2);
+  EXPECT_EQ(p.misses(), 6);
+}
+
+TEST(CachePolicy, BatchOfOneEqualsAccess) {
+  auto const trace = zipf_trace(300, 3000, 0.9, 5);
+  for (auto const& name : kPolicies) {
+    SCOPED_TRACE(name);
+    auto a = make_cache_policy(name, 40);
+    auto b = make_cache_policy(name, 40);
+    std::string batched;
+    for (auto k : trace) {
+      std::uint8_t h = 9;
+      b->access_batch(std::span<const std::int64_t>(&k, 1), std::span<std::uint8_t>(&h, 1));
+      batched += h != 0 ? 'H' : 'M';
+    }
+    EXPECT_EQ(run(*a, trace), batched);
+    EXPECT_EQ(resident(*a, 0, 299), resident(*b, 0, 299));
+  }
+}
+
+TEST(CachePolicy, BatchRejectsMismatchedHitFlags) {
+  lru_policy p(4);
+  std::vector<std::int64_t> keys = {1, 2};
+  std::vector<std::uint8_t> hit(1);
+  EXPECT_THROW(p.access_batch(keys, hit), logic_error);
 }
 
 }  // namespace
