@@ -6,7 +6,7 @@ Usage: python3 tools/plot_results.py SPEC.json
 SPEC.json is {"plots": [PLOT, ...]}; paths inside it are relative to the spec's directory.
 Every PLOT has "type", "csv" (data, header first), "out" (PNG) and "title", and one of:
 
-  line         x, xlabel, log2x, logy, panels [{y, ylabel, where {col: value}}], color_by,
+  line         x, xlabel, log2x, xticks [[x, label], ...], logy, panels [{y, ylabel, where {col: value}}], color_by,
                style_by, label (a str.format pattern over the row), optional hline
   stacked_bar  group (column giving the x groups), bar (one bar per value in a group),
                stack [columns stacked bottom-up], ylabel
@@ -88,6 +88,9 @@ def plot_line(spec, base):
                     label=spec.get("label", "{}").format(**g[0]))
         if spec.get("log2x") and xs_all:
             pow2_axis(ax, xs_all)
+        if "xticks" in spec:
+            ax.set_xticks([float(x) for x, _ in spec["xticks"]])
+            ax.set_xticklabels([str(label) for _, label in spec["xticks"]])
         if spec.get("logy"):
             ax.set_yscale("log")
         if "hline" in spec:

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "bench/drivers/cache.hpp"
 #include "bench/drivers/work.hpp"
 #include "runtime/core/error.hpp"
 
@@ -551,6 +552,108 @@ std::string render_modes(const result_file& f, const std::vector<fs::path>& plot
   return out;
 }
 
+
+// ---- cache -----------------------------------------------------------------------------------
+
+struct cache_row_view {
+  std::string policy, mode;
+  std::int64_t kappa = 1, cache_rows = 0;
+  double fraction = 0, miss_rate = 0, rows_per_seed = 0, miss_bytes_per_seed = 0;
+  int pes = 1;
+};
+
+std::vector<cache_row_view> cache_rows(const result_file& f) {
+  std::vector<cache_row_view> out;
+  for (auto const& r : need_array(f, f.json, "rows")) {
+    cache_row_view v;
+    v.policy = need_str(f, r, "policy", "rows");
+    v.mode = need_str(f, r, "mode", "rows");
+    v.kappa = static_cast<std::int64_t>(need_num(f, r, "kappa", "rows"));
+    v.cache_rows = static_cast<std::int64_t>(need_num(f, r, "cache_rows", "rows"));
+    v.fraction = need_num(f, r, "fraction", "rows");
+    v.miss_rate = need_num(f, r, "miss_rate", "rows");
+    v.rows_per_seed = need_num(f, r, "rows_per_seed", "rows");
+    v.miss_bytes_per_seed = need_num(f, r, "miss_bytes_per_seed", "rows");
+    v.pes = static_cast<int>(need_num(f, r, "pes", "rows"));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string render_cache(const result_file& f, const std::vector<fs::path>& plots) {
+  auto const& j = f.json;
+  auto const rows = cache_rows(f);
+  std::string out = fmt::format("### Feature cache vs dependent minibatching (`bench cache`, {})\n\n",
+                                f.path.filename().string());
+  std::string fanouts = "?";
+  if (j.contains("fanouts") && j["fanouts"].is_array()) {
+    fanouts = fmt::format("{}", fmt::join(j["fanouts"].get<std::vector<int>>(), ","));
+  }
+  out += fmt::format(
+      "Sampler {}, fanouts {}, global batch B = {}, {} batches per kappa; each PE's feature loads "
+      "of a batch go to its own cache as one batch (lookups, then admission of the misses). Miss "
+      "rate = rows read from storage / rows requested, over all PEs and batches.\n\n",
+      opt_str(j, "sampler", "?"), fanouts, opt_sig(opt_num(j, "batch_size")),
+      opt_sig(opt_num(j, "batches")));
+  out += plot_link(plots, stem_of(f) + "_miss_rate.png", "miss rate vs kappa");
+  // One line per (policy, fraction, mode, P); kappas as columns in file order.
+  std::vector<std::int64_t> kappas;
+  for (auto const& r : rows) {
+    if (std::find(kappas.begin(), kappas.end(), r.kappa) == kappas.end()) kappas.push_back(r.kappa);
+  }
+  std::int64_t kmax = *std::max_element(kappas.begin(), kappas.end());
+  using key_t = std::tuple<std::string, double, std::string, int>;
+  std::vector<key_t> keys;
+  std::map<key_t, std::map<std::int64_t, const cache_row_view*>> grid;
+  for (auto const& r : rows) {
+    key_t const k{r.policy, r.fraction, r.mode, r.pes};
+    if (!grid.count(k)) keys.push_back(k);
+    grid[k][r.kappa] = &r;
+  }
+  std::vector<std::string> header = {"policy", "cache (|V| per PE)", "mode", "P"};
+  for (auto k : kappas) header.push_back("miss K=" + kappa_name(k));
+  header.push_back(fmt::format("K=1 / K={}", kmax));
+  header.push_back("rows/seed K=1");
+  std::vector<std::vector<std::string>> body;
+  for (auto const& k : keys) {
+    auto const& byk = grid[k];
+    std::vector<std::string> line = {std::get<0>(k),
+                                     fmt::format("{} ({} rows)", sig(std::get<1>(k)),
+                                                 byk.begin()->second->cache_rows),
+                                     std::get<2>(k), std::to_string(std::get<3>(k))};
+    for (auto kv : kappas) {
+      auto it = byk.find(kv);
+      line.push_back(it != byk.end() ? fmt::format("{:.4f}", it->second->miss_rate) : "-");
+    }
+    auto one = byk.find(1), top = byk.find(kmax);
+    line.push_back(one != byk.end() && top != byk.end() && kmax > 1
+                       ? ratio(one->second->miss_rate, top->second->miss_rate)
+                       : "-");
+    line.push_back(one != byk.end() ? sig(one->second->rows_per_seed) : "-");
+    body.push_back(std::move(line));
+  }
+  out += table(header, body, 3);
+  // Cooperative against independent at the same per-PE (so the same total) capacity.
+  std::vector<std::vector<std::string>> cmp;
+  for (auto const& r : rows) {
+    if (r.mode != "cooperative" || r.pes < 2) continue;
+    auto const it = grid.find(key_t{r.policy, r.fraction, "independent", r.pes});
+    if (it == grid.end() || !it->second.count(r.kappa)) continue;
+    auto const* ind = it->second.at(r.kappa);
+    cmp.push_back({r.policy, sig(r.fraction), std::to_string(r.pes), kappa_name(r.kappa),
+                   fmt::format("{:.4f}", r.miss_rate), fmt::format("{:.4f}", ind->miss_rate),
+                   sig(r.rows_per_seed), sig(ind->rows_per_seed),
+                   bytes(r.miss_bytes_per_seed), bytes(ind->miss_bytes_per_seed)});
+  }
+  if (!cmp.empty()) {
+    out += "Cooperative vs independent, same cache per PE (same total capacity):\n\n";
+    out += table({"policy", "cache (|V| per PE)", "P", "K", "miss coop", "miss indep",
+                  "rows/seed coop", "rows/seed indep", "storage bytes/seed coop",
+                  "storage bytes/seed indep"},
+                 cmp, 4);
+  }
+  return out;
+}
 }  // namespace
 
 std::vector<result_file> read_result_files(const fs::path& dir) {
@@ -569,8 +672,9 @@ std::vector<result_file> read_result_files(const fs::path& dir) {
     if (j.is_discarded() || !j.is_object() || !j.contains("bench")) continue;
     result_file f{p, std::move(j)};
     std::string const bench = need_str(f, f.json, "bench");
-    if (bench != "work" && bench != "modes") {
-      COOPGNN_IO_FAIL("{}: unknown bench \"{}\" (expected work or modes)", p.string(), bench);
+    if (bench != "work" && bench != "modes" && bench != "cache") {
+      COOPGNN_IO_FAIL("{}: unknown bench \"{}\" (expected work, modes or cache)", p.string(),
+                      bench);
     }
     need_str(f, f.json, "dataset");
     need_array(f, f.json, "rows");
@@ -602,12 +706,15 @@ std::string render_report(const std::string& title, const std::vector<result_fil
     out += fmt::format("Directory `{}`, |V| = {}, |E| = {} (directed, as stored).\n\n",
                        opt_str(first, "dataset_dir", "?"), opt_sig(opt_num(first, "num_nodes")),
                        opt_sig(opt_num(first, "num_edges")));
-    // `work` before `modes`, each in file-name order.
+    // `work`, then `modes`, then `cache`, each in file-name order.
     for (auto const* f : mine) {
       if (f->json["bench"] == "work") out += render_work(*f, plots);
     }
     for (auto const* f : mine) {
       if (f->json["bench"] == "modes") out += render_modes(*f, plots);
+    }
+    for (auto const* f : mine) {
+      if (f->json["bench"] == "cache") out += render_cache(*f, plots);
     }
     out += "### Provenance\n\n";
     for (auto const* f : mine) {
@@ -686,6 +793,38 @@ std::vector<fs::path> write_plot_data(const fs::path& dir, const std::vector<res
                                       {"where", {{"quantity", "edges"}}}}})}},
             stem + "_redundancy.csv", csv);
       }
+    } else if (f.json["bench"] == "cache") {
+      // x = the kappa's position in the file (never last), labelled with the kappa.
+      std::vector<std::int64_t> kappas;
+      for (auto const& r : cache_rows(f)) {
+        if (std::find(kappas.begin(), kappas.end(), r.kappa) == kappas.end()) {
+          kappas.push_back(r.kappa);
+        }
+      }
+      std::string csv = "policy,mode,pes,series,size,x,kappa,miss_rate,miss_bytes_per_seed\n";
+      for (auto const& r : cache_rows(f)) {
+        auto const x = std::find(kappas.begin(), kappas.end(), r.kappa) - kappas.begin();
+        csv += fmt::format("{},{},{},{} {} P={},{} |V|,{},{},{},{}\n", r.policy, r.mode, r.pes,
+                           r.policy, r.mode == "cooperative" ? "coop" : "indep", r.pes,
+                           sig(r.fraction), x, kappa_name(r.kappa), r.miss_rate,
+                           r.miss_bytes_per_seed);
+      }
+      json ticks = json::array();
+      for (std::size_t i = 0; i < kappas.size(); ++i) ticks.push_back({i, kappa_name(kappas[i])});
+      add({{"type", "line"},
+           {"out", stem + "_miss_rate.png"},
+           {"title", fmt::format("{}: feature cache miss rate vs dependent minibatching", ds)},
+           {"x", "x"},
+           {"xlabel", "batch dependency kappa"},
+           {"xticks", ticks},
+           {"logy", false},
+           {"color_by", "size"},
+           {"style_by", "series"},
+           {"label", "{series}, {size}"},
+           {"panels", json::array({{{"y", "miss_rate"}, {"ylabel", "cache miss rate"}},
+                                   {{"y", "miss_bytes_per_seed"},
+                                    {"ylabel", "feature bytes from storage per seed"}}})}},
+          stem + "_miss_rate.csv", csv);
     } else {
       auto const rows = modes_rows(f);
       std::string csv = "pes,P,mode";

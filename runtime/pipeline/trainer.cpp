@@ -138,11 +138,11 @@ std::int64_t trainer::batches_per_epoch() const {
   return (n + cfg_.batch_size - 1) / cfg_.batch_size;
 }
 
-std::vector<vid_t> trainer::epoch_order(int epoch) const {
-  auto const st = rng::make_stream(cfg_.seed, rng::purpose::shuffle, 0);
+std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch) {
+  auto const st = rng::make_stream(seed, rng::purpose::shuffle, 0);
   std::vector<std::pair<std::uint64_t, vid_t>> keyed;
-  keyed.reserve(ds_.train.size());
-  for (vid_t v : ds_.train) {
+  keyed.reserve(train.size());
+  for (vid_t v : train) {
     auto const r =
         rng::draw4(st, static_cast<std::uint64_t>(v), 0, static_cast<std::uint32_t>(epoch));
     keyed.emplace_back((static_cast<std::uint64_t>(r[0]) << 32) | r[1], v);
@@ -152,6 +152,10 @@ std::vector<vid_t> trainer::epoch_order(int epoch) const {
   order.reserve(keyed.size());
   for (auto const& kv : keyed) order.push_back(kv.second);
   return order;
+}
+
+std::vector<vid_t> trainer::epoch_order(int epoch) const {
+  return coopgnn::epoch_order(ds_.train, cfg_.seed, epoch);
 }
 
 std::vector<vid_t> trainer::cyclic_batch(std::span<const vid_t> order, std::int64_t index) const {

@@ -50,6 +50,14 @@ struct step_options {
   bool capture_edges = true;               ///< with trace: also list every sampled edge
 };
 
+/// The training seeds of epoch `epoch` in batching order: `train` sorted by the 64-bit key
+/// draw4(make_stream(seed, purpose::shuffle, 0), v, 0, epoch) (ties by id), so every PE and every
+/// tool that replays a run (bench cache) derives the same global batches from the run seed.
+/// Global batch b of the epoch is order[b B, min((b + 1) B, |train|)) with minibatch index
+/// (epoch - 1) * ceil(|train| / B) + b (trainer::run_epoch).
+/// @param train  [N] training vertex ids; O(N log N).
+std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch);
+
 /// Trains a GNN with P host PE threads. Weights are replicated: every PE starts from the same
 /// initialisation, all-reduces gradients and applies the same Adam step, so replicas stay equal.
 class trainer {

@@ -23,15 +23,23 @@ struct report_args {
   bench::report_options opt;
 };
 
-/// tools/plot_results.py of a checkout in the working directory, else of the source tree this
-/// binary was built from (the default dataset is <source>/data/cora).
-std::filesystem::path plot_script() {
-  std::filesystem::path const local = "tools/plot_results.py";
-  if (std::filesystem::exists(local)) return local;
-  return std::filesystem::path(COOPGNN_DEFAULT_DATASET).parent_path().parent_path() / local;
-}
-
 }  // namespace
+
+bench::report_options report_options_for_cli(bool plots) {
+  bench::report_options o;
+  o.plots = plots;
+  // tools/plot_results.py of a checkout in the working directory, else of the source tree this
+  // binary was built from (the default dataset is <source>/data/cora).
+  std::filesystem::path const local = "tools/plot_results.py";
+  o.plot_script = std::filesystem::exists(local)
+                      ? local
+                      : std::filesystem::path(COOPGNN_DEFAULT_DATASET).parent_path().parent_path() /
+                            local;
+  if (char const* py = std::getenv("COOPGNN_PYTHON"); py != nullptr && *py != '\0') {
+    o.python.insert(o.python.begin(), py);
+  }
+  return o;
+}
 
 void add_report_command(CLI::App& app) {
   auto a = std::make_shared<report_args>();
@@ -45,12 +53,9 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--title", a->opt.title, "Title of the report")->capture_default_str();
   cmd->add_flag("--no-plots", a->no_plots, "Write only the tables, no plots");
   cmd->callback([a] {
-    a->opt.plots = !a->no_plots;
-    a->opt.plot_script = plot_script();
-    if (char const* py = std::getenv("COOPGNN_PYTHON"); py != nullptr && *py != '\0') {
-      a->opt.python.insert(a->opt.python.begin(), py);
-    }
-    auto const r = bench::write_report(a->dir, a->opt);
+    auto opt = report_options_for_cli(!a->no_plots);
+    opt.title = a->opt.title;
+    auto const r = bench::write_report(a->dir, opt);
     fmt::print("read {} result file(s); wrote {}; plots: {}\n", r.files.size(), r.markdown.string(),
                r.plot_note);
   });

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "bench/drivers/report.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 
@@ -41,6 +42,13 @@ void add_bench_modes_command(CLI::App& bench);
 
 /// Registers `bench export-blocks` (tools/coopgnn/cmd_bench_modes.cpp).
 void add_bench_export_command(CLI::App& bench);
+
+/// Registers `bench cache` (tools/coopgnn/cmd_bench_cache.cpp).
+void add_bench_cache_command(CLI::App& bench);
+
+/// Report options as the command line uses them: plots on or off, tools/plot_results.py of the
+/// checkout in the working directory (else of the source tree), COOPGNN_PYTHON tried first.
+bench::report_options report_options_for_cli(bool plots);
 
 /// Registers `report RESULTS_DIR` (tools/coopgnn/cmd_report.cpp).
 void add_report_command(CLI::App& app);
