@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
-#include "kernels/gather/gather.hpp"
 
 namespace coopgnn {
 
 matrix<float> feature_store::load(std::span<const vid_t> ids) {
-  matrix<float> out = gather_rows(*table_, ids);
+  matrix<float> out = table_->gather(ids);
   stats_.rows += out.rows();
   stats_.bytes += out.size() * static_cast<std::int64_t>(sizeof(float));
   if (cache_) {

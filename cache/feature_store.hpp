@@ -1,7 +1,7 @@
-// Feature storage seen by a PE (DESIGN.md section 1, cache). This issue provides the host tier:
-// rows are read from the dataset's in-memory float32 matrix, optionally through a per-PE cache
-// policy (cache/policy.hpp) that decides which rows a fast tier would hold. Device, pinned (UVA)
-// and memory-mapped tiers sit behind the same load() call.
+// Feature storage seen by a PE (DESIGN.md section 1, cache): rows are read from the run's
+// feature table (cache/storage.hpp: host memory or a memory-mapped .npy on the host backend),
+// optionally through a per-PE cache policy (cache/policy.hpp) that decides which rows the fast
+// tier holds.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cache/policy.hpp"
+#include "cache/storage.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/types.hpp"
 
@@ -27,7 +28,8 @@ struct feature_store_stats {
 /// read-only between PEs and must outlive the store.
 class feature_store {
  public:
-  explicit feature_store(const matrix<float>* table) : table_(table) {}
+  /// @param table  the run's feature table (host-readable tier), shared by the PEs
+  explicit feature_store(const feature_table* table) : table_(table) {}
   /// Puts `cache` in front of storage (nullptr: none). In cooperative minibatching a PE loads
   /// only vertices it owns, so per-PE caches are disjoint; in independent minibatching a PE
   /// caches whatever it loads (the cooperative paper, section 3.2; DESIGN.md section 6).
@@ -43,7 +45,7 @@ class feature_store {
   void reset_stats() { stats_ = {}; }
 
  private:
-  const matrix<float>* table_;
+  const feature_table* table_;
   std::unique_ptr<cache_policy> cache_;
   feature_store_stats stats_;
   std::vector<std::uint8_t> hit_;  // scratch: hit flags of the last load

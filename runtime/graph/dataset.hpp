@@ -20,6 +20,9 @@ struct dataset {
   std::vector<vid_t> src;            ///< [E] edge sources (edge src[e] -> dst[e])
   std::vector<vid_t> dst;            ///< [E] edge destinations
   matrix<float> features;            ///< [num_nodes, F] float32; F = 0 when there are none
+  /// The .npy file `features` was read from (read_dataset), for the memory-mapped storage tier
+  /// (cache/storage.hpp); empty for datasets built in memory.
+  std::filesystem::path feature_file;
   std::vector<std::int64_t> labels;  ///< [num_nodes] class ids, -1 = unknown; empty = no labels
   std::int64_t num_classes = 0;      ///< 0 when there is no classification task
   std::vector<vid_t> train;          ///< training seed vertices

@@ -258,6 +258,7 @@ dataset read_dataset(const fs::path& dir) {
     }
     std::int64_t const cols = a.rank() == 2 ? a.shape[1] : 1;
     ds.features = matrix<float>(n, cols, std::move(a.data));
+    ds.feature_file = p;
   }
 
   // ---- labels and splits

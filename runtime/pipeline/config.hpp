@@ -27,7 +27,10 @@ struct train_config {
   sampler_kind sampler = sampler_kind::ns;
   std::int64_t batch_dependency = 1;  ///< LABOR kappa: 1 = independent batches, 0 = never refresh
   bool layer_dependency = false;      ///< LABOR: every layer uses the same variates
-  std::string cache_policy = "none";  ///< per-PE feature cache: none, lru, clock, sieve, s3fifo
+  std::string cache_policy = "none";  ///< per-PE feature cache: none, lru, clock, sieve, s3fifo,
+                                      ///< setassoc
+  std::string feature_storage = "auto";  ///< tier of the feature table: auto, device, pinned,
+                                         ///< host, mmap (cache/storage.hpp)
   std::int64_t cache_rows = 0;        ///< cache capacity per PE, rows
   std::int64_t batch_size = 1024;     ///< global batch size B (all PEs together)
   int epochs = 100;

@@ -62,7 +62,7 @@ std::int64_t staging_of(const exchange_plan& plan, std::int64_t cols) {
 
 struct trainer::pe_state {
   pe_state(int rank, const train_config& cfg, const models::model_config& mc,
-           std::shared_ptr<host_comm_group> group, const matrix<float>* features)
+           std::shared_ptr<host_comm_group> group, const feature_table* features)
       : ctx(backend::host, rank, cfg.sample_threads),
         comm(std::move(group), rank),
         model(mc),
@@ -110,8 +110,19 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   group_ = std::make_shared<host_comm_group>(
       cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
   auto const mc = make_model_config(ds, cfg);
+  // The feature table's tier (the host backend: host, or the mapped .npy file).
+  auto const tier = choose_storage_tier(backend::host, ds.features.size() * 4,
+                                        {0, default_host_budget_bytes()},
+                                        parse_storage_tier(cfg.feature_storage),
+                                        ds.features.size() > 0, !ds.feature_file.empty());
+  features_ = tier == storage_tier::mmap ? feature_table::map_npy(ds.feature_file)
+                                         : feature_table::borrow(ds.features);
+  COOPGNN_EXPECTS(features_->rows() == ds.num_nodes && features_->cols() == ds.feature_dim(),
+                  "{}: the mapped features are [{}, {}], the dataset's [{}, {}]",
+                  ds.feature_file.string(), features_->rows(), features_->cols(), ds.num_nodes,
+                  ds.feature_dim());
   for (int p = 0; p < cfg.num_pes; ++p) {
-    pes_.push_back(std::make_unique<pe_state>(p, cfg, mc, group_, &ds.features));
+    pes_.push_back(std::make_unique<pe_state>(p, cfg, mc, group_, features_.get()));
     if (cfg.cache_policy != "none") {
       pes_.back()->store.set_cache(make_cache_policy(cfg.cache_policy, cfg.cache_rows));
     }

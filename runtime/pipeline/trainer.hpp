@@ -95,6 +95,8 @@ class trainer {
   [[nodiscard]] models::gnn_model& model(int pe);
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
+  /// The feature table every PE's store reads (its tier: cache/storage.hpp).
+  [[nodiscard]] const feature_table& features() const { return *features_; }
 
  private:
   struct pe_state;
@@ -106,6 +108,7 @@ class trainer {
   const csc_graph& g_;
   train_config cfg_;
   ownership owners_;
+  std::unique_ptr<feature_table> features_;  // shared read-only by the PEs' feature stores
   std::shared_ptr<host_comm_group> group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
 };

@@ -3,6 +3,8 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/trainer.hpp"
+#include "runtime/graph/dataset.hpp"
+#include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
 
 namespace coopgnn {
@@ -53,6 +55,37 @@ TEST(CacheIntegration, CooperativeCachesAreDisjointSoTheyHitMore) {
     EXPECT_LT(coop_miss, ind_miss) << policy;
     EXPECT_LT(coop.work.cache_misses, ind.work.cache_misses) << policy;
   }
+}
+
+TEST(CacheIntegration, MemoryMappedFeaturesTrainExactlyLikeInMemoryOnes) {
+  test::temp_dir dir;
+  write_dataset(test::synthetic_dataset(300, 3, 6, 6, 4), dir.path());
+  dataset const ds = read_dataset(dir.path());
+  ASSERT_FALSE(ds.feature_file.empty());
+  csc_graph const g = build_csc(ds.num_nodes, ds.src, ds.dst);
+  std::vector<epoch_report> reps;
+  for (auto const* tier : {"host", "mmap", "auto"}) {
+    train_config c;
+    c.num_pes = 2;
+    c.hidden = 8;
+    c.fanouts = {4, 4};
+    c.batch_size = 32;
+    c.cache_policy = "setassoc";
+    c.cache_rows = 64;
+    c.feature_storage = tier;
+    trainer tr(ds, g, c);
+    EXPECT_EQ(to_string(tr.features().tier()), std::string(tier) == "auto" ? "host" : tier);
+    reps.push_back(tr.run_epoch(1, true));
+  }
+  for (auto const& r : reps) {
+    EXPECT_EQ(r.train_loss, reps[0].train_loss);
+    EXPECT_EQ(r.test_metric, reps[0].test_metric);
+    EXPECT_EQ(r.work.cache_hits, reps[0].work.cache_hits);
+  }
+  EXPECT_GT(reps[0].work.cache_hits, 0);
+  train_config c;
+  c.feature_storage = "device";
+  EXPECT_THROW(trainer(ds, g, c), logic_error);
 }
 
 TEST(CacheIntegration, RejectsUnknownPolicy) {

@@ -58,13 +58,19 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_flag("--layer-dependency", o.cfg.layer_dependency,
                 "LABOR: every layer uses the same variates");
   cmd->add_option("--cache-policy", o.cfg.cache_policy,
-                  "Per-PE feature cache: none, lru, clock, sieve or s3fifo (cooperative: a PE "
+                  "Per-PE feature cache: none, lru, clock, sieve, s3fifo or setassoc (the GPU "
+                  "cache's set-associative policy; cooperative: a PE "
                   "caches only vertices it owns; independent: whatever it loads)")
-      ->check(CLI::IsMember({"none", "lru", "clock", "sieve", "s3fifo"}))
+      ->check(CLI::IsMember({"none", "lru", "clock", "sieve", "s3fifo", "setassoc"}))
       ->capture_default_str();
   cmd->add_option("--cache-fraction", o.cache_fraction,
                   "Cache capacity per PE as a fraction of |V| (with --cache-policy)");
   cmd->add_option("--cache-rows", o.cfg.cache_rows, "Cache capacity per PE in rows");
+  cmd->add_option("--feature-storage", o.cfg.feature_storage,
+                  "Where the feature table lives: auto (by size), host, mmap (the dataset's .npy "
+                  "mapped read-only), device or pinned (CUDA backend)")
+      ->check(CLI::IsMember({"auto", "device", "pinned", "host", "mmap"}))
+      ->capture_default_str();
   cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
       ->capture_default_str();
   cmd->add_option("--pes", o.cfg.num_pes, "Number of PEs (host threads)")->capture_default_str();
