@@ -12,30 +12,24 @@ namespace {
 
 /// Owning generic-API descriptors, destroyed on scope exit (errors there are ignored: the
 /// descriptors only hold host memory).
-struct csr_descr {
-  cusparseSpMatDescr_t d = nullptr;
-  ~csr_descr() {
+template <typename D>
+struct owned_sp {
+  D d = nullptr;
+  ~owned_sp() {
     if (d != nullptr) (void)cusparseDestroySpMat(d);
   }
 };
-struct const_csr_descr {
-  cusparseConstSpMatDescr_t d = nullptr;
-  ~const_csr_descr() {
-    if (d != nullptr) (void)cusparseDestroySpMat(d);
-  }
-};
-struct dn_descr {
-  cusparseDnMatDescr_t d = nullptr;
-  ~dn_descr() {
+template <typename D>
+struct owned_dn {
+  D d = nullptr;
+  ~owned_dn() {
     if (d != nullptr) (void)cusparseDestroyDnMat(d);
   }
 };
-struct const_dn_descr {
-  cusparseConstDnMatDescr_t d = nullptr;
-  ~const_dn_descr() {
-    if (d != nullptr) (void)cusparseDestroyDnMat(d);
-  }
-};
+using csr_descr = owned_sp<cusparseSpMatDescr_t>;
+using const_csr_descr = owned_sp<cusparseConstSpMatDescr_t>;
+using dn_descr = owned_dn<cusparseDnMatDescr_t>;
+using const_dn_descr = owned_dn<cusparseConstDnMatDescr_t>;
 
 constexpr cusparseSpMMAlg_t kSpmmAlg = CUSPARSE_SPMM_CSR_ALG2;
 

@@ -30,6 +30,25 @@ __device__ inline std::int64_t row_of_edge(const std::int64_t* indptr, std::int6
   return lo;
 }
 
+/// For k = 0 .. min(count, 32) - 1 in order, lane k holding (row r_k, weight w_k):
+///   acc[c] += w_k * dense[r_k, j0 + lane + 32 c]   (columns < d only),
+/// rounding product and sum separately (no FMA), as the host reference does.
+__device__ inline void add_lane_rows(float (&acc)[kPerLane], std::int64_t my_row, float my_w,
+                                     std::int64_t count, const float* __restrict__ dense,
+                                     std::int64_t d, std::int64_t j0, int lane) {
+  int const n = static_cast<int>(count < warp_size ? count : warp_size);
+  for (int k = 0; k < n; ++k) {
+    std::int64_t const r = __shfl_sync(kFull, my_row, k);
+    float const wk = __shfl_sync(kFull, my_w, k);
+    const float* row = dense + r * d;
+#pragma unroll
+    for (int c = 0; c < kPerLane; ++c) {
+      std::int64_t const j = j0 + lane + c * warp_size;
+      if (j < d) acc[c] = __fadd_rn(acc[c], __fmul_rn(wk, row[j]));
+    }
+  }
+}
+
 /// y[s, :] = sum_e w[e] * x[indices[e], :]: one warp per destination s, lanes over columns; the
 /// warp loads 32 edges at a time (one per lane) and broadcasts them with shuffles. Products and
 /// sums are rounded separately (no FMA), in edge order, as the host reference does.
@@ -50,17 +69,7 @@ __global__ void spmm_row_per_warp(const std::int64_t* __restrict__ indptr,
           my_t = indices[eb + lane];
           my_w = w[eb + lane];
         }
-        int const n = static_cast<int>(e1 - eb < warp_size ? e1 - eb : warp_size);
-        for (int k = 0; k < n; ++k) {
-          std::int64_t const t = __shfl_sync(kFull, my_t, k);
-          float const wk = __shfl_sync(kFull, my_w, k);
-          const float* xr = x + t * d;
-#pragma unroll
-          for (int c = 0; c < kPerLane; ++c) {
-            std::int64_t const j = j0 + lane + c * warp_size;
-            if (j < d) acc[c] = __fadd_rn(acc[c], __fmul_rn(wk, xr[j]));
-          }
-        }
+        add_lane_rows(acc, my_t, my_w, e1 - eb, x, d, j0, lane);
       }
 #pragma unroll
       for (int c = 0; c < kPerLane; ++c) {
@@ -100,17 +109,7 @@ __global__ void spmm_transpose_row_per_warp(const std::int64_t* __restrict__ ind
           my_s = row_of_edge(indptr, num_dst, e);
           my_w = w[e];
         }
-        int const n = static_cast<int>(k1 - kb < warp_size ? k1 - kb : warp_size);
-        for (int k = 0; k < n; ++k) {
-          std::int64_t const s = __shfl_sync(kFull, my_s, k);
-          float const wk = __shfl_sync(kFull, my_w, k);
-          const float* gr = y_grad + s * d;
-#pragma unroll
-          for (int c = 0; c < kPerLane; ++c) {
-            std::int64_t const j = j0 + lane + c * warp_size;
-            if (j < d) acc[c] = __fadd_rn(acc[c], __fmul_rn(wk, gr[j]));
-          }
-        }
+        add_lane_rows(acc, my_s, my_w, k1 - kb, y_grad, d, j0, lane);
       }
 #pragma unroll
       for (int c = 0; c < kPerLane; ++c) {
