@@ -8,12 +8,10 @@
 
 #include <cstdint>
 
+#include "kernels/dense/op.hpp"
 #include "runtime/core/matrix.hpp"
 
 namespace coopgnn {
-
-/// Whether a GEMM operand is used as stored or transposed.
-enum class op { none, transpose };
 
 /// C = alpha * op(A) * op(B) + beta * C on row-major host data (BLAS xGEMM semantics, row-major).
 ///

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/sparse/csr_check.hpp"
 #include "runtime/core/error.hpp"
 
 namespace coopgnn {
@@ -12,17 +13,9 @@ namespace {
 template <typename V>
 void check_csr(const char* fn, std::span<const eid_t> indptr, std::span<const std::int64_t> indices,
                std::span<const V> values) {
-  COOPGNN_EXPECTS(!indptr.empty(), "{}: indptr is empty (it needs num_dst + 1 >= 1 offsets)", fn);
   COOPGNN_EXPECTS(values.size() == indices.size(), "{}: {} values for {} edge indices", fn,
                   values.size(), indices.size());
-  COOPGNN_EXPECTS(indptr.front() == 0, "{}: indptr[0] = {}, expected 0", fn, indptr.front());
-  for (std::size_t s = 1; s < indptr.size(); ++s) {
-    COOPGNN_EXPECTS(indptr[s] >= indptr[s - 1], "{}: indptr decreases at row {} ({} -> {})", fn,
-                    s - 1, indptr[s - 1], indptr[s]);
-  }
-  COOPGNN_EXPECTS(indptr.back() == static_cast<eid_t>(indices.size()),
-                  "{}: indptr ends at {} but there are {} edges", fn, indptr.back(),
-                  indices.size());
+  check_indptr(fn, indptr, static_cast<std::int64_t>(indices.size()));
 }
 
 template <typename T, typename V>
