@@ -2,7 +2,7 @@
 // column) after any gather). Tables hold small integers, so equality is exact and byte-wise.
 #include <gtest/gtest.h>
 
-#include "runtime/core/device.hpp"
+#include "tests/common/gpu.hpp"
 
 #if defined(COOPGNN_WITH_CUDA)
 #include <cstring>
@@ -15,14 +15,6 @@
 
 namespace coopgnn {
 namespace {
-
-#define COOPGNN_REQUIRE_DEVICE()                                     \
-  do {                                                               \
-    auto const coopgnn_devices_ = ::coopgnn::query_devices();        \
-    if (coopgnn_devices_.count == 0) {                               \
-      GTEST_SKIP() << "no CUDA device: " << coopgnn_devices_.reason; \
-    }                                                                \
-  } while (0)
 
 /// Verifiable value of (row, column): an integer below 2^24, exact in float32.
 float f(std::int64_t v, std::int64_t c) { return static_cast<float>((v * 131 + c * 7) % 1000003); }

@@ -3,7 +3,7 @@
 // (weights and variates bit for bit).
 #include <gtest/gtest.h>
 
-#include "runtime/core/device.hpp"
+#include "tests/common/gpu.hpp"
 
 #if defined(COOPGNN_WITH_CUDA)
 #include <algorithm>
@@ -21,14 +21,6 @@
 
 namespace coopgnn {
 namespace {
-
-#define COOPGNN_REQUIRE_DEVICE()                                            \
-  do {                                                                      \
-    auto const coopgnn_devices_ = ::coopgnn::query_devices();               \
-    if (coopgnn_devices_.count == 0) {                                      \
-      GTEST_SKIP() << "no CUDA device: " << coopgnn_devices_.reason;        \
-    }                                                                       \
-  } while (0)
 
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
