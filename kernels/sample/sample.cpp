@@ -47,7 +47,8 @@ void ns_select(const csc_graph& g, vid_t s, int fanout, rng::stream st, std::uin
 class variate_memo {
  public:
   explicit variate_memo(const sample_params& p)
-      : p_(p), memoise_(p.dependency.batch_dependency > 1) {}
+      : plan_(make_labor_variate_plan(p.run_seed, p.dependency, p.layer, p.batch)),
+        memoise_(p.dependency.batch_dependency > 1) {}
   float operator()(vid_t t) {
     if (!memoise_) return draw(t);
     auto [it, inserted] = memo_.try_emplace(t, 0.0f);
@@ -56,11 +57,8 @@ class variate_memo {
   }
 
  private:
-  float draw(vid_t t) const {
-    return labor_variate(p_.run_seed, p_.dependency, p_.layer, p_.batch,
-                         static_cast<std::uint64_t>(t));
-  }
-  const sample_params& p_;
+  float draw(vid_t t) const { return labor_variate(plan_, static_cast<std::uint64_t>(t)); }
+  labor_variate_plan plan_;
   bool memoise_;
   std::unordered_map<vid_t, float> memo_;
 };

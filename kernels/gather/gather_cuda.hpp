@@ -1,0 +1,53 @@
+// Feature row gather on the CUDA backend (DESIGN.md section 1 kernels, section 2 parity;
+// reference/cooperative-minibatching.md section 8, "UVA gather details"):
+//   out[i, :] = table[ids[i], :]   for i in [0, m)
+// from a table in device memory or in pinned host memory read in place over UVA. Host reference:
+// gather.hpp (gather_rows); results are equal byte for byte.
+//
+// Includable from .cpp files in any build; definitions (gather.cu) exist only in CUDA builds.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/cuda_context.hpp"
+#include "runtime/core/types.hpp"
+
+namespace coopgnn::cuda {
+
+/// A row-major float32 table readable by kernels: device memory, or pinned host memory through
+/// its device pointer (pinned_buffer::device_data, host_registration::device_data).
+struct table_view {
+  const float* data = nullptr;  ///< device-accessible address of row 0
+  std::int64_t rows = 0;        ///< N
+  std::int64_t cols = 0;        ///< F (floats per row)
+  std::int64_t stride = 0;      ///< floats between consecutive rows, >= cols
+};
+
+/// True when the 16-byte vector path applies: table.data and `out` 16-byte aligned and cols and
+/// stride multiples of 4 floats. Otherwise the kernel reads and writes single floats.
+bool gather_is_vectorised(const table_view& table, const float* out);
+
+/// Enqueues the gather on stream s without synchronising or allocating.
+/// Kernel (one thread per 16-byte or 4-byte chunk, grid-stride over m * chunks per row):
+///   for i, c: v = ids[i]; if v < 0 or v >= N: atomicMin(*first_bad, i), write nothing;
+///             else out[i * cols + c] = table[v * stride + c]
+/// @param ids        [m] device int64 row ids
+/// @param out        [m, cols] device float32, contiguous; must not overlap the table
+/// @param first_bad  device slot, initialised by the caller to ~0ULL; receives the smallest
+///                   position of an id outside [0, N) (rows of bad ids are left unwritten)
+/// @param max_blocks cap on thread blocks (0 = none): for UVA reads, a small cap leaves SMs to
+///                   concurrent compute, as GraphBolt caps UVA threads
+/// @throws cuda_error for a failed launch. m = 0 or cols = 0 enqueues nothing.
+void gather_rows_async(const table_view& table, const vid_t* ids, std::int64_t m, float* out,
+                       unsigned long long* first_bad, stream_t s, int max_blocks = 0);
+
+/// Gathers rows into a new [ids.size(), table.cols] device buffer on stream s (default
+/// ctx.compute(); use ctx.h2d() for pinned host tables), then synchronises s to check the ids.
+/// @throws logic_error naming the first id outside [0, N) and its position (no out-of-bounds
+///         read happens); logic_error when stride < cols or a table with rows has no data;
+///         cuda_error for CUDA failures. Deterministic.
+device_buffer<float> gather_rows(const cuda_context& ctx, const table_view& table,
+                                 const device_buffer<vid_t>& ids, stream_t s = nullptr,
+                                 int max_blocks = 0);
+
+}  // namespace coopgnn::cuda

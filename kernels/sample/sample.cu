@@ -1,0 +1,539 @@
+// CUDA neighbour sampling, unique-and-compact and owner split (sample_cuda.hpp). Host reference:
+// sample.cpp; the keys, rules and output order are the same, so results match bit for bit.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+#include <cub/device/device_select.cuh>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/sample/labor_variate.hpp"
+#include "kernels/sample/sample_cuda.hpp"
+#include "runtime/core/cuda_check.hpp"
+#include "runtime/core/nvtx.hpp"
+#include "runtime/core/rng.hpp"
+
+namespace coopgnn::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+using ull = unsigned long long;
+
+/// Blocks for `n` items, one thread each, capped (the kernels below loop grid-stride).
+unsigned grid_for(std::int64_t n) {
+  std::int64_t const blocks = (n + kBlock - 1) / kBlock;
+  return static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16);
+}
+
+/// Largest i in [0, n) with offsets[i] <= e, for non-decreasing offsets[0 .. n] with
+/// offsets[0] <= e < offsets[n]: the segment that owns item e.
+__device__ std::int64_t segment_of(const std::int64_t* offsets, std::int64_t n, std::int64_t e) {
+  std::int64_t lo = 0, hi = n;  // invariant: offsets[lo] <= e < offsets[hi]
+  while (hi - lo > 1) {
+    std::int64_t const mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= e) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+/// First index i in [0, n) with a[i] >= v (n when none), for ascending a.
+__device__ std::int64_t lower_bound(const std::int64_t* a, std::int64_t n, std::int64_t v) {
+  std::int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    std::int64_t const mid = lo + (hi - lo) / 2;
+    if (a[mid] < v) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// ---- sampling kernels ---------------------------------------------------------------------------
+
+/// For seed i: cand[i] = in-degree (0 for an invalid seed), and the NS segment bounds of the
+/// seeds that need ranking. Reports the first invalid seed position in *bad (atomicMin).
+__global__ void seed_degrees_per_thread(const vid_t* seeds, std::int64_t n, const eid_t* indptr,
+                                        vid_t num_nodes, std::int64_t* cand, ull* bad) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    vid_t const s = seeds[i];
+    eid_t d = 0;
+    if (s < 0 || s >= num_nodes) {
+      atomicMin(bad, static_cast<ull>(i));
+    } else {
+      d = indptr[s + 1] - indptr[s];
+      if (d >= (eid_t{1} << 32)) atomicMin(bad, static_cast<ull>(i));
+    }
+    cand[i] = d;
+  }
+}
+
+/// Segment bounds for the NS ranking sort: seeds with d > k get [cand_off[i], cand_off[i+1]),
+/// the others an empty segment.
+__global__ void ns_segments_per_thread(const std::int64_t* cand_off, std::int64_t n, int fanout,
+                                       std::int64_t* seg_begin, std::int64_t* seg_end) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t const d = cand_off[i + 1] - cand_off[i];
+    seg_begin[i] = cand_off[i];
+    seg_end[i] = d > fanout ? cand_off[i + 1] : cand_off[i];
+  }
+}
+
+/// One thread per candidate edge e = (seed i, position j):
+///   keep[e] = 1 if the seed keeps every neighbour (fanout < 0 or d <= k), else 0;
+///   NS: key[e] = draw_u32(st, s, j, batch) << 32 | j for the ranking sort;
+///   LABOR: keep[e] = labor_variate(plan, t) <= float(k) / float(d).
+__global__ void candidate_flags_per_edge(const vid_t* seeds, const std::int64_t* cand_off,
+                                         std::int64_t n, std::int64_t num_cand,
+                                         const eid_t* indptr, const vid_t* indices, bool labor,
+                                         int fanout, rng::stream ns_stream, std::uint32_t batch,
+                                         labor_variate_plan plan, std::uint64_t* key,
+                                         std::int64_t* keep) {
+  for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_cand;
+       e += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t const i = segment_of(cand_off, n, e);
+    std::int64_t const d = cand_off[i + 1] - cand_off[i];
+    auto const j = static_cast<std::uint32_t>(e - cand_off[i]);
+    vid_t const s = seeds[i];
+    if (fanout < 0 || d <= fanout) {
+      keep[e] = 1;
+    } else if (labor) {
+      vid_t const t = indices[indptr[s] + j];
+      float const threshold = static_cast<float>(fanout) / static_cast<float>(d);
+      keep[e] = labor_variate(plan, static_cast<std::uint64_t>(t)) <= threshold ? 1 : 0;
+    } else {
+      keep[e] = 0;
+      std::uint32_t const r = rng::draw_u32(ns_stream, static_cast<std::uint64_t>(s), j, batch);
+      key[e] = (static_cast<std::uint64_t>(r) << 32) | j;
+    }
+  }
+}
+
+/// NS: seed i with d > k keeps the positions in the low words of its k smallest sorted keys.
+__global__ void ns_mark_kept_per_seed(const std::int64_t* cand_off, std::int64_t n, int fanout,
+                                      const std::uint64_t* sorted_key, std::int64_t* keep) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t const begin = cand_off[i];
+    if (cand_off[i + 1] - begin <= fanout) continue;
+    for (int r = 0; r < fanout; ++r) {
+      auto const j = static_cast<std::uint32_t>(sorted_key[begin + r] & 0xFFFFFFFFULL);
+      keep[begin + j] = 1;
+    }
+  }
+}
+
+/// out_indptr[i] = pos[cand_off[i]] for i in [0, n]: kept edges before seed i.
+__global__ void output_offsets_per_seed(const std::int64_t* cand_off, std::int64_t n,
+                                        const std::int64_t* pos, eid_t* out_indptr) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i <= n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    out_indptr[i] = pos[cand_off[i]];
+  }
+}
+
+/// Writes each kept candidate e to slot pos[e]: its neighbour id and weight 1 / kept(seed).
+__global__ void write_kept_per_edge(const vid_t* seeds, const std::int64_t* cand_off,
+                                    std::int64_t n, std::int64_t num_cand, const eid_t* indptr,
+                                    const vid_t* indices, const std::int64_t* pos,
+                                    const eid_t* out_indptr, vid_t* nbrs, float* weights) {
+  for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_cand;
+       e += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t const o = pos[e];
+    if (pos[e + 1] == o) continue;  // not kept
+    std::int64_t const i = segment_of(cand_off, n, e);
+    auto const j = e - cand_off[i];
+    nbrs[o] = indices[indptr[seeds[i]] + j];
+    weights[o] = 1.0f / static_cast<float>(out_indptr[i + 1] - out_indptr[i]);
+  }
+}
+
+// ---- unique-and-compact kernels -------------------------------------------------------------------
+
+__global__ void iota_per_thread(std::int64_t* out, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    out[i] = i;
+  }
+}
+
+/// Reports the first position i >= 1 of a sorted array with a[i] == a[i - 1].
+__global__ void find_duplicate_per_thread(const vid_t* sorted, std::int64_t n, ull* dup) {
+  for (std::int64_t i = 1 + blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    if (sorted[i] == sorted[i - 1]) atomicMin(dup, static_cast<ull>(i));
+  }
+}
+
+/// local[e] = position of nbrs[e] among the destinations, or -1; other[e] = (local[e] < 0).
+__global__ void locate_in_dst_per_edge(const vid_t* nbrs, std::int64_t num_edges,
+                                       const vid_t* dst_sorted, const std::int64_t* dst_pos,
+                                       std::int64_t n, std::int64_t* local, unsigned char* other) {
+  for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_edges;
+       e += std::int64_t{gridDim.x} * blockDim.x) {
+    vid_t const t = nbrs[e];
+    std::int64_t const k = lower_bound(dst_sorted, n, t);
+    bool const found = k < n && dst_sorted[k] == t;
+    local[e] = found ? dst_pos[k] : -1;
+    other[e] = found ? 0 : 1;
+  }
+}
+
+/// indices[e] = local[e] if the source is a destination, else n + rank of nbrs[e] in `uniq`.
+__global__ void compact_indices_per_edge(const vid_t* nbrs, const std::int64_t* local,
+                                         std::int64_t num_edges, const vid_t* uniq,
+                                         std::int64_t num_uniq, std::int64_t n,
+                                         std::int64_t* indices) {
+  for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_edges;
+       e += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t const l = local[e];
+    indices[e] = l >= 0 ? l : n + lower_bound(uniq, num_uniq, nbrs[e]);
+  }
+}
+
+__global__ void degrees_per_vertex(const vid_t* ids, std::int64_t m, const eid_t* indptr,
+                                   std::int64_t* degree) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    degree[i] = indptr[ids[i] + 1] - indptr[ids[i]];
+  }
+}
+
+// ---- owner split and variates ---------------------------------------------------------------------
+
+__global__ void owners_per_id(const vid_t* ids, std::int64_t m, const std::uint16_t* owner_of,
+                              vid_t num_nodes, std::uint16_t* owner, ull* counts, ull* bad) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    vid_t const v = ids[i];
+    if (v < 0 || v >= num_nodes) {
+      atomicMin(bad, static_cast<ull>(i));
+      owner[i] = 0;
+      continue;
+    }
+    owner[i] = owner_of[v];
+    atomicAdd(counts + owner_of[v], 1ULL);
+  }
+}
+
+__global__ void gather_ids_per_thread(const vid_t* ids, const std::int64_t* perm, std::int64_t m,
+                                      vid_t* out) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    out[i] = ids[perm[i]];
+  }
+}
+
+__global__ void labor_variates_per_vertex(labor_variate_plan plan, const vid_t* vertices,
+                                          std::int64_t m, float* out) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    out[i] = labor_variate(plan, static_cast<std::uint64_t>(vertices[i]));
+  }
+}
+
+// ---- host helpers -------------------------------------------------------------------------------
+
+/// Launches `kernel` over `items` threads (nothing for 0 items) and checks the launch.
+template <class Kernel, class... Args>
+void launch(stream_t s, std::int64_t items, Kernel kernel, Args... args) {
+  if (items <= 0) return;
+  kernel<<<grid_for(items), kBlock, 0, s>>>(args...);
+  COOPGNN_CUDA_CHECK_LAUNCH();
+}
+
+/// Reads one device value (synchronises s).
+template <class T>
+T read_one(const T* p, stream_t s) {
+  T v{};
+  COOPGNN_CUDA_CHECK(cudaMemcpyAsync(&v, p, sizeof(T), cudaMemcpyDeviceToHost, s));
+  COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
+  return v;
+}
+
+/// A device "first bad position" slot for atomicMin, initialised to kNone (all bits set).
+constexpr ull kNone = ~0ULL;
+device_buffer<ull> make_flag(const cuda_context& ctx) {
+  auto f = ctx.allocate<ull>(1);
+  COOPGNN_CUDA_CHECK(cudaMemsetAsync(f.data(), 0xFF, sizeof(ull), ctx.compute()));
+  return f;
+}
+
+/// In-place exclusive sum of data[0 .. n) (n >= 1) with temporary storage from the pool.
+void exclusive_sum(const cuda_context& ctx, std::int64_t* data, std::int64_t n) {
+  std::size_t bytes = 0;
+  COOPGNN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, data, data, n, ctx.compute()));
+  auto temp = ctx.allocate<unsigned char>(bytes);
+  COOPGNN_CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(temp.data(), bytes, data, data, n, ctx.compute()));
+}
+
+/// Stable radix sort of (keys, values) pairs; empty input is a no-op.
+template <class K, class V>
+void sort_pairs(const cuda_context& ctx, const K* keys_in, K* keys_out, const V* values_in,
+                V* values_out, std::int64_t n, int end_bit = sizeof(K) * 8) {
+  if (n == 0) return;
+  std::size_t bytes = 0;
+  COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in,
+                                                     values_out, n, 0, end_bit, ctx.compute()));
+  auto temp = ctx.allocate<unsigned char>(bytes);
+  COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys_in, keys_out,
+                                                     values_in, values_out, n, 0, end_bit,
+                                                     ctx.compute()));
+}
+
+}  // namespace
+
+device_csc upload(const cuda_context& ctx, const csc_graph& g) {
+  COOPGNN_NVTX_RANGE("sample/upload_graph");
+  device_csc d;
+  d.num_nodes = g.num_nodes;
+  d.indptr = ctx.to_device(std::span<const eid_t>(g.indptr));
+  d.indices = ctx.to_device(std::span<const vid_t>(g.indices));
+  return d;
+}
+
+device_sampled_neighbors sample_neighbors(const cuda_context& ctx, const device_csc& g,
+                                          const device_buffer<vid_t>& seeds,
+                                          const sample_params& params) {
+  COOPGNN_NVTX_RANGE("sample/neighbors");
+  COOPGNN_CUDA_EXPECTS(params.dependency.batch_dependency >= 0,
+                       "batch dependency (kappa) " +
+                           std::to_string(params.dependency.batch_dependency) +
+                           " is negative: expected 0 (never refresh) or >= 1");
+  COOPGNN_CUDA_EXPECTS(params.fanout == -1 || params.fanout >= 1,
+                       "fanout " + std::to_string(params.fanout) +
+                           " is invalid: expected a positive count or -1 (all neighbours)");
+  stream_t const s = ctx.compute();
+  auto const n = static_cast<std::int64_t>(seeds.size());
+  device_sampled_neighbors out;
+  out.indptr = ctx.allocate<eid_t>(static_cast<std::size_t>(n) + 1);
+  if (n == 0) {
+    detail::zero_async(out.indptr.data(), sizeof(eid_t), s);
+    return out;
+  }
+
+  // Candidate offsets: exclusive sum of the seeds' in-degrees, and input validation.
+  auto cand_off = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n) + 1);
+  auto bad = make_flag(ctx);
+  detail::zero_async(cand_off.data() + n, sizeof(std::int64_t), s);
+  launch(s, n, seed_degrees_per_thread, seeds.data(), n, g.indptr.data(), g.num_nodes,
+         cand_off.data(), bad.data());
+  exclusive_sum(ctx, cand_off.data(), n + 1);
+  if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
+    vid_t const v = read_one(seeds.data() + first_bad, s);
+    COOPGNN_CUDA_EXPECTS(false, "seed " + std::to_string(v) + " (position " +
+                                    std::to_string(first_bad) + ") is outside [0, " +
+                                    std::to_string(g.num_nodes) +
+                                    ") or has an in-degree that does not fit 32 bits");
+  }
+  std::int64_t const num_cand = read_one(cand_off.data() + n, s);
+
+  // Keep flags per candidate (plus one trailing 0 so that the scan yields the total).
+  bool const labor = params.kind == sampler_kind::labor;
+  auto keep = ctx.allocate<std::int64_t>(static_cast<std::size_t>(num_cand) + 1);
+  detail::zero_async(keep.data() + num_cand, sizeof(std::int64_t), s);
+  device_buffer<std::uint64_t> key;
+  if (!labor && params.fanout > 0) key = ctx.allocate<std::uint64_t>(num_cand);
+  rng::stream const ns_stream = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
+  labor_variate_plan const plan =
+      make_labor_variate_plan(params.run_seed, params.dependency, params.layer, params.batch);
+  launch(s, num_cand, candidate_flags_per_edge, seeds.data(), cand_off.data(), n, num_cand,
+         g.indptr.data(), g.indices.data(), labor, params.fanout, ns_stream, params.batch, plan,
+         key.data(), keep.data());
+
+  if (!labor && params.fanout > 0 && num_cand > 0) {
+    // Rank the candidates of every seed with d > k; the k smallest keys name the kept positions.
+    COOPGNN_NVTX_RANGE("sample/ns_rank");
+    auto seg_begin = ctx.allocate<std::int64_t>(n);
+    auto seg_end = ctx.allocate<std::int64_t>(n);
+    launch(s, n, ns_segments_per_thread, cand_off.data(), n, params.fanout, seg_begin.data(),
+           seg_end.data());
+    auto sorted = ctx.allocate<std::uint64_t>(num_cand);
+    std::size_t bytes = 0;
+    COOPGNN_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, key.data(),
+                                                          sorted.data(), num_cand, n,
+                                                          seg_begin.data(), seg_end.data(), s));
+    auto temp = ctx.allocate<unsigned char>(bytes);
+    COOPGNN_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(temp.data(), bytes, key.data(),
+                                                          sorted.data(), num_cand, n,
+                                                          seg_begin.data(), seg_end.data(), s));
+    launch(s, n, ns_mark_kept_per_seed, cand_off.data(), n, params.fanout, sorted.data(),
+           keep.data());
+  }
+
+  // Compact: pos = exclusive sum of keep; seed i's edges start at pos[cand_off[i]].
+  exclusive_sum(ctx, keep.data(), num_cand + 1);
+  std::int64_t const total = read_one(keep.data() + num_cand, s);
+  launch(s, n + 1, output_offsets_per_seed, cand_off.data(), n, keep.data(), out.indptr.data());
+  out.nbrs = ctx.allocate<vid_t>(total);
+  out.weights = ctx.allocate<float>(total);
+  launch(s, num_cand, write_kept_per_edge, seeds.data(), cand_off.data(), n, num_cand,
+         g.indptr.data(), g.indices.data(), keep.data(), out.indptr.data(), out.nbrs.data(),
+         out.weights.data());
+  return out;
+}
+
+sampled_neighbors to_host(const cuda_context& ctx, const device_sampled_neighbors& s) {
+  sampled_neighbors h;
+  h.indptr = ctx.to_host(s.indptr);
+  h.nbrs = ctx.to_host(s.nbrs);
+  h.weights = ctx.to_host(s.weights);
+  return h;
+}
+
+device_block make_block(const cuda_context& ctx, const device_csc& g,
+                        const device_buffer<vid_t>& dst, const device_sampled_neighbors& sampled) {
+  COOPGNN_NVTX_RANGE("sample/unique_compact");
+  stream_t const s = ctx.compute();
+  auto const n = static_cast<std::int64_t>(dst.size());
+  COOPGNN_CUDA_EXPECTS(static_cast<std::int64_t>(sampled.indptr.size()) == n + 1,
+                       "make_block: " + std::to_string(n) + " destinations but the sample has " +
+                           std::to_string(sampled.indptr.size()) + " offsets");
+  auto const num_edges = static_cast<std::int64_t>(sampled.nbrs.size());
+
+  // Destinations sorted with their positions; a repeated destination is an error.
+  auto positions = ctx.allocate<std::int64_t>(n);
+  auto dst_sorted = ctx.allocate<vid_t>(n);
+  auto dst_pos = ctx.allocate<std::int64_t>(n);
+  launch(s, n, iota_per_thread, positions.data(), n);
+  sort_pairs(ctx, dst.data(), dst_sorted.data(), positions.data(), dst_pos.data(), n);
+  auto dup = make_flag(ctx);
+  launch(s, n, find_duplicate_per_thread, dst_sorted.data(), n, dup.data());
+  if (auto const first = read_one(dup.data(), s); first != kNone) {
+    COOPGNN_CUDA_EXPECTS(false, "make_block: destination " +
+                                    std::to_string(read_one(dst_sorted.data() + first, s)) +
+                                    " appears twice");
+  }
+
+  // Sources that are not destinations: select, sort, unique.
+  auto local = ctx.allocate<std::int64_t>(num_edges);
+  auto other = ctx.allocate<unsigned char>(num_edges);
+  launch(s, num_edges, locate_in_dst_per_edge, sampled.nbrs.data(), num_edges, dst_sorted.data(),
+         dst_pos.data(), n, local.data(), other.data());
+  auto others = ctx.allocate<vid_t>(num_edges);
+  auto count = ctx.allocate<std::int64_t>(1);
+  std::int64_t num_others = 0;
+  if (num_edges > 0) {
+    std::size_t bytes = 0;
+    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, sampled.nbrs.data(),
+                                                  other.data(), others.data(), count.data(),
+                                                  num_edges, s));
+    auto temp = ctx.allocate<unsigned char>(bytes);
+    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Flagged(temp.data(), bytes, sampled.nbrs.data(),
+                                                  other.data(), others.data(), count.data(),
+                                                  num_edges, s));
+    num_others = read_one(count.data(), s);
+  }
+  auto others_sorted = ctx.allocate<vid_t>(num_others);
+  auto uniq = ctx.allocate<vid_t>(num_others);
+  std::int64_t num_uniq = 0;
+  if (num_others > 0) {
+    std::size_t bytes = 0;
+    COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, others.data(),
+                                                      others_sorted.data(), num_others, 0, 64,
+                                                      s));
+    auto temp = ctx.allocate<unsigned char>(bytes);
+    COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, others.data(),
+                                                      others_sorted.data(), num_others, 0, 64,
+                                                      s));
+    std::size_t ubytes = 0;
+    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, ubytes, others_sorted.data(),
+                                                 uniq.data(), count.data(), num_others, s));
+    auto utemp = ctx.allocate<unsigned char>(ubytes);
+    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(utemp.data(), ubytes, others_sorted.data(),
+                                                 uniq.data(), count.data(), num_others, s));
+    num_uniq = read_one(count.data(), s);
+  }
+
+  device_block b;
+  b.num_dst = n;
+  b.src_ids = ctx.allocate<vid_t>(n + num_uniq);
+  detail::copy_async(b.src_ids.data(), dst.data(), dst.bytes(), s);
+  detail::copy_async(b.src_ids.data() + n, uniq.data(), num_uniq * sizeof(vid_t), s);
+  b.indptr = ctx.allocate<eid_t>(sampled.indptr.size());
+  detail::copy_async(b.indptr.data(), sampled.indptr.data(), sampled.indptr.bytes(), s);
+  b.weights = ctx.allocate<float>(num_edges);
+  detail::copy_async(b.weights.data(), sampled.weights.data(), sampled.weights.bytes(), s);
+  b.indices = ctx.allocate<std::int64_t>(num_edges);
+  launch(s, num_edges, compact_indices_per_edge, sampled.nbrs.data(), local.data(), num_edges,
+         uniq.data(), num_uniq, n, b.indices.data());
+  b.src_degree = ctx.allocate<std::int64_t>(n + num_uniq);
+  launch(s, n + num_uniq, degrees_per_vertex, b.src_ids.data(), n + num_uniq, g.indptr.data(),
+         b.src_degree.data());
+  return b;
+}
+
+block to_host(const cuda_context& ctx, const device_block& b) {
+  block h;
+  h.num_dst = b.num_dst;
+  h.src_ids = ctx.to_host(b.src_ids);
+  h.indptr = ctx.to_host(b.indptr);
+  h.indices = ctx.to_host(b.indices);
+  h.weights = ctx.to_host(b.weights);
+  h.src_degree = ctx.to_host(b.src_degree);
+  return h;
+}
+
+device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const ownership& owners) {
+  std::vector<std::uint16_t> map(static_cast<std::size_t>(owners.num_nodes()));
+  for (vid_t v = 0; v < owners.num_nodes(); ++v) {
+    map[static_cast<std::size_t>(v)] = static_cast<std::uint16_t>(owners.owner(v));
+  }
+  auto d = ctx.to_device(std::span<const std::uint16_t>(map));
+  detail::synchronize(ctx.compute());  // `map` is pageable and dies here
+  return d;
+}
+
+device_owner_split split_by_owner(const cuda_context& ctx,
+                                  const device_buffer<std::uint16_t>& owner_of, int num_pes,
+                                  const device_buffer<vid_t>& ids) {
+  COOPGNN_NVTX_RANGE("sample/split_by_owner");
+  COOPGNN_CUDA_EXPECTS(num_pes >= 1 && num_pes <= 65535,
+                       "split_by_owner: number of PEs " + std::to_string(num_pes) +
+                           " is outside [1, 65535]");
+  stream_t const s = ctx.compute();
+  auto const m = static_cast<std::int64_t>(ids.size());
+  auto counts = ctx.allocate<ull>(num_pes);
+  detail::zero_async(counts.data(), counts.bytes(), s);
+  auto owner = ctx.allocate<std::uint16_t>(m);
+  auto bad = make_flag(ctx);
+  launch(s, m, owners_per_id, ids.data(), m, owner_of.data(),
+         static_cast<vid_t>(owner_of.size()), owner.data(), counts.data(), bad.data());
+  auto positions = ctx.allocate<std::int64_t>(m);
+  launch(s, m, iota_per_thread, positions.data(), m);
+  auto owner_sorted = ctx.allocate<std::uint16_t>(m);
+  device_owner_split out;
+  out.perm = ctx.allocate<std::int64_t>(m);
+  sort_pairs(ctx, owner.data(), owner_sorted.data(), positions.data(), out.perm.data(), m);
+  out.sorted_ids = ctx.allocate<vid_t>(m);
+  launch(s, m, gather_ids_per_thread, ids.data(), out.perm.data(), m, out.sorted_ids.data());
+  if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
+    COOPGNN_CUDA_EXPECTS(false, "split_by_owner: id " +
+                                    std::to_string(read_one(ids.data() + first_bad, s)) +
+                                    " (position " + std::to_string(first_bad) +
+                                    ") is outside [0, " + std::to_string(owner_of.size()) + ")");
+  }
+  auto const host_counts = ctx.to_host(counts);
+  out.counts.assign(host_counts.begin(), host_counts.end());
+  return out;
+}
+
+device_buffer<float> labor_variates(const cuda_context& ctx, const labor_variate_plan& plan,
+                                    const device_buffer<vid_t>& vertices) {
+  auto const m = static_cast<std::int64_t>(vertices.size());
+  auto out = ctx.allocate<float>(m);
+  launch(ctx.compute(), m, labor_variates_per_vertex, plan, vertices.data(), m, out.data());
+  return out;
+}
+
+}  // namespace coopgnn::cuda

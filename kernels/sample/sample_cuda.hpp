@@ -1,0 +1,123 @@
+// Neighbour sampling, unique-and-compact and the owner split on the CUDA backend (DESIGN.md
+// sections 2, 4, 5 and 6; reference/cooperative-minibatching.md sections 6 and 8).
+//
+// Parity rule: for the same graph, seeds and sample_params these functions return exactly what
+// the host functions of sample.hpp return (same edges, same order, same weights bit for bit),
+// because every draw is keyed on what it decides (rng.hpp) and LABOR's dependent variates use
+// portable_math.hpp. The host functions are the reference; tests/kernels/sample_gpu_test.cpp
+// compares the two.
+//
+// Includable from .cpp files in any build (no CUDA headers); the definitions (sample.cu) exist
+// only in CUDA builds. All work runs on ctx.compute(); every function that returns sizes known
+// only on the device synchronises that stream (noted per function). Device memory comes from
+// ctx's pool.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/sample/block.hpp"
+#include "kernels/sample/sample.hpp"
+#include "runtime/core/cuda_context.hpp"
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/ownership.hpp"
+
+namespace coopgnn::cuda {
+
+/// A CSC of in-edges in device memory (same layout as csc_graph: 64-bit offsets and ids).
+struct device_csc {
+  vid_t num_nodes = 0;
+  device_buffer<eid_t> indptr;   ///< [num_nodes + 1]
+  device_buffer<vid_t> indices;  ///< [num_edges]
+  [[nodiscard]] eid_t num_edges() const { return static_cast<eid_t>(indices.size()); }
+};
+
+/// Copies `g` to the device on ctx.compute() (asynchronous for the host once the pageable
+/// source has been staged). @throws cuda_error when out of device memory.
+device_csc upload(const cuda_context& ctx, const csc_graph& g);
+
+/// sampled_neighbors in device memory: indptr [n + 1] int64, nbrs [num_sampled] int64,
+/// weights [num_sampled] float32.
+struct device_sampled_neighbors {
+  device_buffer<eid_t> indptr;
+  device_buffer<vid_t> nbrs;
+  device_buffer<float> weights;
+};
+
+/// Device version of coopgnn::sample_neighbors (sample.hpp), with the same rules:
+///   NS:      seed s of in-degree d keeps the positions j with the min(k, d) smallest
+///            (draw_u32(stream(run_seed, ns, layer), s, j, batch), j);
+///   LABOR-0: s keeps neighbour t iff labor_variate(plan, t) <= float(k) / float(d);
+///   fanout -1 or d <= k: every neighbour. Weights 1 / (kept count of s), float.
+/// Schedule: one thread per candidate edge (so a seed of degree 2^20 is spread over the whole
+/// GPU); NS ranks the candidates of seeds with d > k by a CUB segmented sort of 64-bit keys
+/// (draw << 32 | position); kept edges are compacted with an exclusive scan, which keeps the
+/// neighbour-list order.
+/// @param g      device CSC
+/// @param seeds  [n] device int64 vertex ids in [0, g.num_nodes); duplicates allowed
+/// @throws logic_error (after a stream synchronisation) naming the first seed outside
+///         [0, |V|) or with in-degree >= 2^32; logic_error for fanout 0 or < -1 or kappa < 0;
+///         cuda_error for CUDA failures. n = 0 gives indptr {0} and empty outputs.
+/// Synchronises ctx.compute() twice (candidate count, kept count). Deterministic.
+device_sampled_neighbors sample_neighbors(const cuda_context& ctx, const device_csc& g,
+                                          const device_buffer<vid_t>& seeds,
+                                          const sample_params& params);
+
+/// Copies a device sample to the host (synchronises ctx.compute()).
+sampled_neighbors to_host(const cuda_context& ctx, const device_sampled_neighbors& s);
+
+/// A block (block.hpp) in device memory; num_dst on the host.
+struct device_block {
+  std::int64_t num_dst = 0;
+  device_buffer<vid_t> src_ids;            ///< [num_src]: dst first, then the other sources
+  device_buffer<eid_t> indptr;             ///< [num_dst + 1]
+  device_buffer<std::int64_t> indices;     ///< [num_edges] local source index
+  device_buffer<float> weights;            ///< [num_edges]
+  device_buffer<std::int64_t> src_degree;  ///< [num_src] full-graph in-degree
+};
+
+/// Device unique-and-compact, identical to coopgnn::make_block (sample.hpp): sources are `dst`
+/// in order, then the sampled neighbours that are not destinations, unique and sorted by id;
+/// indices[e] is the local index of nbrs[e]. Sort-based: CUB radix sort of (dst, position) for
+/// the destination lookup, select + radix sort + unique for the other sources, and a binary
+/// search per edge.
+/// @param dst      [n] device ids, distinct: the seeds `sampled` was drawn for
+/// @param sampled  the result of sample_neighbors for exactly `dst`
+/// @throws logic_error when sampled.indptr.size() != n + 1 or (after a synchronisation) when a
+///         destination appears twice. Synchronises ctx.compute() twice (duplicate check and the
+///         number of unique sources). Deterministic.
+device_block make_block(const cuda_context& ctx, const device_csc& g,
+                        const device_buffer<vid_t>& dst, const device_sampled_neighbors& sampled);
+
+/// Copies a device block to the host (synchronises ctx.compute()).
+block to_host(const cuda_context& ctx, const device_block& b);
+
+/// The owner map of `owners` in device memory: [|V|] uint16 PE ids.
+device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const ownership& owners);
+
+/// An id list split by owner PE (DESIGN.md section 6, step 2): ids[perm[0 .. counts[0])] are
+/// owned by PE 0, the next counts[1] by PE 1, and so on; within a PE, input order (stable).
+struct device_owner_split {
+  std::vector<std::int64_t> counts;    ///< [P] host copy of the per-PE counts
+  device_buffer<std::int64_t> perm;    ///< [m] positions into ids, grouped by owner
+  device_buffer<vid_t> sorted_ids;     ///< [m] ids[perm[i]]
+};
+
+/// Splits `ids` by owner on the device: a stable CUB radix sort of (owner, position) and a
+/// per-PE histogram. Matches the host partition of runtime/pipeline/minibatch.cpp exactly.
+/// @param owner_of  [|V|] device owner map (upload_owners)
+/// @param num_pes   P in [1, 65535], as in the ownership the map came from
+/// @param ids       [m] device ids in [0, |V|)
+/// @throws logic_error for P out of range or (after a synchronisation) naming the first id
+///         outside [0, |V|). Synchronises ctx.compute() once. m = 0 gives zero counts.
+device_owner_split split_by_owner(const cuda_context& ctx,
+                                  const device_buffer<std::uint16_t>& owner_of, int num_pes,
+                                  const device_buffer<vid_t>& ids);
+
+/// labor_variate(plan, t) evaluated on the device for every t in `vertices` ([m] device
+/// int64): out [m] float. Used to check host/device bit parity of the variates (and by tools
+/// that inspect them). Asynchronous on ctx.compute().
+device_buffer<float> labor_variates(const cuda_context& ctx, const labor_variate_plan& plan,
+                                    const device_buffer<vid_t>& vertices);
+
+}  // namespace coopgnn::cuda

@@ -1,0 +1,154 @@
+// CUDA implementation of the per-PE context (cuda_context.hpp) and of the checking helpers
+// (cuda_check.hpp). Compiled only in CUDA builds.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "runtime/core/cuda_check.hpp"
+#include "runtime/core/cuda_context.hpp"
+#include "runtime/core/nvtx.hpp"
+
+namespace coopgnn {
+namespace cuda {
+namespace detail {
+
+void* pool_allocate(mem_pool_t pool, std::size_t bytes, stream_t s) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  COOPGNN_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, s));
+  return p;
+}
+
+void pool_free(void* p, stream_t s) noexcept {
+  if (p != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaFreeAsync(p, s));
+}
+
+void copy_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
+  if (bytes == 0) return;
+  COOPGNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+}
+
+void zero_async(void* p, std::size_t bytes, stream_t s) {
+  if (bytes == 0) return;
+  COOPGNN_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, s));
+}
+
+void synchronize(stream_t s) { COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s)); }
+
+void* pinned_allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  COOPGNN_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  return p;
+}
+
+void pinned_free(void* p) noexcept {
+  if (p != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaFreeHost(p));
+}
+
+const void* mapped_device_pointer(const void* host) {
+  void* d = nullptr;
+  COOPGNN_CUDA_CHECK(cudaHostGetDevicePointer(&d, const_cast<void*>(host), 0));
+  return d;
+}
+
+}  // namespace detail
+
+cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_bytes)
+    : device_(device), pe_(pe) {
+  int count = 0;
+  COOPGNN_CUDA_CHECK(cudaGetDeviceCount(&count));
+  COOPGNN_CUDA_EXPECTS(device >= 0 && device < count,
+                       "cuda_context: device " + std::to_string(device) + " is outside [0, " +
+                           std::to_string(count) + ")");
+  try {
+    COOPGNN_CUDA_CHECK(cudaSetDevice(device));
+    COOPGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    COOPGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&h2d_, cudaStreamNonBlocking));
+    COOPGNN_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_, cudaStreamNonBlocking));
+    std::string const prefix = "pe" + std::to_string(pe);
+    nvtx::name_stream(compute_, prefix + "/compute");
+    nvtx::name_stream(h2d_, prefix + "/h2d");
+    nvtx::name_stream(comm_, prefix + "/comm");
+
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    COOPGNN_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+    std::uint64_t threshold = release_threshold_bytes;
+    COOPGNN_CUDA_CHECK(
+        cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+
+    COOPGNN_CUBLAS_CHECK(cublasCreate(&cublas_));
+    COOPGNN_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
+    COOPGNN_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
+    COOPGNN_CUSPARSE_CHECK(cusparseSetStream(cusparse_, compute_));
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+cuda_context::~cuda_context() { release(); }
+
+void cuda_context::release() noexcept {
+  for (stream_t s : {compute_, h2d_, comm_}) {
+    if (s != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamSynchronize(s));
+  }
+  if (cusparse_ != nullptr && cusparseDestroy(cusparse_) != CUSPARSE_STATUS_SUCCESS) {
+    std::fprintf(stderr, "coopgnn: cusparseDestroy failed\n");
+  }
+  if (cublas_ != nullptr && cublasDestroy(cublas_) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "coopgnn: cublasDestroy failed\n");
+  }
+  if (pool_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaMemPoolDestroy(pool_));
+  for (stream_t s : {compute_, h2d_, comm_}) {
+    if (s != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamDestroy(s));
+  }
+  cusparse_ = nullptr;
+  cublas_ = nullptr;
+  pool_ = nullptr;
+  compute_ = h2d_ = comm_ = nullptr;
+}
+
+void cuda_context::make_current() const { COOPGNN_CUDA_CHECK(cudaSetDevice(device_)); }
+
+void cuda_context::synchronize() const {
+  for (stream_t s : {compute_, h2d_, comm_}) detail::synchronize(s);
+}
+
+host_registration::host_registration(const void* data, std::size_t bytes)
+    : data_(const_cast<void*>(data)) {
+  COOPGNN_CUDA_EXPECTS(data != nullptr && bytes > 0,
+                       "host_registration: empty range of " + std::to_string(bytes) + " bytes");
+  COOPGNN_CUDA_CHECK(
+      cudaHostRegister(data_, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable));
+}
+
+host_registration::~host_registration() { COOPGNN_CUDA_CHECK_NO_THROW(cudaHostUnregister(data_)); }
+
+const void* host_registration::device_data() const {
+  return detail::mapped_device_pointer(data_);
+}
+
+}  // namespace cuda
+
+namespace nvtx {
+void name_stream(cuda::stream_t s, const std::string& name) {
+#if defined(COOPGNN_HAVE_NVTX)
+  nvtxNameCudaStreamA(s, name.c_str());
+#else
+  (void)s;
+  (void)name;
+#endif
+}
+}  // namespace nvtx
+
+}  // namespace coopgnn

@@ -1,0 +1,259 @@
+// Per-PE CUDA execution resources (DESIGN.md section 1, core; STYLE.md "Habits": per-PE state
+// lives in the PE's context, nothing global, RAII for every device resource).
+//
+// This header needs no CUDA headers, so .cpp files (tests, runtime code) can include it in any
+// build. The CUDA types appear through their opaque handle structs. Definitions live in
+// cuda_context.cu and exist only in CUDA builds (COOPGNN_WITH_CUDA); a host-only build must not
+// call them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+// The CUDA runtime's own opaque handle types (cudaStream_t = CUstream_st*, ...).
+struct CUstream_st;
+struct CUevent_st;
+struct CUmemPoolHandle_st;
+struct cublasContext;
+struct cusparseContext;
+
+namespace coopgnn::cuda {
+
+using stream_t = CUstream_st*;           ///< = cudaStream_t
+using event_t = CUevent_st*;             ///< = cudaEvent_t
+using mem_pool_t = CUmemPoolHandle_st*;  ///< = cudaMemPool_t
+using cublas_handle_t = cublasContext*;  ///< = cublasHandle_t
+using cusparse_handle_t = cusparseContext*;  ///< = cusparseHandle_t
+
+namespace detail {
+/// cudaMallocFromPoolAsync(bytes) on `s` from `pool`; 0 bytes gives nullptr.
+/// @throws cuda_error (out of memory, invalid stream).
+void* pool_allocate(mem_pool_t pool, std::size_t bytes, stream_t s);
+/// cudaFreeAsync(p, s); nullptr is ignored. Never throws (logs a failure to stderr).
+void pool_free(void* p, stream_t s) noexcept;
+/// cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s): any direction under UVA.
+/// @throws cuda_error.
+void copy_async(void* dst, const void* src, std::size_t bytes, stream_t s);
+/// cudaMemsetAsync(p, 0, bytes, s). @throws cuda_error.
+void zero_async(void* p, std::size_t bytes, stream_t s);
+/// cudaStreamSynchronize(s). @throws cuda_error, including faults of earlier kernels on `s`.
+void synchronize(stream_t s);
+}  // namespace detail
+
+/// Move-only owner of `size` elements of T in device memory, allocated stream-ordered from a
+/// memory pool and freed on the stream it was allocated on (cudaFreeAsync), so reuse is ordered
+/// after every kernel enqueued before the free on that stream. Work on other streams that reads
+/// the buffer must be ordered before its destruction by the caller (events).
+/// Contents are uninitialised. T must be trivially copyable.
+template <class T>
+class device_buffer {
+ public:
+  device_buffer() = default;
+  /// Allocates n elements on stream s from `pool` (no synchronisation).
+  /// @throws cuda_error when the pool cannot provide n * sizeof(T) bytes.
+  device_buffer(mem_pool_t pool, std::size_t n, stream_t s)
+      : data_(static_cast<T*>(detail::pool_allocate(pool, n * sizeof(T), s))), size_(n),
+        stream_(s) {}
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  device_buffer(device_buffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
+        stream_(o.stream_) {}
+  device_buffer& operator=(device_buffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+      stream_ = o.stream_;
+    }
+    return *this;
+  }
+  ~device_buffer() { reset(); }
+
+  /// Frees the memory (stream-ordered) and leaves an empty buffer.
+  void reset() noexcept {
+    detail::pool_free(data_, stream_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+  [[nodiscard]] T* data() { return data_; }
+  [[nodiscard]] const T* data() const { return data_; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::size_t bytes() const { return size_ * sizeof(T); }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  [[nodiscard]] stream_t stream() const { return stream_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+  stream_t stream_ = nullptr;
+};
+
+/// Resources of one PE on one device: the device id, three named streams, cuBLAS and cuSPARSE
+/// handles bound to the compute stream, and a private stream-ordered memory pool.
+///
+/// Streams (all non-blocking with respect to the legacy default stream):
+///  - compute(): kernels of the PE (sampling, gather from device memory, dense/sparse math);
+///  - h2d():     host-to-device copies and UVA reads of pinned host memory (feature loading);
+///  - comm():    collectives (NCCL) of the PE.
+/// NVTX names "pe<k>/compute", "pe<k>/h2d", "pe<k>/comm" (STYLE.md NVTX).
+///
+/// Memory pool: one cudaMemPool per context on its device (cudaMemPoolCreate, pinned device
+/// location), with cudaMemPoolAttrReleaseThreshold = `release_threshold_bytes`: memory the pool
+/// holds beyond that is returned to the driver at stream synchronisation points.
+///
+/// Threading: a context belongs to one PE thread; the constructor makes `device` current on the
+/// calling thread. Non-copyable and non-movable (handles are bound to its streams).
+/// Destruction synchronises the three streams, then destroys handles, pool and streams; every
+/// device_buffer allocated from it must be destroyed first. Failures there are logged, not thrown.
+class cuda_context {
+ public:
+  /// @param device   CUDA device ordinal in [0, cudaGetDeviceCount())
+  /// @param pe       PE rank, used only for NVTX names
+  /// @param release_threshold_bytes  bytes the pool keeps cached across synchronisations
+  ///                 (default 1 GiB)
+  /// @throws logic_error for a device ordinal out of range; cuda_error when any CUDA, cuBLAS or
+  ///         cuSPARSE call fails (nothing is leaked: already created resources are released).
+  explicit cuda_context(int device, int pe = 0,
+                        std::uint64_t release_threshold_bytes = std::uint64_t{1} << 30);
+  ~cuda_context();
+  cuda_context(const cuda_context&) = delete;
+  cuda_context& operator=(const cuda_context&) = delete;
+  cuda_context(cuda_context&&) = delete;
+  cuda_context& operator=(cuda_context&&) = delete;
+
+  [[nodiscard]] int device() const { return device_; }
+  [[nodiscard]] int pe() const { return pe_; }
+  [[nodiscard]] stream_t compute() const { return compute_; }
+  [[nodiscard]] stream_t h2d() const { return h2d_; }
+  [[nodiscard]] stream_t comm() const { return comm_; }
+  [[nodiscard]] cublas_handle_t cublas() const { return cublas_; }
+  [[nodiscard]] cusparse_handle_t cusparse() const { return cusparse_; }
+  [[nodiscard]] mem_pool_t pool() const { return pool_; }
+
+  /// Makes device() current on the calling thread (cudaSetDevice). @throws cuda_error.
+  void make_current() const;
+
+  /// Blocks until all work on the three streams has finished.
+  /// @throws cuda_error carrying the first asynchronous fault.
+  void synchronize() const;
+
+  /// n uninitialised elements on stream s (default: compute()). No synchronisation.
+  /// @throws cuda_error when out of memory.
+  template <class T>
+  [[nodiscard]] device_buffer<T> allocate(std::size_t n, stream_t s = nullptr) const {
+    return device_buffer<T>(pool_, n, s != nullptr ? s : compute_);
+  }
+
+  /// A device copy of `host` enqueued on stream s (default compute()). The copy is asynchronous
+  /// with respect to the host only for pinned `host`; the caller keeps `host` alive and
+  /// unchanged until the stream reaches the copy (pageable memory is staged by the driver before
+  /// the call returns). @throws cuda_error.
+  template <class T>
+  [[nodiscard]] device_buffer<T> to_device(std::span<const T> host, stream_t s = nullptr) const {
+    auto buf = allocate<T>(host.size(), s);
+    if (!host.empty()) detail::copy_async(buf.data(), host.data(), buf.bytes(), buf.stream());
+    return buf;
+  }
+
+  /// A host copy of `buf`, read on buf.stream(); synchronises that stream.
+  /// @throws cuda_error, including asynchronous faults of earlier work on the stream.
+  template <class T>
+  [[nodiscard]] std::vector<T> to_host(const device_buffer<T>& buf) const {
+    std::vector<T> out(buf.size());
+    if (!out.empty()) detail::copy_async(out.data(), buf.data(), buf.bytes(), buf.stream());
+    detail::synchronize(buf.stream());
+    return out;
+  }
+
+ private:
+  void release() noexcept;
+
+  int device_ = 0;
+  int pe_ = 0;
+  stream_t compute_ = nullptr;
+  stream_t h2d_ = nullptr;
+  stream_t comm_ = nullptr;
+  cublas_handle_t cublas_ = nullptr;
+  cusparse_handle_t cusparse_ = nullptr;
+  mem_pool_t pool_ = nullptr;
+};
+
+/// Move-only page-locked host allocation mapped into the device address space
+/// (cudaHostAlloc with cudaHostAllocMapped | cudaHostAllocPortable): kernels read it in place
+/// over the interconnect (UVA), and device_data() is the pointer to pass them.
+/// @throws cuda_error when pinning fails.
+template <class T>
+class pinned_buffer {
+ public:
+  pinned_buffer() = default;
+  explicit pinned_buffer(std::size_t n);
+  pinned_buffer(const pinned_buffer&) = delete;
+  pinned_buffer& operator=(const pinned_buffer&) = delete;
+  pinned_buffer(pinned_buffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  pinned_buffer& operator=(pinned_buffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  ~pinned_buffer() { reset(); }
+  void reset() noexcept;
+
+  [[nodiscard]] T* data() { return data_; }
+  [[nodiscard]] const T* data() const { return data_; }
+  /// The device-side address of data() (equal to it on UVA platforms).
+  [[nodiscard]] const T* device_data() const;
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::span<T> span() { return {data_, size_}; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+namespace detail {
+void* pinned_allocate(std::size_t bytes);
+void pinned_free(void* p) noexcept;
+const void* mapped_device_pointer(const void* host);
+}  // namespace detail
+
+template <class T>
+pinned_buffer<T>::pinned_buffer(std::size_t n)
+    : data_(static_cast<T*>(detail::pinned_allocate(n * sizeof(T)))), size_(n) {}
+template <class T>
+void pinned_buffer<T>::reset() noexcept {
+  detail::pinned_free(data_);
+  data_ = nullptr;
+  size_ = 0;
+}
+template <class T>
+const T* pinned_buffer<T>::device_data() const {
+  return data_ == nullptr ? nullptr : static_cast<const T*>(detail::mapped_device_pointer(data_));
+}
+
+/// Pins an existing host range in place for the object's lifetime (cudaHostRegister with
+/// cudaHostRegisterMapped | cudaHostRegisterPortable), so kernels can read it over UVA through
+/// device_data(). The range must outlive this object and must not already be registered.
+/// @throws cuda_error when registration fails (for example an unsupported range).
+class host_registration {
+ public:
+  host_registration(const void* data, std::size_t bytes);
+  host_registration(const host_registration&) = delete;
+  host_registration& operator=(const host_registration&) = delete;
+  ~host_registration();
+  /// The device-side address of the registered range's first byte.
+  [[nodiscard]] const void* device_data() const;
+
+ private:
+  void* data_ = nullptr;
+};
+
+}  // namespace coopgnn::cuda

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Runs every check that needs a GPU, in at most 8 minutes (DESIGN.md section 2): configure and
+# build the `cuda` preset (sm_90), the whole test suite including label gpu (not large),
+# compute-sanitizer memcheck and racecheck on the GPU test executables, and the CUDA
+# microbenchmarks; then prints a summary table. Exit status 0 only when every step passed.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: tools/device_check.sh [--large] [--budget SECONDS] [--help]
+
+Run from the repository root on a machine with one CUDA GPU (written for one H200).
+Steps, each under `timeout`, all together within the budget (default 480 s = 8 minutes):
+  1. cmake --preset cuda && cmake --build --preset cuda -j$(nproc)
+  2. ctest --test-dir build/cuda -LE large          (all tests, label gpu included)
+  3. compute-sanitizer --tool memcheck and --tool racecheck on build/cuda/tests/test_*_gpu
+  4. build/cuda/bench/coopgnn_microbench (console output; JSON to $OUT/microbench.json when
+     OUT is set, else build/cuda/microbench.json)
+  5. a summary: build ok, tests passed/failed, sanitizer errors, key benchmark ratios
+
+Options:
+  --large           also run the scale-24 R-MAT sampling benchmark (generation takes minutes)
+  --budget SECONDS  total time limit (default 480)
+  --help            this text
+
+Environment: OUT (optional output folder), SANITIZER_FILTER (gtest filter for the sanitizer
+runs, default '*'). Exit status: 0 all passed, 1 a step failed or timed out, 2 bad usage.
+EOF
+}
+
+large=0
+budget=480
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --help | -h) usage; exit 0 ;;
+    --large) large=1; shift ;;
+    --budget) budget="${2:?--budget needs a value}"; shift 2 ;;
+    *) echo "device_check.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+start=$SECONDS
+build_dir=build/cuda
+out_dir="${OUT:-$build_dir}"
+mkdir -p "$out_dir"
+log_dir="$out_dir/device_check_logs"
+mkdir -p "$log_dir"
+failed=0
+
+# Seconds left in the budget, at most $1 (the step's own cap); at least 1.
+left() {
+  local cap=$1 rest=$((budget - (SECONDS - start)))
+  ((rest < cap)) && cap=$rest
+  ((cap < 1)) && cap=1
+  echo "$cap"
+}
+
+# run_step NAME CAP CMD...: runs CMD under timeout, output to the terminal and a log; returns
+# the command's status (124 on timeout) without tripping set -e.
+run_step() {
+  local name=$1 cap=$2 rc=0
+  shift 2
+  local t
+  t=$(left "$cap")
+  echo "==> $name (timeout ${t}s)"
+  timeout --kill-after=10 "$t" "$@" 2>&1 | tee "$log_dir/$name.log" || rc=${PIPESTATUS[0]}
+  if ((rc == 124 || rc == 137)); then echo "==> $name: TIMED OUT"; fi
+  return "$rc"
+}
+
+# ---- 1. build ----------------------------------------------------------------------------------
+build_status=ok
+if ! run_step configure 60 cmake --preset cuda; then
+  build_status=FAILED
+elif ! run_step build 260 cmake --build --preset cuda -j"$(nproc)"; then
+  build_status=FAILED
+fi
+[[ $build_status == ok ]] || failed=1
+
+# ---- 2. tests ----------------------------------------------------------------------------------
+tests_passed=0
+tests_failed=0
+tests_status=skipped
+if [[ $build_status == ok ]]; then
+  tests_status=ok
+  run_step ctest 120 ctest --test-dir "$build_dir" -LE large --output-on-failure -j4 \
+    --timeout 120 || tests_status=FAILED
+  summary_line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' \
+    "$log_dir/ctest.log" | tail -1 || true)
+  if [[ -n $summary_line ]]; then
+    total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary_line")
+    tests_failed=$(sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/' <<<"$summary_line")
+    tests_passed=$((total - tests_failed))
+  fi
+  [[ $tests_status == ok && $tests_failed -eq 0 ]] || failed=1
+fi
+
+# ---- 3. compute-sanitizer -----------------------------------------------------------------------
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+san_errors=0
+san_status=skipped
+if [[ $build_status == ok ]]; then
+  san_status=ok
+  shopt -s nullglob
+  gpu_tests=("$build_dir"/tests/test_*_gpu)
+  shopt -u nullglob
+  if [[ ${#gpu_tests[@]} -eq 0 || ! -x $sanitizer ]]; then
+    san_status=FAILED
+    echo "==> sanitizer: no GPU test executables or no compute-sanitizer"
+  fi
+  for exe in "${gpu_tests[@]}"; do
+    for tool in memcheck racecheck; do
+      name="sanitize_${tool}_$(basename "$exe")"
+      rc=0
+      run_step "$name" 75 "$sanitizer" --tool "$tool" --error-exitcode 3 \
+        "$exe" --gtest_filter="${SANITIZER_FILTER:-*}" || rc=$?
+      n=$({ grep -Eo 'ERROR SUMMARY: [0-9]+' "$log_dir/$name.log" || true; } |
+        awk '{s += $3} END {print s + 0}')
+      san_errors=$((san_errors + n))
+      ((rc == 0)) || san_status=FAILED
+    done
+  done
+  [[ $san_status == ok && $san_errors -eq 0 ]] || failed=1
+fi
+
+# ---- 4. microbenchmarks -------------------------------------------------------------------------
+bench_status=skipped
+json="$out_dir/microbench.json"
+if [[ $build_status == ok ]]; then
+  bench_status=ok
+  filter='sample_ns_fanout10/18|gather_'
+  ((large)) && filter='.'
+  run_step microbench 90 "$build_dir/bench/coopgnn_microbench" --benchmark_format=console \
+    --benchmark_out="$json" --benchmark_out_format=json --benchmark_filter="$filter" \
+    --benchmark_min_time=0.2 || bench_status=FAILED
+  grep -q 'ERROR OCCURRED' "$log_dir/microbench.log" && bench_status=FAILED
+  [[ $bench_status == ok ]] || failed=1
+fi
+
+# ---- 5. summary ---------------------------------------------------------------------------------
+ratios="(none)"
+if [[ -s $json ]] && command -v python3 >/dev/null; then
+  ratios=$(python3 - "$json" <<'PY' || true
+import json, sys
+rows = []
+for b in json.load(open(sys.argv[1])).get("benchmarks", []):
+    for key in ("ratio_vs_d2d", "ratio_vs_h2d", "edges_per_second", "gather_GBps"):
+        if key in b:
+            v = b[key]
+            rows.append(f"  {b['name']:<36} {key:<18} {v:.3g}")
+print("\n".join(rows) if rows else "(none)")
+PY
+  )
+fi
+elapsed=$((SECONDS - start))
+echo
+echo "================ device check summary (${elapsed}s of ${budget}s) ================"
+printf '%-22s %s\n' "build" "$build_status"
+printf '%-22s %s (passed %d, failed %d)\n' "tests" "$tests_status" "$tests_passed" "$tests_failed"
+printf '%-22s %s (%d errors)\n' "compute-sanitizer" "$san_status" "$san_errors"
+printf '%-22s %s (json: %s)\n' "microbenchmarks" "$bench_status" "$json"
+echo "key benchmark numbers:"
+echo "$ratios"
+if ((failed)); then
+  echo "RESULT: FAILED (logs in $log_dir)"
+  exit 1
+fi
+echo "RESULT: OK"
