@@ -74,6 +74,7 @@ void validate(const cache_options& o) {
   expect_distinct(o.policies, "--policies");
   COOPGNN_EXPECTS(o.epochs >= 0, "--epochs {} must be >= 0 (0 = auto)", o.epochs);
   COOPGNN_EXPECTS(o.batches >= 0, "--batches {} must be >= 0 (0 = all epochs)", o.batches);
+  COOPGNN_EXPECTS(o.warmup >= 0, "--warmup {} must be >= 0", o.warmup);
   COOPGNN_EXPECTS(o.sample_threads >= 1, "--sample-threads {} must be >= 1", o.sample_threads);
 }
 
@@ -94,7 +95,11 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
   for (int P : o.pes) owners.emplace(P, ownership(num_nodes, P, o.seed));
 
   cache_result res;
+  COOPGNN_EXPECTS(o.warmup < total,
+                  "--warmup {} leaves no batch to count: the run replays {} batches per kappa",
+                  o.warmup, total);
   res.batches_per_kappa = total;
+  res.warmup = o.warmup;
   res.epochs = epochs;
   std::vector<std::uint8_t> hit;
   for (std::size_t ki = 0; ki < o.kappas.size(); ++ki) {
@@ -160,13 +165,18 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
           loads.emplace(std::pair{mi, P}, std::move(per_pe));
         }
       }
+      if (t == o.warmup) {
+        for (auto& pt : points) {
+          for (auto& c : pt.caches) c->reset_counters();
+        }
+      }
       for (auto& pt : points) {
         auto const& per_pe = loads.at({pt.mode, o.pes[pt.pes]});
         for (std::size_t p = 0; p < per_pe.size(); ++p) {
           hit.resize(per_pe[p].size());
           pt.caches[p]->access_batch(per_pe[p], hit);
         }
-        pt.seeds += B;
+        if (t >= o.warmup) pt.seeds += B;
       }
     }
     for (auto const& pt : points) {
@@ -177,7 +187,7 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
       r.cache_rows = pt.caches.front()->capacity();
       r.mode = to_string(o.modes[pt.mode]);
       r.pes = o.pes[pt.pes];
-      r.batches = total;
+      r.batches = total - o.warmup;
       r.seeds = pt.seeds;
       for (auto const& c : pt.caches) {
         r.hits += c->hits();
@@ -228,6 +238,7 @@ nlohmann::ordered_json cache_to_json(const result_header& h, const cache_options
   j["layer_dependency"] = o.layer_dependency;
   j["epochs"] = r.epochs;
   j["batches"] = r.batches_per_kappa;
+  j["warmup"] = r.warmup;
   j["seed"] = o.seed;
   auto rows = nlohmann::ordered_json::array();
   for (auto const& x : r.rows) {
@@ -298,9 +309,9 @@ std::string format_cache_table(const cache_options& o, const cache_result& r) {
     out += fmt::format(" {:>10.1f} {:>11}\n", any->rows_per_seed, ratio);
   }
   out += fmt::format(
-      "miss rate = rows read from storage / rows requested, summed over PEs and {} batches; "
-      "K1/Kmax = miss rate at kappa 1 / at kappa {}\n",
-      r.batches_per_kappa, kmax);
+      "miss rate = rows read from storage / rows requested, summed over PEs and {} batches "
+      "(after {} warm-up batches); K1/Kmax = miss rate at kappa 1 / at kappa {}\n",
+      r.batches_per_kappa - r.warmup, r.warmup, kmax);
   return out;
 }
 

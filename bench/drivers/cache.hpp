@@ -37,13 +37,15 @@ struct cache_options {
   /// epochs that give at least 100 global batches (Cora at B = 1024 has one batch per epoch).
   int epochs = 0;
   std::int64_t batches = 0;  ///< stop after this many global batches per kappa (0 = all epochs)
+  /// The first `warmup` batches fill the caches but are not counted (steady-state miss rate).
+  std::int64_t warmup = 0;
   std::uint64_t seed = 0;   ///< run seed: epoch order, ownership and sampling, as in `train`
   int sample_threads = 1;   ///< host threads of the sampler (no effect on results)
 };
 
 /// @throws logic_error naming the command-line option for: an empty list, a kappa < 0, a
 ///   fraction outside [0, 1], a P < 1, an unknown policy, a value given twice, batch size < 1,
-///   epochs < 0, batches < 0, sample threads < 1, an empty or invalid fanout list, a sampler
+///   epochs < 0, batches < 0, warmup < 0, sample threads < 1, an empty or invalid fanout list, a sampler
 ///   other than LABOR with a kappa other than 1.
 void validate(const cache_options& o);
 
@@ -55,8 +57,8 @@ struct cache_row {
   std::int64_t cache_rows = 0;  ///< per PE: floor(fraction |V|)
   std::string mode;
   int pes = 1;
-  std::int64_t batches = 0;
-  std::int64_t seeds = 0;     ///< training seeds over all batches
+  std::int64_t batches = 0;   ///< counted batches (after the warm-up)
+  std::int64_t seeds = 0;     ///< training seeds over the counted batches
   std::int64_t requests = 0;  ///< feature rows the PEs asked their caches for
   std::int64_t hits = 0;
   std::int64_t misses = 0;  ///< rows read from storage
@@ -68,7 +70,8 @@ struct cache_row {
 struct cache_result {
   std::vector<cache_row> rows;  ///< policy, kappa, fraction, mode, P order (as given)
   int epochs = 0;               ///< epochs replayed (o.epochs, or the automatic choice)
-  std::int64_t batches_per_kappa = 0;
+  std::int64_t batches_per_kappa = 0;  ///< batches replayed per kappa, warm-up included
+  std::int64_t warmup = 0;             ///< of which not counted
   double seconds = 0;
 };
 
@@ -77,7 +80,7 @@ using cache_progress = std::function<void(std::int64_t, std::int64_t, std::int64
 
 /// Replays the feature loads of `epochs` training epochs for every (kappa, mode, P) and feeds each
 /// PE's load of each batch, as one batch (cache_policy::access_batch), into a fresh per-PE cache
-/// of every (policy, fraction). The trace is exactly the trainer's (trainer.hpp): global batches
+/// of every (policy, fraction); hits and misses of the first o.warmup batches are not counted. The trace is exactly the trainer's (trainer.hpp): global batches
 /// from epoch_order(train, seed, e), minibatch index (e - 1) * batches_per_epoch + b, keys
 /// {sampler, fanouts, seed, index, {kappa, layer_dependency}};
 ///  - independent: PE p samples global[B p / P, B (p + 1) / P) alone and loads the sources of

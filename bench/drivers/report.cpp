@@ -590,11 +590,12 @@ std::string render_cache(const result_file& f, const std::vector<fs::path>& plot
     fanouts = fmt::format("{}", fmt::join(j["fanouts"].get<std::vector<int>>(), ","));
   }
   out += fmt::format(
-      "Sampler {}, fanouts {}, global batch B = {}, {} batches per kappa; each PE's feature loads "
-      "of a batch go to its own cache as one batch (lookups, then admission of the misses). Miss "
-      "rate = rows read from storage / rows requested, over all PEs and batches.\n\n",
+      "Sampler {}, fanouts {}, global batch B = {}, {} batches per kappa of which the first {} "
+      "only warm the caches; each PE's feature loads of a batch go to its own cache as one batch "
+      "(lookups, then admission of the misses). Miss rate = rows read from storage / rows "
+      "requested, over all PEs and counted batches.\n\n",
       opt_str(j, "sampler", "?"), fanouts, opt_sig(opt_num(j, "batch_size")),
-      opt_sig(opt_num(j, "batches")));
+      opt_sig(opt_num(j, "batches")), opt_sig(opt_num(j, "warmup").value_or(0)));
   out += plot_link(plots, stem_of(f) + "_miss_rate.png", "miss rate vs kappa");
   // One line per (policy, fraction, mode, P); kappas as columns in file order.
   std::vector<std::int64_t> kappas;

@@ -111,7 +111,7 @@ void bias_relu(float* out, const float* bias, std::int64_t rows, std::int64_t co
   COOPGNN_CU_EXPECTS(out != nullptr && bias != nullptr, "cuda::bias_relu: out or bias is null");
   detail::bias_relu_per_thread<<<detail::grid_for_threads(rows * cols), detail::block_threads, 0,
                                  stream>>>(out, bias, rows * cols, cols, relu);
-  COOPGNN_CUDA_CHECK_LAUNCH(bias_relu_per_thread);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 void relu_backward(const float* grad_out, const float* out, std::int64_t n, float* grad_in,
@@ -123,7 +123,7 @@ void relu_backward(const float* grad_out, const float* out, std::int64_t n, floa
   detail::
       relu_backward_per_thread<<<detail::grid_for_threads(n), detail::block_threads, 0, stream>>>(
           grad_out, out, n, grad_in);
-  COOPGNN_CUDA_CHECK_LAUNCH(relu_backward_per_thread);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 void bias_grad_add(const float* g, std::int64_t rows, std::int64_t cols, float* bias_grad,
@@ -137,7 +137,7 @@ void bias_grad_add(const float* g, std::int64_t rows, std::int64_t cols, float* 
   auto const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, detail::max_grid));
   detail::col_sums_tile_per_block<<<grid, dim3(detail::kTile, detail::kTile), 0, stream>>>(
       g, rows, cols, bias_grad);
-  COOPGNN_CUDA_CHECK_LAUNCH(col_sums_tile_per_block);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 void softmax_cross_entropy(const float* logits, const std::int64_t* labels, std::int64_t n,
@@ -149,7 +149,7 @@ void softmax_cross_entropy(const float* logits, const std::int64_t* labels, std:
                      " class columns");
   COOPGNN_CU_EXPECTS(loss != nullptr, fn, ": loss is null");
   if (n == 0) {
-    COOPGNN_CUDA_TRY(cudaMemsetAsync(loss, 0, sizeof(float), stream));
+    COOPGNN_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float), stream));
     return;
   }
   COOPGNN_CU_EXPECTS(logits != nullptr && labels != nullptr && row_loss != nullptr, fn,
@@ -157,9 +157,9 @@ void softmax_cross_entropy(const float* logits, const std::int64_t* labels, std:
   detail::
       cross_entropy_row_per_warp<<<detail::grid_for_warps(n), detail::block_threads, 0, stream>>>(
           logits, labels, n, classes, scale, grad, row_loss);
-  COOPGNN_CUDA_CHECK_LAUNCH(cross_entropy_row_per_warp);
+  COOPGNN_CUDA_CHECK_LAUNCH();
   detail::sum_single_block<<<1, detail::kSumThreads, 0, stream>>>(row_loss, n, scale, loss);
-  COOPGNN_CUDA_CHECK_LAUNCH(sum_single_block);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace coopgnn::cuda

@@ -6,7 +6,7 @@
 
 namespace coopgnn::cuda {
 
-cublas_handle::cublas_handle() { COOPGNN_CUBLAS_TRY(cublasCreate(&handle_)); }
+cublas_handle::cublas_handle() { COOPGNN_CUBLAS_CHECK(cublasCreate(&handle_)); }
 
 cublas_handle::~cublas_handle() {
   if (handle_ == nullptr) return;
@@ -35,11 +35,11 @@ void gemm(cublasContext* handle, op op_a, op op_b, std::int64_t m, std::int64_t 
   COOPGNN_CU_EXPECTS(c != nullptr, "cuda::gemm: C is null for a [", m, ", ", n, "] result");
   COOPGNN_CU_EXPECTS(k == 0 || (a != nullptr && b != nullptr),
                      "cuda::gemm: A or B is null for k = ", k);
-  COOPGNN_CUBLAS_TRY(cublasSetStream(handle, stream));
+  COOPGNN_CUBLAS_CHECK(cublasSetStream(handle, stream));
   // Row-major C [m, n] is column-major C^T [n, m] = op(B)^T [n, k] * op(A)^T [k, m]; a row-major
   // operand read column-major is its transpose, so the op flags carry over unchanged.
   auto const to_cublas = [](op o) { return o == op::none ? CUBLAS_OP_N : CUBLAS_OP_T; };
-  COOPGNN_CUBLAS_TRY(cublasSgemm_64(handle, to_cublas(op_b), to_cublas(op_a), n, m, k, &alpha, b,
+  COOPGNN_CUBLAS_CHECK(cublasSgemm_64(handle, to_cublas(op_b), to_cublas(op_a), n, m, k, &alpha, b,
                                     ldb, a, lda, &beta, c, ldc));
 }
 

@@ -40,12 +40,12 @@ struct spmm_operands {
   const_dn_descr x;
   dn_descr y;
   spmm_operands(const block_view& b, const float* xp, std::int64_t d, float* yp) {
-    COOPGNN_CUSPARSE_TRY(cusparseCreateConstCsr(
+    COOPGNN_CUSPARSE_CHECK(cusparseCreateConstCsr(
         &a.d, b.num_dst, b.num_src, b.num_edges, b.indptr, b.indices, b.weights, CUSPARSE_INDEX_64I,
         CUSPARSE_INDEX_64I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-    COOPGNN_CUSPARSE_TRY(
+    COOPGNN_CUSPARSE_CHECK(
         cusparseCreateConstDnMat(&x.d, b.num_src, d, d, xp, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-    COOPGNN_CUSPARSE_TRY(
+    COOPGNN_CUSPARSE_CHECK(
         cusparseCreateDnMat(&y.d, b.num_dst, d, d, yp, CUDA_R_32F, CUSPARSE_ORDER_ROW));
   }
 };
@@ -58,12 +58,12 @@ struct sddmm_operands {
   csr_descr c;
   sddmm_operands(const block_view& b, const float* ap, const float* xp, std::int64_t d,
                  float* out) {
-    COOPGNN_CUSPARSE_TRY(
+    COOPGNN_CUSPARSE_CHECK(
         cusparseCreateConstDnMat(&a.d, b.num_dst, d, d, ap, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-    COOPGNN_CUSPARSE_TRY(
+    COOPGNN_CUSPARSE_CHECK(
         cusparseCreateConstDnMat(&x.d, b.num_src, d, d, xp, CUDA_R_32F, CUSPARSE_ORDER_ROW));
     // cuSPARSE's output descriptor is non-const; SDDMM writes only the values.
-    COOPGNN_CUSPARSE_TRY(cusparseCreateCsr(
+    COOPGNN_CUSPARSE_CHECK(cusparseCreateCsr(
         &c.d, b.num_dst, b.num_src, b.num_edges, const_cast<std::int64_t*>(b.indptr),
         const_cast<std::int64_t*>(b.indices), out, CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I,
         CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
@@ -90,7 +90,7 @@ void check_sddmm(const char* fn, cusparseContext* handle, const block_view& b, c
 }  // namespace
 }  // namespace detail
 
-cusparse_handle::cusparse_handle() { COOPGNN_CUSPARSE_TRY(cusparseCreate(&handle_)); }
+cusparse_handle::cusparse_handle() { COOPGNN_CUSPARSE_CHECK(cusparseCreate(&handle_)); }
 
 cusparse_handle::~cusparse_handle() {
   if (handle_ == nullptr) return;
@@ -108,7 +108,7 @@ std::size_t spmm_cusparse_workspace_bytes(cusparseContext* handle, const block_v
   float const alpha = 1.0f;
   float const beta = 0.0f;
   std::size_t bytes = 0;
-  COOPGNN_CUSPARSE_TRY(cusparseSpMM_bufferSize(
+  COOPGNN_CUSPARSE_CHECK(cusparseSpMM_bufferSize(
       handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, ops.a.d,
       ops.x.d, &beta, ops.y.d, CUDA_R_32F, detail::kSpmmAlg, &bytes));
   return bytes;
@@ -120,18 +120,18 @@ void spmm_cusparse(cusparseContext* handle, const block_view& b, const float* x,
   detail::check_spmm(fn, handle, b, x, d, y);
   if (b.num_dst == 0 || d == 0) return;
   if (b.num_edges == 0) {
-    COOPGNN_CUDA_TRY(
+    COOPGNN_CUDA_CHECK(
         cudaMemsetAsync(y, 0, static_cast<std::size_t>(b.num_dst * d) * sizeof(float), stream));
     return;
   }
   std::size_t const need = spmm_cusparse_workspace_bytes(handle, b, x, d, y);
   COOPGNN_CU_EXPECTS(workspace_bytes >= need && (need == 0 || workspace != nullptr), fn,
                      ": workspace has ", workspace_bytes, " bytes, ", need, " needed");
-  COOPGNN_CUSPARSE_TRY(cusparseSetStream(handle, stream));
+  COOPGNN_CUSPARSE_CHECK(cusparseSetStream(handle, stream));
   detail::spmm_operands ops(b, x, d, y);
   float const alpha = 1.0f;
   float const beta = 0.0f;
-  COOPGNN_CUSPARSE_TRY(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+  COOPGNN_CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                     CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, ops.a.d, ops.x.d,
                                     &beta, ops.y.d, CUDA_R_32F, detail::kSpmmAlg, workspace));
 }
@@ -145,7 +145,7 @@ std::size_t sddmm_cusparse_workspace_bytes(cusparseContext* handle, const block_
   float const alpha = 1.0f;
   float const beta = 0.0f;
   std::size_t bytes = 0;
-  COOPGNN_CUSPARSE_TRY(cusparseSDDMM_bufferSize(
+  COOPGNN_CUSPARSE_CHECK(cusparseSDDMM_bufferSize(
       handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_TRANSPOSE, &alpha, ops.a.d,
       ops.x.d, &beta, ops.c.d, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, &bytes));
   return bytes;
@@ -158,21 +158,21 @@ void sddmm_cusparse(cusparseContext* handle, const block_view& b, const float* a
   detail::check_sddmm(fn, handle, b, a, x, d, out);
   if (b.num_edges == 0) return;
   if (d == 0) {
-    COOPGNN_CUDA_TRY(
+    COOPGNN_CUDA_CHECK(
         cudaMemsetAsync(out, 0, static_cast<std::size_t>(b.num_edges) * sizeof(float), stream));
     return;
   }
   std::size_t const need = sddmm_cusparse_workspace_bytes(handle, b, a, x, d, out);
   COOPGNN_CU_EXPECTS(workspace_bytes >= need && (need == 0 || workspace != nullptr), fn,
                      ": workspace has ", workspace_bytes, " bytes, ", need, " needed");
-  COOPGNN_CUSPARSE_TRY(cusparseSetStream(handle, stream));
+  COOPGNN_CUSPARSE_CHECK(cusparseSetStream(handle, stream));
   // beta = 0, but 0 * (NaN left in out) would still be NaN: start from zeros.
-  COOPGNN_CUDA_TRY(
+  COOPGNN_CUDA_CHECK(
       cudaMemsetAsync(out, 0, static_cast<std::size_t>(b.num_edges) * sizeof(float), stream));
   detail::sddmm_operands ops(b, a, x, d, out);
   float const alpha = 1.0f;
   float const beta = 0.0f;
-  COOPGNN_CUSPARSE_TRY(cusparseSDDMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+  COOPGNN_CUSPARSE_CHECK(cusparseSDDMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                      CUSPARSE_OPERATION_TRANSPOSE, &alpha, ops.a.d, ops.x.d, &beta,
                                      ops.c.d, CUDA_R_32F, CUSPARSE_SDDMM_ALG_DEFAULT, workspace));
 }

@@ -65,7 +65,7 @@ void edge_softmax(const std::int64_t* indptr, std::int64_t num_dst, std::int64_t
   if (num_edges == 0 || num_dst == 0) return;
   detail::edge_softmax_row_per_warp<<<detail::grid_for_warps(num_dst), detail::block_threads, 0,
                                       stream>>>(indptr, num_dst, scores, out);
-  COOPGNN_CUDA_CHECK_LAUNCH(edge_softmax_row_per_warp);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 void edge_softmax_backward(const std::int64_t* indptr, std::int64_t num_dst, std::int64_t num_edges,
@@ -78,7 +78,7 @@ void edge_softmax_backward(const std::int64_t* indptr, std::int64_t num_dst, std
   detail::edge_softmax_backward_row_per_warp<<<detail::grid_for_warps(num_dst),
                                                detail::block_threads, 0, stream>>>(
       indptr, num_dst, y, grad_y, grad_scores);
-  COOPGNN_CUDA_CHECK_LAUNCH(edge_softmax_backward_row_per_warp);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace coopgnn::cuda

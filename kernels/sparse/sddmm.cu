@@ -44,7 +44,7 @@ void sddmm(const block_view& b, const float* a, const float* x, std::int64_t d,
   detail::
       sddmm_row_per_warp<<<detail::grid_for_warps(b.num_dst), detail::block_threads, 0, stream>>>(
           b.indptr, b.indices, scale_by_weights ? b.weights : nullptr, a, x, d, out, b.num_dst);
-  COOPGNN_CUDA_CHECK_LAUNCH(sddmm_row_per_warp);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace coopgnn::cuda

@@ -155,7 +155,7 @@ std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * 
 
 std::size_t cub_sort_bytes(std::int64_t num_src, std::int64_t num_edges) {
   std::size_t bytes = 0;
-  COOPGNN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
+  COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
       nullptr, bytes, static_cast<const std::int64_t*>(nullptr),
       static_cast<std::int64_t*>(nullptr), static_cast<const std::int64_t*>(nullptr),
       static_cast<std::int64_t*>(nullptr), num_edges, 0, key_bits(num_src)));
@@ -174,7 +174,7 @@ void spmm(const block_view& b, const float* x, std::int64_t d, float* y, cudaStr
   detail::
       spmm_row_per_warp<<<detail::grid_for_warps(b.num_dst), detail::block_threads, 0, stream>>>(
           b.indptr, b.indices, b.weights, x, d, y, b.num_dst);
-  COOPGNN_CUDA_CHECK_LAUNCH(spmm_row_per_warp);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 std::size_t transpose_workspace_bytes(std::int64_t num_src, std::int64_t num_edges) {
@@ -193,7 +193,7 @@ void build_transpose(const block_view& b, void* workspace, std::size_t workspace
   detail::check_block_view(fn, b, false);
   COOPGNN_CU_EXPECTS(t_indptr != nullptr, fn, ": t_indptr is null");
   if (b.num_edges == 0) {
-    COOPGNN_CUDA_TRY(cudaMemsetAsync(
+    COOPGNN_CUDA_CHECK(cudaMemsetAsync(
         t_indptr, 0, static_cast<std::size_t>(b.num_src + 1) * sizeof(std::int64_t), stream));
     return;
   }
@@ -211,13 +211,13 @@ void build_transpose(const block_view& b, void* workspace, std::size_t workspace
 
   detail::iota_int64<<<detail::grid_for_threads(b.num_edges), detail::block_threads, 0, stream>>>(
       edge_ids, b.num_edges);
-  COOPGNN_CUDA_CHECK_LAUNCH(iota_int64);
-  COOPGNN_CUDA_TRY(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, b.indices, sorted_src,
+  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, b.indices, sorted_src,
                                                    edge_ids, t_edges, b.num_edges, 0,
                                                    detail::key_bits(b.num_src), stream));
   detail::offsets_from_sorted<<<detail::grid_for_threads(b.num_src + 1), detail::block_threads, 0,
                                 stream>>>(sorted_src, b.num_edges, t_indptr, b.num_src);
-  COOPGNN_CUDA_CHECK_LAUNCH(offsets_from_sorted);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 void spmm_transpose_add(const block_view& b, const std::int64_t* t_indptr,
@@ -233,7 +233,7 @@ void spmm_transpose_add(const block_view& b, const std::int64_t* t_indptr,
   detail::spmm_transpose_row_per_warp<<<detail::grid_for_warps(b.num_src), detail::block_threads, 0,
                                         stream>>>(b.indptr, b.num_dst, t_indptr, t_edges, b.weights,
                                                   y_grad, d, x_grad, b.num_src);
-  COOPGNN_CUDA_CHECK_LAUNCH(spmm_transpose_row_per_warp);
+  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace coopgnn::cuda

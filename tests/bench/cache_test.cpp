@@ -117,6 +117,22 @@ TEST(BenchCache, BatchesAndEpochs) {
   o.batches = 3;
   res = run_cache_bench(ctx, data().g, data().ds.train, data().ds.feature_dim(), o);
   EXPECT_EQ(res.batches_per_kappa, 3);
+  // Warm-up batches fill the caches but are not counted: counting only batch 3 of 3 equals the
+  // difference of the cumulative counts after 3 and after 2 batches.
+  auto const three = res.rows.at(0);
+  o.batches = 2;
+  auto const two = run_cache_bench(ctx, data().g, data().ds.train, data().ds.feature_dim(), o);
+  o.batches = 3;
+  o.warmup = 2;
+  auto const last = run_cache_bench(ctx, data().g, data().ds.train, data().ds.feature_dim(), o);
+  EXPECT_EQ(last.rows.at(0).misses, three.misses - two.rows.at(0).misses);
+  EXPECT_EQ(last.rows.at(0).hits, three.hits - two.rows.at(0).hits);
+  EXPECT_EQ(last.rows.at(0).batches, 1);
+  EXPECT_EQ(last.rows.at(0).seeds, o.batch_size);
+  o.warmup = 3;
+  EXPECT_THROW(run_cache_bench(ctx, data().g, data().ds.train, data().ds.feature_dim(), o),
+               logic_error);
+  o.warmup = 0;
   o.batches = 0;
   o.epochs = 0;  // auto: at least 100 batches
   res = run_cache_bench(ctx, data().g, data().ds.train, data().ds.feature_dim(), o);
@@ -145,6 +161,7 @@ TEST(BenchCache, RejectsBadOptionsNamingThem) {
                         usecase{[](cache_options& o) { o.modes = {}; }, "--modes"},
                         usecase{[](cache_options& o) { o.batch_size = 0; }, "--batch-size"},
                         usecase{[](cache_options& o) { o.epochs = -1; }, "--epochs"},
+                        usecase{[](cache_options& o) { o.warmup = -1; }, "--warmup"},
                         usecase{[](cache_options& o) { o.fanouts = {0}; }, "--fanouts"}}) {
     auto o = small_options();
     u.edit(o);

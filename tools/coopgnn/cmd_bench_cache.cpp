@@ -134,6 +134,9 @@ void add_bench_cache_command(CLI::App& bench) {
   cmd->add_option("--batches", a->opt.batches,
                   "Stop after this many global batches per kappa (0 = all epochs)")
       ->capture_default_str();
+  cmd->add_option("--warmup", a->opt.warmup,
+                  "Batches replayed before counting (the caches fill; steady-state miss rate)")
+      ->capture_default_str();
   cmd->add_option("--seed", a->opt.seed, "Run seed (as in train: same batches, owners, samples)")
       ->capture_default_str();
   cmd->add_option("--sample-threads", a->opt.sample_threads,
