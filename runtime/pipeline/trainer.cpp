@@ -9,6 +9,7 @@
 #include "models/layers.hpp"
 #include "models/metrics.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/core/timer.hpp"
 
@@ -183,6 +184,7 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
     std::vector<std::jthread> threads;
     for (std::size_t p = 0; p < pes_.size(); ++p) {
       threads.emplace_back([&, p] {
+        nvtx::name_thread(fmt::format("pe{}", p));
         try {
           body(*pes_[p]);
         } catch (const std::exception& e) {
@@ -251,6 +253,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
                       {cfg_.batch_dependency, cfg_.layer_dependency}};
   {
     scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("sample/minibatch");
     if (coop) {
       for (vid_t v : global_batch) {
         if (owners_.owner(v) == p) seeds.push_back(v);
@@ -273,6 +276,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   matrix<float> h;
   {
     scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("cache/load_features");
     auto const before = pe.store.stats();
     h = pe.store.load(sb.input_nodes);
     w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
@@ -295,6 +299,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   matrix<float> logits;
   {
     scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("model/forward");
     for (std::size_t i = 0; i < L; ++i) {
       std::size_t const b = L - 1 - i;
       h = pe.model.layer(static_cast<int>(i)).forward(sb.blocks[b], h, sk, &caches[i]);
@@ -322,6 +327,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   std::int64_t grad_peak = 0;
   {
     scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("model/backward");
     pe.model.zero_grad();
     loss =
         models::softmax_cross_entropy<float>(logits, labels, 1.0f / static_cast<float>(B), &grad);
@@ -348,12 +354,14 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   double loss_sum = loss;
   {
     scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
     pe.comm.allreduce_sum(std::span<float>(flat));
     pe.comm.allreduce_sum(std::span<double>(&loss_sum, 1));
     stage_end(t.communication, cpu.communication, timer);  // all of it is communication
   }
   {
     scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("model/optimizer");
     std::size_t o = 0;
     for (auto* prm : params) {
       std::copy_n(flat.data() + o, prm->grad.size(), prm->grad.data());
