@@ -24,7 +24,8 @@ Options:
   --help            this text
 
 Environment: OUT (optional output folder), SANITIZER_FILTER (gtest filter for the sanitizer
-runs, default '*'). Exit status: 0 all passed, 1 a step failed or timed out, 2 bad usage.
+runs, default '*'), DEVROOT (where .devdeps/*.deb are unpacked, default /tmp/coopgnn-devroot).
+A machine that cannot install packages needs .devdeps/ from tools/device_deps.sh (carry it). Exit status: 0 all passed, 1 a step failed or timed out, 2 bad usage.
 EOF
 }
 
@@ -67,6 +68,26 @@ run_step() {
   if ((rc == 124 || rc == 137)); then echo "==> $name: TIMED OUT"; fi
   return "$rc"
 }
+
+# ---- 0. dependencies ---------------------------------------------------------------------------
+# A GPU machine without a package registry gets the Debian packages of tools/device_deps.sh in
+# .devdeps/ (carried); they are unpacked into a private prefix, never into /.
+if compgen -G ".devdeps/*.deb" >/dev/null; then
+  devroot="${DEVROOT:-/tmp/coopgnn-devroot}"
+  mkdir -p "$devroot"
+  for deb in .devdeps/*.deb; do
+    if command -v dpkg-deb >/dev/null; then
+      dpkg-deb -x "$deb" "$devroot"
+    else  # a .deb is an ar archive holding data.tar.*
+      (tmp=$(mktemp -d) && cd "$tmp" && ar x "$OLDPWD/$deb" && tar -xf data.tar.* -C "$devroot" &&
+        rm -rf "$tmp")
+    fi
+  done
+  export CMAKE_PREFIX_PATH="$devroot/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$devroot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PATH="$devroot/usr/bin:$PATH"
+  echo "==> dependencies: unpacked $(ls .devdeps/*.deb | wc -l) packages into $devroot"
+fi
 
 # ---- 1. build ----------------------------------------------------------------------------------
 build_status=ok

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Fetches the Debian packages coopgnn builds against into .devdeps/ (git-ignored), for a GPU
+# machine that cannot reach a package registry: carry .devdeps there and tools/device_check.sh
+# unpacks them into a private prefix (never into /) before configuring.
+#
+# Usage (here, on the development machine, from the repository root):
+#   tools/device_deps.sh            download into .devdeps/ (about 10 MB)
+#   tools/device_deps.sh --help
+# Then, with the device tool: run `tools/device_check.sh` with carry [".devdeps"].
+set -euo pipefail
+
+if [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]]; then
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+
+# Headers, CMake configs, static and shared libraries of every build dependency that a CUDA
+# image may lack (tools/setup.sh installs the same by name here), plus libzip's tools, which its
+# CMake config requires.
+PACKAGES=(
+  libfmt-dev libfmt9 libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev
+  libzip-dev libzip4 zipcmp zipmerge ziptool zlib1g-dev librandom123-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
+)
+
+mkdir -p .devdeps
+cd .devdeps
+rm -f ./*.deb
+apt-get download "${PACKAGES[@]}"
+echo "device_deps: $(ls ./*.deb | wc -l) packages, $(du -sh . | cut -f1) in .devdeps/"
