@@ -68,7 +68,8 @@ def plot_line(spec, base):
     color_by, style_by = spec.get("color_by"), spec.get("style_by")
     colour_values = distinct(rows, color_by) if color_by else [None]
     style_values = distinct(rows, style_by) if style_by else [None]
-    cmap = plt.get_cmap("tab10")
+    ncolours = 20 if len(colour_values) > 10 else 10
+    cmap = plt.get_cmap("tab20" if ncolours == 20 else "tab10")
     for ax, panel in zip(axes[0], panels):
         sub = [r for r in rows if matches(r, panel.get("where"))]
         groups = {}
@@ -83,7 +84,7 @@ def plot_line(spec, base):
             xs_all += xs
             ci = colour_values.index(cv)
             si = style_values.index(sv)
-            ax.plot(xs, ys, color=cmap(ci % 10), linestyle=STYLES[si % len(STYLES)],
+            ax.plot(xs, ys, color=cmap(ci % ncolours), linestyle=STYLES[si % len(STYLES)],
                     marker=MARKERS[si % len(MARKERS)], markersize=4, linewidth=1.6,
                     label=spec.get("label", "{}").format(**g[0]))
         if spec.get("log2x") and xs_all:
@@ -139,7 +140,8 @@ def plot_grouped_bar(spec, base):
     groups, bars, panels = distinct(rows, spec["group"]), distinct(rows, spec["bar"]), spec["panels"]
     fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
     width = 0.8 / max(1, len(bars))
-    cmap = plt.get_cmap("tab10")
+    ncolours = 20 if len(colour_values) > 10 else 10
+    cmap = plt.get_cmap("tab20" if ncolours == 20 else "tab10")
     for ax, panel in zip(axes[0], panels):
         for bi, b in enumerate(bars):
             xs, ys = [], []

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/results: converts the shared datasets, attaches synthetic tasks to the
 # structure-only graphs, generates an R-MAT graph, runs `bench work` and `bench modes` on each,
-# and renders the report. Run from the repository root after building (README.md).
+# `bench cache` on cnr2000, and renders the report. Run from the repository root after building (README.md).
 #   docs/results/reproduce.sh [BUILD_DIR] [DATA_DIR]
 set -euo pipefail
 BIN=${1:-build/default}/coopgnn
@@ -21,4 +21,7 @@ for ds in cnr2000-task twitter-task rmat18; do
   $BIN bench modes --dataset $DATA/$ds --fanouts 10,10,10 --batch-size 1024 --pes 1,2,4,8 \
     --batches 8 --warmup 1 --out $OUT
 done
+# Feature-cache miss rate vs kappa (one epoch of cnr2000, cache of 10% of |V| per PE).
+$BIN bench cache --dataset $DATA/cnr2000-task --fractions 0.1 --pes 1,4 \
+  --policies lru,setassoc,s3fifo --epochs 1 --sample-threads 2 --no-plots --out $OUT
 $BIN report $OUT --title "coopgnn: cooperative vs independent minibatching (host backend)"
