@@ -140,8 +140,7 @@ def plot_grouped_bar(spec, base):
     groups, bars, panels = distinct(rows, spec["group"]), distinct(rows, spec["bar"]), spec["panels"]
     fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
     width = 0.8 / max(1, len(bars))
-    ncolours = 20 if len(colour_values) > 10 else 10
-    cmap = plt.get_cmap("tab20" if ncolours == 20 else "tab10")
+    cmap = plt.get_cmap("tab10")
     for ax, panel in zip(axes[0], panels):
         for bi, b in enumerate(bars):
             xs, ys = [], []
