@@ -28,4 +28,17 @@ std::string file_stem(std::string name) {
   return name.empty() ? "dataset" : name;
 }
 
+void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string& sampler,
+                                const std::string& sampler_help, std::vector<int>& fanouts,
+                                std::int64_t& batch_size) {
+  cmd.add_option("--dataset", dataset, "Dataset directory (default: the bundled Cora)");
+  cmd.add_option("--sampler", sampler, sampler_help)
+      ->check(CLI::IsMember({"ns", "labor"}))
+      ->capture_default_str();
+  cmd.add_option("--fanouts", fanouts, "Fanout per layer, seeds' layer first; -1 = all")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd.add_option("--batch-size", batch_size, "Global batch size B")->capture_default_str();
+}
+
 }  // namespace coopgnn::cli

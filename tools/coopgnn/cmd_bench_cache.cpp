@@ -102,14 +102,8 @@ void add_bench_cache_command(CLI::App& bench) {
       "and P, replaying the exact feature loads of training epochs (no training); writes "
       "OUT/cache_<dataset>.json and .csv and renders OUT/report.md with a PNG plot "
       "(docs/results-schema.md).");
-  cmd->add_option("--dataset", a->dataset, "Dataset directory (default: the bundled Cora)");
-  cmd->add_option("--sampler", a->sampler, "labor (kappa applies) or ns (kappa 1 only)")
-      ->check(CLI::IsMember({"ns", "labor"}))
-      ->capture_default_str();
-  cmd->add_option("--fanouts", a->opt.fanouts, "Fanout per layer, seeds' layer first; -1 = all")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--batch-size", a->opt.batch_size, "Global batch size B")->capture_default_str();
+  add_sampling_bench_options(*cmd, a->dataset, a->sampler, "labor (kappa applies) or ns (kappa 1 only)", a->opt.fanouts,
+                             a->opt.batch_size);
   cmd->add_option("--kappas", a->opt.kappas,
                   "Batch dependencies to sweep: 1 = independent batches, K > 1 = variates "
                   "rotate over K batches, 0 = never refresh")

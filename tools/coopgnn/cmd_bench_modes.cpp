@@ -85,14 +85,8 @@ void add_bench_modes_command(CLI::App& bench) {
       "Cooperative vs independent minibatching at the same global batch for several PE counts: "
       "time and work per stage, all-to-all bytes per layer and direction, load imbalance, "
       "per-PE working set, and projected DGX time (docs/results-schema.md).");
-  cmd->add_option("--dataset", a->dataset, "Dataset directory (default: the bundled Cora)");
-  cmd->add_option("--sampler", a->sampler, "ns or labor")
-      ->check(CLI::IsMember({"ns", "labor"}))
-      ->capture_default_str();
-  cmd->add_option("--fanouts", a->opt.fanouts, "Fanout per layer, seeds' layer first; -1 = all")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--batch-size", a->opt.batch_size, "Global batch size B")->capture_default_str();
+  add_sampling_bench_options(*cmd, a->dataset, a->sampler, "ns or labor", a->opt.fanouts,
+                             a->opt.batch_size);
   cmd->add_option("--pes", a->opt.pes, "PE counts to run")->delimiter(',')->capture_default_str();
   cmd->add_option("--batches", a->opt.batches, "Measured batches per (mode, P)")
       ->capture_default_str();

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bench/drivers/report.hpp"
 #include "runtime/graph/csc.hpp"
@@ -27,6 +28,12 @@ std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir);
 
 /// A dataset name made safe for a file name ('/', '\\', ' ', ':' become '_'; "" -> "dataset").
 std::string file_stem(std::string name);
+
+/// Adds the options every sampling bench shares: --dataset, --sampler (ns or labor; the help says
+/// `sampler_help`), --fanouts (comma-separated) and --batch-size (the global batch B).
+void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string& sampler,
+                                const std::string& sampler_help, std::vector<int>& fanouts,
+                                std::int64_t& batch_size);
 
 /// Registers `convert`, `generate` and `info` (datasets; tools/coopgnn/cmd_data.cpp).
 void add_data_commands(CLI::App& app);
