@@ -77,6 +77,7 @@ class host_communicator final : public communicator {
   void allreduce_sum(std::span<std::int64_t> data) override;
   void broadcast(std::span<std::byte> data, int root) override;
   void barrier() override;
+  void abort(const std::string& why) override { group_->abort(why); }
 
  private:
   template <typename T>

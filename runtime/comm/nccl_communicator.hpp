@@ -98,6 +98,7 @@ class nccl_communicator final : public communicator {
 
   /// Host barrier (the comm stream is idle between collectives).
   void barrier() override;
+  void abort(const std::string& why) override { group_->host()->abort(why); }
 
  private:
   template <typename T>

@@ -77,6 +77,7 @@ class peer_communicator final : public communicator {
 
   /// Host barrier (the comm stream is idle between collectives, so nothing else to wait for).
   void barrier() override;
+  void abort(const std::string& why) override { group_->abort(why); }
 
   /// The slot a PE publishes at the rendezvous of a collective (internal, public for the .cpp).
   struct slot {
