@@ -50,24 +50,32 @@ device_comm_kind choose_device_comm(std::span<const int> pe_devices, std::string
 #if defined(COOPGNN_WITH_CUDA)
 namespace {
 
-/// Enables peer access from every device to every other one that supports it (both directions
-/// are separate calls). Leaves the calling thread's current device as it found it.
-void enable_peer_access(const std::vector<int>& devices) {
+/// Enables peer access between every pair of distinct devices that supports it, and lets each
+/// device that can read another's memory read the contexts' stream-ordered pools there (pool
+/// memory is not covered by cudaDeviceEnablePeerAccess). Without P2P, cudaMemcpyPeerAsync
+/// stages through the host instead. Leaves the calling thread's current device as it was.
+void enable_peer_access(std::span<const cuda::cuda_context* const> contexts) {
   int current = 0;
   COOPGNN_CUDA_CHECK(cudaGetDevice(&current));
-  for (int a : devices) {
-    for (int b : devices) {
-      if (a == b) continue;
+  for (const auto* a : contexts) {
+    for (const auto* b : contexts) {
+      int const from = b->device(), to = a->device();  // `from` reads memory of `to`
+      if (from == to) continue;
       int can = 0;
-      COOPGNN_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a, b));
-      if (can == 0) continue;  // cudaMemcpyPeerAsync stages through the host instead
-      COOPGNN_CUDA_CHECK(cudaSetDevice(a));
-      cudaError_t const st = cudaDeviceEnablePeerAccess(b, 0);
+      COOPGNN_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, from, to));
+      if (can == 0) continue;
+      COOPGNN_CUDA_CHECK(cudaSetDevice(from));
+      cudaError_t const st = cudaDeviceEnablePeerAccess(to, 0);
       if (st == cudaErrorPeerAccessAlreadyEnabled) {
         (void)cudaGetLastError();  // not an error here; clear it
       } else {
         COOPGNN_CUDA_CHECK(st);
       }
+      cudaMemAccessDesc desc{};
+      desc.location.type = cudaMemLocationTypeDevice;
+      desc.location.id = from;
+      desc.flags = cudaMemAccessFlagsProtReadWrite;
+      COOPGNN_CUDA_CHECK(cudaMemPoolSetAccess(a->pool(), &desc, 1));
     }
   }
   COOPGNN_CUDA_CHECK(cudaSetDevice(current));
@@ -93,7 +101,7 @@ std::vector<std::unique_ptr<communicator>> make_device_communicators(
   if (kind == device_comm_kind::peer) {
     int current = 0;
     COOPGNN_CUDA_CHECK(cudaGetDevice(&current));
-    enable_peer_access(devices);
+    enable_peer_access(contexts);
     auto group = std::make_shared<host_comm_group>(pes, timeout);
     for (int p = 0; p < pes; ++p) {
       out[p] = std::make_unique<peer_communicator>(group, p, *contexts[p]);

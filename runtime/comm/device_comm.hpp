@@ -48,8 +48,9 @@ enum class device_comm_kind {
 /// on contexts[p] (its device, comm() stream and memory pool), of the kind choose_device_comm
 /// picks for the contexts' devices and `option`. Call from one thread before the PE threads
 /// start (NCCL ranks are initialised concurrently on helper threads, as NCCL requires); then
-/// hand communicator p to PE p's thread. Peer access is enabled between every pair of distinct
-/// devices that supports it.
+/// hand communicator p to PE p's thread. For the peer kind, peer access is enabled between
+/// every pair of distinct devices that supports it, and each context's pool is made readable by
+/// those devices (cudaMemPoolSetAccess). The calling thread's current device is restored.
 /// The buffers passed to the communicators' byte and allreduce calls are device memory (see
 /// peer_communicator.hpp and nccl_communicator.hpp); counts stay on the host.
 /// @param contexts  [P] non-null, alive for as long as the communicators are.

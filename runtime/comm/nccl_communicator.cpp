@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <thread>
 
 #include "runtime/comm/device_comm.hpp"
 #include "runtime/comm/device_detail.hpp"
@@ -104,33 +103,11 @@ nccl_communicator::nccl_communicator(std::shared_ptr<nccl_comm_group> group, int
   }
 }
 
+// Every collective has completed when it returns, so the communicator is idle here and
+// ncclCommAbort cuts nothing short; unlike ncclCommFinalize + ncclCommDestroy it never waits for
+// the peers, so the P communicators may be destroyed in any order, from any thread.
 nccl_communicator::~nccl_communicator() {
-  if (comm_ != nullptr) {
-    if (group_->host()->aborted()) {
-      abort_comm();
-    } else {
-      // Finalize flushes outstanding work; it is non-blocking here, so poll it with the timeout
-      // and fall back to an abort.
-      ncclResult_t st = ncclCommFinalize(comm_);
-      auto const deadline = std::chrono::steady_clock::now() + group_->host()->timeout();
-      while (st == ncclInProgress && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-        if (ncclCommGetAsyncError(comm_, &st) != ncclSuccess) st = ncclInternalError;
-      }
-      if (st == ncclSuccess) {
-        ncclResult_t const d = ncclCommDestroy(comm_);
-        if (d != ncclSuccess) {
-          std::fprintf(stderr, "coopgnn: ncclCommDestroy on PE %d: %s\n", rank(),
-                       ncclGetErrorString(d));
-        }
-        comm_ = nullptr;
-      } else {
-        std::fprintf(stderr, "coopgnn: ncclCommFinalize on PE %d: %s; aborting\n", rank(),
-                     ncclGetErrorString(st));
-        abort_comm();
-      }
-    }
-  }
+  abort_comm();
   if (ready_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(ready_));
 }
 

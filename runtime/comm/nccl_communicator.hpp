@@ -66,8 +66,9 @@ class nccl_communicator final : public communicator {
   nccl_communicator(std::shared_ptr<nccl_comm_group> group, int rank,
                     const cuda::cuda_context& ctx,
                     nccl_allreduce reduce = nccl_allreduce::rank_order);
-  /// Finalises and destroys the NCCL communicator (polled with the timeout), or aborts it when
-  /// the group failed. Never throws; failures are logged.
+  /// Releases the NCCL communicator with ncclCommAbort: it is idle (every collective has
+  /// completed on return), and abort, unlike finalize + destroy, never waits for the peers, so
+  /// the communicators of a group may be destroyed in any order. Never throws; logs failures.
   ~nccl_communicator() override;
   nccl_communicator(const nccl_communicator&) = delete;
   nccl_communicator& operator=(const nccl_communicator&) = delete;

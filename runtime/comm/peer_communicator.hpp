@@ -17,7 +17,10 @@ namespace coopgnn {
 ///
 /// Memory spaces: the byte buffers of alltoallv and broadcast and the spans of allreduce_sum are
 /// DEVICE pointers (on this PE's device, or readable by peers through UVA: device or pinned
-/// memory); the counts of alltoall/alltoallv are host memory, as in the interface.
+/// memory); the counts of alltoall/alltoallv are host memory, as in the interface. Between
+/// distinct devices, peers' memory pools must grant access (make_device_communicators does it
+/// with cudaDeviceEnablePeerAccess + cudaMemPoolSetAccess where P2P exists; without P2P,
+/// cudaMemcpyPeerAsync stages through host memory).
 ///
 /// Ordering: every collective first makes ctx.comm() wait for the work already enqueued on
 /// ctx.compute() (an event), so inputs written by kernels on the compute stream need no extra
