@@ -51,11 +51,17 @@ namespace {
 template <typename T>
 ncclDataType_t nccl_type();
 template <>
-ncclDataType_t nccl_type<float>() { return ncclFloat32; }
+ncclDataType_t nccl_type<float>() {
+  return ncclFloat32;
+}
 template <>
-ncclDataType_t nccl_type<double>() { return ncclFloat64; }
+ncclDataType_t nccl_type<double>() {
+  return ncclFloat64;
+}
 template <>
-ncclDataType_t nccl_type<std::int64_t>() { return ncclInt64; }
+ncclDataType_t nccl_type<std::int64_t>() {
+  return ncclInt64;
+}
 
 std::shared_ptr<host_comm_group> host_group_of(const std::shared_ptr<nccl_comm_group>& g) {
   COOPGNN_EXPECTS(g != nullptr, "nccl_communicator needs a group");
@@ -73,10 +79,7 @@ nccl_comm_group::nccl_comm_group(int size, std::chrono::milliseconds timeout)
 
 nccl_communicator::nccl_communicator(std::shared_ptr<nccl_comm_group> group, int rank,
                                      const cuda::cuda_context& ctx, nccl_allreduce reduce)
-    : host_(host_group_of(group), rank),
-      group_(std::move(group)),
-      ctx_(ctx),
-      reduce_(reduce) {
+    : host_(host_group_of(group), rank), group_(std::move(group)), ctx_(ctx), reduce_(reduce) {
   COOPGNN_NVTX_RANGE("comm/init");
   auto const p = static_cast<std::size_t>(size());
   // Every PE learns every device, so a shared device fails on all PEs alike (no hang).
@@ -92,11 +95,12 @@ nccl_communicator::nccl_communicator(std::shared_ptr<nccl_comm_group> group, int
     std::memcpy(&id, group_->unique_id().data(), sizeof(id));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // every call returns at once; completion is polled (wait_ready)
-    comm_detail::guarded(*group_->host(), rank, "NCCL init", [this] { abort_comm(); }, [&] {
-      COOPGNN_NCCL_CHECK(
-          ncclCommInitRankConfig(&comm_, size(), id, rank, &config), nullptr);
-      wait_ready("NCCL init");
-    });
+    comm_detail::guarded(
+        *group_->host(), rank, "NCCL init", [this] { abort_comm(); },
+        [&] {
+          COOPGNN_NCCL_CHECK(ncclCommInitRankConfig(&comm_, size(), id, rank, &config), nullptr);
+          wait_ready("NCCL init");
+        });
   } catch (...) {
     COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(ready_));
     throw;
@@ -131,8 +135,8 @@ void nccl_communicator::wait_ready(const char* what) {
         COOPGNN_NCCL_CHECK(ncclCommGetAsyncError(comm_, &state), comm_);
         if (state == ncclInProgress) return false;
         if (state != ncclSuccess) {
-          throw comm_error(fmt::format("{}: NCCL asynchronous error: {}", what,
-                                       nccl_message(state, comm_)));
+          throw comm_error(
+              fmt::format("{}: NCCL asynchronous error: {}", what, nccl_message(state, comm_)));
         }
         return true;
       },
@@ -141,9 +145,10 @@ void nccl_communicator::wait_ready(const char* what) {
 
 void nccl_communicator::begin(const char* what) {
   if (comm_ == nullptr) {
-    throw comm_error(fmt::format("{} on PE {}: the NCCL communicator was aborted by an earlier "
-                                 "failure ({})",
-                                 what, rank(), group_->host()->reason()));
+    throw comm_error(
+        fmt::format("{} on PE {}: the NCCL communicator was aborted by an earlier "
+                    "failure ({})",
+                    what, rank(), group_->host()->reason()));
   }
   ctx_.make_current();
   COOPGNN_CUDA_CHECK(cudaEventRecord(ready_, ctx_.compute()));
@@ -160,8 +165,8 @@ void nccl_communicator::finish(const char* what) {
         ncclResult_t state = ncclSuccess;
         COOPGNN_NCCL_CHECK(ncclCommGetAsyncError(comm_, &state), comm_);
         if (state != ncclSuccess && state != ncclInProgress) {
-          throw comm_error(fmt::format("{}: NCCL asynchronous error: {}", what,
-                                       nccl_message(state, comm_)));
+          throw comm_error(
+              fmt::format("{}: NCCL asynchronous error: {}", what, nccl_message(state, comm_)));
         }
         return comm_detail::stream_done(ctx_.comm());
       },
@@ -182,8 +187,7 @@ void nccl_communicator::check_sizes_equal(std::int64_t mine, const char* what) {
   }
 }
 
-void nccl_communicator::alltoall(std::span<const std::int64_t> send,
-                                 std::span<std::int64_t> recv) {
+void nccl_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
   host_.alltoall(send, recv);
 }
 
@@ -195,47 +199,50 @@ void nccl_communicator::alltoallv(const std::byte* send, std::span<const std::in
   COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
                   "alltoallv needs {} counts per PE, got send {} recv {}", p, send_bytes.size(),
                   recv_bytes.size());
-  comm_detail::guarded(*group_->host(), rank(), "alltoallv", [this] { abort_comm(); }, [&] {
-    std::vector<std::int64_t> incoming(p);
-    host_.alltoall(send_bytes, incoming);
-    for (std::size_t q = 0; q < p; ++q) {
-      if (incoming[q] != recv_bytes[q]) {
-        throw comm_error(fmt::format("alltoallv: PE {} expected {} bytes from PE {}, which sends {}",
-                                     rank(), recv_bytes[q], q, incoming[q]));
-      }
-    }
-    group_->host()->wait(rank());  // a PE that found a mismatch has aborted: nobody starts NCCL
-    begin("alltoallv");
-    std::vector<std::int64_t> send_off(p + 1, 0), recv_off(p + 1, 0);
-    for (std::size_t q = 0; q < p; ++q) {
-      send_off[q + 1] = send_off[q] + send_bytes[q];
-      recv_off[q + 1] = recv_off[q] + recv_bytes[q];
-    }
-    auto const me = static_cast<std::size_t>(rank());
-    if (recv_bytes[me] > 0) {  // the self segment is a local copy
-      COOPGNN_CUDA_CHECK(cudaMemcpyAsync(recv + recv_off[me], send + send_off[me],
-                                         static_cast<std::size_t>(recv_bytes[me]),
-                                         cudaMemcpyDeviceToDevice, ctx_.comm()));
-    }
-    COOPGNN_NCCL_CHECK(ncclGroupStart(), comm_);
-    for (std::size_t q = 0; q < p; ++q) {
-      if (q == me) continue;
-      if (send_bytes[q] > 0) {
-        COOPGNN_NCCL_CHECK(ncclSend(send + send_off[q], static_cast<std::size_t>(send_bytes[q]),
-                                    ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
-                           comm_);
-      }
-      if (recv_bytes[q] > 0) {
-        COOPGNN_NCCL_CHECK(ncclRecv(recv + recv_off[q], static_cast<std::size_t>(recv_bytes[q]),
-                                    ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
-                           comm_);
-      }
-      stats_.alltoall_bytes_sent += send_bytes[q];
-      stats_.alltoall_bytes_recv += recv_bytes[q];
-    }
-    COOPGNN_NCCL_CHECK(ncclGroupEnd(), comm_);
-    finish("alltoallv");
-  });
+  comm_detail::guarded(
+      *group_->host(), rank(), "alltoallv", [this] { abort_comm(); },
+      [&] {
+        std::vector<std::int64_t> incoming(p);
+        host_.alltoall(send_bytes, incoming);
+        for (std::size_t q = 0; q < p; ++q) {
+          if (incoming[q] != recv_bytes[q]) {
+            throw comm_error(
+                fmt::format("alltoallv: PE {} expected {} bytes from PE {}, which sends {}", rank(),
+                            recv_bytes[q], q, incoming[q]));
+          }
+        }
+        group_->host()->wait(rank());  // a PE that found a mismatch has aborted: nobody starts NCCL
+        begin("alltoallv");
+        std::vector<std::int64_t> send_off(p + 1, 0), recv_off(p + 1, 0);
+        for (std::size_t q = 0; q < p; ++q) {
+          send_off[q + 1] = send_off[q] + send_bytes[q];
+          recv_off[q + 1] = recv_off[q] + recv_bytes[q];
+        }
+        auto const me = static_cast<std::size_t>(rank());
+        if (recv_bytes[me] > 0) {  // the self segment is a local copy
+          COOPGNN_CUDA_CHECK(cudaMemcpyAsync(recv + recv_off[me], send + send_off[me],
+                                             static_cast<std::size_t>(recv_bytes[me]),
+                                             cudaMemcpyDeviceToDevice, ctx_.comm()));
+        }
+        COOPGNN_NCCL_CHECK(ncclGroupStart(), comm_);
+        for (std::size_t q = 0; q < p; ++q) {
+          if (q == me) continue;
+          if (send_bytes[q] > 0) {
+            COOPGNN_NCCL_CHECK(ncclSend(send + send_off[q], static_cast<std::size_t>(send_bytes[q]),
+                                        ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
+                               comm_);
+          }
+          if (recv_bytes[q] > 0) {
+            COOPGNN_NCCL_CHECK(ncclRecv(recv + recv_off[q], static_cast<std::size_t>(recv_bytes[q]),
+                                        ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
+                               comm_);
+          }
+          stats_.alltoall_bytes_sent += send_bytes[q];
+          stats_.alltoall_bytes_recv += recv_bytes[q];
+        }
+        COOPGNN_NCCL_CHECK(ncclGroupEnd(), comm_);
+        finish("alltoallv");
+      });
   ++stats_.alltoall_calls;
 }
 
@@ -245,27 +252,30 @@ void nccl_communicator::allreduce_impl(std::span<T> data) {
   scoped_timer t(&stats_.seconds);
   auto const p = size();
   auto const n = static_cast<std::int64_t>(data.size());
-  comm_detail::guarded(*group_->host(), rank(), "allreduce", [this] { abort_comm(); }, [&] {
-    check_sizes_equal(n, "allreduce");
-    if (n == 0) return;  // equal on every PE: all skip
-    bool const rank_order = reduce_ == nccl_allreduce::rank_order && nccl_type<T>() != ncclInt64;
-    if (rank_order) {
-      cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n), ctx_.comm());
-      begin("allreduce");
-      COOPGNN_NCCL_CHECK(ncclAllGather(data.data(), staging.data(), static_cast<std::size_t>(n),
-                                       nccl_type<T>(), comm_, ctx_.comm()),
-                         comm_);
-      wait_ready("allreduce");  // the gather is enqueued before the sum that reads it
-      comm_detail::rank_order_sum(staging.data(), p, n, data.data(), ctx_.comm());
-      finish("allreduce");
-    } else {  // integers are exact in any order
-      begin("allreduce");
-      COOPGNN_NCCL_CHECK(ncclAllReduce(data.data(), data.data(), static_cast<std::size_t>(n),
-                                       nccl_type<T>(), ncclSum, comm_, ctx_.comm()),
-                         comm_);
-      finish("allreduce");
-    }
-  });
+  comm_detail::guarded(
+      *group_->host(), rank(), "allreduce", [this] { abort_comm(); },
+      [&] {
+        check_sizes_equal(n, "allreduce");
+        if (n == 0) return;  // equal on every PE: all skip
+        bool const rank_order =
+            reduce_ == nccl_allreduce::rank_order && nccl_type<T>() != ncclInt64;
+        if (rank_order) {
+          cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n), ctx_.comm());
+          begin("allreduce");
+          COOPGNN_NCCL_CHECK(ncclAllGather(data.data(), staging.data(), static_cast<std::size_t>(n),
+                                           nccl_type<T>(), comm_, ctx_.comm()),
+                             comm_);
+          wait_ready("allreduce");  // the gather is enqueued before the sum that reads it
+          comm_detail::rank_order_sum(staging.data(), p, n, data.data(), ctx_.comm());
+          finish("allreduce");
+        } else {  // integers are exact in any order
+          begin("allreduce");
+          COOPGNN_NCCL_CHECK(ncclAllReduce(data.data(), data.data(), static_cast<std::size_t>(n),
+                                           nccl_type<T>(), ncclSum, comm_, ctx_.comm()),
+                             comm_);
+          finish("allreduce");
+        }
+      });
   if (p > 1) stats_.allreduce_bytes += n * static_cast<std::int64_t>(sizeof(T));
 }
 
@@ -278,15 +288,17 @@ void nccl_communicator::broadcast(std::span<std::byte> data, int root) {
   scoped_timer t(&stats_.seconds);
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   auto const n = static_cast<std::int64_t>(data.size());
-  comm_detail::guarded(*group_->host(), rank(), "broadcast", [this] { abort_comm(); }, [&] {
-    check_sizes_equal(n, "broadcast");
-    if (n == 0) return;
-    begin("broadcast");
-    COOPGNN_NCCL_CHECK(ncclBroadcast(data.data(), data.data(), static_cast<std::size_t>(n),
-                                     ncclUint8, root, comm_, ctx_.comm()),
-                       comm_);
-    finish("broadcast");
-  });
+  comm_detail::guarded(
+      *group_->host(), rank(), "broadcast", [this] { abort_comm(); },
+      [&] {
+        check_sizes_equal(n, "broadcast");
+        if (n == 0) return;
+        begin("broadcast");
+        COOPGNN_NCCL_CHECK(ncclBroadcast(data.data(), data.data(), static_cast<std::size_t>(n),
+                                         ncclUint8, root, comm_, ctx_.comm()),
+                           comm_);
+        finish("broadcast");
+      });
 }
 
 void nccl_communicator::barrier() {

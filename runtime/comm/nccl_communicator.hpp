@@ -63,8 +63,7 @@ class nccl_communicator final : public communicator {
   /// @param ctx  this PE's context; must outlive the communicator.
   /// @throws logic_error for a bad rank or a device shared between PEs (on every PE);
   ///         comm_error when NCCL initialisation fails, a peer fails, or the timeout passes.
-  nccl_communicator(std::shared_ptr<nccl_comm_group> group, int rank,
-                    const cuda::cuda_context& ctx,
+  nccl_communicator(std::shared_ptr<nccl_comm_group> group, int rank, const cuda::cuda_context& ctx,
                     nccl_allreduce reduce = nccl_allreduce::rank_order);
   /// Releases the NCCL communicator with ncclCommAbort: it is idle (every collective has
   /// completed on return), and abort, unlike finalize + destroy, never waits for the peers, so

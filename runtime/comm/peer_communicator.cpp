@@ -53,12 +53,11 @@ void peer_communicator::begin(const void* data, const std::int64_t* bytes, std::
 }
 
 void peer_communicator::finish_device(const char* what) {
-  comm_detail::poll_until(*group_, rank(), what, [this] { return comm_detail::stream_done(ctx_.comm()); },
-                          nullptr);
+  comm_detail::poll_until(
+      *group_, rank(), what, [this] { return comm_detail::stream_done(ctx_.comm()); }, nullptr);
 }
 
-void peer_communicator::alltoall(std::span<const std::int64_t> send,
-                                 std::span<std::int64_t> recv) {
+void peer_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
   host_.alltoall(send, recv);  // host counts: the host rendezvous is the whole job
 }
 

@@ -84,11 +84,11 @@ class peer_communicator final : public communicator {
 
   /// The slot a PE publishes at the rendezvous of a collective (internal, public for the .cpp).
   struct slot {
-    const void* data = nullptr;               ///< device buffer peers read
-    const std::int64_t* bytes = nullptr;      ///< alltoallv: send_bytes [P]
-    std::int64_t size = 0;                    ///< allreduce elements / broadcast bytes
-    int device = 0;                           ///< device of `data`
-    cuda::event_t ready = nullptr;            ///< recorded after the producer work of `data`
+    const void* data = nullptr;           ///< device buffer peers read
+    const std::int64_t* bytes = nullptr;  ///< alltoallv: send_bytes [P]
+    std::int64_t size = 0;                ///< allreduce elements / broadcast bytes
+    int device = 0;                       ///< device of `data`
+    cuda::event_t ready = nullptr;        ///< recorded after the producer work of `data`
   };
 
  private:

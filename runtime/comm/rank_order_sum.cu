@@ -26,8 +26,8 @@ __global__ void rank_order_sum_per_thread(const T* __restrict__ in, int p, std::
 template <typename T>
 void launch(const T* in, int p, std::int64_t n, T* out, cuda::stream_t s) {
   if (n == 0) return;
-  auto const blocks = static_cast<unsigned>(
-      std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
+  auto const blocks =
+      static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
   rank_order_sum_per_thread<T><<<blocks, kThreads, 0, s>>>(in, p, n, out);
   COOPGNN_CUDA_CHECK_LAUNCH();
 }

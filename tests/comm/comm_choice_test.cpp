@@ -30,24 +30,23 @@ TEST_P(CommChoiceTest, FollowsTheRule) {
   EXPECT_EQ(choose_device_comm(u.devices, u.option), u.expected) << u;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Rule, CommChoiceTest,
-    ::testing::Values(
-        // auto: all PEs on one device -> peer copies
-        choice_usecase{{0, 0, 0, 0}, "auto", device_comm_kind::peer},
-        // auto: one device per PE -> NCCL
-        choice_usecase{{0, 1, 2, 3}, "auto", device_comm_kind::nccl},
-        choice_usecase{{3, 1}, "auto", device_comm_kind::nccl},
-        // auto: some devices shared -> NCCL cannot, peer copies
-        choice_usecase{{0, 0, 1, 1}, "auto", device_comm_kind::peer},
-        choice_usecase{{0, 1, 2, 0}, "auto", device_comm_kind::peer},
-        // auto with one PE: nothing to connect, no NCCL setup
-        choice_usecase{{2}, "auto", device_comm_kind::peer},
-        // explicit choices
-        choice_usecase{{0, 1, 2, 3}, "peer", device_comm_kind::peer},
-        choice_usecase{{0, 0}, "peer", device_comm_kind::peer},
-        choice_usecase{{0, 1}, "nccl", device_comm_kind::nccl},
-        choice_usecase{{5}, "nccl", device_comm_kind::nccl}));
+INSTANTIATE_TEST_SUITE_P(Rule, CommChoiceTest,
+                         ::testing::Values(
+                             // auto: all PEs on one device -> peer copies
+                             choice_usecase{{0, 0, 0, 0}, "auto", device_comm_kind::peer},
+                             // auto: one device per PE -> NCCL
+                             choice_usecase{{0, 1, 2, 3}, "auto", device_comm_kind::nccl},
+                             choice_usecase{{3, 1}, "auto", device_comm_kind::nccl},
+                             // auto: some devices shared -> NCCL cannot, peer copies
+                             choice_usecase{{0, 0, 1, 1}, "auto", device_comm_kind::peer},
+                             choice_usecase{{0, 1, 2, 0}, "auto", device_comm_kind::peer},
+                             // auto with one PE: nothing to connect, no NCCL setup
+                             choice_usecase{{2}, "auto", device_comm_kind::peer},
+                             // explicit choices
+                             choice_usecase{{0, 1, 2, 3}, "peer", device_comm_kind::peer},
+                             choice_usecase{{0, 0}, "peer", device_comm_kind::peer},
+                             choice_usecase{{0, 1}, "nccl", device_comm_kind::nccl},
+                             choice_usecase{{5}, "nccl", device_comm_kind::nccl}));
 
 TEST(CommChoice, NcclWithASharedDeviceNamesTheOptionAndThePes) {
   std::vector<int> const devices = {0, 1, 2, 1};

@@ -33,10 +33,9 @@ using body_t = std::function<void(communicator&, const cuda::cuda_context&)>;
 /// Runs `body` on one thread per PE, PE p on devices[p], with the communicators of
 /// make_device_communicators(option). A body that throws aborts the group (as PE threads
 /// should); the errors come back per PE.
-std::vector<std::exception_ptr> run_device_group(const std::vector<int>& devices,
-                                                 std::string_view option, const body_t& body,
-                                                 std::chrono::milliseconds timeout =
-                                                     std::chrono::seconds(20)) {
+std::vector<std::exception_ptr> run_device_group(
+    const std::vector<int>& devices, std::string_view option, const body_t& body,
+    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
   std::vector<std::unique_ptr<cuda::cuda_context>> contexts;
   std::vector<const cuda::cuda_context*> ptrs;
   for (std::size_t p = 0; p < devices.size(); ++p) {
@@ -190,35 +189,36 @@ TEST_P(PeerCommTest, AllreduceSumsInRankOrderBitwise) {
     }
   }
   std::vector<std::vector<float>> got(pes);
-  rethrow_first(run_device_group(
-      std::vector<int>(pes, 0), "auto", [&](communicator& c, const cuda::cuda_context& ctx) {
-        int const p = c.rank();
-        std::vector<float> v(n);
-        std::vector<double> vd(n);
-        for (std::size_t i = 0; i < n; ++i) {
-          v[i] = value_of(p, i);
-          vd[i] = static_cast<double>(value_of(p, i)) * 1e-3;
-        }
-        auto d = ctx.to_device(std::span<const float>(v));
-        c.allreduce_sum(std::span<float>(d.data(), d.size()));
-        got[p] = ctx.to_host(d);
-        auto dd = ctx.to_device(std::span<const double>(vd));
-        c.allreduce_sum(std::span<double>(dd.data(), dd.size()));
-        auto const hd = ctx.to_host(dd);
-        for (std::size_t i = 0; i < n; ++i) {
-          ASSERT_EQ(std::bit_cast<std::uint64_t>(hd[i]), std::bit_cast<std::uint64_t>(expected_d[i]))
-              << "double element " << i;
-        }
-        std::vector<std::int64_t> k = {p + 1, -p, std::int64_t{1} << 40};
-        auto dk = ctx.to_device(std::span<const std::int64_t>(k));
-        c.allreduce_sum(std::span<std::int64_t>(dk.data(), dk.size()));
-        auto const hk = ctx.to_host(dk);
-        EXPECT_EQ(hk[0], std::int64_t{pes} * (pes + 1) / 2);
-        EXPECT_EQ(hk[1], -std::int64_t{pes} * (pes - 1) / 2);
-        EXPECT_EQ(hk[2], std::int64_t{pes} << 40);
-        auto empty = ctx.allocate<float>(0);
-        c.allreduce_sum(std::span<float>(empty.data(), 0));
-      }));
+  rethrow_first(run_device_group(std::vector<int>(pes, 0), "auto",
+                                 [&](communicator& c, const cuda::cuda_context& ctx) {
+                                   int const p = c.rank();
+                                   std::vector<float> v(n);
+                                   std::vector<double> vd(n);
+                                   for (std::size_t i = 0; i < n; ++i) {
+                                     v[i] = value_of(p, i);
+                                     vd[i] = static_cast<double>(value_of(p, i)) * 1e-3;
+                                   }
+                                   auto d = ctx.to_device(std::span<const float>(v));
+                                   c.allreduce_sum(std::span<float>(d.data(), d.size()));
+                                   got[p] = ctx.to_host(d);
+                                   auto dd = ctx.to_device(std::span<const double>(vd));
+                                   c.allreduce_sum(std::span<double>(dd.data(), dd.size()));
+                                   auto const hd = ctx.to_host(dd);
+                                   for (std::size_t i = 0; i < n; ++i) {
+                                     ASSERT_EQ(std::bit_cast<std::uint64_t>(hd[i]),
+                                               std::bit_cast<std::uint64_t>(expected_d[i]))
+                                         << "double element " << i;
+                                   }
+                                   std::vector<std::int64_t> k = {p + 1, -p, std::int64_t{1} << 40};
+                                   auto dk = ctx.to_device(std::span<const std::int64_t>(k));
+                                   c.allreduce_sum(std::span<std::int64_t>(dk.data(), dk.size()));
+                                   auto const hk = ctx.to_host(dk);
+                                   EXPECT_EQ(hk[0], std::int64_t{pes} * (pes + 1) / 2);
+                                   EXPECT_EQ(hk[1], -std::int64_t{pes} * (pes - 1) / 2);
+                                   EXPECT_EQ(hk[2], std::int64_t{pes} << 40);
+                                   auto empty = ctx.allocate<float>(0);
+                                   c.allreduce_sum(std::span<float>(empty.data(), 0));
+                                 }));
   for (int p = 0; p < pes; ++p) {
     ASSERT_EQ(got[p].size(), n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -287,14 +287,14 @@ TEST(PeerComm, AMissingPeTimesOut) {
 
 TEST(PeerComm, MismatchedCountsFailEveryPe) {
   COOPGNN_REQUIRE_DEVICE();
-  auto const errors = run_device_group({0, 0}, "peer", [](communicator& c,
-                                                         const cuda::cuda_context& ctx) {
-    auto buf = ctx.allocate<std::byte>(16);
-    std::vector<std::int64_t> send(2, 0), recv(2, 0);
-    if (c.rank() == 0) recv[1] = 8;  // PE 1 sends nothing
-    c.alltoallv(buf.data(), send, buf.data() + 8, recv);
-    c.barrier();
-  });
+  auto const errors =
+      run_device_group({0, 0}, "peer", [](communicator& c, const cuda::cuda_context& ctx) {
+        auto buf = ctx.allocate<std::byte>(16);
+        std::vector<std::int64_t> send(2, 0), recv(2, 0);
+        if (c.rank() == 0) recv[1] = 8;  // PE 1 sends nothing
+        c.alltoallv(buf.data(), send, buf.data() + 8, recv);
+        c.barrier();
+      });
   for (int p = 0; p < 2; ++p) {
     ASSERT_TRUE(errors[p]) << "PE " << p;
     EXPECT_THROW(std::rethrow_exception(errors[p]), comm_error);
@@ -310,11 +310,11 @@ std::vector<int> distinct_devices() {
   return devices;
 }
 
-#define COOPGNN_REQUIRE_TWO_DEVICES()                                                        \
-  COOPGNN_REQUIRE_DEVICE();                                                                  \
-  if (query_devices().count < 2) {                                                           \
-    GTEST_SKIP() << "NCCL needs one device per PE and this machine has "                    \
-                 << query_devices().count << " device(s); the peer-copy tests cover one";   \
+#define COOPGNN_REQUIRE_TWO_DEVICES()                                                             \
+  COOPGNN_REQUIRE_DEVICE();                                                                       \
+  if (query_devices().count < 2) {                                                                \
+    GTEST_SKIP() << "NCCL needs one device per PE and this machine has " << query_devices().count \
+                 << " device(s); the peer-copy tests cover one";                                  \
   }
 
 TEST(NcclComm, AlltoallvAllreduceBroadcastMatchTheHostOracles) {
@@ -332,24 +332,24 @@ TEST(NcclComm, AlltoallvAllreduceBroadcastMatchTheHostOracles) {
   for (std::size_t i = 0; i < n; ++i) {
     for (int p = 0; p < pes; ++p) expected[i] += value_of(p, i);
   }
-  rethrow_first(run_device_group(devices, "auto", [&](communicator& c,
-                                                      const cuda::cuda_context& ctx) {
-    ASSERT_NE(dynamic_cast<nccl_communicator*>(&c), nullptr);
-    EXPECT_EQ(device_alltoallv(c, ctx), host_recv[c.rank()]);
-    std::vector<float> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = value_of(c.rank(), i);
-    auto d = ctx.to_device(std::span<const float>(v));
-    c.allreduce_sum(std::span<float>(d.data(), d.size()));
-    auto const h = ctx.to_host(d);
-    for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(std::bit_cast<std::uint32_t>(h[i]), std::bit_cast<std::uint32_t>(expected[i]));
-    }
-    std::vector<std::int64_t> b(5, c.rank() == 1 ? 42 : 0);
-    auto db = ctx.to_device(std::span<const std::int64_t>(b));
-    c.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(db.data()), db.bytes()), 1);
-    EXPECT_EQ(ctx.to_host(db), std::vector<std::int64_t>(5, 42));
-    c.barrier();
-  }));
+  rethrow_first(
+      run_device_group(devices, "auto", [&](communicator& c, const cuda::cuda_context& ctx) {
+        ASSERT_NE(dynamic_cast<nccl_communicator*>(&c), nullptr);
+        EXPECT_EQ(device_alltoallv(c, ctx), host_recv[c.rank()]);
+        std::vector<float> v(n);
+        for (std::size_t i = 0; i < n; ++i) v[i] = value_of(c.rank(), i);
+        auto d = ctx.to_device(std::span<const float>(v));
+        c.allreduce_sum(std::span<float>(d.data(), d.size()));
+        auto const h = ctx.to_host(d);
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(h[i]), std::bit_cast<std::uint32_t>(expected[i]));
+        }
+        std::vector<std::int64_t> b(5, c.rank() == 1 ? 42 : 0);
+        auto db = ctx.to_device(std::span<const std::int64_t>(b));
+        c.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(db.data()), db.bytes()), 1);
+        EXPECT_EQ(ctx.to_host(db), std::vector<std::int64_t>(5, 42));
+        c.barrier();
+      }));
 }
 
 TEST(NcclComm, AFailedPeRaisesCommErrorOnTheOthers) {
