@@ -69,6 +69,17 @@ void rethrow_first(const std::vector<std::exception_ptr>& errors) {
   }
 }
 
+/// Every PE failed, and every PE but `culprit` (the one whose body threw; -1 for none) with
+/// comm_error.
+void expect_comm_errors(const std::vector<std::exception_ptr>& errors, int culprit = -1) {
+  for (std::size_t p = 0; p < errors.size(); ++p) {
+    ASSERT_TRUE(errors[p]) << "PE " << p << " did not fail";
+    if (static_cast<int>(p) != culprit) {
+      EXPECT_THROW(std::rethrow_exception(errors[p]), comm_error) << "PE " << p;
+    }
+  }
+}
+
 /// Same data through host_communicators: the oracle of the device runs.
 void run_host_group(int pes, const std::function<void(communicator&)>& body) {
   auto group = std::make_shared<host_comm_group>(pes, std::chrono::seconds(20));
@@ -262,11 +273,7 @@ TEST(PeerComm, AFailedPeRaisesCommErrorOnTheOthers) {
       },
       std::chrono::seconds(20));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));  // abort, not timeout
-  for (int p = 0; p < 4; ++p) {
-    ASSERT_TRUE(errors[p]) << "PE " << p << " did not fail";
-    if (p == 2) continue;
-    EXPECT_THROW(std::rethrow_exception(errors[p]), comm_error) << "PE " << p;
-  }
+  expect_comm_errors(errors, 2);
 }
 
 TEST(PeerComm, AMissingPeTimesOut) {
@@ -295,10 +302,7 @@ TEST(PeerComm, MismatchedCountsFailEveryPe) {
         c.alltoallv(buf.data(), send, buf.data() + 8, recv);
         c.barrier();
       });
-  for (int p = 0; p < 2; ++p) {
-    ASSERT_TRUE(errors[p]) << "PE " << p;
-    EXPECT_THROW(std::rethrow_exception(errors[p]), comm_error);
-  }
+  expect_comm_errors(errors);
 }
 
 // ---- NCCL: one device per PE ----------------------------------------------------------------
@@ -364,12 +368,7 @@ TEST(NcclComm, AFailedPeRaisesCommErrorOnTheOthers) {
       },
       std::chrono::seconds(20));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
-  for (std::size_t p = 0; p < devices.size(); ++p) {
-    ASSERT_TRUE(errors[p]) << "PE " << p;
-    if (p != 1) {
-      EXPECT_THROW(std::rethrow_exception(errors[p]), comm_error);
-    }
-  }
+  expect_comm_errors(errors, 1);
 }
 
 TEST(NcclComm, MismatchedCollectivesTimeOutAndAbortNccl) {
@@ -391,10 +390,7 @@ TEST(NcclComm, MismatchedCollectivesTimeOutAndAbortNccl) {
       },
       std::chrono::seconds(2));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
-  for (std::size_t p = 0; p < devices.size(); ++p) {
-    ASSERT_TRUE(errors[p]) << "PE " << p;
-    EXPECT_THROW(std::rethrow_exception(errors[p]), comm_error) << "PE " << p;
-  }
+  expect_comm_errors(errors);
 }
 
 TEST(NcclComm, ASharedDeviceIsRefused) {
