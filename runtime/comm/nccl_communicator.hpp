@@ -26,7 +26,9 @@ class nccl_comm_group {
   /// @param timeout  limit of every wait (initialisation included) before the group fails
   /// @throws logic_error for size < 1; comm_error when ncclGetUniqueId fails.
   explicit nccl_comm_group(int size, std::chrono::milliseconds timeout = std::chrono::minutes(10));
+  /// Number of PEs (NCCL ranks).
   [[nodiscard]] int size() const { return host_->size(); }
+  /// The host rendezvous of the group: abort flag, reason, timeout, host-side exchanges.
   [[nodiscard]] const std::shared_ptr<host_comm_group>& host() const { return host_; }
   /// The ncclUniqueId's bytes (NCCL_UNIQUE_ID_BYTES = 128).
   [[nodiscard]] const std::array<char, 128>& unique_id() const { return id_; }

@@ -107,7 +107,10 @@ std::int64_t f(int p, int q, std::int64_t i) { return p * 1000000 + q * 1000 + i
 // PE p sends counts[q] elements to PE q: uneven, with empty segments (and one of 33 elements).
 std::vector<std::int64_t> counts_of(int p, int pes) {
   std::vector<std::int64_t> counts(static_cast<std::size_t>(pes));
-  for (int q = 0; q < pes; ++q) counts[q] = (p + 2 * q) % 4 == 3 ? 33 : (p + 2 * q) % 4;
+  for (int q = 0; q < pes; ++q) {
+    int const k = (p + 2 * q + 1) % 4;  // 1 PE: one element to itself; 2 and 4 PEs: zeros too
+    counts[q] = k == 3 ? 33 : k;
+  }
   return counts;
 }
 
