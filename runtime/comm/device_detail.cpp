@@ -51,5 +51,11 @@ bool stream_done(cuda::stream_t s) {
   return true;
 }
 
+void join_comm_into_compute(const cuda::cuda_context& ctx, cuda::event_t scratch) noexcept {
+  if (scratch == nullptr) return;
+  COOPGNN_CUDA_CHECK_NO_THROW(cudaEventRecord(scratch, ctx.comm()));
+  COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamWaitEvent(ctx.compute(), scratch, 0));
+}
+
 }  // namespace coopgnn::comm_detail
 #endif

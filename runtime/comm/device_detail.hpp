@@ -27,6 +27,13 @@ void poll_until(host_comm_group& group, int rank, const char* what,
 /// @throws cuda_error for any other status (an asynchronous fault of earlier work on `s`).
 bool stream_done(cuda::stream_t s);
 
+/// After a failed collective, copies or kernels may still be queued on ctx.comm() (they wait for
+/// a peer that will never come, or finish late). Makes ctx.compute() wait for them (records
+/// `scratch` on comm, compute waits), so that stream-ordered frees of the caller's buffers on
+/// the compute stream cannot hand their memory out while the comm stream still writes it.
+/// Never throws (failures are logged).
+void join_comm_into_compute(const cuda::cuda_context& ctx, cuda::event_t scratch) noexcept;
+
 /// Runs one collective's body on PE `rank`. A comm_error passes through (after on_fail() and a
 /// group abort, a no-op when the group already failed); any other exception (cuda_error, NCCL
 /// failure) runs on_fail(), aborts the group with its message and is rethrown as comm_error

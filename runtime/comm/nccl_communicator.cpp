@@ -96,7 +96,7 @@ nccl_communicator::nccl_communicator(std::shared_ptr<nccl_comm_group> group, int
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // every call returns at once; completion is polled (wait_ready)
     comm_detail::guarded(
-        *group_->host(), rank, "NCCL init", [this] { abort_comm(); },
+        *group_->host(), rank, "NCCL init", [this] { on_failure(); },
         [&] {
           COOPGNN_NCCL_CHECK(ncclCommInitRankConfig(&comm_, size(), id, rank, &config), nullptr);
           wait_ready("NCCL init");
@@ -113,6 +113,11 @@ nccl_communicator::nccl_communicator(std::shared_ptr<nccl_comm_group> group, int
 nccl_communicator::~nccl_communicator() {
   abort_comm();
   if (ready_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(ready_));
+}
+
+void nccl_communicator::on_failure() noexcept {
+  abort_comm();  // in-flight NCCL kernels exit
+  comm_detail::join_comm_into_compute(ctx_, ready_);
 }
 
 void nccl_communicator::abort_comm() noexcept {
@@ -140,7 +145,7 @@ void nccl_communicator::wait_ready(const char* what) {
         }
         return true;
       },
-      [this] { abort_comm(); });
+      [this] { on_failure(); });
 }
 
 void nccl_communicator::begin(const char* what) {
@@ -170,7 +175,7 @@ void nccl_communicator::finish(const char* what) {
         }
         return comm_detail::stream_done(ctx_.comm());
       },
-      [this] { abort_comm(); });
+      [this] { on_failure(); });
 }
 
 // Host-side check that every PE passes the same element count (every PE sees all counts, so
@@ -200,7 +205,7 @@ void nccl_communicator::alltoallv(const std::byte* send, std::span<const std::in
                   "alltoallv needs {} counts per PE, got send {} recv {}", p, send_bytes.size(),
                   recv_bytes.size());
   comm_detail::guarded(
-      *group_->host(), rank(), "alltoallv", [this] { abort_comm(); },
+      *group_->host(), rank(), "alltoallv", [this] { on_failure(); },
       [&] {
         std::vector<std::int64_t> incoming(p);
         host_.alltoall(send_bytes, incoming);
@@ -253,7 +258,7 @@ void nccl_communicator::allreduce_impl(std::span<T> data) {
   auto const p = size();
   auto const n = static_cast<std::int64_t>(data.size());
   comm_detail::guarded(
-      *group_->host(), rank(), "allreduce", [this] { abort_comm(); },
+      *group_->host(), rank(), "allreduce", [this] { on_failure(); },
       [&] {
         check_sizes_equal(n, "allreduce");
         if (n == 0) return;  // equal on every PE: all skip
@@ -289,7 +294,7 @@ void nccl_communicator::broadcast(std::span<std::byte> data, int root) {
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   auto const n = static_cast<std::int64_t>(data.size());
   comm_detail::guarded(
-      *group_->host(), rank(), "broadcast", [this] { abort_comm(); },
+      *group_->host(), rank(), "broadcast", [this] { on_failure(); },
       [&] {
         check_sizes_equal(n, "broadcast");
         if (n == 0) return;

@@ -109,6 +109,7 @@ class nccl_communicator final : public communicator {
   void finish(const char* what);
   void wait_ready(const char* what);
   void abort_comm() noexcept;
+  void on_failure() noexcept;  // abort_comm, then order compute after comm
   void check_sizes_equal(std::int64_t mine, const char* what);
 
   host_communicator host_;

@@ -26,7 +26,10 @@ namespace coopgnn {
 /// ctx.compute() (an event), so inputs written by kernels on the compute stream need no extra
 /// synchronisation; work on other streams must be joined into compute() by the caller. Each
 /// collective returns when its data has arrived (the comm stream is polled, see below), so the
-/// outputs are readable by any stream afterwards and every input buffer may be reused.
+/// outputs are readable by any stream afterwards and every input buffer may be reused. After a
+/// comm_error, copies of the failed call may still be queued on ctx.comm(); the compute stream
+/// is made to wait for them, so stream-ordered frees on compute() stay safe, but the host must
+/// not reuse those buffers (or free them other than stream-ordered) before ctx.comm() drains.
 ///
 /// Waits: host rendezvous use host_comm_group::wait; device completion is polled
 /// (cudaStreamQuery) together with the group's abort flag and its timeout. A PE that fails
@@ -96,6 +99,7 @@ class peer_communicator final : public communicator {
   void allreduce_impl(std::span<T> data);
   void begin(const void* data, const std::int64_t* bytes, std::int64_t size);
   void finish_device(const char* what);
+  void on_failure() noexcept;  // order compute after the comm stream's leftover copies
 
   host_communicator host_;  // the rendezvous, alltoall of counts, barrier
   std::shared_ptr<host_comm_group> group_;

@@ -8,9 +8,12 @@
 #include "tests/common/gpu.hpp"
 
 #if defined(COOPGNN_WITH_CUDA)
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -99,6 +102,20 @@ void run_host_group(int pes, const std::function<void(communicator&)>& body) {
     }
   }
   rethrow_first(errors);
+}
+
+/// Enqueues a host function that sleeps for `d` on stream s: device work behind it waits.
+void stall(cuda::stream_t s, std::chrono::milliseconds d) {
+  static_assert(sizeof(std::chrono::milliseconds::rep) <= sizeof(void*));
+  auto* arg = reinterpret_cast<void*>(static_cast<std::intptr_t>(d.count()));
+  ASSERT_EQ(cudaLaunchHostFunc(
+                s,
+                [](void* ms) {
+                  std::this_thread::sleep_for(
+                      std::chrono::milliseconds(reinterpret_cast<std::intptr_t>(ms)));
+                },
+                arg),
+            cudaSuccess);
 }
 
 // Value sent from PE p to PE q, element i.
@@ -308,6 +325,22 @@ TEST(PeerComm, MismatchedCountsFailEveryPe) {
   expect_comm_errors(errors);
 }
 
+TEST(PeerComm, StalledDeviceWorkTimesOutInsteadOfHanging) {
+  // PE 1's compute stream is stalled for 3 s: its send buffer is not ready, so its peers' copies
+  // wait on the device. Their polled waits (1 s timeout) must fail with comm_error.
+  COOPGNN_REQUIRE_DEVICE();
+  auto const t0 = std::chrono::steady_clock::now();
+  auto const errors = run_device_group(
+      {0, 0, 0}, "peer",
+      [](communicator& c, const cuda::cuda_context& ctx) {
+        if (c.rank() == 1) stall(ctx.compute(), std::chrono::seconds(3));
+        (void)device_alltoallv(c, ctx);
+      },
+      std::chrono::seconds(1));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+  expect_comm_errors(errors);
+}
+
 // ---- NCCL: one device per PE ----------------------------------------------------------------
 
 std::vector<int> distinct_devices() {
@@ -374,10 +407,18 @@ TEST(NcclComm, AFailedPeRaisesCommErrorOnTheOthers) {
   expect_comm_errors(errors, 1);
 }
 
-TEST(NcclComm, MismatchedCollectivesTimeOutAndAbortNccl) {
-  // PE 1 calls broadcast while the others all-reduce: the host size checks agree (n values, n
-  // bytes), then the NCCL kernels can never match. The polled waits must give up, abort the
-  // NCCL communicators (ncclCommAbort on in-flight work) and throw on every PE.
+TEST(NcclComm, ASharedDeviceIsRefused) {
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context a(0, 0), b(0, 1);
+  std::vector<const cuda::cuda_context*> both = {&a, &b};
+  EXPECT_THROW((void)make_device_communicators(both, "nccl"), logic_error);
+}
+
+// Last on purpose: it aborts NCCL with kernels in flight (and one queued behind the stall).
+TEST(NcclComm, AStalledPeTimesOutAndAbortsInFlightNccl) {
+  // PE 1's compute stream is stalled for 3 s, so its NCCL kernels start late while its peers'
+  // are already running: with a 1 s timeout, every PE's polled wait must give up, abort its
+  // NCCL communicator with kernels in flight and throw comm_error.
   COOPGNN_REQUIRE_TWO_DEVICES();
   auto const devices = distinct_devices();
   auto const t0 = std::chrono::steady_clock::now();
@@ -385,22 +426,12 @@ TEST(NcclComm, MismatchedCollectivesTimeOutAndAbortNccl) {
       devices, "nccl",
       [](communicator& c, const cuda::cuda_context& ctx) {
         auto buf = ctx.allocate<float>(1 << 16);
-        if (c.rank() == 1) {
-          c.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(buf.data()), 1 << 16), 0);
-        } else {
-          c.allreduce_sum(std::span<float>(buf.data(), 1 << 16));
-        }
+        if (c.rank() == 1) stall(ctx.compute(), std::chrono::seconds(3));
+        c.allreduce_sum(std::span<float>(buf.data(), buf.size()));
       },
-      std::chrono::seconds(2));
+      std::chrono::seconds(1));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
   expect_comm_errors(errors);
-}
-
-TEST(NcclComm, ASharedDeviceIsRefused) {
-  COOPGNN_REQUIRE_DEVICE();
-  cuda::cuda_context a(0, 0), b(0, 1);
-  std::vector<const cuda::cuda_context*> both = {&a, &b};
-  EXPECT_THROW((void)make_device_communicators(both, "nccl"), logic_error);
 }
 
 }  // namespace
