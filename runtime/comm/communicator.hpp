@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace coopgnn {
@@ -50,6 +51,12 @@ class communicator {
   virtual void broadcast(std::span<std::byte> data, int root) = 0;
 
   virtual void barrier() = 0;
+
+  /// Marks the whole group failed with `why`: every PE waiting in a collective now or later
+  /// throws comm_error. A PE thread that caught an exception outside a collective calls this so
+  /// that its peers stop instead of waiting for it (collectives that fail do it themselves).
+  /// Thread-safe; the first reason is kept.
+  virtual void abort(const std::string& why) = 0;
 
   [[nodiscard]] const comm_stats& stats() const { return stats_; }
   void reset_stats() { stats_ = comm_stats{}; }

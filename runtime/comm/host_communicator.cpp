@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/nvtx.hpp"
 #include "runtime/core/timer.hpp"
 
 namespace coopgnn {
@@ -27,6 +28,11 @@ void host_comm_group::abort(const std::string& why) {
 bool host_comm_group::aborted() const {
   std::lock_guard lk(mu_);
   return aborted_;
+}
+
+std::string host_comm_group::reason() const {
+  std::lock_guard lk(mu_);
+  return why_;
 }
 
 void host_comm_group::wait(int rank) {
@@ -57,6 +63,7 @@ host_communicator::host_communicator(std::shared_ptr<host_comm_group> group, int
 }
 
 void host_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
+  COOPGNN_NVTX_RANGE("comm/alltoall");
   scoped_timer t(&stats_.seconds);
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send.size() == p && recv.size() == p,
@@ -72,6 +79,7 @@ void host_communicator::alltoall(std::span<const std::int64_t> send, std::span<s
 
 void host_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
                                   std::byte* recv, std::span<const std::int64_t> recv_bytes) {
+  COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
@@ -111,6 +119,7 @@ void host_communicator::alltoallv(const std::byte* send, std::span<const std::in
 
 template <typename T>
 void host_communicator::allreduce_impl(std::span<T> data) {
+  COOPGNN_NVTX_RANGE("comm/allreduce");
   scoped_timer t(&stats_.seconds);
   auto const p = size();
   std::vector<T> sum(data.size(), T{});  // allocated before peers can read our buffer
@@ -140,6 +149,7 @@ void host_communicator::allreduce_sum(std::span<double> data) { allreduce_impl(d
 void host_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_impl(data); }
 
 void host_communicator::broadcast(std::span<std::byte> data, int root) {
+  COOPGNN_NVTX_RANGE("comm/broadcast");
   scoped_timer t(&stats_.seconds);
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   group_->ptr_[rank_] = data.data();
@@ -158,6 +168,7 @@ void host_communicator::broadcast(std::span<std::byte> data, int root) {
 }
 
 void host_communicator::barrier() {
+  COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
   group_->wait(rank_);
 }

@@ -27,10 +27,26 @@ class host_comm_group {
   /// Called by a PE that caught an exception, so that its peers stop instead of waiting forever.
   void abort(const std::string& why);
   [[nodiscard]] bool aborted() const;
+  /// The reason given by the first abort (empty while the group is healthy).
+  [[nodiscard]] std::string reason() const;
+  /// The per-collective wait limit given at construction.
+  [[nodiscard]] std::chrono::milliseconds timeout() const { return timeout_; }
+
+  /// Generation barrier of PE `rank` with abort and timeout: returns when all size() PEs have
+  /// arrived. @throws comm_error when the group is or becomes aborted, or after timeout() (the
+  /// timed-out PE aborts the group, so its peers fail too).
+  void wait(int rank);
+
+  /// Rendezvous slots for communicators built on this group (peer-copy, NCCL): PE `rank`
+  /// publishes a pointer to state it owns, calls wait(), then reads its peers' pointers with
+  /// published(q) until its next wait(). The owner keeps the pointed-to state alive and unchanged
+  /// until that second wait(), which is what makes the protocol race-free. Every PE must follow
+  /// the same sequence of calls (they share the slots with host_communicator's collectives).
+  void publish(int rank, const void* state) { ptr_[static_cast<std::size_t>(rank)] = state; }
+  [[nodiscard]] const void* published(int q) const { return ptr_[static_cast<std::size_t>(q)]; }
 
  private:
   friend class host_communicator;
-  void wait(int rank);  // generation barrier with abort and timeout
 
   int size_;
   std::chrono::milliseconds timeout_;
@@ -61,6 +77,7 @@ class host_communicator final : public communicator {
   void allreduce_sum(std::span<std::int64_t> data) override;
   void broadcast(std::span<std::byte> data, int root) override;
   void barrier() override;
+  void abort(const std::string& why) override { group_->abort(why); }
 
  private:
   template <typename T>

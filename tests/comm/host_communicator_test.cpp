@@ -140,5 +140,44 @@ TEST(HostCommunicator, AlltoallvCountMismatchFailsEveryPe) {
                comm_error);
 }
 
+TEST(HostCommunicator, AbortThroughTheInterfaceStopsPeersWithItsReason) {
+  auto group = std::make_shared<host_comm_group>(2, std::chrono::seconds(20));
+  host_communicator a(group, 0), b(group, 1);
+  communicator& iface = a;
+  iface.abort("PE 0 gave up");
+  try {
+    b.barrier();
+    FAIL() << "expected comm_error";
+  } catch (const comm_error& e) {
+    EXPECT_NE(std::string(e.what()).find("PE 0 gave up"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(group->reason(), "PE 0 gave up");
+  group->abort("second reason");  // the first reason is kept
+  EXPECT_EQ(group->reason(), "PE 0 gave up");
+}
+
+TEST(HostCommGroup, PublishedSlotsAreVisibleBetweenWaits) {
+  // The rendezvous the device communicators build on: publish, wait, read peers, wait.
+  int const P = 3;
+  auto group = std::make_shared<host_comm_group>(P, std::chrono::seconds(20));
+  std::vector<int> seen(P * P, -1);
+  {
+    std::vector<std::jthread> ts;
+    for (int p = 0; p < P; ++p) {
+      ts.emplace_back([&, p] {
+        int const mine = 100 + p;
+        group->publish(p, &mine);
+        group->wait(p);
+        for (int q = 0; q < P; ++q) seen[p * P + q] = *static_cast<const int*>(group->published(q));
+        group->wait(p);  // `mine` stays alive until every peer has read it
+      });
+    }
+  }
+  for (int p = 0; p < P; ++p) {
+    for (int q = 0; q < P; ++q) EXPECT_EQ(seen[p * P + q], 100 + q);
+  }
+  EXPECT_EQ(group->timeout(), std::chrono::seconds(20));
+}
+
 }  // namespace
 }  // namespace coopgnn

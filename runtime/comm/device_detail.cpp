@@ -1,0 +1,61 @@
+// Polling waits of the device communicators (declared in device_detail.hpp).
+#if defined(COOPGNN_WITH_CUDA)
+#include "runtime/comm/device_detail.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <thread>
+
+#include "runtime/core/cuda_check.hpp"
+
+namespace coopgnn::comm_detail {
+
+void poll_until(host_comm_group& group, int rank, const char* what,
+                const std::function<bool()>& step, const std::function<void()>& on_fail) {
+  auto const deadline = std::chrono::steady_clock::now() + group.timeout();
+  auto fail = [&](const std::string& why) {
+    auto msg = fmt::format("{} on PE {}: {}", what, rank, why);
+    if (on_fail) on_fail();
+    group.abort(msg);
+    throw comm_error(msg);
+  };
+  for (int round = 0;; ++round) {
+    bool done = false;
+    try {
+      done = step();
+    } catch (const std::exception& e) {
+      if (on_fail) on_fail();
+      group.abort(fmt::format("{} on PE {}: {}", what, rank, e.what()));
+      throw;
+    }
+    if (done) return;
+    if (group.aborted()) fail("group failed: " + group.reason());
+    if (std::chrono::steady_clock::now() > deadline) {
+      fail(fmt::format("not finished after {} ms (a peer is missing or hung)",
+                       group.timeout().count()));
+    }
+    // Small messages finish in microseconds: spin briefly, then back off.
+    if (round < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+}
+
+bool stream_done(cuda::stream_t s) {
+  cudaError_t const st = cudaStreamQuery(s);
+  if (st == cudaErrorNotReady) return false;
+  COOPGNN_CUDA_CHECK(st);
+  return true;
+}
+
+void join_comm_into_compute(const cuda::cuda_context& ctx, cuda::event_t scratch) noexcept {
+  if (scratch == nullptr) return;
+  COOPGNN_CUDA_CHECK_NO_THROW(cudaEventRecord(scratch, ctx.comm()));
+  COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamWaitEvent(ctx.compute(), scratch, 0));
+}
+
+}  // namespace coopgnn::comm_detail
+#endif

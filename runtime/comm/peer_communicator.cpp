@@ -1,0 +1,190 @@
+// Peer-copy communicator (peer_communicator.hpp). CUDA builds only.
+#if defined(COOPGNN_WITH_CUDA)
+#include "runtime/comm/peer_communicator.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "runtime/comm/device_detail.hpp"
+#include "runtime/core/cuda_check.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/core/nvtx.hpp"
+#include "runtime/core/timer.hpp"
+
+namespace coopgnn {
+namespace {
+
+/// dst (device dst_device) <- src (device src_device), `bytes` bytes, on stream s.
+void copy_device_bytes(void* dst, int dst_device, const void* src, int src_device,
+                       std::int64_t bytes, cuda::stream_t s) {
+  if (bytes <= 0) return;
+  auto const n = static_cast<std::size_t>(bytes);
+  if (dst_device == src_device) {
+    COOPGNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s));
+  } else {
+    COOPGNN_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, n, s));
+  }
+}
+
+const peer_communicator::slot& slot_of(const host_comm_group& g, int q) {
+  return *static_cast<const peer_communicator::slot*>(g.published(q));
+}
+
+}  // namespace
+
+peer_communicator::peer_communicator(std::shared_ptr<host_comm_group> group, int rank,
+                                     const cuda::cuda_context& ctx)
+    : host_(group, rank), group_(std::move(group)), ctx_(ctx) {
+  ctx_.make_current();
+  COOPGNN_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+}
+
+peer_communicator::~peer_communicator() {
+  if (ready_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(ready_));
+}
+
+// Publishes this PE's slot for one collective: the comm stream waits for the compute stream,
+// `ready_` marks that point, and peers may read `data` after waiting on it.
+void peer_communicator::begin(const void* data, const std::int64_t* bytes, std::int64_t size) {
+  ctx_.make_current();
+  COOPGNN_CUDA_CHECK(cudaEventRecord(ready_, ctx_.compute()));
+  COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), ready_, 0));
+  slot_ = slot{data, bytes, size, ctx_.device(), ready_};
+  group_->publish(rank(), &slot_);
+}
+
+void peer_communicator::finish_device(const char* what) {
+  comm_detail::poll_until(
+      *group_, rank(), what, [this] { return comm_detail::stream_done(ctx_.comm()); },
+      [this] { on_failure(); });
+}
+
+void peer_communicator::on_failure() noexcept { comm_detail::join_comm_into_compute(ctx_, ready_); }
+
+void peer_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
+  host_.alltoall(send, recv);  // host counts: the host rendezvous is the whole job
+}
+
+void peer_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
+                                  std::byte* recv, std::span<const std::int64_t> recv_bytes) {
+  COOPGNN_NVTX_RANGE("comm/alltoallv");
+  scoped_timer t(&stats_.seconds);
+  auto const p = static_cast<std::size_t>(size());
+  COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
+                  "alltoallv needs {} counts per PE, got send {} recv {}", p, send_bytes.size(),
+                  recv_bytes.size());
+  comm_detail::guarded(
+      *group_, rank(), "alltoallv", [this] { on_failure(); },
+      [&] {
+        begin(send, send_bytes.data(), 0);
+        group_->wait(rank());
+        // Check every count before enqueueing any copy: on a mismatch this PE reads nothing.
+        std::string mismatch;
+        for (std::size_t q = 0; q < p && mismatch.empty(); ++q) {
+          std::int64_t const sent = slot_of(*group_, static_cast<int>(q)).bytes[rank()];
+          if (sent != recv_bytes[q]) {
+            mismatch = fmt::format("alltoallv: PE {} expected {} bytes from PE {}, which sends {}",
+                                   rank(), recv_bytes[q], q, sent);
+          }
+        }
+        if (mismatch.empty()) {
+          std::int64_t out = 0;
+          for (std::size_t q = 0; q < p; ++q) {
+            auto const& peer = slot_of(*group_, static_cast<int>(q));
+            std::int64_t offset = 0;
+            for (int j = 0; j < rank(); ++j) offset += peer.bytes[j];
+            if (recv_bytes[q] > 0) {
+              if (q != static_cast<std::size_t>(rank())) {  // own data: ordered by begin()
+                COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), peer.ready, 0));
+              }
+              copy_device_bytes(recv + out, ctx_.device(),
+                                static_cast<const std::byte*>(peer.data) + offset, peer.device,
+                                recv_bytes[q], ctx_.comm());
+            }
+            if (q != static_cast<std::size_t>(rank())) {
+              stats_.alltoall_bytes_recv += recv_bytes[q];
+              stats_.alltoall_bytes_sent += send_bytes[q];
+            }
+            out += recv_bytes[q];
+          }
+          finish_device("alltoallv");
+        }
+        // Every PE has finished reading every send buffer once all pass this wait.
+        group_->wait(rank());
+        if (!mismatch.empty()) throw comm_error(mismatch);
+      });
+  ++stats_.alltoall_calls;
+}
+
+template <typename T>
+void peer_communicator::allreduce_impl(std::span<T> data) {
+  COOPGNN_NVTX_RANGE("comm/allreduce");
+  scoped_timer t(&stats_.seconds);
+  auto const p = size();
+  auto const n = static_cast<std::int64_t>(data.size());
+  comm_detail::guarded(
+      *group_, rank(), "allreduce", [this] { on_failure(); },
+      [&] {
+        // [P, n] staging, allocated before peers can read this PE's buffer.
+        cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n), ctx_.comm());
+        begin(data.data(), nullptr, n);
+        group_->wait(rank());
+        for (int q = 0; q < p; ++q) {  // every PE sees every size: all detect a mismatch
+          if (slot_of(*group_, q).size != n) {
+            throw comm_error(
+                fmt::format("allreduce size mismatch: PE {} has {} values, PE {} has {}", rank(), n,
+                            q, slot_of(*group_, q).size));
+          }
+        }
+        for (int q = 0; q < p && n > 0; ++q) {
+          auto const& peer = slot_of(*group_, q);
+          if (q != rank()) COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), peer.ready, 0));
+          copy_device_bytes(staging.data() + q * n, ctx_.device(), peer.data, peer.device,
+                            n * static_cast<std::int64_t>(sizeof(T)), ctx_.comm());
+        }
+        finish_device("allreduce");
+        group_->wait(rank());  // every PE has read every input before anyone overwrites its own
+        comm_detail::rank_order_sum(staging.data(), p, n, data.data(), ctx_.comm());
+        finish_device("allreduce");
+      });
+  if (p > 1) stats_.allreduce_bytes += n * static_cast<std::int64_t>(sizeof(T));
+}
+
+void peer_communicator::allreduce_sum(std::span<float> data) { allreduce_impl(data); }
+void peer_communicator::allreduce_sum(std::span<double> data) { allreduce_impl(data); }
+void peer_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_impl(data); }
+
+void peer_communicator::broadcast(std::span<std::byte> data, int root) {
+  COOPGNN_NVTX_RANGE("comm/broadcast");
+  scoped_timer t(&stats_.seconds);
+  COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
+  auto const n = static_cast<std::int64_t>(data.size());
+  comm_detail::guarded(
+      *group_, rank(), "broadcast", [this] { on_failure(); },
+      [&] {
+        begin(data.data(), nullptr, n);
+        group_->wait(rank());
+        auto const& src = slot_of(*group_, root);  // valid until the second wait
+        std::int64_t const root_size = src.size;
+        bool const ok = root_size == n;
+        if (ok && rank() != root && n > 0) {
+          COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), src.ready, 0));
+          copy_device_bytes(data.data(), ctx_.device(), src.data, src.device, n, ctx_.comm());
+          finish_device("broadcast");
+        }
+        group_->wait(rank());  // the root keeps its buffer until every PE has copied it
+        if (!ok) {
+          throw comm_error(
+              fmt::format("broadcast size mismatch: PE {} has {} bytes, root PE {} has {}", rank(),
+                          n, root, root_size));
+        }
+      });
+}
+
+void peer_communicator::barrier() {
+  COOPGNN_NVTX_RANGE("comm/barrier");
+  scoped_timer t(&stats_.seconds);
+  group_->wait(rank());
+}
+
+}  // namespace coopgnn
+#endif
