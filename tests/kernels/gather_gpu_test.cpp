@@ -79,8 +79,8 @@ TEST_P(GatherGpuTest, BytesEqualHostGather) {
     case placement::pinned: {
       cuda::pinned_buffer<float> pinned(padded.size());
       std::memcpy(pinned.data(), padded.data(), padded.size() * sizeof(float));
-      got = ctx.to_host(cuda::gather_rows(ctx, {pinned.device_data(), u.rows, u.cols, stride},
-                                          dids, s, 64));
+      got = ctx.to_host(
+          cuda::gather_rows(ctx, {pinned.device_data(), u.rows, u.cols, stride}, dids, s, 64));
       break;
     }
     case placement::registered: {
