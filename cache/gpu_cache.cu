@@ -124,6 +124,8 @@ device_set_assoc_cache::device_set_assoc_cache(const cuda_context& ctx, std::int
   rows_ = ctx.allocate<float>(slots * static_cast<std::size_t>(dim), s);
   counter_ = ctx.allocate<unsigned long long>(1, s);
   if (slots > 0) COOPGNN_CUDA_CHECK(cudaMemsetAsync(stamps_.data(), 0, stamps_.bytes(), s));
+  // lookup() and admit() may run on any stream: the slots must be allocated and empty first.
+  COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 cache_batch_stats device_set_assoc_cache::lookup(const std::int64_t* keys, std::int64_t n,

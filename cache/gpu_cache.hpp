@@ -32,7 +32,9 @@ struct cache_batch_stats {
 class device_set_assoc_cache {
  public:
   /// Allocates sets * ways slots (geometry: make_set_assoc_geometry(capacity_rows, ways)) of
-  /// `dim` floats plus a key and a stamp each, from ctx's pool on ctx.compute(), all empty.
+  /// `dim` floats plus a key and a stamp each, from ctx's pool on ctx.compute(), all empty;
+  /// synchronises ctx.compute() once so that the methods may use any stream. The slots are
+  /// freed on ctx.compute(): work on other streams must be ordered before destruction.
   /// @throws logic_error for capacity_rows < 0, ways < 1 or dim < 1; cuda_error when the
   ///   allocation fails.
   device_set_assoc_cache(const cuda_context& ctx, std::int64_t capacity_rows, std::int64_t dim,

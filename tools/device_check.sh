@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every check that needs a GPU, in at most 8 minutes (DESIGN.md section 2): configure and
-# build the `cuda` preset (sm_90), the whole test suite including label gpu (not large),
-# compute-sanitizer memcheck and racecheck on the GPU test executables, and the CUDA
-# microbenchmarks; then prints a summary table. Exit status 0 only when every step passed.
+# Runs every check that needs a GPU, in at most 8 minutes (DESIGN.md section 2): configure the
+# `cuda` preset (sm_90) and build the GPU test executables and the microbenchmarks, run the tests
+# labelled gpu, the CUDA microbenchmarks, then compute-sanitizer memcheck (and racecheck on the
+# kernels with shared memory); then prints a summary table. The CPU suite runs on CPU machines and
+# is not repeated here. Exit status 0 only when every step passed.
 set -euo pipefail
 
 usage() {
@@ -11,11 +12,14 @@ usage: tools/device_check.sh [--large] [--budget SECONDS] [--help]
 
 Run from the repository root on a machine with one CUDA GPU (written for one H200).
 Steps, each under `timeout`, all together within the budget (default 480 s = 8 minutes):
-  1. cmake --preset cuda && cmake --build --preset cuda -j$(nproc)
-  2. ctest --test-dir build/cuda -LE large          (all tests, label gpu included)
-  3. compute-sanitizer --tool memcheck and --tool racecheck on build/cuda/tests/test_*_gpu
-  4. build/cuda/bench/coopgnn_microbench (console output; JSON to $OUT/microbench.json when
-     OUT is set, else build/cuda/microbench.json)
+  1. cmake --preset cuda && cmake --build --preset cuda -j$(nproc) --target <the test_*_gpu
+     executables of tests/*/*_gpu_test.cpp> coopgnn_microbench
+  2. ctest --test-dir build/cuda -L gpu             (the CPU suite runs on CPU machines)
+  3. build/cuda/bench/coopgnn_microbench (console output; JSON to $OUT/microbench.json when
+     OUT is set, else build/cuda/microbench.json); before the sanitizers so that the numbers
+     come back even when the sanitizers use up the budget
+  4. compute-sanitizer --tool memcheck on build/cuda/tests/test_*_gpu, --tool racecheck on the
+     kernels with shared memory (RACECHECK_FILTER in test_kernels_gpu)
   5. a summary: build ok, tests passed/failed, sanitizer errors, key benchmark ratios
 
 Options:
@@ -23,9 +27,11 @@ Options:
   --budget SECONDS  total time limit (default 480)
   --help            this text
 
-Environment: OUT (optional output folder), SANITIZER_FILTER (gtest filter for the sanitizer
-runs, default '*'), DEVROOT (where .devdeps/*.deb are unpacked, default /tmp/coopgnn-devroot).
-A machine that cannot install packages needs .devdeps/ from tools/device_deps.sh (carry it). Exit status: 0 all passed, 1 a step failed or timed out, 2 bad usage.
+Environment: OUT (optional output folder), SANITIZER_FILTER (gtest filter for the memcheck
+runs, default '*'), RACECHECK_FILTER (gtest filter of the racecheck run, default
+'dense_gpu.*'), DEVROOT (where .devdeps/*.deb are unpacked, default /tmp/coopgnn-devroot).
+A machine that cannot install packages needs .devdeps/ from tools/device_deps.sh (carry it).
+Exit status: 0 all passed, 1 a step failed or timed out, 2 bad usage.
 EOF
 }
 
@@ -90,10 +96,16 @@ if compgen -G ".devdeps/*.deb" >/dev/null; then
 fi
 
 # ---- 1. build ----------------------------------------------------------------------------------
+# Only what this script runs: tests/<folder>/*_gpu_test.cpp build into test_<folder>_gpu.
+targets=(coopgnn_microbench)
+for f in tests/*/*_gpu_test.cpp; do
+  t="test_$(basename "$(dirname "$f")")_gpu"
+  [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
+done
 build_status=ok
 if ! run_step configure 60 cmake --preset cuda; then
   build_status=FAILED
-elif ! run_step build 260 cmake --build --preset cuda -j"$(nproc)"; then
+elif ! run_step build 240 cmake --build --preset cuda -j"$(nproc)" --target "${targets[@]}"; then
   build_status=FAILED
 fi
 [[ $build_status == ok ]] || failed=1
@@ -104,8 +116,8 @@ tests_failed=0
 tests_status=skipped
 if [[ $build_status == ok ]]; then
   tests_status=ok
-  run_step ctest 120 ctest --test-dir "$build_dir" -LE large --output-on-failure -j4 \
-    --timeout 120 || tests_status=FAILED
+  run_step ctest 90 ctest --test-dir "$build_dir" -L gpu --output-on-failure -j4 \
+    --timeout 90 || tests_status=FAILED
   summary_line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' \
     "$log_dir/ctest.log" | tail -1 || true)
   if [[ -n $summary_line ]]; then
@@ -116,7 +128,22 @@ if [[ $build_status == ok ]]; then
   [[ $tests_status == ok && $tests_failed -eq 0 ]] || failed=1
 fi
 
-# ---- 3. compute-sanitizer -----------------------------------------------------------------------
+# ---- 3. microbenchmarks -------------------------------------------------------------------------
+bench_status=skipped
+json="$out_dir/microbench.json"
+if [[ $build_status == ok ]]; then
+  bench_status=ok
+  filter='sample_ns_fanout10/18|gather_'
+  bench_cap=60
+  ((large)) && filter='.' && bench_cap=300
+  run_step microbench "$bench_cap" "$build_dir/bench/coopgnn_microbench" \
+    --benchmark_format=console --benchmark_out="$json" --benchmark_out_format=json \
+    --benchmark_filter="$filter" --benchmark_min_time=0.2 || bench_status=FAILED
+  grep -q 'ERROR OCCURRED' "$log_dir/microbench.log" && bench_status=FAILED
+  [[ $bench_status == ok ]] || failed=1
+fi
+
+# ---- 4. compute-sanitizer -----------------------------------------------------------------------
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 san_errors=0
 san_status=skipped
@@ -129,33 +156,24 @@ if [[ $build_status == ok ]]; then
     san_status=FAILED
     echo "==> sanitizer: no GPU test executables or no compute-sanitizer"
   fi
-  for exe in "${gpu_tests[@]}"; do
-    for tool in memcheck racecheck; do
-      name="sanitize_${tool}_$(basename "$exe")"
-      rc=0
-      run_step "$name" 75 "$sanitizer" --tool "$tool" --error-exitcode 3 \
-        "$exe" --gtest_filter="${SANITIZER_FILTER:-*}" || rc=$?
-      n=$({ grep -Eo 'ERROR SUMMARY: [0-9]+' "$log_dir/$name.log" || true; } |
-        awk '{s += $3} END {print s + 0}')
-      san_errors=$((san_errors + n))
-      ((rc == 0)) || san_status=FAILED
-    done
+  # memcheck on every GPU test executable; racecheck (shared-memory hazards) only where our own
+  # kernels use shared memory, the rest being CUB's: it is the slowest tool.
+  runs=()
+  for exe in "${gpu_tests[@]}"; do runs+=("memcheck|$exe|${SANITIZER_FILTER:-*}"); done
+  [[ -x $build_dir/tests/test_kernels_gpu ]] &&
+    runs+=("racecheck|$build_dir/tests/test_kernels_gpu|${RACECHECK_FILTER:-dense_gpu.*}")
+  for run in "${runs[@]}"; do
+    IFS='|' read -r tool exe filter <<<"$run"
+    name="sanitize_${tool}_$(basename "$exe")"
+    rc=0
+    run_step "$name" 75 "$sanitizer" --tool "$tool" --error-exitcode 3 \
+      "$exe" --gtest_filter="$filter" || rc=$?
+    n=$({ grep -Eo 'ERROR SUMMARY: [0-9]+' "$log_dir/$name.log" || true; } |
+      awk '{s += $3} END {print s + 0}')
+    san_errors=$((san_errors + n))
+    ((rc == 0)) || san_status=FAILED
   done
   [[ $san_status == ok && $san_errors -eq 0 ]] || failed=1
-fi
-
-# ---- 4. microbenchmarks -------------------------------------------------------------------------
-bench_status=skipped
-json="$out_dir/microbench.json"
-if [[ $build_status == ok ]]; then
-  bench_status=ok
-  filter='sample_ns_fanout10/18|gather_'
-  ((large)) && filter='.'
-  run_step microbench 90 "$build_dir/bench/coopgnn_microbench" --benchmark_format=console \
-    --benchmark_out="$json" --benchmark_out_format=json --benchmark_filter="$filter" \
-    --benchmark_min_time=0.2 || bench_status=FAILED
-  grep -q 'ERROR OCCURRED' "$log_dir/microbench.log" && bench_status=FAILED
-  [[ $bench_status == ok ]] || failed=1
 fi
 
 # ---- 5. summary ---------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ void gather_rows_async(const table_view& table, const vid_t* ids, std::int64_t m
 
 /// Gathers rows into a new [ids.size(), table.cols] device buffer on stream s (default
 /// ctx.compute(); use ctx.h2d() for pinned host tables), then synchronises s to check the ids.
+/// `ids` and the table must be ready on s (written on s, or ordered before it by the caller).
 /// @throws logic_error naming the first id outside [0, N) and its position (no out-of-bounds
 ///         read happens); logic_error when stride < cols or a table with rows has no data;
 ///         cuda_error for CUDA failures. Deterministic.

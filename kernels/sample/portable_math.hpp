@@ -7,7 +7,8 @@
 // +, -, *, / and sqrt, which IEEE 754 rounds correctly on both sides, plus exact operations
 // (floor, comparisons, exponent bit manipulation). On the device every operation goes through
 // __dadd_rn / __dsub_rn / __dmul_rn / __ddiv_rn / __dsqrt_rn, which nvcc never contracts into
-// FMAs; on the host C++20 (not gnu++20) implies -ffp-contract=off and x86-64 uses SSE2 doubles.
+// FMAs; on the host the build passes -ffp-contract=off (CMakeLists.txt: g++ contracts in C++ even
+// with -std=c++20 when the target has FMA) and x86-64 uses SSE2 doubles.
 // The same inputs therefore give the same bits on both sides, independent of -fmad.
 //
 // Accuracy (tested in tests/kernels/portable_math_test.cpp against std::):

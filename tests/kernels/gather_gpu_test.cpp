@@ -65,7 +65,10 @@ TEST_P(GatherGpuTest, BytesEqualHostGather) {
   for (std::int64_t v = 0; v < u.rows; ++v) {
     std::memcpy(padded.data() + v * stride, table.row(v), u.cols * sizeof(float));
   }
-  auto const dids = ctx.to_device(std::span<const vid_t>(ids));
+  // The ids must be ready on the stream the gather runs on: upload them there (a copy on
+  // compute() would race a gather on h2d()).
+  cuda::stream_t const s = u.where == placement::device ? ctx.compute() : ctx.h2d();
+  auto const dids = ctx.to_device(std::span<const vid_t>(ids), s);
   std::vector<float> got;
   switch (u.where) {
     case placement::device: {
@@ -76,14 +79,14 @@ TEST_P(GatherGpuTest, BytesEqualHostGather) {
     case placement::pinned: {
       cuda::pinned_buffer<float> pinned(padded.size());
       std::memcpy(pinned.data(), padded.data(), padded.size() * sizeof(float));
-      got = ctx.to_host(cuda::gather_rows(ctx, {pinned.device_data(), u.rows, u.cols, stride},
-                                          dids, ctx.h2d(), 64));
+      got = ctx.to_host(
+          cuda::gather_rows(ctx, {pinned.device_data(), u.rows, u.cols, stride}, dids, s, 64));
       break;
     }
     case placement::registered: {
       cuda::host_registration reg(padded.data(), padded.size() * sizeof(float));
       auto const* p = static_cast<const float*>(reg.device_data());
-      got = ctx.to_host(cuda::gather_rows(ctx, {p, u.rows, u.cols, stride}, dids, ctx.h2d()));
+      got = ctx.to_host(cuda::gather_rows(ctx, {p, u.rows, u.cols, stride}, dids, s));
       break;
     }
   }
