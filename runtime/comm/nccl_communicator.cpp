@@ -230,20 +230,30 @@ void nccl_communicator::alltoallv(const std::byte* send, std::span<const std::in
                                              cudaMemcpyDeviceToDevice, ctx_.comm()));
         }
         COOPGNN_NCCL_CHECK(ncclGroupStart(), comm_);
-        for (std::size_t q = 0; q < p; ++q) {
-          if (q == me) continue;
-          if (send_bytes[q] > 0) {
-            COOPGNN_NCCL_CHECK(ncclSend(send + send_off[q], static_cast<std::size_t>(send_bytes[q]),
-                                        ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
-                               comm_);
+        try {
+          for (std::size_t q = 0; q < p; ++q) {
+            if (q == me) continue;
+            if (send_bytes[q] > 0) {
+              COOPGNN_NCCL_CHECK(
+                  ncclSend(send + send_off[q], static_cast<std::size_t>(send_bytes[q]), ncclUint8,
+                           static_cast<int>(q), comm_, ctx_.comm()),
+                  comm_);
+            }
+            if (recv_bytes[q] > 0) {
+              COOPGNN_NCCL_CHECK(
+                  ncclRecv(recv + recv_off[q], static_cast<std::size_t>(recv_bytes[q]), ncclUint8,
+                           static_cast<int>(q), comm_, ctx_.comm()),
+                  comm_);
+            }
+            stats_.alltoall_bytes_sent += send_bytes[q];
+            stats_.alltoall_bytes_recv += recv_bytes[q];
           }
-          if (recv_bytes[q] > 0) {
-            COOPGNN_NCCL_CHECK(ncclRecv(recv + recv_off[q], static_cast<std::size_t>(recv_bytes[q]),
-                                        ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
-                               comm_);
-          }
-          stats_.alltoall_bytes_sent += send_bytes[q];
-          stats_.alltoall_bytes_recv += recv_bytes[q];
+        } catch (...) {
+          // Close the group before unwinding: an open group would swallow every later NCCL
+          // call of this thread (the group depth is thread-local), and ncclCommAbort in
+          // on_failure must not run inside it. The error is the one being rethrown.
+          (void)ncclGroupEnd();
+          throw;
         }
         COOPGNN_NCCL_CHECK(ncclGroupEnd(), comm_);
         finish("alltoallv");

@@ -30,6 +30,9 @@ namespace coopgnn {
 /// comm_error, copies of the failed call may still be queued on ctx.comm(); the compute stream
 /// is made to wait for them, so stream-ordered frees on compute() stay safe, but the host must
 /// not reuse those buffers (or free them other than stream-ordered) before ctx.comm() drains.
+/// Peers' comm streams may likewise still be reading this PE's inputs of the failed call
+/// (their copies wait on events, so they finish): release no pool or device memory to the
+/// driver (cudaMemPoolDestroy, trimming, cudaFree) before every PE's context has synchronised.
 ///
 /// Waits: host rendezvous use host_comm_group::wait; device completion is polled
 /// (cudaStreamQuery) together with the group's abort flag and its timeout. A PE that fails

@@ -63,6 +63,17 @@ std::vector<std::exception_ptr> run_device_group(
     }
   }
   comms.clear();  // before the contexts whose streams they use
+  // After a failed collective, a PE's comm stream may still copy from a peer's buffers (peer
+  // kind). Drain every context before destroying any, so that no pool is released while
+  // another PE's queued copy still reads it (a fault there would poison device 0 for the
+  // tests that follow). Finite: every queued wait is on an event that was recorded.
+  for (auto const& ctx : contexts) {
+    try {
+      ctx->synchronize();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "PE " << ctx->pe() << " device work failed: " << e.what();
+    }
+  }
   return errors;
 }
 
