@@ -44,7 +44,9 @@ storage_tier choose_storage_tier(backend b, std::int64_t table_bytes, const stor
   if (forced) {
     auto const t = *forced;
     COOPGNN_EXPECTS(cuda || (t != storage_tier::device && t != storage_tier::pinned),
-                    "--feature-storage {} needs the CUDA backend (--backend cuda)", to_string(t));
+                    "--feature-storage {}: the device and pinned tiers serve GPU kernels and need "
+                    "the CUDA backend; this run uses the host backend (use host or mmap)",
+                    to_string(t));
     COOPGNN_EXPECTS(t != storage_tier::device || table_bytes <= budget.device_bytes,
                     "--feature-storage device: the feature table ({} bytes) does not fit in the "
                     "{} bytes of device memory available; use pinned or mmap",

@@ -170,7 +170,7 @@ bool type_matches(const std::optional<std::string>& t,
 
 }  // namespace
 
-dataset read_dataset(const fs::path& dir) {
+dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   fs::path const meta_path = dir / kMetadataFile;
   std::string const meta_name = meta_path.string();
   std::error_code ec;
@@ -249,7 +249,17 @@ dataset read_dataset(const fs::path& dir) {
       }
     }
   }
-  if (feat_idx) {
+  if (feat_idx && !opt.load_features) {
+    // Only the header: the rows stay in the file (memory-mapped later, cache/storage.hpp).
+    fs::path const p = dir / meta.feature_data[*feat_idx].path;
+    npy_header const h = read_npy_header(p);
+    if (h.shape.empty() || h.shape.size() > 2) {
+      COOPGNN_IO_FAIL("{}: node features must be 1-D or 2-D, found shape {}", p.string(),
+                      format_npy_shape(h.shape));
+    }
+    ds.feature_file = p;
+    ds.feature_cols = h.shape.size() == 2 ? h.shape[1] : 1;
+  } else if (feat_idx) {
     fs::path const p = dir / meta.feature_data[*feat_idx].path;
     auto a = read_npy<float>(p);
     if (a.rank() > 2) {
@@ -259,6 +269,7 @@ dataset read_dataset(const fs::path& dir) {
     std::int64_t const cols = a.rank() == 2 ? a.shape[1] : 1;
     ds.features = matrix<float>(n, cols, std::move(a.data));
     ds.feature_file = p;
+    ds.feature_cols = cols;
   }
 
   // ---- labels and splits

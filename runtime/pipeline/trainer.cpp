@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <numeric>
 #include <thread>
 
 #include "models/layers.hpp"
@@ -11,6 +12,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
+#include "runtime/graph/npy.hpp"
 #include "runtime/core/timer.hpp"
 
 namespace coopgnn {
@@ -112,12 +114,18 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
       cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
   auto const mc = make_model_config(ds, cfg);
   // The feature table's tier (the host backend: host, or the mapped .npy file).
-  auto const tier = choose_storage_tier(backend::host, ds.features.size() * 4,
-                                        {0, default_host_budget_bytes()},
-                                        parse_storage_tier(cfg.feature_storage),
-                                        ds.features.size() > 0, !ds.feature_file.empty());
-  features_ = tier == storage_tier::mmap ? feature_table::map_npy(ds.feature_file)
-                                         : feature_table::borrow(ds.features);
+  auto const tier = choose_storage_tier(
+      backend::host, ds.num_nodes * ds.feature_dim() * 4, {0, default_host_budget_bytes()},
+      parse_storage_tier(cfg.feature_storage), ds.features_in_memory(), !ds.feature_file.empty());
+  if (tier == storage_tier::mmap) {
+    features_ = feature_table::map_npy(ds.feature_file);
+  } else {
+    if (!ds.features_in_memory()) {  // left in the file by read_dataset: load it now
+      auto a = read_npy<float>(ds.feature_file);
+      owned_features_ = matrix<float>(ds.num_nodes, ds.feature_dim(), std::move(a.data));
+    }
+    features_ = feature_table::borrow(ds.features_in_memory() ? ds.features : owned_features_);
+  }
   COOPGNN_EXPECTS(features_->rows() == ds.num_nodes && features_->cols() == ds.feature_dim(),
                   "{}: the mapped features are [{}, {}], the dataset's [{}, {}]",
                   ds.feature_file.string(), features_->rows(), features_->cols(), ds.num_nodes,
@@ -409,7 +417,17 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
 }
 
 std::pair<double, double> trainer::evaluate(int pe) const {
-  auto const logits = pes_.at(pe)->model.infer_full(g_, ds_.features, cfg_.num_pes);
+  // Layer-wise inference reads every row: from memory, or gathered once from the mapped file.
+  matrix<float> gathered;
+  if (!ds_.features_in_memory() && owned_features_.rows() == 0) {
+    std::vector<vid_t> all(static_cast<std::size_t>(ds_.num_nodes));
+    std::iota(all.begin(), all.end(), vid_t{0});
+    gathered = features_->gather(all);
+  }
+  const matrix<float>& x = ds_.features_in_memory() ? ds_.features
+                           : owned_features_.rows() > 0 ? owned_features_
+                                                        : gathered;
+  auto const logits = pes_.at(pe)->model.infer_full(g_, x, cfg_.num_pes);
   auto metric = [&](const std::vector<vid_t>& rows) -> double {
     if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
     if (ds_.num_classes == 2) {

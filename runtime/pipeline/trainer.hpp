@@ -80,7 +80,8 @@ class trainer {
   void step(std::span<const vid_t> global_batch, std::uint32_t batch_index,
             const step_options& opt);
 
-  /// Validation and test metric of replica `pe` by full-neighbour inference.
+  /// Validation and test metric of replica `pe` by full-neighbour inference. With the mmap tier
+  /// and features left in their file, the rows are gathered from the mapping for the call.
   std::pair<double, double> evaluate(int pe = 0) const;
 
   /// The training seeds of epoch `epoch`, in the order they are batched (keyed shuffle).
@@ -109,6 +110,7 @@ class trainer {
   train_config cfg_;
   ownership owners_;
   std::unique_ptr<feature_table> features_;  // shared read-only by the PEs' feature stores
+  matrix<float> owned_features_;  // features read here when the dataset left them in the file
   std::shared_ptr<host_comm_group> group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
 };

@@ -14,9 +14,9 @@ std::string default_dataset_dir() {
   return COOPGNN_DEFAULT_DATASET;
 }
 
-std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir) {
+std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir, bool load_features) {
   auto data = std::make_unique<loaded_dataset>();
-  data->ds = read_dataset(dir);
+  data->ds = read_dataset(dir, dataset_read_options{load_features});
   data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
   return data;
 }

@@ -100,7 +100,8 @@ void add_common_options(CLI::App* cmd, train_options& o) {
 std::unique_ptr<loaded_dataset> load(train_options& o) {
   if (o.dataset.empty()) o.dataset = default_dataset_dir();
   scoped_timer t(nullptr);
-  auto data = load_dataset(o.dataset);
+  // --feature-storage mmap: leave the rows in the .npy file; the trainer maps it.
+  auto data = load_dataset(o.dataset, o.cfg.feature_storage != "mmap");
   if (o.cache_fraction >= 0) {
     COOPGNN_EXPECTS(o.cache_fraction <= 1, "--cache-fraction {} is outside [0, 1]",
                     o.cache_fraction);

@@ -22,9 +22,10 @@ struct loaded_dataset {
   csc_graph g;
 };
 
-/// Reads the dataset directory `dir` (read_dataset) and builds its CSC (build_csc).
+/// Reads the dataset directory `dir` (read_dataset; with load_features false the feature rows
+/// stay in their .npy file) and builds its CSC (build_csc).
 /// @throws io_error naming the file and problem, as read_dataset does.
-std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir);
+std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir, bool load_features = true);
 
 /// A dataset name made safe for a file name ('/', '\\', ' ', ':' become '_'; "" -> "dataset").
 std::string file_stem(std::string name);
