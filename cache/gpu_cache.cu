@@ -110,13 +110,10 @@ __global__ void ways_kernel(set_assoc_geometry geo, const std::int64_t* __restri
 device_set_assoc_cache::device_set_assoc_cache(const cuda_context& ctx, std::int64_t capacity_rows,
                                                std::int64_t dim, std::int64_t ways)
     : ctx_(&ctx), geo_(), dim_(dim) {
-  COOPGNN_CUDA_EXPECTS(capacity_rows >= 0 && ways >= 1 && dim >= 1,
-                       "device_set_assoc_cache: need capacity_rows >= 0, ways >= 1, dim >= 1");
-  // The geometry rule of the host reference (make_set_assoc_geometry), without its fmt checks.
-  if (capacity_rows > 0) {
-    geo_.ways = ways < capacity_rows ? ways : capacity_rows;
-    geo_.sets = capacity_rows / geo_.ways;
-  }
+  COOPGNN_CUDA_EXPECTS(dim >= 1, "device_set_assoc_cache: dim must be >= 1");
+  // The host reference's geometry (set_assoc.cpp, compiled by the C++ compiler; it checks
+  // capacity_rows and ways).
+  geo_ = make_set_assoc_geometry(capacity_rows, ways);
   auto const slots = static_cast<std::size_t>(geo_.sets * geo_.ways);
   auto const s = ctx.compute();
   keys_ = ctx.allocate<std::int64_t>(slots, s);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "kernels/gather/gather.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
 
@@ -171,15 +172,7 @@ matrix<float> feature_table::gather(std::span<const vid_t> ids) const {
   COOPGNN_EXPECTS(host_readable() || rows_ * cols_ == 0,
                   "feature_table::gather: the {} tier is not readable by the host",
                   to_string(tier_));
-  auto const m = static_cast<std::int64_t>(ids.size());
-  matrix<float> out(m, cols_);
-  for (std::int64_t i = 0; i < m; ++i) {
-    COOPGNN_EXPECTS(ids[i] >= 0 && ids[i] < rows_,
-                    "feature_table::gather: id {} at position {} is outside [0, {})", ids[i], i,
-                    rows_);
-    if (cols_ > 0) std::copy_n(row(ids[i]), cols_, out.row(i));
-  }
-  return out;
+  return gather_rows(host_, rows_, cols_, ids);
 }
 
 }  // namespace coopgnn

@@ -207,12 +207,12 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
                            static_cast<std::int64_t>(o.kappas.size()));
   }
   // Rows were produced kappa-major; order them policy, kappa, fraction, mode, P.
+  std::vector<std::string> mode_names;
+  for (auto m : o.modes) mode_names.push_back(to_string(m));
   auto rank = [&](const cache_row& r) {
     auto idx = [](const auto& v, const auto& x) {
       return std::find(v.begin(), v.end(), x) - v.begin();
     };
-    std::vector<std::string> mode_names;
-    for (auto m : o.modes) mode_names.push_back(to_string(m));
     return std::tuple{idx(o.policies, r.policy), idx(o.kappas, r.kappa), idx(o.fractions, r.fraction),
                       idx(mode_names, r.mode), idx(o.pes, r.pes)};
   };

@@ -580,6 +580,15 @@ std::vector<cache_row_view> cache_rows(const result_file& f) {
   return out;
 }
 
+/// The kappas of `rows` in first-appearance (file) order.
+std::vector<std::int64_t> distinct_kappas(const std::vector<cache_row_view>& rows) {
+  std::vector<std::int64_t> kappas;
+  for (auto const& r : rows) {
+    if (std::find(kappas.begin(), kappas.end(), r.kappa) == kappas.end()) kappas.push_back(r.kappa);
+  }
+  return kappas;
+}
+
 std::string render_cache(const result_file& f, const std::vector<fs::path>& plots) {
   auto const& j = f.json;
   auto const rows = cache_rows(f);
@@ -598,10 +607,8 @@ std::string render_cache(const result_file& f, const std::vector<fs::path>& plot
       opt_sig(opt_num(j, "batches")), opt_sig(opt_num(j, "warmup").value_or(0)));
   out += plot_link(plots, stem_of(f) + "_miss_rate.png", "miss rate vs kappa");
   // One line per (policy, fraction, mode, P); kappas as columns in file order.
-  std::vector<std::int64_t> kappas;
-  for (auto const& r : rows) {
-    if (std::find(kappas.begin(), kappas.end(), r.kappa) == kappas.end()) kappas.push_back(r.kappa);
-  }
+  auto const kappas = distinct_kappas(rows);
+  if (kappas.empty()) return out + "No rows.\n\n";
   std::int64_t kmax = *std::max_element(kappas.begin(), kappas.end());
   using key_t = std::tuple<std::string, double, std::string, int>;
   std::vector<key_t> keys;
@@ -796,14 +803,10 @@ std::vector<fs::path> write_plot_data(const fs::path& dir, const std::vector<res
       }
     } else if (f.json["bench"] == "cache") {
       // x = the kappa's position in the file (never last), labelled with the kappa.
-      std::vector<std::int64_t> kappas;
-      for (auto const& r : cache_rows(f)) {
-        if (std::find(kappas.begin(), kappas.end(), r.kappa) == kappas.end()) {
-          kappas.push_back(r.kappa);
-        }
-      }
+      auto const rows = cache_rows(f);
+      auto const kappas = distinct_kappas(rows);
       std::string csv = "policy,mode,pes,series,size,x,kappa,miss_rate,miss_bytes_per_seed\n";
-      for (auto const& r : cache_rows(f)) {
+      for (auto const& r : rows) {
         auto const x = std::find(kappas.begin(), kappas.end(), r.kappa) - kappas.begin();
         csv += fmt::format("{},{},{},{} {} P={},{} |V|,{},{},{},{}\n", r.policy, r.mode, r.pes,
                            r.policy, r.mode == "cooperative" ? "coop" : "indep", r.pes,

@@ -1,6 +1,7 @@
 // Row gather (DESIGN.md section 1, kernels): out[i, :] = table[ids[i], :].
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "runtime/core/matrix.hpp"
@@ -14,5 +15,11 @@ namespace coopgnn {
 /// @return       [m, d]; m = 0 gives an empty [0, d] matrix
 /// @throws logic_error naming the first id outside [0, n). Deterministic, no aliasing.
 matrix<float> gather_rows(const matrix<float>& table, std::span<const vid_t> ids);
+
+/// The same over a raw row-major table of `rows` x `cols` float32 values at `table` (host
+/// readable: host memory, a memory-mapped file, pinned memory).
+/// @throws logic_error naming the first id outside [0, rows).
+matrix<float> gather_rows(const float* table, std::int64_t rows, std::int64_t cols,
+                          std::span<const vid_t> ids);
 
 }  // namespace coopgnn
