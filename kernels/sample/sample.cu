@@ -484,6 +484,17 @@ block to_host(const cuda_context& ctx, const device_block& b) {
   return h;
 }
 
+device_block upload(const cuda_context& ctx, const block& b) {
+  device_block d;
+  d.num_dst = b.num_dst;
+  d.src_ids = ctx.to_device(std::span<const vid_t>(b.src_ids));
+  d.indptr = ctx.to_device(std::span<const eid_t>(b.indptr));
+  d.indices = ctx.to_device(std::span<const std::int64_t>(b.indices));
+  d.weights = ctx.to_device(std::span<const float>(b.weights));
+  d.src_degree = ctx.to_device(std::span<const std::int64_t>(b.src_degree));
+  return d;
+}
+
 device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const ownership& owners) {
   std::vector<std::uint16_t> map(static_cast<std::size_t>(owners.num_nodes()));
   for (vid_t v = 0; v < owners.num_nodes(); ++v) {

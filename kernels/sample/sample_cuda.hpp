@@ -92,6 +92,11 @@ device_block make_block(const cuda_context& ctx, const device_csc& g,
 /// Copies a device block to the host (synchronises ctx.compute()).
 block to_host(const cuda_context& ctx, const device_block& b);
 
+/// Copies a host block to the device on ctx.compute() (the inverse of to_host). The host block
+/// may be destroyed when the call returns (pageable sources are staged by the driver).
+/// @throws cuda_error when out of device memory.
+device_block upload(const cuda_context& ctx, const block& b);
+
 /// The owner map of `owners` in device memory: [|V|] uint16 PE ids.
 device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const ownership& owners);
 
