@@ -16,6 +16,24 @@ std::string to_string(minibatch_mode m) {
   return m == minibatch_mode::independent ? "independent" : "cooperative";
 }
 
+backend resolve_backend(const std::string& name, int cuda_devices,
+                        const std::string& no_device_reason) {
+#ifdef COOPGNN_WITH_CUDA
+  bool const built = true;
+#else
+  bool const built = false;
+#endif
+  if (name == "host") return backend::host;
+  if (name == "auto") return built && cuda_devices > 0 ? backend::cuda : backend::host;
+  COOPGNN_EXPECTS(name == "cuda", "--backend '{}': expected auto, host or cuda", name);
+  COOPGNN_EXPECTS(built, "--backend cuda: this build has no CUDA backend (configure with nvcc "
+                         "available, COOPGNN_CUDA=ON)");
+  COOPGNN_EXPECTS(cuda_devices > 0, "--backend cuda: no CUDA device ({})", no_device_reason);
+  return backend::cuda;
+}
+
+std::string to_string(backend b) { return b == backend::cuda ? "cuda" : "host"; }
+
 work_counters& work_counters::operator+=(const work_counters& o) {
   seeds += o.seeds;
   sampled_edges += o.sampled_edges;

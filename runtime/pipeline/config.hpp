@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/sample/sample.hpp"
+#include "runtime/core/types.hpp"
 
 namespace coopgnn {
 
@@ -16,10 +17,23 @@ enum class minibatch_mode { independent, cooperative };
 minibatch_mode parse_mode(const std::string& name);
 std::string to_string(minibatch_mode m);
 
+/// Parses `--backend`: "host", "cuda", or "auto" (cuda when this build has CUDA and
+/// `cuda_devices` > 0, else host).
+/// @throws logic_error naming --backend for another name, or for "cuda" in a build without CUDA
+///         or with no device (the message gives `no_device_reason`).
+backend resolve_backend(const std::string& name, int cuda_devices,
+                        const std::string& no_device_reason);
+/// "host" or "cuda".
+std::string to_string(backend b);
+
 /// Everything that decides a training run. Defaults are what `coopgnn train` uses.
 struct train_config {
   minibatch_mode mode = minibatch_mode::cooperative;
-  int num_pes = 4;                      ///< P: PE threads (host backend)
+  int num_pes = 4;                      ///< P: PE threads
+  backend compute_backend = backend::host;  ///< where sampling-after, loading, the model and the
+                                            ///< exchanges run (see trainer.hpp)
+  int pes_per_gpu = 1;                  ///< CUDA backend: PE p runs on device p / pes_per_gpu
+  std::string device_comm = "auto";     ///< CUDA backend: auto, nccl or peer (device_comm.hpp)
   std::string model = "sage";           ///< "sage" or "gcn"
   std::int64_t hidden = 64;             ///< hidden width
   bool linear_head = false;             ///< add a linear head after the last conv layer
@@ -69,6 +83,7 @@ struct stage_seconds {
 /// What one epoch produced, for printing and for --metrics-out.
 struct epoch_report {
   std::string mode;
+  std::string backend = "host";  ///< "host" or "cuda"
   int pes = 0;
   int epoch = 0;          ///< 1-based
   double train_loss = 0;  ///< mean over batches of the global-batch mean loss

@@ -20,6 +20,7 @@ std::string metric_text(double v) { return std::isfinite(v) ? fmt::format("{:.4f
 nlohmann::json to_json(const epoch_report& r) {
   nlohmann::json j;
   j["mode"] = r.mode;
+  j["backend"] = r.backend;
   j["pes"] = r.pes;
   j["epoch"] = r.epoch;
   j["train_loss"] = number_or_null(r.train_loss);

@@ -1,4 +1,5 @@
 #include "runtime/pipeline/trainer.hpp"
+#include "runtime/pipeline/trainer_internal.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -38,13 +39,6 @@ models::model_config make_model_config(const dataset& ds, const train_config& cf
   return mc;
 }
 
-models::adam_options adam_options_of(const train_config& cfg) {
-  models::adam_options o;
-  o.lr = cfg.lr;
-  o.weight_decay = cfg.weight_decay;
-  return o;
-}
-
 template <typename T>
 std::int64_t bytes_of(const matrix<T>& m) {
   return m.size() * static_cast<std::int64_t>(sizeof(T));
@@ -55,32 +49,7 @@ std::int64_t bytes_of(const models::conv_cache<float>& c) {
          static_cast<std::int64_t>(c.keep.size() + c.edge_values.size() * sizeof(float));
 }
 
-/// Staging of one row exchange: what is sent plus what is received, in bytes.
-std::int64_t staging_of(const exchange_plan& plan, std::int64_t cols) {
-  return static_cast<std::int64_t>(plan.send_perm.size() + plan.recv_inv.size()) * cols *
-         static_cast<std::int64_t>(sizeof(float));
-}
-
 }  // namespace
-
-struct trainer::pe_state {
-  pe_state(int rank, const train_config& cfg, const models::model_config& mc,
-           std::shared_ptr<host_comm_group> group, const feature_table* features)
-      : ctx(backend::host, rank, cfg.sample_threads),
-        comm(std::move(group), rank),
-        model(mc),
-        opt(model.params(), adam_options_of(cfg)),
-        store(features) {}
-  exec_context ctx;
-  host_communicator comm;
-  models::gnn_model model;
-  models::adam opt;
-  feature_store store;
-  stage_seconds seconds;       // accumulated over the epoch
-  work_counters work;          // accumulated over the epoch
-  double loss = 0;             // accumulated global-batch loss (identical on every PE)
-  std::uint64_t run_seed = 0;  // PE 0's seed, broadcast at start (DESIGN.md section 4)
-};
 
 trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     : ds_(ds), g_(g), cfg_(cfg) {
@@ -113,18 +82,16 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   group_ = std::make_shared<host_comm_group>(
       cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
   auto const mc = make_model_config(ds, cfg);
-  // The feature table's tier (the host backend: host, or the mapped .npy file).
-  auto const tier = choose_storage_tier(
-      backend::host, ds.num_nodes * ds.feature_dim() * 4, {0, default_host_budget_bytes()},
-      parse_storage_tier(cfg.feature_storage), ds.features_in_memory(), !ds.feature_file.empty());
-  if (tier == storage_tier::mmap) {
-    features_ = feature_table::map_npy(ds.feature_file);
+  // The feature table's tier. Host backend: host, or the mapped .npy file. CUDA backend:
+  // setup_cuda_features picks device, pinned, host or mmap and makes the device copies.
+  if (cfg.compute_backend == backend::cuda) {
+    setup_cuda_features();
   } else {
-    if (!ds.features_in_memory()) {  // left in the file by read_dataset: load it now
-      auto a = read_npy<float>(ds.feature_file);
-      owned_features_ = matrix<float>(ds.num_nodes, ds.feature_dim(), std::move(a.data));
-    }
-    features_ = feature_table::borrow(ds.features_in_memory() ? ds.features : owned_features_);
+    auto const tier = choose_storage_tier(backend::host, ds.num_nodes * ds.feature_dim() * 4,
+                                          {0, default_host_budget_bytes()},
+                                          parse_storage_tier(cfg.feature_storage),
+                                          ds.features_in_memory(), !ds.feature_file.empty());
+    set_host_features(tier);
   }
   COOPGNN_EXPECTS(features_->rows() == ds.num_nodes && features_->cols() == ds.feature_dim(),
                   "{}: the mapped features are [{}, {}], the dataset's [{}, {}]",
@@ -136,6 +103,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
       pes_.back()->store.set_cache(make_cache_policy(cfg.cache_policy, cfg.cache_rows));
     }
   }
+  if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
   COOPGNN_EXPECTS(cfg.batch_dependency >= 0,
                   "--batch-dependency {} is negative: 0 = never refresh, 1 = independent batches",
                   cfg.batch_dependency);
@@ -147,6 +115,19 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
 }
 
 trainer::~trainer() = default;
+
+void trainer::set_host_features(storage_tier tier) {
+  if (tier == storage_tier::mmap) {
+    features_ = feature_table::map_npy(ds_.feature_file);
+    return;
+  }
+  if (!ds_.features_in_memory() && owned_features_.rows() == 0) {
+    // Left in the file by read_dataset: load it now.
+    auto a = read_npy<float>(ds_.feature_file);
+    owned_features_ = matrix<float>(ds_.num_nodes, ds_.feature_dim(), std::move(a.data));
+  }
+  features_ = feature_table::borrow(ds_.features_in_memory() ? ds_.features : owned_features_);
+}
 
 const models::gnn_model& trainer::model(int pe) const { return pes_.at(pe)->model; }
 models::gnn_model& trainer::model(int pe) { return pes_.at(pe)->model; }
@@ -194,10 +175,13 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
       threads.emplace_back([&, p] {
         nvtx::name_thread(fmt::format("pe{}", p));
         try {
+          bind_device(static_cast<int>(p));
           body(*pes_[p]);
         } catch (const std::exception& e) {
           errors[p] = std::current_exception();
-          group_->abort(fmt::format("PE {} failed: {}", p, e.what()));
+          auto const why = fmt::format("PE {} failed: {}", p, e.what());
+          group_->abort(why);
+          if (pes_[p]->device_comm != nullptr) pes_[p]->device_comm->abort(why);
         }
       });
     }
@@ -224,34 +208,13 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   auto const L = cfg_.fanouts.size();
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
   auto const B = static_cast<std::int64_t>(global_batch.size());
-  stage_seconds t;
-  stage_seconds cpu;
-  double cpu_mark = thread_cpu_seconds();
+  std::vector<const communicator*> comms{&pe.comm};
+  if (pe.device_comm != nullptr) comms.push_back(pe.device_comm);
+  step_meter m(std::move(comms));
   work_counters w;
-  std::vector<layer_traffic> traffic;
   std::int64_t staging = 0;
-  // Bytes this PE sent to other PEs since the last call: attributes traffic to a layer/direction.
-  std::int64_t sent_mark = pe.comm.stats().alltoall_bytes_sent;
-  auto record = [&](int layer, const char* direction) {
-    auto const now = pe.comm.stats().alltoall_bytes_sent;
-    traffic.push_back({layer, direction, now - sent_mark});
-    sent_mark = now;
-  };
-  auto const comm0 = pe.comm.stats();
-  double comm_mark = comm0.seconds;
-  // Stage time excludes the time spent inside collectives, which goes to `communication`.
-  // `cpu_slot` gets the thread's CPU time of the stage (collective copies included, waiting not).
-  auto stage_end = [&](double& slot, double& cpu_slot, const scoped_timer& timer) {
-    double const c = pe.comm.stats().seconds - comm_mark;
-    comm_mark = pe.comm.stats().seconds;
-    slot += std::max(0.0, timer.seconds() - c);
-    t.communication += c;
-    double const now = thread_cpu_seconds();
-    cpu_slot += now - cpu_mark;
-    cpu_mark = now;
-  };
 
-  // 1. Seeds and sampling.
+  // 1. Seeds and sampling (host sampler on both backends).
   std::vector<vid_t> seeds;
   sampled_batch sb;
   batch_key const key{cfg_.sampler,
@@ -272,13 +235,17 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       seeds.assign(global_batch.begin() + lo, global_batch.begin() + hi);
       sb = sample_independent(pe.ctx, g_, seeds, key);
     }
-    stage_end(t.sample, cpu.sample, timer);
+    m.stage_end(m.t.sample, m.cpu.sample, timer);
   }
   w += sb.work;
   for (std::size_t l = 0; l < sb.id_bytes.size(); ++l) {
-    traffic.push_back({static_cast<int>(l), "ids", sb.id_bytes[l]});
+    m.traffic.push_back({static_cast<int>(l), "ids", sb.id_bytes[l]});
   }
-  sent_mark = pe.comm.stats().alltoall_bytes_sent;
+  m.mark_sent();
+  if (dev_) {
+    pe_step_cuda(pe, seeds, sb, batch_index, B, opt, m, w);
+    return;
+  }
 
   // 2. Feature loading: storage rows for input_nodes, then (cooperative) owner -> requester.
   matrix<float> h;
@@ -292,11 +259,11 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     w.feature_rows += h.rows();
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
     if (coop) {
-      staging = std::max(staging, staging_of(sb.plans[L - 1], h.cols()));
+      staging = std::max(staging, detail::staging_of(sb.plans[L - 1], h.cols()));
       h = exchange_pull(pe.comm, sb.plans[L - 1], h, sb.blocks[L - 1].num_src());
-      record(static_cast<int>(L - 1), "features");
+      m.record(static_cast<int>(L - 1), "features");
     }
-    stage_end(t.feature_load, cpu.feature_load, timer);
+    m.stage_end(m.t.feature_load, m.cpu.feature_load, timer);
   }
   std::int64_t working_set = sb.bytes() + bytes_of(h);
 
@@ -313,9 +280,9 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       h = pe.model.layer(static_cast<int>(i)).forward(sb.blocks[b], h, sk, &caches[i]);
       working_set += bytes_of(caches[i]);
       if (coop && b > 0) {
-        staging = std::max(staging, staging_of(sb.plans[b - 1], h.cols()));
+        staging = std::max(staging, detail::staging_of(sb.plans[b - 1], h.cols()));
         h = exchange_pull(pe.comm, sb.plans[b - 1], h, sb.blocks[b - 1].num_src());
-        record(static_cast<int>(b - 1), "forward");
+        m.record(static_cast<int>(b - 1), "forward");
       }
     }
     if (auto* head = pe.model.head()) {
@@ -324,7 +291,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       logits = std::move(h);
     }
     working_set += bytes_of(head_cache.x) + bytes_of(logits);
-    stage_end(t.forward, cpu.forward, timer);
+    m.stage_end(m.t.forward, m.cpu.forward, timer);
   }
 
   // 4. Loss on this PE's seeds, normalised by the global batch size; backward mirrors forward.
@@ -345,12 +312,12 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       grad = pe.model.layer(static_cast<int>(ii)).backward(sb.blocks[b], grad, caches[ii]);
       grad_peak = std::max(grad_peak, bytes_of(grad));
       if (b + 1 < L && coop) {
-        staging = std::max(staging, staging_of(sb.plans[b], grad.cols()));
+        staging = std::max(staging, detail::staging_of(sb.plans[b], grad.cols()));
         grad = exchange_push(pe.comm, sb.plans[b], grad, sb.blocks[b + 1].num_dst);
-        record(static_cast<int>(b), "backward");
+        m.record(static_cast<int>(b), "backward");
       }
     }
-    stage_end(t.backward, cpu.backward, timer);
+    m.stage_end(m.t.backward, m.cpu.backward, timer);
   }
 
   // 5. Gradient all-reduce and the same Adam step on every PE.
@@ -365,7 +332,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
     pe.comm.allreduce_sum(std::span<float>(flat));
     pe.comm.allreduce_sum(std::span<double>(&loss_sum, 1));
-    stage_end(t.communication, cpu.communication, timer);  // all of it is communication
+    m.stage_end(m.t.communication, m.cpu.communication, timer);  // all of it is communication
   }
   {
     scoped_timer timer(nullptr);
@@ -376,38 +343,46 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       o += static_cast<std::size_t>(prm->grad.size());
     }
     if (opt.update) pe.opt.step();
-    stage_end(t.optimizer, cpu.optimizer, timer);
+    m.stage_end(m.t.optimizer, m.cpu.optimizer, timer);
   }
+  finish_step(pe, opt, m, w, seeds, sb, loss, loss_sum, std::move(logits), std::move(flat),
+              working_set + grad_peak, staging);
+}
 
-  auto const& c1 = pe.comm.stats();
-  w.alltoall_bytes += c1.alltoall_bytes_sent - comm0.alltoall_bytes_sent;
-  w.allreduce_bytes += c1.allreduce_bytes - comm0.allreduce_bytes;
-  pe.seconds += t;
+void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
+                          const work_counters& w0, std::span<const vid_t> seeds,
+                          const sampled_batch& sb, double loss, double loss_sum,
+                          matrix<float> logits, std::vector<float> grads,
+                          std::int64_t working_set, std::int64_t staging) {
+  work_counters w = w0;
+  w.alltoall_bytes += m.sent_bytes() - m.sent_start;
+  w.allreduce_bytes += m.allreduce_bytes() - m.allreduce_start;
+  pe.seconds += m.t;
   pe.work += w;
   pe.loss += loss_sum;
 
-  if (opt.trace != nullptr) {
-    pe_trace& tr = (*opt.trace)[static_cast<std::size_t>(p)];
-    tr.edges.assign(L, {});
-    for (std::size_t l = 0; l < L && opt.capture_edges; ++l) {
-      block const& blk = sb.blocks[l];
-      for (std::int64_t s = 0; s < blk.num_dst; ++s) {
-        for (eid_t e = blk.indptr[s]; e < blk.indptr[s + 1]; ++e) {
-          tr.edges[l].emplace_back(blk.src_ids[blk.indices[e]], blk.src_ids[s]);
-        }
+  if (opt.trace == nullptr) return;
+  auto const L = sb.blocks.size();
+  pe_trace& tr = (*opt.trace)[static_cast<std::size_t>(pe.comm.rank())];
+  tr.edges.assign(L, {});
+  for (std::size_t l = 0; l < L && opt.capture_edges; ++l) {
+    block const& blk = sb.blocks[l];
+    for (std::int64_t s = 0; s < blk.num_dst; ++s) {
+      for (eid_t e = blk.indptr[s]; e < blk.indptr[s + 1]; ++e) {
+        tr.edges[l].emplace_back(blk.src_ids[blk.indices[e]], blk.src_ids[s]);
       }
     }
-    tr.seeds = seeds;
-    tr.logits = logits;
-    tr.grads = flat;
-    tr.work = w;
-    tr.loss = loss;
-    tr.seconds = t;
-    tr.cpu_seconds = cpu;
-    tr.traffic = std::move(traffic);
-    tr.working_set_bytes = working_set + grad_peak;
-    tr.staging_bytes = staging;
   }
+  tr.seeds.assign(seeds.begin(), seeds.end());
+  tr.logits = std::move(logits);
+  tr.grads = std::move(grads);
+  tr.work = w;
+  tr.loss = loss;
+  tr.seconds = m.t;
+  tr.cpu_seconds = m.cpu;
+  tr.traffic = std::move(m.traffic);
+  tr.working_set_bytes = working_set;
+  tr.staging_bytes = staging;
 }
 
 void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_index,
@@ -417,6 +392,7 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
 }
 
 std::pair<double, double> trainer::evaluate(int pe) const {
+  if (dev_) download_model(pe);
   // Layer-wise inference reads every row: from memory, or gathered once from the mapped file.
   matrix<float> gathered;
   if (!ds_.features_in_memory() && owned_features_.rows() == 0) {
@@ -427,7 +403,10 @@ std::pair<double, double> trainer::evaluate(int pe) const {
   const matrix<float>& x = ds_.features_in_memory() ? ds_.features
                            : owned_features_.rows() > 0 ? owned_features_
                                                         : gathered;
-  auto const logits = pes_.at(pe)->model.infer_full(g_, x, cfg_.num_pes);
+  // Host inference: on the CUDA backend the host's cores are otherwise idle, so use them all.
+  int const threads =
+      dev_ ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cfg_.num_pes;
+  auto const logits = pes_.at(pe)->model.infer_full(g_, x, threads);
   auto metric = [&](const std::vector<vid_t>& rows) -> double {
     if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
     if (ds_.num_classes == 2) {
@@ -448,6 +427,7 @@ epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
   epoch_report rep;
   rep.mode = to_string(cfg_.mode);
+  rep.backend = to_string(cfg_.compute_backend);
   rep.pes = cfg_.num_pes;
   rep.epoch = epoch;
   rep.metric_name = metric_name();

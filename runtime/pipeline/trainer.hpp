@@ -58,8 +58,19 @@ struct step_options {
 /// @param train  [N] training vertex ids; O(N log N).
 std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch);
 
-/// Trains a GNN with P host PE threads. Weights are replicated: every PE starts from the same
+/// Trains a GNN with P PE threads. Weights are replicated: every PE starts from the same
 /// initialisation, all-reduces gradients and applies the same Adam step, so replicas stay equal.
+///
+/// Backends (train_config::compute_backend):
+///  - host: everything on the host (the reference);
+///  - cuda: PE p runs on device p / pes_per_gpu with its own cuda_context. Sampling (and, in
+///    cooperative mode, the id all-to-all) runs on the host exactly as on the host backend, so
+///    both backends train on identical blocks; the blocks are then copied to the device, where
+///    feature loading, the model's forward and backward, the row exchanges (device
+///    communicator: NCCL for distinct devices, peer-copy for PEs sharing one), the gradient
+///    all-reduce and Adam run. Features come from a device or pinned (UVA) table gathered on the
+///    device, or from the host/mmap tier through the host feature store (and its cache), copied
+///    to the device. Evaluation downloads replica 0's weights and runs the host inference.
 class trainer {
  public:
   /// @param ds   dataset with features, labels and a train split (kept by reference)
@@ -81,7 +92,8 @@ class trainer {
             const step_options& opt);
 
   /// Validation and test metric of replica `pe` by full-neighbour inference. With the mmap tier
-  /// and features left in their file, the rows are gathered from the mapping for the call.
+  /// and features left in their file, the rows are gathered from the mapping for the call. On
+  /// the CUDA backend the replica's weights are first copied from its device into model(pe).
   std::pair<double, double> evaluate(int pe = 0) const;
 
   /// The training seeds of epoch `epoch`, in the order they are batched (keyed shuffle).
@@ -91,19 +103,51 @@ class trainer {
   [[nodiscard]] std::vector<vid_t> cyclic_batch(std::span<const vid_t> order,
                                                 std::int64_t index) const;
   [[nodiscard]] std::int64_t batches_per_epoch() const;
+  /// Replica `pe` on the host. On the CUDA backend it holds the initial weights until
+  /// evaluate() or sync_host_models() copies the device replica's current weights into it.
   [[nodiscard]] const models::gnn_model& model(int pe) const;
   /// Replica `pe`, mutable (for benchmarks that drive the model directly).
   [[nodiscard]] models::gnn_model& model(int pe);
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
-  /// The feature table every PE's store reads (its tier: cache/storage.hpp).
+  /// The feature table every PE's store reads (its tier: cache/storage.hpp). On the CUDA
+  /// backend with the device tier this is device 0's copy.
   [[nodiscard]] const feature_table& features() const { return *features_; }
+  /// CUDA backend: copies every device replica's weights into its host model(pe) (synchronises
+  /// the PEs' compute streams). Host backend: nothing to do.
+  void sync_host_models() const;
 
  private:
-  struct pe_state;
+  struct pe_state;    // trainer_internal.hpp
+  struct step_meter;  // per-step stage clocks and traffic marks (trainer_internal.hpp)
+  struct device_state;  // CUDA backend resources (trainer_cuda.cpp)
+  struct device_state_deleter {
+    void operator()(device_state* d) const noexcept;
+  };
   void run_pes(const std::function<void(pe_state&)>& body);
   void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                const step_options& opt);
+  /// Sections 2-5 of a step on the CUDA backend (trainer_cuda.cpp).
+  void pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const sampled_batch& sb,
+                    std::uint32_t batch_index, std::int64_t global_batch_size,
+                    const step_options& opt, step_meter& meter, work_counters& w);
+  /// CUDA backend, before the PEs exist: the contexts, the tier and the device feature tables;
+  /// sets features_ (trainer_cuda.cpp).
+  void setup_cuda_features();
+  /// CUDA backend, after the PEs exist: device communicators and device model replicas.
+  void setup_cuda_pes();
+  /// Makes PE p's device current on the calling thread (CUDA backend; no-op on the host).
+  void bind_device(int p) const;
+  /// Copies device replica `pe`'s weights into model(pe) (CUDA backend).
+  void download_model(int pe) const;
+  /// features_ for the host-readable tiers host and mmap (loads the .npy when it was left in
+  /// the file and the tier is host).
+  void set_host_features(storage_tier tier);
+  /// What every step ends with: counters, loss, and the trace when asked for.
+  void finish_step(pe_state& pe, const step_options& opt, step_meter& meter,
+                   const work_counters& w, std::span<const vid_t> seeds, const sampled_batch& sb,
+                   double loss, double loss_sum, matrix<float> logits, std::vector<float> grads,
+                   std::int64_t working_set, std::int64_t staging);
 
   const dataset& ds_;
   const csc_graph& g_;
@@ -113,6 +157,7 @@ class trainer {
   matrix<float> owned_features_;  // features read here when the dataset left them in the file
   std::shared_ptr<host_comm_group> group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
+  std::unique_ptr<device_state, device_state_deleter> dev_;  // CUDA backend only
 };
 
 }  // namespace coopgnn

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
@@ -29,6 +30,8 @@ struct train_options {
   bool no_progress = false;
   double cache_fraction = -1;  ///< < 0: use --cache-rows
   bool quiet = false;
+  std::string backend = "auto";
+  int pes = 0;  ///< 0: the backend's default (4 host PEs, or one per GPU x --pes-per-gpu)
   train_config cfg;
 };
 
@@ -73,7 +76,25 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->capture_default_str();
   cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
       ->capture_default_str();
-  cmd->add_option("--pes", o.cfg.num_pes, "Number of PEs (host threads)")->capture_default_str();
+  cmd->add_option("--backend", o.backend,
+                  "Where the model, feature loading and the row exchanges run: host, cuda, or "
+                  "auto (cuda when a GPU is visible and the build has CUDA, else host). "
+                  "Sampling runs on the host on both")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--pes", o.pes,
+                  "Number of PEs (one thread each); default: 4 on the host backend, one per "
+                  "visible GPU times --pes-per-gpu on the CUDA backend");
+  cmd->add_option("--pes-per-gpu", o.cfg.pes_per_gpu,
+                  "CUDA backend: PEs sharing each GPU (PE p runs on GPU p / K); K > 1 exercises "
+                  "cooperative minibatching on a single GPU through the peer-copy communicator")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--device-comm", o.cfg.device_comm,
+                  "CUDA backend communicator: auto (NCCL when every PE has its own GPU, else "
+                  "peer-copy), nccl or peer")
+      ->check(CLI::IsMember({"auto", "nccl", "peer"}))
+      ->capture_default_str();
   cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")->capture_default_str();
   cmd->add_option("--lr", o.cfg.lr, "Adam learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", o.cfg.weight_decay, "L2 weight decay added to gradients")
@@ -141,22 +162,43 @@ class progress_bar {
 };
 
 /// Trains one configuration for cfg.epochs epochs; returns (last epoch, totals over epochs).
+/// Resolves --backend and the PE count (--pes, --pes-per-gpu) into o.cfg.
+void resolve_pes(train_options& o) {
+  COOPGNN_EXPECTS(o.pes >= 0, "--pes must be at least 1, got {}", o.pes);
+  auto const devices = query_devices();
+  o.cfg.compute_backend = resolve_backend(o.backend, devices.count, devices.reason);
+  if (o.cfg.compute_backend == backend::host) {
+    COOPGNN_EXPECTS(o.cfg.pes_per_gpu == 1, "--pes-per-gpu {} needs the CUDA backend",
+                    o.cfg.pes_per_gpu);
+  }
+  if (o.pes > 0) {
+    o.cfg.num_pes = o.pes;
+  } else if (o.cfg.compute_backend == backend::cuda) {
+    o.cfg.num_pes = devices.count * o.cfg.pes_per_gpu;
+  } else {
+    o.cfg.num_pes = train_config{}.num_pes;
+  }
+}
+
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
                                                    std::ofstream* jsonl) {
   o.cfg.fanouts = o.fanouts;
   o.cfg.sampler = parse_sampler_kind(o.sampler);
+  resolve_pes(o);
   trainer tr(data.ds, data.g, o.cfg);
   if (!o.quiet) {
     fmt::print(
-        "{} minibatching: P={} model={} hidden={} fanouts={} sampler={} batch={} "
+        "{} minibatching: backend={} P={} model={} hidden={} fanouts={} sampler={} batch={} "
         "params={} batches/epoch={}\n",
-        to_string(o.cfg.mode), o.cfg.num_pes, o.cfg.model, o.cfg.hidden,
+        to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes, o.cfg.model,
+        o.cfg.hidden,
         fmt::join(o.cfg.fanouts, ","), o.sampler, o.cfg.batch_size, tr.model(0).num_parameters(),
         tr.batches_per_epoch());
   }
   epoch_report last, total;
   total.mode = to_string(o.cfg.mode);
   total.pes = o.cfg.num_pes;
+  total.backend = to_string(o.cfg.compute_backend);
   for (int e = 1; e <= o.cfg.epochs; ++e) {
     progress_bar bar(!o.no_progress, fmt::format("epoch {}/{}", e, o.cfg.epochs));
     last = tr.run_epoch(e, e == o.cfg.epochs,

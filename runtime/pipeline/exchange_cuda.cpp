@@ -1,0 +1,136 @@
+#ifdef COOPGNN_WITH_CUDA
+
+#include "runtime/pipeline/exchange_cuda.hpp"
+
+#include <numeric>
+#include <span>
+
+#include "kernels/gather/gather_cuda.hpp"
+#include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/core/nvtx.hpp"
+
+namespace coopgnn::cuda {
+
+namespace {
+
+table_view view_of(const device_matrix& m) {
+  return table_view{m.data.data(), m.rows, m.cols, m.cols};
+}
+
+/// All-to-all-v of float rows of width d: send_counts[q] rows to PE q, recv_counts[q] from it.
+device_buffer<float> alltoallv_rows(const cuda_context& ctx, communicator& comm,
+                                    const device_buffer<float>& send,
+                                    std::span<const std::int64_t> send_counts,
+                                    std::span<const std::int64_t> recv_counts, std::int64_t d) {
+  auto const p = send_counts.size();
+  std::vector<std::int64_t> sb(p), rb(p);
+  std::int64_t total = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    sb[q] = send_counts[q] * d * static_cast<std::int64_t>(sizeof(float));
+    rb[q] = recv_counts[q] * d * static_cast<std::int64_t>(sizeof(float));
+    total += recv_counts[q] * d;
+  }
+  auto recv = ctx.allocate<float>(static_cast<std::size_t>(total));
+  comm.alltoallv(reinterpret_cast<const std::byte*>(send.data()), sb,
+                 reinterpret_cast<std::byte*>(recv.data()), rb);
+  return recv;
+}
+
+}  // namespace
+
+device_matrix gather(const cuda_context& ctx, const device_matrix& rows,
+                     const device_buffer<std::int64_t>& ids) {
+  device_matrix out;
+  out.rows = static_cast<std::int64_t>(ids.size());
+  out.cols = rows.cols;
+  out.data = gather_rows(ctx, view_of(rows), ids);
+  return out;
+}
+
+device_exchange_plan upload(const cuda_context& ctx, const exchange_plan& plan,
+                            std::int64_t num_owner_rows) {
+  device_exchange_plan d;
+  d.send_counts = plan.send_counts;
+  d.recv_counts = plan.recv_counts;
+  d.num_requester_rows = static_cast<std::int64_t>(plan.send_perm.size());
+  d.num_owner_rows = num_owner_rows;
+  auto const n = static_cast<std::size_t>(d.num_requester_rows);
+  std::vector<std::int64_t> pos(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto const s = plan.send_perm[i];
+    COOPGNN_EXPECTS(s >= 0 && s < d.num_requester_rows && pos[static_cast<std::size_t>(s)] < 0,
+                    "exchange plan: send_perm[{}] = {} is not part of a permutation of [0, {})", i,
+                    s, n);
+    pos[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(i);
+  }
+  auto const m = plan.recv_inv.size();
+  for (std::size_t r = 0; r < m; ++r) {
+    COOPGNN_EXPECTS(plan.recv_inv[r] >= 0 && plan.recv_inv[r] < num_owner_rows,
+                    "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, plan.recv_inv[r],
+                    num_owner_rows);
+  }
+  std::vector<std::int64_t> indptr(m + 1);
+  std::iota(indptr.begin(), indptr.end(), std::int64_t{0});
+  std::vector<float> ones(m, 1.0f);
+  d.send_perm = ctx.to_device(std::span<const std::int64_t>(plan.send_perm));
+  d.recv_pos = ctx.to_device(std::span<const std::int64_t>(pos));
+  d.recv_inv = ctx.to_device(std::span<const std::int64_t>(plan.recv_inv));
+  d.push_indptr = ctx.to_device(std::span<const std::int64_t>(indptr));
+  d.push_weights = ctx.to_device(std::span<const float>(ones));
+  d.push_t_indptr = ctx.allocate<std::int64_t>(static_cast<std::size_t>(num_owner_rows) + 1);
+  d.push_t_edges = ctx.allocate<std::int64_t>(m);
+  block_view const b{static_cast<std::int64_t>(m), num_owner_rows, static_cast<std::int64_t>(m),
+                     d.push_indptr.data(), d.recv_inv.data(), d.push_weights.data()};
+  auto const ws_bytes = transpose_workspace_bytes(num_owner_rows, static_cast<std::int64_t>(m));
+  auto ws = ctx.allocate<std::byte>(ws_bytes);
+  build_transpose(b, ws.data(), ws_bytes, d.push_t_indptr.data(), d.push_t_edges.data(),
+                  ctx.compute());
+  // The pageable host vectors above die here; the transpose's workspace is freed stream-ordered.
+  detail::synchronize(ctx.compute());
+  return d;
+}
+
+device_matrix exchange_pull(const cuda_context& ctx, communicator& comm,
+                            const device_exchange_plan& plan, const device_matrix& owner_rows) {
+  COOPGNN_NVTX_RANGE("comm/exchange_pull");
+  COOPGNN_EXPECTS(owner_rows.rows == plan.num_owner_rows,
+                  "exchange_pull: {} owner rows for a plan with {}", owner_rows.rows,
+                  plan.num_owner_rows);
+  std::int64_t const d = owner_rows.cols;
+  // Answer every request in receive order, then put each received row at its local source.
+  auto const answers = gather(ctx, owner_rows, plan.recv_inv);
+  device_matrix received;
+  received.rows = plan.num_requester_rows;
+  received.cols = d;
+  received.data =
+      alltoallv_rows(ctx, comm, answers.data, plan.recv_counts, plan.send_counts, d);
+  return gather(ctx, received, plan.recv_pos);
+}
+
+device_matrix exchange_push(const cuda_context& ctx, communicator& comm,
+                            const device_exchange_plan& plan,
+                            const device_matrix& requester_grads) {
+  COOPGNN_NVTX_RANGE("comm/exchange_push");
+  COOPGNN_EXPECTS(requester_grads.rows == plan.num_requester_rows,
+                  "exchange_push: {} requester rows for a plan with {}", requester_grads.rows,
+                  plan.num_requester_rows);
+  std::int64_t const d = requester_grads.cols;
+  auto const sent = gather(ctx, requester_grads, plan.send_perm);
+  auto const recv = alltoallv_rows(ctx, comm, sent.data, plan.send_counts, plan.recv_counts, d);
+  auto const m = static_cast<std::int64_t>(plan.recv_inv.size());
+  device_matrix out;
+  out.rows = plan.num_owner_rows;
+  out.cols = d;
+  out.data = ctx.allocate<float>(static_cast<std::size_t>(out.rows * d));
+  if (out.data.bytes() > 0) detail::zero_async(out.data.data(), out.data.bytes(), ctx.compute());
+  block_view const b{m, plan.num_owner_rows, m, plan.push_indptr.data(), plan.recv_inv.data(),
+                     plan.push_weights.data()};
+  spmm_transpose_add(b, plan.push_t_indptr.data(), plan.push_t_edges.data(), recv.data(), d,
+                     out.data.data(), ctx.compute());
+  return out;
+}
+
+}  // namespace coopgnn::cuda
+
+#endif  // COOPGNN_WITH_CUDA
