@@ -139,8 +139,8 @@ void check_layout(const std::vector<models::parameter<float>*>& params,
     const auto& q = *params[i];
     const auto& e = shapes[i];
     COOPGNN_EXPECTS(q.name == e.name && q.value.rows() == e.rows && q.value.cols() == e.cols,
-                    "{}: host parameter {} is '{}' [{}, {}], expected '{}' [{}, {}]", fn, i,
-                    q.name, q.value.rows(), q.value.cols(), e.name, e.rows, e.cols);
+                    "{}: host parameter {} is '{}' [{}, {}], expected '{}' [{}, {}]", fn, i, q.name,
+                    q.value.rows(), q.value.cols(), e.name, e.rows, e.cols);
   }
 }
 
@@ -215,8 +215,8 @@ device_matrix device_gnn_model::conv_forward(int i, const device_block& b,
                                              const models::step_key& key,
                                              device_conv_cache* cache) const {
   impl& d = *impl_;
-  COOPGNN_EXPECTS(i >= 0 && i < num_layers(), "device_gnn_model::conv_forward: layer {} outside "
-                  "[0, {})", i, num_layers());
+  COOPGNN_EXPECTS(i >= 0 && i < num_layers(),
+                  "device_gnn_model::conv_forward: layer {} outside [0, {})", i, num_layers());
   const layer_layout& l = d.convs[static_cast<std::size_t>(i)];
   auto const num_src = static_cast<std::int64_t>(b.src_ids.size());
   auto const num_edges = static_cast<std::int64_t>(b.indices.size());
@@ -273,8 +273,8 @@ device_matrix device_gnn_model::conv_forward(int i, const device_block& b,
     spmm(v, h, in, c.mid.data.data(), s);
     if (gcn) {
       gcn_self_add(b.src_degree.data(), h, num_dst, in, c.mid.data.data(), s);
-      gemm(blas, op::none, op::none, num_dst, od, in, 1.0f, c.mid.data.data(), in, w_self, od,
-           0.0f, out.data.data(), od, s);
+      gemm(blas, op::none, op::none, num_dst, od, in, 1.0f, c.mid.data.data(), in, w_self, od, 0.0f,
+           out.data.data(), od, s);
     } else {
       gemm(blas, op::none, op::none, num_dst, od, in, 1.0f, h, in, w_self, od, 0.0f,
            out.data.data(), od, s);
@@ -337,10 +337,9 @@ device_matrix device_gnn_model::conv_backward(int i, const device_block& b,
   COOPGNN_EXPECTS(!gcn || static_cast<std::int64_t>(cache.edge_values.size()) == num_edges,
                   "{}: cache has {} GCN edge values for {} edges", fn, cache.edge_values.size(),
                   num_edges);
-  COOPGNN_EXPECTS(cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) ==
-                                            num_src * in,
-                  "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(),
-                  num_src * in);
+  COOPGNN_EXPECTS(
+      cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == num_src * in,
+      "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(), num_src * in);
 
   stream_t const s = d.s();
   cublas_handle_t const blas = d.ctx.cublas();
@@ -349,8 +348,7 @@ device_matrix device_gnn_model::conv_backward(int i, const device_block& b,
   const float* g = grad_out.data.data();
   if (l.relu) {
     relu_g = make_matrix(d.ctx, num_dst, od);
-    relu_backward(grad_out.data.data(), cache.out.data.data(), num_dst * od, relu_g.data.data(),
-                  s);
+    relu_backward(grad_out.data.data(), cache.out.data.data(), num_dst * od, relu_g.data.data(), s);
     g = relu_g.data.data();
   }
   bias_grad_add(g, num_dst, od, d.g(l.bias), s);
@@ -368,8 +366,8 @@ device_matrix device_gnn_model::conv_backward(int i, const device_block& b,
     const float* agg = cache.mid.data.data();
     if (gcn) {
       // dW += agg^T g
-      gemm(blas, op::transpose, op::none, in, od, num_dst, 1.0f, agg, in, g, od, 1.0f, gw_self,
-           od, s);
+      gemm(blas, op::transpose, op::none, in, od, num_dst, 1.0f, agg, in, g, od, 1.0f, gw_self, od,
+           s);
     } else {
       // dW_self += h_dst^T g, dW_neigh += agg^T g
       gemm(blas, op::transpose, op::none, in, od, num_dst, 1.0f, h, in, g, od, 1.0f, gw_self, od,
@@ -406,8 +404,8 @@ device_matrix device_gnn_model::conv_backward(int i, const device_block& b,
     gemm(blas, op::transpose, op::none, in, od, num_src, 1.0f, h, in, gz.data.data(), od, 1.0f,
          gw_z, od, s);
     if (input_grad) {
-      gemm(blas, op::none, op::transpose, num_src, in, od, 1.0f, gz.data.data(), od, w_z, od,
-           0.0f, gh.data.data(), in, s);
+      gemm(blas, op::none, op::transpose, num_src, in, od, 1.0f, gz.data.data(), od, w_z, od, 0.0f,
+           gh.data.data(), in, s);
       if (!gcn) {
         gemm(blas, op::none, op::transpose, num_dst, in, od, 1.0f, g, od, w_self, od, 1.0f,
              gh.data.data(), in, s);
@@ -441,8 +439,8 @@ device_matrix device_gnn_model::head_forward(const device_matrix& x, const vid_t
     c.keep_scale = keep_scale_of(l.dropout);
     c.x = make_matrix(d.ctx, x.rows, x.cols);
     c.keep = d.ctx.allocate<std::uint8_t>(static_cast<std::size_t>(x.size()));
-    dropout_forward(x.data.data(), row_ids, x.rows, x.cols, key.run_seed, key.batch,
-                    l.layer_index, l.dropout, c.keep_scale, c.x.data.data(), c.keep.data(), s);
+    dropout_forward(x.data.data(), row_ids, x.rows, x.cols, key.run_seed, key.batch, l.layer_index,
+                    l.dropout, c.keep_scale, c.x.data.data(), c.keep.data(), s);
   } else {
     c.keep.reset();
     c.keep_scale = 1.0f;
@@ -469,10 +467,9 @@ device_matrix device_gnn_model::head_backward(const device_matrix& grad_out,
   COOPGNN_EXPECTS(grad_out.rows == cache.x.rows && grad_out.cols == l.out,
                   "{}: grad_out is [{}, {}], expected [{}, {}]", fn, grad_out.rows, grad_out.cols,
                   cache.x.rows, l.out);
-  COOPGNN_EXPECTS(cache.keep.empty() ||
-                      static_cast<std::int64_t>(cache.keep.size()) == cache.x.size(),
-                  "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(),
-                  cache.x.size());
+  COOPGNN_EXPECTS(
+      cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == cache.x.size(),
+      "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(), cache.x.size());
   stream_t const s = d.s();
   std::int64_t const n = grad_out.rows;
   bias_grad_add(grad_out.data.data(), n, l.out, d.g(l.bias), s);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <span>
 #include <string>
@@ -38,6 +39,9 @@ struct model_usecase {
   float dropout;
   bool training;
 };
+
+/// gtest prints a failing case by its name instead of its bytes.
+void PrintTo(const model_usecase& uc, std::ostream* os) { *os << uc.name; }
 
 std::string kind_name(models::conv_kind k) { return k == models::conv_kind::sage ? "sage" : "gcn"; }
 
@@ -104,9 +108,7 @@ device_matrix upload(const cuda_context& ctx, const matrix<float>& m) {
   return d;
 }
 
-std::vector<float> host_values(const matrix<float>& m) {
-  return {m.data(), m.data() + m.size()};
-}
+std::vector<float> host_values(const matrix<float>& m) { return {m.data(), m.data() + m.size()}; }
 
 std::vector<float> download(const cuda_context& ctx, const device_matrix& m) {
   return ctx.to_host(m.data);
@@ -345,19 +347,17 @@ TEST(DeviceModel, LossMatchesTheHostSoftmaxCrossEntropy) {
     matrix<float> grad;
     float const want = models::softmax_cross_entropy<float>(logits, labels, 0.25f, &grad);
     device_matrix dgrad;
-    double const got =
-        dev.loss(upload(ctx, logits), ctx.to_device(std::span<const std::int64_t>(labels)), 0.25f,
-                 &dgrad);
+    double const got = dev.loss(
+        upload(ctx, logits), ctx.to_device(std::span<const std::int64_t>(labels)), 0.25f, &dgrad);
     EXPECT_NEAR(got, want, 1e-6 * std::fabs(want));
     ASSERT_EQ(dgrad.rows, n);
     ASSERT_EQ(dgrad.cols, 6);
     if (n > 0) expect_near_rel(download(ctx, dgrad), host_values(grad), 1e-6, "loss gradient");
   }
-  EXPECT_THROW(
-      (void)dev.loss(upload(ctx, random_matrix(3, 6, 1)),
-                     ctx.to_device(std::span<const std::int64_t>(random_labels(2, 6, 1))), 1.0f,
-                     nullptr),
-      logic_error);
+  EXPECT_THROW((void)dev.loss(upload(ctx, random_matrix(3, 6, 1)),
+                              ctx.to_device(std::span<const std::int64_t>(random_labels(2, 6, 1))),
+                              1.0f, nullptr),
+               logic_error);
 }
 
 // Values go up unchanged and come back unchanged; a model of another shape is refused.
