@@ -10,7 +10,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/trainer.hpp"
-#include "tests/common/graphs.hpp"
+#include "tests/common/steps.hpp"
 
 namespace coopgnn {
 namespace {
@@ -30,20 +30,10 @@ std::ostream& operator<<(std::ostream& os, const protocol_usecase& u) {
   return os << " B=" << u.batch << (u.linear_head ? " head" : "") << " kappa=" << u.kappa;
 }
 
-struct fixture_data {
-  dataset ds;
-  csc_graph g;
-};
+using test::as_set;
+using test::step_result;
 
-const fixture_data& data() {
-  static const fixture_data d = [] {
-    fixture_data f;
-    f.ds = test::synthetic_dataset(700, 4, 12, 10, 3);
-    f.g = build_csc(f.ds.num_nodes, f.ds.src, f.ds.dst);
-    return f;
-  }();
-  return d;
-}
+const test::step_fixture& data() { return test::protocol_data(); }
 
 train_config make_cfg(const protocol_usecase& u, minibatch_mode mode, int P) {
   train_config c;
@@ -61,42 +51,8 @@ train_config make_cfg(const protocol_usecase& u, minibatch_mode mode, int P) {
   return c;
 }
 
-struct step_result {
-  std::vector<std::multiset<std::pair<vid_t, vid_t>>> edges;  // [L]
-  std::map<vid_t, std::vector<float>> logits;
-  std::vector<float> grads;
-  work_counters work;
-  double loss = 0;
-};
-
 step_result run_step(const protocol_usecase& u, minibatch_mode mode, int P) {
-  auto const& d = data();
-  trainer tr(d.ds, d.g, make_cfg(u, mode, P));
-  auto const order = tr.epoch_order(1);
-  std::vector<vid_t> batch(order.begin(),
-                           order.begin() + std::min<std::int64_t>(u.batch, order.size()));
-  std::vector<pe_trace> traces;
-  tr.step(batch, 5, step_options{false, &traces});
-  step_result r;
-  r.edges.resize(u.fanouts.size());
-  for (auto const& t : traces) {
-    for (std::size_t l = 0; l < t.edges.size(); ++l)
-      r.edges[l].insert(t.edges[l].begin(), t.edges[l].end());
-    for (std::size_t i = 0; i < t.seeds.size(); ++i) {
-      EXPECT_EQ(r.logits.count(t.seeds[i]), 0u) << "seed " << t.seeds[i] << " computed twice";
-      r.logits[t.seeds[i]] = std::vector<float>(t.logits.row(i), t.logits.row(i) + t.logits.cols());
-    }
-    r.work += t.work;
-    r.loss += t.loss;
-  }
-  r.grads = traces.at(0).grads;
-  for (auto const& t : traces) EXPECT_EQ(t.grads, r.grads) << "replicas disagree after all-reduce";
-  EXPECT_EQ(r.logits.size(), batch.size());
-  return r;
-}
-
-std::set<std::pair<vid_t, vid_t>> as_set(const std::multiset<std::pair<vid_t, vid_t>>& m) {
-  return {m.begin(), m.end()};
+  return test::run_protocol_step(make_cfg(u, mode, P));
 }
 
 void expect_same_model_outputs(const step_result& a, const step_result& ref) {

@@ -13,7 +13,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tests/common/gpu.hpp"
-#include "tests/common/graphs.hpp"
+#include "tests/common/steps.hpp"
 
 namespace coopgnn {
 namespace {
@@ -33,20 +33,7 @@ std::ostream& operator<<(std::ostream& os, const usecase& u) {
   return os << " B=" << u.batch << (u.linear_head ? " head" : "") << " hidden=" << u.hidden;
 }
 
-struct fixture_data {
-  dataset ds;
-  csc_graph g;
-};
-
-const fixture_data& data() {
-  static const fixture_data d = [] {
-    fixture_data f;
-    f.ds = test::synthetic_dataset(700, 4, 12, 10, 3);
-    f.g = build_csc(f.ds.num_nodes, f.ds.src, f.ds.dst);
-    return f;
-  }();
-  return d;
-}
+const test::step_fixture& data() { return test::protocol_data(); }
 
 train_config make_cfg(const usecase& u, minibatch_mode mode, int P, backend b) {
   train_config c;
@@ -65,40 +52,21 @@ train_config make_cfg(const usecase& u, minibatch_mode mode, int P, backend b) {
   return c;
 }
 
-struct step_result {
-  std::vector<std::set<std::pair<vid_t, vid_t>>> edges;  // [L]
-  std::map<vid_t, std::vector<float>> logits;
-  std::vector<float> grads;
-  work_counters work;
-  double loss = 0;
-};
+using test::step_result;
 
 step_result run_step(const train_config& cfg) {
-  auto const& d = data();
-  trainer tr(d.ds, d.g, cfg);
-  auto const order = tr.epoch_order(1);
-  std::vector<vid_t> batch(order.begin(),
-                           order.begin() + std::min<std::int64_t>(cfg.batch_size, order.size()));
-  std::vector<pe_trace> traces;
-  tr.step(batch, 5, step_options{false, &traces});
-  step_result r;
-  r.edges.resize(cfg.fanouts.size());
-  for (auto const& t : traces) {
-    for (std::size_t l = 0; l < t.edges.size(); ++l)
-      r.edges[l].insert(t.edges[l].begin(), t.edges[l].end());
-    EXPECT_EQ(t.logits.rows(), static_cast<std::int64_t>(t.seeds.size()));
-    for (std::size_t i = 0; i < t.seeds.size(); ++i) {
-      r.logits[t.seeds[i]] = std::vector<float>(t.logits.row(i), t.logits.row(i) + t.logits.cols());
-    }
-    r.work += t.work;
-    r.loss += t.loss;
+  auto r = test::run_protocol_step(cfg);
+  for (auto const& e : r.edges) {
+    EXPECT_EQ(e.size(), test::as_set(e).size()) << "an edge was sampled by two PEs";
   }
-  r.grads = traces.at(0).grads;
-  for (auto const& t : traces) {
-    EXPECT_EQ(t.grads, r.grads) << "replicas disagree after the device all-reduce";
-  }
-  EXPECT_EQ(r.logits.size(), batch.size());
   return r;
+}
+
+/// The distinct edges of every layer.
+std::vector<std::set<std::pair<vid_t, vid_t>>> edge_sets(const step_result& r) {
+  std::vector<std::set<std::pair<vid_t, vid_t>>> out;
+  for (auto const& e : r.edges) out.push_back(test::as_set(e));
+  return out;
 }
 
 /// Same logits, gradients and loss within `rel` of the reference's scale.
@@ -148,9 +116,7 @@ TEST_P(TrainerCuda, CooperativeOnOneDeviceEqualsSinglePe) {
   for (int P : {1, 2, 4}) {
     SCOPED_TRACE(::testing::Message() << "P = " << P << " PEs on one device");
     auto const coop = run_step(make_cfg(u, minibatch_mode::cooperative, P, backend::cuda));
-    for (std::size_t l = 0; l < u.fanouts.size(); ++l) {
-      EXPECT_EQ(coop.edges[l], ref.edges[l]) << "layer " << l;
-    }
+    EXPECT_EQ(edge_sets(coop), edge_sets(ref));
     expect_close(coop, ref, 1e-5f);
     // The same step on the host backend moves the same bytes between PEs.
     auto const host = run_step(make_cfg(u, minibatch_mode::cooperative, P, backend::host));

@@ -1,0 +1,52 @@
+#include "tests/common/steps.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/common/graphs.hpp"
+
+namespace coopgnn::test {
+
+const step_fixture& protocol_data() {
+  static const step_fixture d = [] {
+    step_fixture f;
+    f.ds = synthetic_dataset(700, 4, 12, 10, 3);
+    f.g = build_csc(f.ds.num_nodes, f.ds.src, f.ds.dst);
+    return f;
+  }();
+  return d;
+}
+
+step_result run_protocol_step(const train_config& cfg) {
+  auto const& d = protocol_data();
+  trainer tr(d.ds, d.g, cfg);
+  auto const order = tr.epoch_order(1);
+  std::vector<vid_t> batch(order.begin(),
+                           order.begin() + std::min<std::int64_t>(cfg.batch_size, order.size()));
+  std::vector<pe_trace> traces;
+  tr.step(batch, 5, step_options{false, &traces});
+  step_result r;
+  r.edges.resize(cfg.fanouts.size());
+  for (auto const& t : traces) {
+    for (std::size_t l = 0; l < t.edges.size(); ++l)
+      r.edges[l].insert(t.edges[l].begin(), t.edges[l].end());
+    EXPECT_EQ(t.logits.rows(), static_cast<std::int64_t>(t.seeds.size()));
+    for (std::size_t i = 0; i < t.seeds.size(); ++i) {
+      EXPECT_EQ(r.logits.count(t.seeds[i]), 0u) << "seed " << t.seeds[i] << " computed twice";
+      r.logits[t.seeds[i]] = std::vector<float>(t.logits.row(i), t.logits.row(i) + t.logits.cols());
+    }
+    r.work += t.work;
+    r.loss += t.loss;
+  }
+  r.grads = traces.at(0).grads;
+  for (auto const& t : traces) EXPECT_EQ(t.grads, r.grads) << "replicas disagree after all-reduce";
+  EXPECT_EQ(r.logits.size(), batch.size());
+  return r;
+}
+
+std::set<std::pair<vid_t, vid_t>> as_set(const std::multiset<std::pair<vid_t, vid_t>>& m) {
+  return {m.begin(), m.end()};
+}
+
+}  // namespace coopgnn::test

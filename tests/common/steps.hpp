@@ -1,0 +1,41 @@
+// One training step over a global batch, summarised across PEs (DESIGN.md section 8): the
+// helpers the protocol tests of both backends share.
+#pragma once
+
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "runtime/pipeline/trainer.hpp"
+
+namespace coopgnn::test {
+
+/// The 700-vertex, 4-class synthetic task (12 features, mean degree 10, seed 3) and its CSC,
+/// built once per process.
+struct step_fixture {
+  dataset ds;
+  csc_graph g;
+};
+const step_fixture& protocol_data();
+
+/// What every PE of one step produced, merged: the sampled edges per layer, the logits by seed,
+/// replica 0's all-reduced gradients (every replica's are checked to be identical), the summed
+/// work and loss.
+struct step_result {
+  std::vector<std::multiset<std::pair<vid_t, vid_t>>> edges;  // [L]
+  std::map<vid_t, std::vector<float>> logits;
+  std::vector<float> grads;
+  work_counters work;
+  double loss = 0;
+};
+
+/// Builds a trainer for `cfg` on protocol_data() and runs one step (no update) on the first
+/// cfg.batch_size seeds of epoch 1's order with minibatch index 5. Records gtest failures when a
+/// seed is computed twice, a seed is missing or replicas' gradients differ.
+step_result run_protocol_step(const train_config& cfg);
+
+/// The distinct edges of a layer.
+std::set<std::pair<vid_t, vid_t>> as_set(const std::multiset<std::pair<vid_t, vid_t>>& m);
+
+}  // namespace coopgnn::test
