@@ -13,25 +13,33 @@ namespace {
 
 constexpr int kBlock = 256;
 
-/// One thread per (row i, chunk c) with chunks of type V (float4 or float): out row i chunk c =
-/// table row ids[i] chunk c. ids are read once per chunk (cached); bad ids are reported.
+/// One thread per (row j, chunk c) with chunks of type V (float4 or float): with i = j (pos
+/// null) or i = pos[j], out row i chunk c = table row ids[i] chunk c. ids are read once per chunk
+/// (cached); bad ids are reported by their position i.
 template <class V>
 __global__ void gather_rows_per_chunk(const V* table, std::int64_t rows, std::int64_t chunks,
                                       std::int64_t stride_chunks, const vid_t* ids,
-                                      std::int64_t m, V* out, unsigned long long* first_bad) {
+                                      const std::int64_t* pos, std::int64_t m, V* out,
+                                      unsigned long long* first_bad) {
   std::int64_t const total = m * chunks;
   for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < total;
        k += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t const i = k / chunks;
-    std::int64_t const c = k - i * chunks;
+    std::int64_t const j = k / chunks;
+    std::int64_t const c = k - j * chunks;
+    std::int64_t const i = pos == nullptr ? j : pos[j];
     vid_t const v = ids[i];
     if (v < 0 || v >= rows) {
       if (c == 0) atomicMin(first_bad, static_cast<unsigned long long>(i));
       continue;
     }
-    out[k] = table[v * stride_chunks + c];
+    out[i * chunks + c] = table[v * stride_chunks + c];
   }
 }
+
+/// Launches gather_rows_per_chunk over m rows (pos as there).
+void launch_gather(const table_view& table, const vid_t* ids, const std::int64_t* pos,
+                   std::int64_t m, float* out, unsigned long long* first_bad, stream_t s,
+                   int max_blocks);
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
@@ -43,6 +51,19 @@ bool gather_is_vectorised(const table_view& table, const float* out) {
 
 void gather_rows_async(const table_view& table, const vid_t* ids, std::int64_t m, float* out,
                        unsigned long long* first_bad, stream_t s, int max_blocks) {
+  launch_gather(table, ids, nullptr, m, out, first_bad, s, max_blocks);
+}
+
+void gather_rows_at_async(const table_view& table, const vid_t* ids, const std::int64_t* pos,
+                          std::int64_t m, float* out, unsigned long long* first_bad, stream_t s,
+                          int max_blocks) {
+  launch_gather(table, ids, pos, m, out, first_bad, s, max_blocks);
+}
+
+namespace {
+void launch_gather(const table_view& table, const vid_t* ids, const std::int64_t* pos,
+                   std::int64_t m, float* out, unsigned long long* first_bad, stream_t s,
+                   int max_blocks) {
   if (m == 0 || table.cols == 0) return;
   bool const vec = gather_is_vectorised(table, out);
   std::int64_t const chunks = vec ? table.cols / 4 : table.cols;
@@ -52,14 +73,15 @@ void gather_rows_async(const table_view& table, const vid_t* ids, std::int64_t m
   if (blocks > cap) blocks = cap;
   if (vec) {
     gather_rows_per_chunk<<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(
-        reinterpret_cast<const float4*>(table.data), table.rows, chunks, table.stride / 4, ids, m,
-        reinterpret_cast<float4*>(out), first_bad);
+        reinterpret_cast<const float4*>(table.data), table.rows, chunks, table.stride / 4, ids,
+        pos, m, reinterpret_cast<float4*>(out), first_bad);
   } else {
     gather_rows_per_chunk<<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(
-        table.data, table.rows, chunks, table.stride, ids, m, out, first_bad);
+        table.data, table.rows, chunks, table.stride, ids, pos, m, out, first_bad);
   }
   COOPGNN_CUDA_CHECK_LAUNCH();
 }
+}  // namespace
 
 device_buffer<float> gather_rows(const cuda_context& ctx, const table_view& table,
                                  const device_buffer<vid_t>& ids, stream_t s, int max_blocks) {

@@ -41,6 +41,20 @@ bool gather_is_vectorised(const table_view& table, const float* out);
 void gather_rows_async(const table_view& table, const vid_t* ids, std::int64_t m, float* out,
                        unsigned long long* first_bad, stream_t s, int max_blocks = 0);
 
+/// The gather restricted to positions: for j < m, with i = pos[j],
+///   out[i, :] = table[ids[i], :]
+/// and every other row of `out` is left as it was. This fills the misses of a cache lookup in
+/// place (device_set_assoc_cache::lookup writes the hits and lists the miss positions).
+/// @param ids        [>= max(pos) + 1] device int64 row ids
+/// @param pos        [m] device int64 positions into ids and out (distinct, else the rows of a
+///                   repeated position are written twice with the same bytes)
+/// @param out        [>= max(pos) + 1, cols] device float32, contiguous; not overlapping table
+/// @param first_bad  as gather_rows_async; receives the smallest position i with a bad id
+/// @throws cuda_error for a failed launch. m = 0 or cols = 0 enqueues nothing.
+void gather_rows_at_async(const table_view& table, const vid_t* ids, const std::int64_t* pos,
+                          std::int64_t m, float* out, unsigned long long* first_bad, stream_t s,
+                          int max_blocks = 0);
+
 /// Gathers rows into a new [ids.size(), table.cols] device buffer on stream s (default
 /// ctx.compute(); use ctx.h2d() for pinned host tables), then synchronises s to check the ids.
 /// `ids` and the table must be ready on s (written on s, or ordered before it by the caller).

@@ -11,6 +11,7 @@
 #ifdef COOPGNN_WITH_CUDA
 #include <cuda_runtime_api.h>
 
+#include "cache/gpu_cache.hpp"
 #include "kernels/gather/gather_cuda.hpp"
 #include "models/device_model.hpp"
 #include "runtime/comm/device_comm.hpp"
@@ -32,6 +33,9 @@ struct trainer::device_state {
   std::vector<std::unique_ptr<feature_table>> tables;
   std::vector<std::unique_ptr<communicator>> comms;                // [P]
   std::vector<std::unique_ptr<cuda::device_gnn_model>> models;     // [P]
+  // --cache-policy setassoc in front of a device or pinned table: the GPU cache, [P] (empty
+  // otherwise; then the host feature_store's policy, if any, serves the host and mmap tiers).
+  std::vector<std::unique_ptr<cuda::device_set_assoc_cache>> caches;
 
   [[nodiscard]] const feature_table* table_for(int pe) const {
     if (tier == storage_tier::pinned) return tables.at(0).get();
@@ -48,6 +52,7 @@ struct trainer::device_state {
       } catch (const std::exception&) {  // the fault was reported by the step that hit it
       }
     }
+    caches.clear();
     models.clear();
     comms.clear();
     tables.clear();
@@ -66,6 +71,9 @@ std::int64_t free_device_bytes(const cuda::cuda_context& ctx) {
   COOPGNN_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   return static_cast<std::int64_t>(free_b);
 }
+
+/// The "no bad id" value of a gather's first_bad slot.
+constexpr unsigned long long kNoBadId = ~0ULL;
 
 std::int64_t bytes_of(const cuda::device_matrix& m) {
   return m.size() * static_cast<std::int64_t>(sizeof(float));
@@ -100,14 +108,16 @@ void trainer::setup_cuda_features() {
   std::int64_t device_budget = std::numeric_limits<std::int64_t>::max();
   for (auto const& c : dev_->ctxs) device_budget = std::min(device_budget, free_device_bytes(*c) / 2);
   auto forced = parse_storage_tier(cfg_.feature_storage);
-  // A feature cache sits in front of host-readable storage (feature_store): with a cache and
-  // --feature-storage auto, keep the table on the host (or mapped) and copy loaded rows over.
-  bool const cache = cfg_.cache_policy != "none";
+  // setassoc is the GPU cache's policy: it fronts a device or pinned table on the device (and
+  // the host/mmap tiers through its exact host reference). The host-only policies (lru, clock,
+  // sieve, s3fifo) sit in front of host-readable storage (feature_store): with one of them and
+  // --feature-storage auto the table stays on the host (or mapped) and loaded rows are copied.
+  bool const cache = cfg_.cache_policy != "none" && cfg_.cache_policy != "setassoc";
   COOPGNN_EXPECTS(!cache || !forced || (*forced != storage_tier::device &&
                                         *forced != storage_tier::pinned),
-                  "--cache-policy {} with --feature-storage {}: on the CUDA backend the per-PE "
-                  "cache serves the host and mmap tiers (the GPU cache is not wired into the "
-                  "trainer yet); use --feature-storage host, mmap or auto",
+                  "--cache-policy {} with --feature-storage {}: on the CUDA backend this policy "
+                  "is a host cache in front of the host and mmap tiers; use --feature-storage "
+                  "host, mmap or auto, or --cache-policy setassoc (the GPU cache)",
                   cfg_.cache_policy, cfg_.feature_storage);
   std::int64_t const table_bytes = ds_.num_nodes * ds_.feature_dim() * 4;
   if (cache && !forced) {
@@ -151,6 +161,11 @@ void trainer::setup_cuda_pes() {
     dev_->ctxs[p]->make_current();
     dev_->models.push_back(std::make_unique<cuda::device_gnn_model>(
         *dev_->ctxs[p], pes_[p]->model, detail::adam_options_of(cfg_)));
+    if (cfg_.cache_policy == "setassoc" && cfg_.cache_rows > 0 &&
+        (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned)) {
+      dev_->caches.push_back(std::make_unique<cuda::device_set_assoc_cache>(
+          *dev_->ctxs[p], cfg_.cache_rows, ds_.feature_dim()));
+    }
   }
 }
 
@@ -211,8 +226,27 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const sam
       auto const ids = ctx.to_device(std::span<const vid_t>(sb.input_nodes));
       cuda::table_view const tv{table->device_data(), table->rows(), table->cols(),
                                 table->cols()};
-      h.data = cuda::gather_rows(ctx, tv, ids);  // synchronises compute(): checks the ids
-      w.cache_misses += n;  // no cache: every row comes from storage
+      if (!dev_->caches.empty() && n > 0) {
+        // GPU cache: hits copied by the lookup, misses gathered in place, then admitted.
+        auto& cache = *dev_->caches[static_cast<std::size_t>(p)];
+        h.data = ctx.allocate<float>(static_cast<std::size_t>(n * h.cols));
+        auto miss_pos = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n));
+        auto const st = cache.lookup(ids.data(), n, h.data.data(), miss_pos.data(),
+                                     ctx.compute());
+        auto first_bad = ctx.to_device(std::span<const unsigned long long>(&kNoBadId, 1));
+        cuda::gather_rows_at_async(tv, ids.data(), miss_pos.data(), st.misses, h.data.data(),
+                                   first_bad.data(), ctx.compute());
+        auto const bad = ctx.to_host(first_bad).at(0);  // synchronises compute()
+        COOPGNN_EXPECTS(bad == kNoBadId, "feature load: vertex {} at position {} is outside "
+                                         "[0, {})",
+                        sb.input_nodes.at(bad), bad, table->rows());
+        cache.admit(ids.data(), h.data.data(), miss_pos.data(), st.misses, ctx.compute());
+        w.cache_hits += st.hits;
+        w.cache_misses += st.misses;
+      } else {
+        h.data = cuda::gather_rows(ctx, tv, ids);  // synchronises compute(): checks the ids
+        w.cache_misses += n;  // no cache: every row comes from storage
+      }
     } else {
       auto const before = pe.store.stats();
       auto const rows = pe.store.load(sb.input_nodes);

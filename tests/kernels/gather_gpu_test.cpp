@@ -2,6 +2,8 @@
 // column) after any gather). Tables hold small integers, so equality is exact and byte-wise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/common/gpu.hpp"
 
 #if defined(COOPGNN_WITH_CUDA)
@@ -148,6 +150,39 @@ TEST(GatherGpu, OutOfRangeIdsAreReportedNotRead) {
     } catch (const logic_error& e) {
       EXPECT_NE(std::string(e.what()).find("position 2"), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(GatherGpu, AtPositionsFillsOnlyThoseRows) {
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context ctx(0);
+  for (std::int64_t cols : {std::int64_t{8}, std::int64_t{5}}) {  // vector and scalar paths
+    SCOPED_TRACE(cols);
+    auto const table = make_table(40, cols);
+    auto const dt = ctx.to_device(std::span<const float>(table.values()));
+    std::vector<vid_t> const ids = {7, 3, 39, 0, 12, 3};
+    std::vector<std::int64_t> const pos = {1, 4, 5};
+    std::vector<float> init(ids.size() * static_cast<std::size_t>(cols), -7.0f);
+    auto out = ctx.to_device(std::span<const float>(init));
+    auto first_bad = ctx.to_device(std::span<const unsigned long long>(
+        std::vector<unsigned long long>{~0ULL}));
+    auto const dids = ctx.to_device(std::span<const vid_t>(ids));
+    auto const dpos = ctx.to_device(std::span<const std::int64_t>(pos));
+    cuda::gather_rows_at_async({dt.data(), 40, cols, cols}, dids.data(), dpos.data(),
+                               static_cast<std::int64_t>(pos.size()), out.data(),
+                               first_bad.data(), ctx.compute());
+    auto const got = ctx.to_host(out);
+    auto const all = gather_rows(table, ids);  // host reference for every row
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      bool const filled = std::find(pos.begin(), pos.end(), static_cast<std::int64_t>(i)) !=
+                          pos.end();
+      for (std::int64_t c = 0; c < cols; ++c) {
+        float const want = filled ? all(static_cast<std::int64_t>(i), c) : -7.0f;
+        EXPECT_EQ(got[i * static_cast<std::size_t>(cols) + static_cast<std::size_t>(c)], want)
+            << "row " << i << " column " << c;
+      }
+    }
+    EXPECT_EQ(ctx.to_host(first_bad).at(0), ~0ULL);
   }
 }
 

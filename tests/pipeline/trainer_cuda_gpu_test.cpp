@@ -157,6 +157,36 @@ TEST(TrainerCudaTiers, EveryFeatureTierGivesTheSameStep) {
   EXPECT_THROW(trainer(data().ds, data().g, cached), logic_error);
 }
 
+TEST(TrainerCudaTiers, GpuCacheCountsWhatItsHostReferenceCounts) {
+  COOPGNN_REQUIRE_DEVICE();
+  auto const& d = data();
+  // The GPU set-associative cache in front of a pinned table against set_assoc_policy in front
+  // of the host table (the host reference): the same hits and misses, batch after batch.
+  for (auto mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
+    SCOPED_TRACE(to_string(mode));
+    auto c = make_cfg({"sage", sampler_kind::labor, {4, 4}, 64, false, 8}, mode, 2,
+                      backend::cuda);
+    c.batch_dependency = 4;
+    c.cache_policy = "setassoc";
+    c.cache_rows = 60;
+    c.eval_every = 0;
+    auto gpu_cfg = c;
+    gpu_cfg.feature_storage = "pinned";
+    auto host_cfg = c;
+    host_cfg.feature_storage = "host";
+    trainer gpu(d.ds, d.g, gpu_cfg);
+    trainer host(d.ds, d.g, host_cfg);
+    for (int e = 1; e <= 2; ++e) {
+      auto const rg = gpu.run_epoch(e, false);
+      auto const rh = host.run_epoch(e, false);
+      EXPECT_EQ(rg.work.cache_hits, rh.work.cache_hits) << "epoch " << e;
+      EXPECT_EQ(rg.work.cache_misses, rh.work.cache_misses) << "epoch " << e;
+      EXPECT_GT(rh.work.cache_hits, 0) << "epoch " << e << ": the cache never hit";
+      EXPECT_EQ(rg.train_loss, rh.train_loss) << "the rows served by the caches differ";
+    }
+  }
+}
+
 TEST(TrainerCudaEpochs, LearnsLikeTheHostBackend) {
   COOPGNN_REQUIRE_DEVICE();
   auto const& d = data();
