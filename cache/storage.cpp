@@ -139,6 +139,9 @@ std::unique_ptr<feature_table> feature_table::upload(const matrix<float>& m, sto
     check_cuda(cudaMalloc(&t->owned_, static_cast<std::size_t>(bytes)), "cudaMalloc", bytes);
     check_cuda(cudaMemcpy(t->owned_, m.row(0), static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice),
           "cudaMemcpy", bytes);
+    // From pageable memory cudaMemcpy may return before the DMA lands; the PEs' streams are
+    // non-blocking, so finish it here before any kernel reads the table.
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize", bytes);
     t->device_ = static_cast<const float*>(t->owned_);
   } else {
     check_cuda(cudaHostAlloc(&t->owned_, static_cast<std::size_t>(bytes), cudaHostAllocMapped),

@@ -99,6 +99,9 @@ cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_b
 cuda_context::~cuda_context() { release(); }
 
 void cuda_context::release() noexcept {
+  // Handles and streams are destroyed with their own device current (the destructor may run on
+  // a thread whose current device is another PE's).
+  if (compute_ != nullptr || pool_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaSetDevice(device_));
   for (stream_t s : {compute_, h2d_, comm_}) {
     if (s != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamSynchronize(s));
   }

@@ -2,6 +2,7 @@
 
 #include "runtime/pipeline/exchange_cuda.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <span>
 
@@ -48,6 +49,22 @@ device_matrix gather(const cuda_context& ctx, const device_matrix& rows,
   return out;
 }
 
+namespace {
+/// gather without the id check: the plan's ids were validated by upload(), so no
+/// synchronisation is needed. Enqueued on ctx.compute().
+device_matrix gather_unchecked(const cuda_context& ctx, const device_matrix& rows,
+                               const device_buffer<std::int64_t>& ids) {
+  device_matrix out;
+  out.rows = static_cast<std::int64_t>(ids.size());
+  out.cols = rows.cols;
+  out.data = ctx.allocate<float>(static_cast<std::size_t>(out.rows * out.cols));
+  auto first_bad = ctx.allocate<unsigned long long>(1);  // never read: ids are known good
+  gather_rows_async(view_of(rows), ids.data(), out.rows, out.data.data(), first_bad.data(),
+                    ctx.compute());
+  return out;
+}
+}  // namespace
+
 device_exchange_plan upload(const cuda_context& ctx, const exchange_plan& plan,
                             std::int64_t num_owner_rows) {
   device_exchange_plan d;
@@ -70,24 +87,27 @@ device_exchange_plan upload(const cuda_context& ctx, const exchange_plan& plan,
                     "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, plan.recv_inv[r],
                     num_owner_rows);
   }
-  std::vector<std::int64_t> indptr(m + 1);
-  std::iota(indptr.begin(), indptr.end(), std::int64_t{0});
+  // The scatter-add of exchange_push as a CSR by owner row: the requests of each owner row in
+  // ascending request order (a stable counting sort), each with weight 1.
+  std::vector<std::int64_t> t_indptr(static_cast<std::size_t>(num_owner_rows) + 1, 0);
+  for (auto const o : plan.recv_inv) ++t_indptr[static_cast<std::size_t>(o) + 1];
+  std::partial_sum(t_indptr.begin(), t_indptr.end(), t_indptr.begin());
+  std::vector<std::int64_t> t_edges(m);
+  {
+    auto next = t_indptr;
+    for (std::size_t r = 0; r < m; ++r) {
+      auto& slot = next[static_cast<std::size_t>(plan.recv_inv[r])];
+      t_edges[static_cast<std::size_t>(slot++)] = static_cast<std::int64_t>(r);
+    }
+  }
   std::vector<float> ones(m, 1.0f);
   d.send_perm = ctx.to_device(std::span<const std::int64_t>(plan.send_perm));
   d.recv_pos = ctx.to_device(std::span<const std::int64_t>(pos));
   d.recv_inv = ctx.to_device(std::span<const std::int64_t>(plan.recv_inv));
-  d.push_indptr = ctx.to_device(std::span<const std::int64_t>(indptr));
+  d.push_indptr = ctx.to_device(std::span<const std::int64_t>(t_indptr));
+  d.push_sources = ctx.to_device(std::span<const std::int64_t>(t_edges));
   d.push_weights = ctx.to_device(std::span<const float>(ones));
-  d.push_t_indptr = ctx.allocate<std::int64_t>(static_cast<std::size_t>(num_owner_rows) + 1);
-  d.push_t_edges = ctx.allocate<std::int64_t>(m);
-  block_view const b{static_cast<std::int64_t>(m), num_owner_rows, static_cast<std::int64_t>(m),
-                     d.push_indptr.data(), d.recv_inv.data(), d.push_weights.data()};
-  auto const ws_bytes = transpose_workspace_bytes(num_owner_rows, static_cast<std::int64_t>(m));
-  auto ws = ctx.allocate<std::byte>(ws_bytes);
-  build_transpose(b, ws.data(), ws_bytes, d.push_t_indptr.data(), d.push_t_edges.data(),
-                  ctx.compute());
-  // The pageable host vectors above die here; the transpose's workspace is freed stream-ordered.
-  detail::synchronize(ctx.compute());
+  detail::synchronize(ctx.compute());  // the pageable host vectors above die here
   return d;
 }
 
@@ -99,13 +119,13 @@ device_matrix exchange_pull(const cuda_context& ctx, communicator& comm,
                   plan.num_owner_rows);
   std::int64_t const d = owner_rows.cols;
   // Answer every request in receive order, then put each received row at its local source.
-  auto const answers = gather(ctx, owner_rows, plan.recv_inv);
+  auto const answers = gather_unchecked(ctx, owner_rows, plan.recv_inv);
   device_matrix received;
   received.rows = plan.num_requester_rows;
   received.cols = d;
   received.data =
       alltoallv_rows(ctx, comm, answers.data, plan.recv_counts, plan.send_counts, d);
-  return gather(ctx, received, plan.recv_pos);
+  return gather_unchecked(ctx, received, plan.recv_pos);
 }
 
 device_matrix exchange_push(const cuda_context& ctx, communicator& comm,
@@ -116,18 +136,20 @@ device_matrix exchange_push(const cuda_context& ctx, communicator& comm,
                   "exchange_push: {} requester rows for a plan with {}", requester_grads.rows,
                   plan.num_requester_rows);
   std::int64_t const d = requester_grads.cols;
-  auto const sent = gather(ctx, requester_grads, plan.send_perm);
+  auto const sent = gather_unchecked(ctx, requester_grads, plan.send_perm);
   auto const recv = alltoallv_rows(ctx, comm, sent.data, plan.send_counts, plan.recv_counts, d);
   auto const m = static_cast<std::int64_t>(plan.recv_inv.size());
   device_matrix out;
   out.rows = plan.num_owner_rows;
   out.cols = d;
   out.data = ctx.allocate<float>(static_cast<std::size_t>(out.rows * d));
-  if (out.data.bytes() > 0) detail::zero_async(out.data.data(), out.data.bytes(), ctx.compute());
-  block_view const b{m, plan.num_owner_rows, m, plan.push_indptr.data(), plan.recv_inv.data(),
+  // Owner row o = sum of its requests' rows in receive order, from zero (SpMM over the CSR by
+  // owner row with unit weights: bitwise the host's `+=` loop). Every owner row was requested
+  // at least once (S^{l+1}_p is the set of requested ids), so m >= num_owner_rows.
+  block_view const b{plan.num_owner_rows, std::max(m, plan.num_owner_rows), m,
+                     plan.push_indptr.data(), plan.push_sources.data(),
                      plan.push_weights.data()};
-  spmm_transpose_add(b, plan.push_t_indptr.data(), plan.push_t_edges.data(), recv.data(), d,
-                     out.data.data(), ctx.compute());
+  spmm(b, recv.data(), d, out.data.data(), ctx.compute());
   return out;
 }
 

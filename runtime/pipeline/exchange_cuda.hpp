@@ -27,15 +27,15 @@ struct device_exchange_plan {
   device_buffer<std::int64_t> recv_pos;   ///< [num_requester_rows] position in the received rows
                                           ///< of local source i: the inverse of send_perm
   device_buffer<std::int64_t> recv_inv;   ///< [sum recv] owner row per request
-  // The scatter-add of exchange_push as the transposed SpMM of a one-edge-per-row block
-  // (request r -> owner row recv_inv[r], weight 1): CSR and its transpose.
-  device_buffer<std::int64_t> push_indptr;    ///< [sum recv + 1] = 0, 1, 2, ...
-  device_buffer<float> push_weights;          ///< [sum recv] ones
-  device_buffer<std::int64_t> push_t_indptr;  ///< [num_owner_rows + 1]
-  device_buffer<std::int64_t> push_t_edges;   ///< [sum recv]
+  // The scatter-add of exchange_push as an SpMM over a CSR by owner row: owner row o sums the
+  // received rows push_sources[push_indptr[o] .. push_indptr[o + 1]) (ascending request index)
+  // with unit weights.
+  device_buffer<std::int64_t> push_indptr;   ///< [num_owner_rows + 1]
+  device_buffer<std::int64_t> push_sources;  ///< [sum recv] request indices grouped by owner row
+  device_buffer<float> push_weights;         ///< [sum recv] ones
 };
 
-/// Copies `plan` to the device on ctx.compute() and builds the push transpose.
+/// Copies `plan` to the device on ctx.compute() with the push CSR (built on the host).
 /// @param num_owner_rows  |S^{l+1}_p|: the owner-side row count (next layer's num_dst)
 /// @throws logic_error when send_perm is not a permutation of [0, send_perm.size()) or a
 ///         recv_inv entry is outside [0, num_owner_rows) (the message names the position);
@@ -55,8 +55,8 @@ device_matrix exchange_pull(const cuda_context& ctx, communicator& comm,
 
 /// Requester -> owner: the device version of coopgnn::exchange_push. Each requested row's
 /// gradient goes back to its owner, which sums the contributions into its rows in receive order
-/// starting from zero (spmm_transpose_add over the push transpose: ascending request index per
-/// owner row), so the sums are bitwise those of the host version.
+/// starting from zero (spmm over the push CSR: ascending request index per owner row, unit
+/// weights), so the sums are bitwise those of the host version.
 /// @param requester_grads  [num_requester_rows, d] device
 /// @returns                [num_owner_rows, d] device
 /// @throws as exchange_pull.

@@ -111,7 +111,8 @@ class trainer {
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
   /// The feature table every PE's store reads (its tier: cache/storage.hpp). On the CUDA
-  /// backend with the device tier this is device 0's copy.
+  /// backend with the device or pinned tier this is the host table the device copies were
+  /// made from.
   [[nodiscard]] const feature_table& features() const { return *features_; }
   /// CUDA backend: copies every device replica's weights into its host model(pe) (synchronises
   /// the PEs' compute streams). Host backend: nothing to do.

