@@ -200,6 +200,15 @@ __global__ void compact_indices_per_edge(const vid_t* nbrs, const std::int64_t* 
   }
 }
 
+/// out[i] = position of ids[i] in the sorted array `sorted` of n values (lower bound).
+__global__ void rank_in_sorted_per_thread(const vid_t* ids, std::int64_t m, const vid_t* sorted,
+                                          std::int64_t n, std::int64_t* out) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    out[i] = lower_bound(sorted, n, ids[i]);
+  }
+}
+
 __global__ void degrees_per_vertex(const vid_t* ids, std::int64_t m, const eid_t* indptr,
                                    std::int64_t* degree) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
@@ -536,6 +545,43 @@ device_owner_split split_by_owner(const cuda_context& ctx,
   }
   auto const host_counts = ctx.to_host(counts);
   out.counts.assign(host_counts.begin(), host_counts.end());
+  return out;
+}
+
+device_unique unique_with_inverse(const cuda_context& ctx, const device_buffer<vid_t>& ids) {
+  COOPGNN_NVTX_RANGE("sample/unique_inverse");
+  stream_t const s = ctx.compute();
+  auto const m = static_cast<std::int64_t>(ids.size());
+  device_unique out;
+  out.inverse = ctx.allocate<std::int64_t>(m);
+  if (m == 0) {
+    out.unique = ctx.allocate<vid_t>(0);
+    return out;
+  }
+  auto sorted = ctx.allocate<vid_t>(m);
+  {
+    std::size_t bytes = 0;
+    COOPGNN_CUDA_CHECK(
+        cub::DeviceRadixSort::SortKeys(nullptr, bytes, ids.data(), sorted.data(), m, 0, 64, s));
+    auto temp = ctx.allocate<unsigned char>(bytes);
+    COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, ids.data(),
+                                                      sorted.data(), m, 0, 64, s));
+  }
+  auto uniq = ctx.allocate<vid_t>(m);
+  auto count = ctx.allocate<std::int64_t>(1);
+  {
+    std::size_t bytes = 0;
+    COOPGNN_CUDA_CHECK(
+        cub::DeviceSelect::Unique(nullptr, bytes, sorted.data(), uniq.data(), count.data(), m, s));
+    auto temp = ctx.allocate<unsigned char>(bytes);
+    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(temp.data(), bytes, sorted.data(), uniq.data(),
+                                                 count.data(), m, s));
+  }
+  auto const num_uniq = read_one(count.data(), s);
+  out.unique = ctx.allocate<vid_t>(num_uniq);
+  detail::copy_async(out.unique.data(), uniq.data(), num_uniq * sizeof(vid_t), s);
+  launch(s, m, rank_in_sorted_per_thread, ids.data(), m, out.unique.data(), num_uniq,
+         out.inverse.data());
   return out;
 }
 

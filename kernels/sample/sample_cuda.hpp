@@ -119,6 +119,21 @@ device_owner_split split_by_owner(const cuda_context& ctx,
                                   const device_buffer<std::uint16_t>& owner_of, int num_pes,
                                   const device_buffer<vid_t>& ids);
 
+/// Sorted distinct ids and the position of every input id among them.
+struct device_unique {
+  device_buffer<vid_t> unique;          ///< [k] distinct ids, ascending
+  device_buffer<std::int64_t> inverse;  ///< [m] unique[inverse[i]] == ids[i]
+};
+
+/// Owner-side deduplication of cooperative sampling (DESIGN.md section 6, step 3: S^{l+1}_p is
+/// the sorted set of requested ids, recv_inv maps each request to its row), identical to the
+/// host's std::sort + std::unique + std::lower_bound in sample_cooperative. CUB radix sort and
+/// unique, then a binary search per id.
+/// @param ids  [m] device int64 ids (any values; duplicates expected)
+/// @throws cuda_error for CUDA failures. m = 0 gives empty outputs. Synchronises ctx.compute()
+///         once (the number of distinct ids). Deterministic.
+device_unique unique_with_inverse(const cuda_context& ctx, const device_buffer<vid_t>& ids);
+
 /// labor_variate(plan, t) evaluated on the device for every t in `vertices` ([m] device
 /// int64): out [m] float. Used to check host/device bit parity of the variates (and by tools
 /// that inspect them). Asynchronous on ctx.compute().

@@ -34,6 +34,7 @@ struct train_config {
                                             ///< exchanges run (see trainer.hpp)
   int pes_per_gpu = 1;                  ///< CUDA backend: PE p runs on device p / pes_per_gpu
   std::string device_comm = "auto";     ///< CUDA backend: auto, nccl or peer (device_comm.hpp)
+  bool sample_on_device = true;         ///< CUDA backend: sample on the GPU (else on the host)
   std::string model = "sage";           ///< "sage" or "gcn"
   std::int64_t hidden = 64;             ///< hidden width
   bool linear_head = false;             ///< add a linear head after the last conv layer

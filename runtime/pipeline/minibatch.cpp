@@ -6,8 +6,6 @@
 
 namespace coopgnn {
 
-namespace {
-
 sample_params layer_params(const batch_key& key, std::size_t l) {
   sample_params p;
   p.kind = key.kind;
@@ -18,8 +16,6 @@ sample_params layer_params(const batch_key& key, std::size_t l) {
   p.dependency = key.dependency;
   return p;
 }
-
-}  // namespace
 
 sampled_batch sample_independent(const exec_context& ctx, const csc_graph& g,
                                  std::span<const vid_t> seeds, const batch_key& key) {

@@ -45,6 +45,9 @@ struct batch_key {
   labor_dependency dependency;  ///< LABOR kappa and layer dependency
 };
 
+/// The sampler parameters of layer l (l < key.fanouts.size()) under `key`.
+sample_params layer_params(const batch_key& key, std::size_t l);
+
 /// Independent minibatching: samples every layer locally for `seeds` (this PE's part of the
 /// global batch). input_nodes = the sources of the last block. No communication.
 sampled_batch sample_independent(const exec_context& ctx, const csc_graph& g,

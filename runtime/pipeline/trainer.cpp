@@ -214,38 +214,26 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   work_counters w;
   std::int64_t staging = 0;
 
-  // 1. Seeds and sampling (host sampler on both backends).
+  // 1. This PE's seeds: the ones it owns (cooperative) or its slice (independent).
   std::vector<vid_t> seeds;
-  sampled_batch sb;
+  if (coop) {
+    for (vid_t v : global_batch) {
+      if (owners_.owner(v) == p) seeds.push_back(v);
+    }
+  } else {
+    auto const lo = B * p / P, hi = B * (p + 1) / P;
+    seeds.assign(global_batch.begin() + lo, global_batch.begin() + hi);
+  }
   batch_key const key{cfg_.sampler,
                       cfg_.fanouts,
                       pe.run_seed,
                       batch_index,
                       {cfg_.batch_dependency, cfg_.layer_dependency}};
-  {
-    scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("sample/minibatch");
-    if (coop) {
-      for (vid_t v : global_batch) {
-        if (owners_.owner(v) == p) seeds.push_back(v);
-      }
-      sb = sample_cooperative(pe.ctx, pe.comm, g_, owners_, seeds, key);
-    } else {
-      auto const lo = B * p / P, hi = B * (p + 1) / P;
-      seeds.assign(global_batch.begin() + lo, global_batch.begin() + hi);
-      sb = sample_independent(pe.ctx, g_, seeds, key);
-    }
-    m.stage_end(m.t.sample, m.cpu.sample, timer);
-  }
-  w += sb.work;
-  for (std::size_t l = 0; l < sb.id_bytes.size(); ++l) {
-    m.traffic.push_back({static_cast<int>(l), "ids", sb.id_bytes[l]});
-  }
-  m.mark_sent();
   if (dev_) {
-    pe_step_cuda(pe, seeds, sb, batch_index, B, opt, m, w);
+    pe_step_cuda(pe, seeds, key, B, opt, m, w);
     return;
   }
+  sampled_batch const sb = sample_on_host(pe, seeds, key, m, w);
 
   // 2. Feature loading: storage rows for input_nodes, then (cooperative) owner -> requester.
   matrix<float> h;
@@ -345,13 +333,34 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     if (opt.update) pe.opt.step();
     m.stage_end(m.t.optimizer, m.cpu.optimizer, timer);
   }
-  finish_step(pe, opt, m, w, seeds, sb, loss, loss_sum, std::move(logits), std::move(flat),
+  finish_step(pe, opt, m, w, seeds, sb.blocks, loss, loss_sum, std::move(logits), std::move(flat),
               working_set + grad_peak, staging);
+}
+
+sampled_batch trainer::sample_on_host(pe_state& pe, std::span<const vid_t> seeds,
+                                     const batch_key& key, step_meter& m, work_counters& w) {
+  sampled_batch sb;
+  {
+    scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("sample/minibatch");
+    if (cfg_.mode == minibatch_mode::cooperative) {
+      sb = sample_cooperative(pe.ctx, pe.comm, g_, owners_, seeds, key);
+    } else {
+      sb = sample_independent(pe.ctx, g_, seeds, key);
+    }
+    m.stage_end(m.t.sample, m.cpu.sample, timer);
+  }
+  w += sb.work;
+  for (std::size_t l = 0; l < sb.id_bytes.size(); ++l) {
+    m.traffic.push_back({static_cast<int>(l), "ids", sb.id_bytes[l]});
+  }
+  m.mark_sent();
+  return sb;
 }
 
 void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
                           const work_counters& w0, std::span<const vid_t> seeds,
-                          const sampled_batch& sb, double loss, double loss_sum,
+                          std::span<const block> blocks, double loss, double loss_sum,
                           matrix<float> logits, std::vector<float> grads,
                           std::int64_t working_set, std::int64_t staging) {
   work_counters w = w0;
@@ -362,11 +371,11 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   pe.loss += loss_sum;
 
   if (opt.trace == nullptr) return;
-  auto const L = sb.blocks.size();
+  auto const L = blocks.size();
   pe_trace& tr = (*opt.trace)[static_cast<std::size_t>(pe.comm.rank())];
   tr.edges.assign(L, {});
   for (std::size_t l = 0; l < L && opt.capture_edges; ++l) {
-    block const& blk = sb.blocks[l];
+    block const& blk = blocks[l];
     for (std::int64_t s = 0; s < blk.num_dst; ++s) {
       for (eid_t e = blk.indptr[s]; e < blk.indptr[s + 1]; ++e) {
         tr.edges[l].emplace_back(blk.src_ids[blk.indices[e]], blk.src_ids[s]);

@@ -63,12 +63,13 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 ///
 /// Backends (train_config::compute_backend):
 ///  - host: everything on the host (the reference);
-///  - cuda: PE p runs on device p / pes_per_gpu with its own cuda_context. Sampling (and, in
-///    cooperative mode, the id all-to-all) runs on the host exactly as on the host backend, so
-///    both backends train on identical blocks; the blocks are then copied to the device, where
-///    feature loading, the model's forward and backward, the row exchanges (device
-///    communicator: NCCL for distinct devices, peer-copy for PEs sharing one), the gradient
-///    all-reduce and Adam run. Features come from a device or pinned (UVA) table gathered on the
+///  - cuda: PE p runs on device p / pes_per_gpu with its own cuda_context. Sampling runs on the
+///    device (train_config::sample_on_device, the default: the device sampler, unique-and-
+///    compact, owner split, id all-to-all and owner dedup of minibatch_cuda.hpp, which return
+///    exactly the host's blocks) or on the host (then the blocks are copied over). Feature
+///    loading, the model's forward and backward, the row exchanges (device communicator: NCCL
+///    for distinct devices, peer-copy for PEs sharing one), the gradient all-reduce and Adam
+///    run on the device. Features come from a device or pinned (UVA) table gathered on the
 ///    device, or from the host/mmap tier through the host feature store (and its cache), copied
 ///    to the device. Evaluation downloads replica 0's weights and runs the host inference.
 class trainer {
@@ -128,10 +129,13 @@ class trainer {
   void run_pes(const std::function<void(pe_state&)>& body);
   void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                const step_options& opt);
-  /// Sections 2-5 of a step on the CUDA backend (trainer_cuda.cpp).
-  void pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const sampled_batch& sb,
-                    std::uint32_t batch_index, std::int64_t global_batch_size,
-                    const step_options& opt, step_meter& meter, work_counters& w);
+  /// Sampling of this PE's seeds on the host (timed; counts the id traffic).
+  sampled_batch sample_on_host(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
+                               step_meter& meter, work_counters& w);
+  /// A step on the CUDA backend from this PE's seeds on (trainer_cuda.cpp).
+  void pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
+                    std::int64_t global_batch_size, const step_options& opt, step_meter& meter,
+                    work_counters& w);
   /// CUDA backend, before the PEs exist: the contexts, the tier and the device feature tables;
   /// sets features_ (trainer_cuda.cpp).
   void setup_cuda_features();
@@ -146,7 +150,8 @@ class trainer {
   void set_host_features(storage_tier tier);
   /// What every step ends with: counters, loss, and the trace when asked for.
   void finish_step(pe_state& pe, const step_options& opt, step_meter& meter,
-                   const work_counters& w, std::span<const vid_t> seeds, const sampled_batch& sb,
+                   const work_counters& w, std::span<const vid_t> seeds,
+                   std::span<const block> blocks,
                    double loss, double loss_sum, matrix<float> logits, std::vector<float> grads,
                    std::int64_t working_set, std::int64_t staging);
 

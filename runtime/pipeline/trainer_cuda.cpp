@@ -19,6 +19,7 @@
 #include "runtime/core/device.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/pipeline/exchange_cuda.hpp"
+#include "runtime/pipeline/minibatch_cuda.hpp"
 #endif
 
 namespace coopgnn {
@@ -33,14 +34,26 @@ struct trainer::device_state {
   std::vector<std::unique_ptr<feature_table>> tables;
   std::vector<std::unique_ptr<communicator>> comms;                // [P]
   std::vector<std::unique_ptr<cuda::device_gnn_model>> models;     // [P]
+  // Device sampling: the CSC and the owner map (cooperative) per device ordinal, allocated
+  // from the first PE on that device (nullptr for devices without PEs).
+  std::vector<std::unique_ptr<cuda::device_csc>> graphs;
+  std::vector<std::unique_ptr<cuda::device_buffer<std::uint16_t>>> owner_maps;
+  [[nodiscard]] const cuda::device_csc* graph_for(int pe) const {
+    return graphs.at(device_of(pe)).get();
+  }
+  [[nodiscard]] const cuda::device_buffer<std::uint16_t>* owners_for(int pe) const {
+    return owner_maps.at(device_of(pe)).get();
+  }
+  [[nodiscard]] std::size_t device_of(int pe) const {
+    return static_cast<std::size_t>(ctxs.at(static_cast<std::size_t>(pe))->device());
+  }
   // --cache-policy setassoc in front of a device or pinned table: the GPU cache, [P] (empty
   // otherwise; then the host feature_store's policy, if any, serves the host and mmap tiers).
   std::vector<std::unique_ptr<cuda::device_set_assoc_cache>> caches;
 
   [[nodiscard]] const feature_table* table_for(int pe) const {
     if (tier == storage_tier::pinned) return tables.at(0).get();
-    return tables.at(static_cast<std::size_t>(ctxs.at(static_cast<std::size_t>(pe))->device()))
-        .get();
+    return tables.at(device_of(pe)).get();
   }
 
   ~device_state() {
@@ -53,6 +66,8 @@ struct trainer::device_state {
       }
     }
     caches.clear();
+    owner_maps.clear();
+    graphs.clear();
     models.clear();
     comms.clear();
     tables.clear();
@@ -161,6 +176,20 @@ void trainer::setup_cuda_pes() {
     dev_->ctxs[p]->make_current();
     dev_->models.push_back(std::make_unique<cuda::device_gnn_model>(
         *dev_->ctxs[p], pes_[p]->model, detail::adam_options_of(cfg_)));
+    std::size_t const dv = dev_->device_of(static_cast<int>(p));
+    if (cfg_.sample_on_device) {
+      if (dev_->graphs.size() <= dv) dev_->graphs.resize(dv + 1);
+      if (dev_->owner_maps.size() <= dv) dev_->owner_maps.resize(dv + 1);
+      if (!dev_->graphs[dv]) {
+        dev_->graphs[dv] =
+            std::make_unique<cuda::device_csc>(cuda::upload(*dev_->ctxs[p], g_));
+        if (cfg_.mode == minibatch_mode::cooperative) {
+          dev_->owner_maps[dv] = std::make_unique<cuda::device_buffer<std::uint16_t>>(
+              cuda::upload_owners(*dev_->ctxs[p], owners_));
+        }
+        dev_->ctxs[p]->synchronize();  // the other PEs on this device use it from their streams
+      }
+    }
     if (cfg_.cache_policy == "setassoc" && cfg_.cache_rows > 0 &&
         (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned)) {
       dev_->caches.push_back(std::make_unique<cuda::device_set_assoc_cache>(
@@ -184,33 +213,62 @@ void trainer::sync_host_models() const {
   for (int p = 0; p < cfg_.num_pes; ++p) download_model(p);
 }
 
-void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const sampled_batch& sb,
-                           std::uint32_t batch_index, std::int64_t global_batch_size,
-                           const step_options& opt, step_meter& m, work_counters& w) {
+void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
+                           std::int64_t global_batch_size, const step_options& opt,
+                           step_meter& m, work_counters& w) {
   int const p = pe.comm.rank();
-  auto const L = sb.blocks.size();
+  auto const L = cfg_.fanouts.size();
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
   auto const& ctx = *dev_->ctxs[static_cast<std::size_t>(p)];
   auto& model = *dev_->models[static_cast<std::size_t>(p)];
   communicator& dcomm = *pe.device_comm;
   auto const sync = [&] { cuda::detail::synchronize(ctx.compute()); };
+  std::uint32_t const batch_index = key.batch;
   std::int64_t staging = 0;
 
-  // 1b. The host-sampled minibatch on the device: blocks and exchange plans.
-  std::vector<cuda::device_block> blocks;
-  std::vector<cuda::device_exchange_plan> plans;
-  {
+  // 1. The minibatch on the device: blocks, exchange plans and input ids, sampled on the device
+  //    or sampled on the host and copied over. `host` keeps what the host side needs: the plans
+  //    (staging sizes), the input ids (host-tier loads, error messages) and, for traces or host
+  //    sampling, the blocks.
+  cuda::device_sampled_batch dsb;
+  sampled_batch host;
+  if (cfg_.sample_on_device) {
+    auto const& graph = *dev_->graph_for(p);
+    {
+      scoped_timer timer(nullptr);
+      COOPGNN_NVTX_RANGE("sample/minibatch");
+      dsb = coop ? cuda::sample_cooperative(ctx, dcomm, graph, *dev_->owners_for(p), seeds, key)
+                 : cuda::sample_independent(ctx, graph, seeds, key);
+      host.input_nodes = ctx.to_host(dsb.input_nodes);  // synchronises compute()
+      host.plans = std::move(dsb.host_plans);
+      if (opt.trace != nullptr) {
+        for (auto const& b : dsb.blocks) host.blocks.push_back(cuda::to_host(ctx, b));
+      }
+      m.stage_end(m.t.sample, m.cpu.sample, timer);
+    }
+    w += dsb.work;
+    for (std::size_t l = 0; l < dsb.id_bytes.size(); ++l) {
+      m.traffic.push_back({static_cast<int>(l), "ids", dsb.id_bytes[l]});
+    }
+    m.mark_sent();
+  } else {
+    host = sample_on_host(pe, seeds, key, m, w);
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("sample/upload");
-    for (auto const& b : sb.blocks) blocks.push_back(cuda::upload(ctx, b));
+    for (auto const& b : host.blocks) dsb.blocks.push_back(cuda::upload(ctx, b));
     for (std::size_t l = 0; coop && l < L; ++l) {
-      std::int64_t const owner_rows = l + 1 < L ? sb.blocks[l + 1].num_dst
-                                                : static_cast<std::int64_t>(sb.input_nodes.size());
-      plans.push_back(cuda::upload(ctx, sb.plans[l], owner_rows));
+      std::int64_t const owner_rows = l + 1 < L
+                                          ? host.blocks[l + 1].num_dst
+                                          : static_cast<std::int64_t>(host.input_nodes.size());
+      dsb.plans.push_back(cuda::upload(ctx, host.plans[l], owner_rows));
     }
+    dsb.input_nodes = ctx.to_device(std::span<const vid_t>(host.input_nodes));
     sync();
     m.stage_end(m.t.sample, m.cpu.sample, timer);
   }
+  auto const& blocks = dsb.blocks;
+  auto const& plans = dsb.plans;
+  auto const& sb = host;
 
   // 2. Feature loading: device or pinned table gathered on the device, or the host store (and
   //    its cache) copied over; then (cooperative) owner -> requester.
@@ -223,7 +281,7 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const sam
     h.cols = ds_.feature_dim();
     if (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned) {
       const feature_table* table = dev_->table_for(p);
-      auto const ids = ctx.to_device(std::span<const vid_t>(sb.input_nodes));
+      auto const& ids = dsb.input_nodes;
       cuda::table_view const tv{table->device_data(), table->rows(), table->cols(),
                                 table->cols()};
       if (!dev_->caches.empty() && n > 0) {
@@ -264,7 +322,7 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const sam
     sync();
     m.stage_end(m.t.feature_load, m.cpu.feature_load, timer);
   }
-  std::int64_t working_set = sb.bytes() + bytes_of(h);
+  std::int64_t working_set = dsb.bytes() + bytes_of(h);
 
   // 3. Forward: model layer i consumes block L-1-i.
   models::step_key const sk{pe.run_seed, batch_index, true};
@@ -352,7 +410,8 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const sam
     }
     sync();
   }
-  finish_step(pe, opt, m, w, seeds, sb, loss, loss_sum, std::move(logits_h), std::move(grads_h),
+  finish_step(pe, opt, m, w, seeds, sb.blocks, loss, loss_sum, std::move(logits_h),
+              std::move(grads_h),
               working_set + grad_peak, staging);
 }
 
@@ -372,9 +431,9 @@ void trainer::bind_device(int /*p*/) const {}
 void trainer::download_model(int /*pe*/) const {}
 void trainer::sync_host_models() const {}
 void trainer::pe_step_cuda(pe_state& /*pe*/, std::span<const vid_t> /*seeds*/,
-                           const sampled_batch& /*sb*/, std::uint32_t /*batch_index*/,
-                           std::int64_t /*global_batch_size*/, const step_options& /*opt*/,
-                           step_meter& /*m*/, work_counters& /*w*/) {
+                           const batch_key& /*key*/, std::int64_t /*global_batch_size*/,
+                           const step_options& /*opt*/, step_meter& /*m*/,
+                           work_counters& /*w*/) {
   COOPGNN_FAIL("--backend cuda: this build has no CUDA backend");
 }
 

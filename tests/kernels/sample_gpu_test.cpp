@@ -173,6 +173,28 @@ TEST(SampleGpu, OwnerSplitMatchesHostPartition) {
                logic_error);
 }
 
+TEST(SampleGpu, UniqueWithInverseMatchesHostDedup) {
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context ctx(0);
+  std::vector<vid_t> ids;
+  for (vid_t i = 0; i < 3000; ++i) ids.push_back((i * 7919) % 1013 + (i % 5 == 0 ? (vid_t{1} << 40) : 0));
+  for (std::size_t take : {std::size_t{0}, std::size_t{1}, std::size_t{2}, ids.size()}) {
+    SCOPED_TRACE(take);
+    std::vector<vid_t> const in(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(take));
+    // Host reference: what sample_cooperative does with the received ids.
+    std::vector<vid_t> next(in);
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    std::vector<std::int64_t> inv(in.size());
+    for (std::size_t r = 0; r < in.size(); ++r) {
+      inv[r] = std::lower_bound(next.begin(), next.end(), in[r]) - next.begin();
+    }
+    auto const got = cuda::unique_with_inverse(ctx, ctx.to_device(std::span<const vid_t>(in)));
+    EXPECT_EQ(ctx.to_host(got.unique), next);
+    EXPECT_EQ(ctx.to_host(got.inverse), inv);
+  }
+}
+
 TEST(SampleGpu, RejectsBadInputAndHandlesEmpty) {
   COOPGNN_REQUIRE_DEVICE();
   cuda::cuda_context ctx(0);

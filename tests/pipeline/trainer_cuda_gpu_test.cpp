@@ -100,13 +100,19 @@ TEST_P(TrainerCuda, SinglePeMatchesTheHostBackend) {
   COOPGNN_REQUIRE_DEVICE();
   auto const u = GetParam();
   auto const host = run_step(make_cfg(u, minibatch_mode::independent, 1, backend::host));
-  auto const dev = run_step(make_cfg(u, minibatch_mode::independent, 1, backend::cuda));
   ASSERT_GT(host.edges[0].size(), 0u);
-  for (std::size_t l = 0; l < u.fanouts.size(); ++l) {
-    EXPECT_EQ(dev.edges[l], host.edges[l]) << "layer " << l << ": the blocks differ";
+  for (bool on_device : {true, false}) {
+    SCOPED_TRACE(on_device ? "sampled on the device" : "sampled on the host");
+    auto cfg = make_cfg(u, minibatch_mode::independent, 1, backend::cuda);
+    cfg.sample_on_device = on_device;
+    auto const dev = run_step(cfg);
+    for (std::size_t l = 0; l < u.fanouts.size(); ++l) {
+      EXPECT_EQ(dev.edges[l], host.edges[l]) << "layer " << l << ": the blocks differ";
+    }
+    EXPECT_EQ(dev.work.feature_rows, host.work.feature_rows);
+    EXPECT_EQ(dev.work.sampled_vertices, host.work.sampled_vertices);
+    expect_close(dev, host, 1e-4f);
   }
-  EXPECT_EQ(dev.work.feature_rows, host.work.feature_rows);
-  expect_close(dev, host, 1e-4f);
 }
 
 TEST_P(TrainerCuda, CooperativeOnOneDeviceEqualsSinglePe) {
@@ -115,13 +121,20 @@ TEST_P(TrainerCuda, CooperativeOnOneDeviceEqualsSinglePe) {
   auto const ref = run_step(make_cfg(u, minibatch_mode::independent, 1, backend::cuda));
   for (int P : {1, 2, 4}) {
     SCOPED_TRACE(::testing::Message() << "P = " << P << " PEs on one device");
-    auto const coop = run_step(make_cfg(u, minibatch_mode::cooperative, P, backend::cuda));
-    EXPECT_EQ(edge_sets(coop), edge_sets(ref));
-    expect_close(coop, ref, 1e-5f);
-    // The same step on the host backend moves the same bytes between PEs.
     auto const host = run_step(make_cfg(u, minibatch_mode::cooperative, P, backend::host));
-    EXPECT_EQ(coop.work.alltoall_bytes, host.work.alltoall_bytes);
-    EXPECT_EQ(coop.work.feature_rows, host.work.feature_rows);
+    for (bool on_device : {true, false}) {
+      SCOPED_TRACE(on_device ? "sampled on the device" : "sampled on the host");
+      auto cfg = make_cfg(u, minibatch_mode::cooperative, P, backend::cuda);
+      cfg.sample_on_device = on_device;
+      auto const coop = run_step(cfg);
+      EXPECT_EQ(edge_sets(coop), edge_sets(ref));
+      expect_close(coop, ref, 1e-5f);
+      // The same step on the host backend samples and moves exactly the same.
+      EXPECT_EQ(coop.edges, host.edges);
+      EXPECT_EQ(coop.work.alltoall_bytes, host.work.alltoall_bytes);
+      EXPECT_EQ(coop.work.sampled_vertices, host.work.sampled_vertices);
+      EXPECT_EQ(coop.work.feature_rows, host.work.feature_rows);
+    }
   }
 }
 

@@ -31,6 +31,7 @@ struct train_options {
   double cache_fraction = -1;  ///< < 0: use --cache-rows
   bool quiet = false;
   std::string backend = "auto";
+  std::string sample_on = "device";
   int pes = 0;  ///< 0: the backend's default (4 host PEs, or one per GPU x --pes-per-gpu)
   train_config cfg;
 };
@@ -78,8 +79,7 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->capture_default_str();
   cmd->add_option("--backend", o.backend,
                   "Where the model, feature loading and the row exchanges run: host, cuda, or "
-                  "auto (cuda when a GPU is visible and the build has CUDA, else host). "
-                  "Sampling runs on the host on both")
+                  "auto (cuda when a GPU is visible and the build has CUDA, else host)")
       ->check(CLI::IsMember({"auto", "host", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--pes", o.pes,
@@ -89,6 +89,13 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "CUDA backend: PEs sharing each GPU (PE p runs on GPU p / K); K > 1 exercises "
                   "cooperative minibatching on a single GPU through the peer-copy communicator")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--sample-on", o.sample_on,
+                  "CUDA backend: where minibatches are sampled: device (the GPU sampling, "
+                  "unique-and-compact and owner-split kernels; ids routed by the device "
+                  "communicator) or host (the host sampler; blocks copied to the GPU). Both give "
+                  "identical blocks")
+      ->check(CLI::IsMember({"device", "host"}))
       ->capture_default_str();
   cmd->add_option("--device-comm", o.cfg.device_comm,
                   "CUDA backend communicator: auto (NCCL when every PE has its own GPU, else "
@@ -171,6 +178,7 @@ void resolve_pes(train_options& o) {
     COOPGNN_EXPECTS(o.cfg.pes_per_gpu == 1, "--pes-per-gpu {} needs the CUDA backend",
                     o.cfg.pes_per_gpu);
   }
+  o.cfg.sample_on_device = o.sample_on == "device";
   if (o.pes > 0) {
     o.cfg.num_pes = o.pes;
   } else if (o.cfg.compute_backend == backend::cuda) {

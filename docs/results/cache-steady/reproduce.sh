@@ -15,5 +15,11 @@ $BIN bench cache --dataset $DATA/twitter-task --kappas 1,256 --fractions 0.1 --p
 $BIN bench cache --dataset $DATA/twitter-task --kappas 1,256 --fractions 0.25,0.5 \
   --modes cooperative --pes 1,4 --policies lru,s3fifo --epochs 6 --warmup 48 --no-plots \
   --out $OUT/twitter-larger-cache
+# LABOR's layer dependency (every layer uses the same variates): fewer distinct vertices per
+# batch (30 instead of 37 rows per seed on twitter), so the same caches hold more of it.
+$BIN bench cache --dataset $DATA/twitter-task --kappas 1,256 --fractions 0.1 --pes 1,4 \
+  --policies lru,s3fifo --epochs 6 --warmup 48 --layer-dependency --no-plots \
+  --out $OUT/twitter-layer-dependency
 $BIN report $OUT --title "Feature caches at steady state (issue 4 acceptance)"
 $BIN report $OUT/twitter-larger-cache --title "twitter with caches of 25% and 50% of |V| per PE"
+$BIN report $OUT/twitter-layer-dependency --title "twitter, 10% of |V| per PE, LABOR layer dependency"
