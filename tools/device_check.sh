@@ -13,14 +13,17 @@ usage: tools/device_check.sh [--large] [--budget SECONDS] [--help]
 Run from the repository root on a machine with one CUDA GPU (written for one H200).
 Steps, each under `timeout`, all together within the budget (default 480 s = 8 minutes):
   1. cmake --preset cuda && cmake --build --preset cuda -j$(nproc) --target <the test_*_gpu
-     executables of tests/*/*_gpu_test.cpp> coopgnn_microbench
+     executables of tests/*/*_gpu_test.cpp> coopgnn_microbench coopgnn
   2. ctest --test-dir build/cuda -L gpu             (the CPU suite runs on CPU machines)
   3. build/cuda/bench/coopgnn_microbench (console output; JSON to $OUT/microbench.json when
      OUT is set, else build/cuda/microbench.json); before the sanitizers so that the numbers
      come back even when the sanitizers use up the budget
+  3b. coopgnn compare --backend cuda --pes 4 --pes-per-gpu 4 --epochs 3 on the bundled Cora
+     (per-epoch JSON to $OUT/e2e.jsonl)
   4. compute-sanitizer --tool memcheck on build/cuda/tests/test_*_gpu, --tool racecheck on the
      kernels with shared memory (RACECHECK_FILTER in test_kernels_gpu)
-  5. a summary: build ok, tests passed/failed, sanitizer errors, key benchmark ratios
+  5. a summary: build ok, tests passed/failed, sanitizer errors, key benchmark ratios, the
+     end-to-end comparison table
 
 Options:
   --large           also run the scale-24 R-MAT sampling benchmark (generation takes minutes)
@@ -97,7 +100,7 @@ fi
 
 # ---- 1. build ----------------------------------------------------------------------------------
 # Only what this script runs: tests/<folder>/*_gpu_test.cpp build into test_<folder>_gpu.
-targets=(coopgnn_microbench)
+targets=(coopgnn_microbench coopgnn)
 for f in tests/*/*_gpu_test.cpp; do
   t="test_$(basename "$(dirname "$f")")_gpu"
   [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
@@ -116,7 +119,7 @@ tests_failed=0
 tests_status=skipped
 if [[ $build_status == ok ]]; then
   tests_status=ok
-  run_step ctest 90 ctest --test-dir "$build_dir" -L gpu --output-on-failure -j4 \
+  run_step ctest 150 ctest --test-dir "$build_dir" -L gpu --output-on-failure -j4 \
     --timeout 90 || tests_status=FAILED
   summary_line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' \
     "$log_dir/ctest.log" | tail -1 || true)
@@ -133,7 +136,7 @@ bench_status=skipped
 json="$out_dir/microbench.json"
 if [[ $build_status == ok ]]; then
   bench_status=ok
-  filter='sample_ns_fanout10/18|gather_'
+  filter='sample_ns_fanout10/18|gather_|alltoall/1048576/4|spmm_vs_cusparse'
   bench_cap=60
   ((large)) && filter='.' && bench_cap=300
   run_step microbench "$bench_cap" "$build_dir/bench/coopgnn_microbench" \
@@ -141,6 +144,18 @@ if [[ $build_status == ok ]]; then
     --benchmark_filter="$filter" --benchmark_min_time=0.2 || bench_status=FAILED
   grep -q 'ERROR OCCURRED' "$log_dir/microbench.log" && bench_status=FAILED
   [[ $bench_status == ok ]] || failed=1
+fi
+
+# ---- 3b. end to end -----------------------------------------------------------------------------
+# coopgnn compare on the bundled Cora with 4 PEs sharing the GPU (peer-copy communicator): both
+# modes train on the device; the table ends up in the summary.
+e2e_status=skipped
+if [[ $build_status == ok ]]; then
+  e2e_status=ok
+  rm -f "$out_dir/e2e.jsonl"
+  run_step e2e 60 "$build_dir/coopgnn" compare --backend cuda --pes 4 --pes-per-gpu 4 \
+    --epochs 3 --no-progress --metrics-out "$out_dir/e2e.jsonl" || e2e_status=FAILED
+  [[ $e2e_status == ok ]] || failed=1
 fi
 
 # ---- 4. compute-sanitizer -----------------------------------------------------------------------
@@ -189,7 +204,8 @@ if [[ -s $json ]] && command -v python3 >/dev/null; then
 import json, sys
 rows = []
 for b in json.load(open(sys.argv[1])).get("benchmarks", []):
-    for key in ("ratio_vs_d2d", "ratio_vs_h2d", "edges_per_second", "gather_GBps"):
+    for key in ("ratio_vs_d2d", "ratio_vs_h2d", "edges_per_second", "gather_GBps",
+                "alltoall_GBps", "speedup"):
         if key in b:
             v = b[key]
             rows.append(f"  {b['name']:<36} {key:<18} {v:.3g}")
@@ -204,8 +220,13 @@ printf '%-22s %s\n' "build" "$build_status"
 printf '%-22s %s (passed %d, failed %d)\n' "tests" "$tests_status" "$tests_passed" "$tests_failed"
 printf '%-22s %s (%d errors)\n' "compute-sanitizer" "$san_status" "$san_errors"
 printf '%-22s %s (json: %s)\n' "microbenchmarks" "$bench_status" "$json"
+printf '%-22s %s (log: %s)\n' "end to end" "$e2e_status" "$log_dir/e2e.log"
 echo "key benchmark numbers:"
 echo "$ratios"
+if [[ -s $log_dir/e2e.log ]]; then
+  echo "coopgnn compare --backend cuda --pes 4 --pes-per-gpu 4 (Cora, 3 epochs):"
+  tail -n 16 "$log_dir/e2e.log"
+fi
 if ((failed)); then
   echo "RESULT: FAILED (logs in $log_dir)"
   exit 1
