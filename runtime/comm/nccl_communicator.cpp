@@ -193,6 +193,7 @@ void nccl_communicator::check_sizes_equal(std::int64_t mine, const char* what) {
 }
 
 void nccl_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
+  scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
   host_.alltoall(send, recv);
 }
 

@@ -61,7 +61,8 @@ void peer_communicator::finish_device(const char* what) {
 void peer_communicator::on_failure() noexcept { comm_detail::join_comm_into_compute(ctx_, ready_); }
 
 void peer_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
-  host_.alltoall(send, recv);  // host counts: the host rendezvous is the whole job
+  scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
+  host_.alltoall(send, recv);       // host counts: the host rendezvous is the whole job
 }
 
 void peer_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,

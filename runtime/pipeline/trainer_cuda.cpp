@@ -239,12 +239,16 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const bat
       COOPGNN_NVTX_RANGE("sample/minibatch");
       dsb = coop ? cuda::sample_cooperative(ctx, dcomm, graph, *dev_->owners_for(p), seeds, key)
                  : cuda::sample_independent(ctx, graph, seeds, key);
-      host.input_nodes = ctx.to_host(dsb.input_nodes);  // synchronises compute()
-      host.plans = std::move(dsb.host_plans);
-      if (opt.trace != nullptr) {
-        for (auto const& b : dsb.blocks) host.blocks.push_back(cuda::to_host(ctx, b));
+      // The host/mmap tiers load through the host feature store: they need the ids there.
+      if (dev_->tier != storage_tier::device && dev_->tier != storage_tier::pinned) {
+        host.input_nodes = ctx.to_host(dsb.input_nodes);
       }
+      host.plans = std::move(dsb.host_plans);
+      sync();
       m.stage_end(m.t.sample, m.cpu.sample, timer);
+    }
+    if (opt.trace != nullptr && opt.capture_edges) {  // outside the stage clocks
+      for (auto const& b : dsb.blocks) host.blocks.push_back(cuda::to_host(ctx, b));
     }
     w += dsb.work;
     for (std::size_t l = 0; l < dsb.id_bytes.size(); ++l) {
@@ -276,7 +280,7 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const bat
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("cache/load_features");
-    auto const n = static_cast<std::int64_t>(sb.input_nodes.size());
+    auto const n = static_cast<std::int64_t>(dsb.input_nodes.size());
     h.rows = n;
     h.cols = ds_.feature_dim();
     if (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned) {
@@ -295,9 +299,13 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const bat
         cuda::gather_rows_at_async(tv, ids.data(), miss_pos.data(), st.misses, h.data.data(),
                                    first_bad.data(), ctx.compute());
         auto const bad = ctx.to_host(first_bad).at(0);  // synchronises compute()
-        COOPGNN_EXPECTS(bad == kNoBadId, "feature load: vertex {} at position {} is outside "
-                                         "[0, {})",
-                        sb.input_nodes.at(bad), bad, table->rows());
+        if (bad != kNoBadId) {
+          vid_t v = 0;
+          cuda::detail::copy_async(&v, ids.data() + bad, sizeof v, ctx.compute());
+          sync();
+          COOPGNN_FAIL("feature load: vertex {} at position {} is outside [0, {})", v, bad,
+                       table->rows());
+        }
         cache.admit(ids.data(), h.data.data(), miss_pos.data(), st.misses, ctx.compute());
         w.cache_hits += st.hits;
         w.cache_misses += st.misses;
@@ -322,7 +330,9 @@ void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const bat
     sync();
     m.stage_end(m.t.feature_load, m.cpu.feature_load, timer);
   }
-  std::int64_t working_set = dsb.bytes() + bytes_of(h);
+  // Working set as the host backend counts it when the host sampled (blocks and plans on the
+  // host); with device sampling, the device image (which also holds recv_pos and the push CSR).
+  std::int64_t working_set = (cfg_.sample_on_device ? dsb.bytes() : host.bytes()) + bytes_of(h);
 
   // 3. Forward: model layer i consumes block L-1-i.
   models::step_key const sk{pe.run_seed, batch_index, true};

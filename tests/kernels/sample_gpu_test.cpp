@@ -177,7 +177,10 @@ TEST(SampleGpu, UniqueWithInverseMatchesHostDedup) {
   COOPGNN_REQUIRE_DEVICE();
   cuda::cuda_context ctx(0);
   std::vector<vid_t> ids;
-  for (vid_t i = 0; i < 3000; ++i) ids.push_back((i * 7919) % 1013 + (i % 5 == 0 ? (vid_t{1} << 40) : 0));
+  for (vid_t i = 0; i < 3000; ++i) {
+    ids.push_back((i * 7919) % 1013 + (i % 5 == 0 ? (vid_t{1} << 40) : 0));
+  }
+  ids.insert(ids.begin() + 2, {vid_t{-5}, -(vid_t{1} << 50), vid_t{-5}});  // signed keys
   for (std::size_t take : {std::size_t{0}, std::size_t{1}, std::size_t{2}, ids.size()}) {
     SCOPED_TRACE(take);
     std::vector<vid_t> const in(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(take));

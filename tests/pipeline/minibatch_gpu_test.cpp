@@ -1,0 +1,200 @@
+// The device sampling protocols (runtime/pipeline/minibatch_cuda.hpp) against the host ones
+// (runtime/pipeline/minibatch.hpp, the reference): per PE the same blocks, exchange plans, input
+// nodes, work counters and id bytes, with P PEs sharing device 0 through the peer-copy
+// communicator, including PEs that own no seed.
+#include <gtest/gtest.h>
+
+#include "tests/common/gpu.hpp"
+
+#ifdef COOPGNN_WITH_CUDA
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "runtime/comm/device_comm.hpp"
+#include "runtime/comm/host_communicator.hpp"
+#include "runtime/pipeline/minibatch_cuda.hpp"
+#include "tests/common/graphs.hpp"
+
+namespace coopgnn {
+namespace {
+
+struct pe_sample {
+  std::vector<block> blocks;
+  std::vector<exchange_plan> plans;
+  std::vector<vid_t> input_nodes;
+  work_counters work;
+  std::vector<std::int64_t> id_bytes;
+};
+
+/// Runs body(p) on P threads; rethrows the first exception after joining.
+template <class Body>
+void on_pes(int P, Body body) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(P));
+  {
+    std::vector<std::jthread> threads;
+    for (int p = 0; p < P; ++p) {
+      threads.emplace_back([&, p] {
+        try {
+          body(p);
+        } catch (...) {
+          errors[static_cast<std::size_t>(p)] = std::current_exception();
+        }
+      });
+    }
+  }
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+std::vector<pe_sample> host_cooperative(const csc_graph& g, const ownership& owners,
+                                        const std::vector<std::vector<vid_t>>& seeds,
+                                        const batch_key& key) {
+  int const P = static_cast<int>(seeds.size());
+  auto group = std::make_shared<host_comm_group>(P, std::chrono::seconds(60));
+  std::vector<pe_sample> out(seeds.size());
+  on_pes(P, [&](int p) {
+    host_communicator comm(group, p);
+    exec_context ctx(backend::host, p, 1);
+    auto sb = sample_cooperative(ctx, comm, g, owners, seeds[p], key);
+    out[p] = {std::move(sb.blocks), std::move(sb.plans), std::move(sb.input_nodes), sb.work,
+              std::move(sb.id_bytes)};
+  });
+  return out;
+}
+
+std::vector<pe_sample> device_cooperative(const csc_graph& g, const ownership& owners,
+                                          const std::vector<std::vector<vid_t>>& seeds,
+                                          const batch_key& key) {
+  int const P = static_cast<int>(seeds.size());
+  std::vector<std::unique_ptr<cuda::cuda_context>> ctxs;
+  std::vector<const cuda::cuda_context*> cps;
+  for (int p = 0; p < P; ++p) {
+    ctxs.push_back(std::make_unique<cuda::cuda_context>(0, p));
+    cps.push_back(ctxs.back().get());
+  }
+  std::vector<pe_sample> out(seeds.size());
+  {
+    auto comms = make_device_communicators(cps, "peer", std::chrono::seconds(60));
+    auto const dg = cuda::upload(*ctxs[0], g);
+    auto const owner_of = cuda::upload_owners(*ctxs[0], owners);
+    ctxs[0]->synchronize();
+    try {
+      on_pes(P, [&](int p) {
+        auto const& ctx = *ctxs[static_cast<std::size_t>(p)];
+        ctx.make_current();
+        try {
+          auto dsb = cuda::sample_cooperative(ctx, *comms[static_cast<std::size_t>(p)], dg,
+                                              owner_of, seeds[p], key);
+          pe_sample& r = out[static_cast<std::size_t>(p)];
+          for (auto const& b : dsb.blocks) r.blocks.push_back(cuda::to_host(ctx, b));
+          r.plans = std::move(dsb.host_plans);
+          r.input_nodes = ctx.to_host(dsb.input_nodes);
+          r.work = dsb.work;
+          r.id_bytes = dsb.id_bytes;
+        } catch (const std::exception& e) {
+          comms[static_cast<std::size_t>(p)]->abort(e.what());
+          throw;
+        }
+      });
+    } catch (...) {
+      for (auto& c : ctxs) c->synchronize();
+      throw;
+    }
+    for (auto& c : ctxs) c->synchronize();
+  }  // device buffers and communicators before the contexts
+  return out;
+}
+
+void expect_same_block(const block& got, const block& want) {
+  EXPECT_EQ(got.num_dst, want.num_dst);
+  EXPECT_EQ(got.src_ids, want.src_ids);
+  EXPECT_EQ(got.indptr, want.indptr);
+  EXPECT_EQ(got.indices, want.indices);
+  EXPECT_EQ(got.weights, want.weights);
+  EXPECT_EQ(got.src_degree, want.src_degree);
+}
+
+struct protocol_case {
+  sampler_kind kind;
+  std::vector<int> fanouts;
+  int pes;
+  std::int64_t batch;  ///< global batch size (1 leaves PEs without seeds)
+};
+
+class DeviceSamplingProtocol : public ::testing::TestWithParam<protocol_case> {};
+
+TEST_P(DeviceSamplingProtocol, CooperativeEqualsHostPerPe) {
+  COOPGNN_REQUIRE_DEVICE();
+  auto const c = GetParam();
+  auto const ds = test::synthetic_dataset(600, 3, 4, 8, 11);
+  auto const g = build_csc(ds.num_nodes, ds.src, ds.dst);
+  ownership const owners(ds.num_nodes, c.pes, 9);
+  std::vector<std::vector<vid_t>> seeds(static_cast<std::size_t>(c.pes));
+  for (std::int64_t i = 0; i < c.batch; ++i) {
+    vid_t const v = ds.train[static_cast<std::size_t>(i)];
+    seeds[static_cast<std::size_t>(owners.owner(v))].push_back(v);
+  }
+  batch_key const key{c.kind, c.fanouts, 21, 3, {4, false}};
+  auto const want = host_cooperative(g, owners, seeds, key);
+  auto const got = device_cooperative(g, owners, seeds, key);
+  for (int p = 0; p < c.pes; ++p) {
+    SCOPED_TRACE(::testing::Message() << "PE " << p << " with " << seeds[p].size() << " seeds");
+    auto const& w = want[static_cast<std::size_t>(p)];
+    auto const& o = got[static_cast<std::size_t>(p)];
+    ASSERT_EQ(o.blocks.size(), w.blocks.size());
+    for (std::size_t l = 0; l < w.blocks.size(); ++l) {
+      SCOPED_TRACE(::testing::Message() << "layer " << l);
+      expect_same_block(o.blocks[l], w.blocks[l]);
+      EXPECT_EQ(o.plans[l].send_counts, w.plans[l].send_counts);
+      EXPECT_EQ(o.plans[l].recv_counts, w.plans[l].recv_counts);
+      EXPECT_EQ(o.plans[l].send_perm, w.plans[l].send_perm);
+      EXPECT_EQ(o.plans[l].recv_inv, w.plans[l].recv_inv);
+    }
+    EXPECT_EQ(o.input_nodes, w.input_nodes);
+    EXPECT_EQ(o.work.sampled_edges, w.work.sampled_edges);
+    EXPECT_EQ(o.work.sampled_vertices, w.work.sampled_vertices);
+    EXPECT_EQ(o.work.seeds, w.work.seeds);
+    EXPECT_EQ(o.id_bytes, w.id_bytes);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, DeviceSamplingProtocol,
+    ::testing::Values(protocol_case{sampler_kind::ns, {4, 3}, 2, 64},
+                      protocol_case{sampler_kind::labor, {5, 5, 5}, 4, 50},
+                      protocol_case{sampler_kind::ns, {-1, 2}, 4, 1},  // PEs without seeds
+                      protocol_case{sampler_kind::labor, {3}, 3, 40}));
+
+TEST(DeviceSamplingProtocol, IndependentEqualsHost) {
+  COOPGNN_REQUIRE_DEVICE();
+  auto const ds = test::synthetic_dataset(600, 3, 4, 8, 11);
+  auto const g = build_csc(ds.num_nodes, ds.src, ds.dst);
+  std::vector<vid_t> const seeds(ds.train.begin(), ds.train.begin() + 40);
+  std::vector<int> const fanouts = {5, 4};
+  batch_key const key{sampler_kind::labor, fanouts, 21, 3, {16, true}};
+  auto const want = sample_independent(exec_context{}, g, seeds, key);
+  cuda::cuda_context ctx(0);
+  auto const dg = cuda::upload(ctx, g);
+  auto const dsb = cuda::sample_independent(ctx, dg, seeds, key);
+  ASSERT_EQ(dsb.blocks.size(), want.blocks.size());
+  for (std::size_t l = 0; l < want.blocks.size(); ++l) {
+    SCOPED_TRACE(l);
+    expect_same_block(cuda::to_host(ctx, dsb.blocks[l]), want.blocks[l]);
+  }
+  EXPECT_EQ(ctx.to_host(dsb.input_nodes), want.input_nodes);
+  EXPECT_EQ(dsb.work.sampled_edges, want.work.sampled_edges);
+  EXPECT_EQ(dsb.work.sampled_vertices, want.work.sampled_vertices);
+  EXPECT_TRUE(dsb.plans.empty());
+}
+
+}  // namespace
+}  // namespace coopgnn
+
+#else
+TEST(DeviceSamplingProtocol, NeedsACudaBuild) { GTEST_SKIP() << "built without CUDA"; }
+#endif
