@@ -18,6 +18,7 @@ void validate(const modes_options& o) {
   for (int p : o.pes) COOPGNN_EXPECTS(p >= 1 && p <= 1024, "--pes: {} is outside [1, 1024]", p);
   COOPGNN_EXPECTS(o.batches >= 1, "--batches must be at least 1, got {}", o.batches);
   COOPGNN_EXPECTS(o.warmup >= 0, "--warmup must be non-negative, got {}", o.warmup);
+  COOPGNN_EXPECTS(o.devices >= 1, "bench modes: {} GPUs", o.devices);
 }
 
 namespace {
@@ -39,6 +40,8 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.sampler = o.sampler;
   cfg.batch_size = o.batch_size;
   cfg.seed = o.seed;
+  cfg.compute_backend = o.compute_backend;
+  if (o.compute_backend == backend::cuda) cfg.pes_per_gpu = (P + o.devices - 1) / o.devices;
   trainer tr(ds, g, cfg);
   auto const order = tr.epoch_order(1);
 
@@ -238,7 +241,8 @@ std::string format_modes_table(const modes_options& o, const modes_result& r) {
         row.total_seconds, row.work.at("sampled_edges"), row.work.at("feature_rows"),
         row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6);
   }
-  out += "(seconds per global batch, measured on this machine's host backend)\n\n";
+  out += fmt::format("(seconds per global batch, measured on this machine's {} backend)\n\n",
+                     to_string(o.compute_backend));
   out += "PROJECTED seconds per global batch (measured compute + counted bytes / link bandwidth)\n";
   out += fmt::format("{:<12}{:>4}", "mode", "P");
   for (auto const& m : o.machines) out += fmt::format("{:>14}", m.name);

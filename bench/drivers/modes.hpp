@@ -31,6 +31,8 @@ struct modes_options {
   std::int64_t hidden = 64;
   std::uint64_t seed = 0;
   std::vector<machine_model> machines = default_machines();
+  backend compute_backend = backend::host;  ///< cuda: every P runs on the GPUs
+  int devices = 1;  ///< CUDA backend: GPUs to spread P PEs over (ceil(P / devices) per GPU)
 };
 
 /// @throws logic_error naming the option when a value is out of range.

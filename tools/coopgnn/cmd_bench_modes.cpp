@@ -7,6 +7,7 @@
 
 #include "bench/drivers/export.hpp"
 #include "bench/drivers/modes.hpp"
+#include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
@@ -22,10 +23,14 @@ struct bench_modes_args {
   std::string sampler = "ns";
   std::vector<std::string> machines = {"DGX-A100", "DGX-H100", "DGX-H200"};
   std::string out = "results";
+  std::string backend = "host";
   bench::modes_options opt;
 };
 
 void run_bench_modes(bench_modes_args& a) {
+  auto const devices = query_devices();
+  a.opt.compute_backend = resolve_backend(a.backend, devices.count, devices.reason);
+  a.opt.devices = std::max(1, devices.count);
   if (a.dataset.empty()) a.dataset = default_dataset_dir();
   a.opt.sampler = parse_sampler_kind(a.sampler);
   a.opt.machines.clear();
@@ -59,13 +64,15 @@ void run_bench_modes(bench_modes_args& a) {
   h.num_edges = ds.num_edges();
   h.command = bench::process_command_line(fmt::format(
       "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} --pes {} "
-      "--batches {} --warmup {} --model {} --hidden {} --seed {} --out {}",
+      "--batches {} --warmup {} --model {} --hidden {} --seed {} --backend {} --out {}",
       a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size,
       fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden, a.opt.seed,
-      a.out));
+      to_string(a.opt.compute_backend), a.out));
   h.created = bench::utc_now_iso8601();
-  h.backend = "host";
-  h.device = bench::host_device_name();
+  h.backend = to_string(a.opt.compute_backend);
+  h.device = a.opt.compute_backend == backend::cuda
+                 ? fmt::format("{} x {}", a.opt.devices, devices.first_name)
+                 : bench::host_device_name();
   h.threads = 1;
   std::filesystem::path const dir(a.out);
   auto const stem = "modes_" + file_stem(ds.name);
@@ -96,6 +103,10 @@ void add_bench_modes_command(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--hidden", a->opt.hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--seed", a->opt.seed, "Run seed")->capture_default_str();
+  cmd->add_option("--backend", a->backend,
+                  "host, cuda (every P on the visible GPUs, ceil(P / GPUs) PEs per GPU) or auto")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}))
+      ->capture_default_str();
   cmd->add_option("--machines", a->machines,
                   "Machines to project on: DGX-A100, DGX-H100, DGX-H200 or "
                   "NAME:NVLINK_GBPS:PCIE_GBPS:HBM_GBPS")
