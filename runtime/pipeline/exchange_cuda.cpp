@@ -3,7 +3,6 @@
 #include "runtime/pipeline/exchange_cuda.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <span>
 
 #include "kernels/gather/gather_cuda.hpp"
@@ -72,40 +71,13 @@ device_exchange_plan upload(const cuda_context& ctx, const exchange_plan& plan,
   d.recv_counts = plan.recv_counts;
   d.num_requester_rows = static_cast<std::int64_t>(plan.send_perm.size());
   d.num_owner_rows = num_owner_rows;
-  auto const n = static_cast<std::size_t>(d.num_requester_rows);
-  std::vector<std::int64_t> pos(n, -1);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto const s = plan.send_perm[i];
-    COOPGNN_EXPECTS(s >= 0 && s < d.num_requester_rows && pos[static_cast<std::size_t>(s)] < 0,
-                    "exchange plan: send_perm[{}] = {} is not part of a permutation of [0, {})", i,
-                    s, n);
-    pos[static_cast<std::size_t>(s)] = static_cast<std::int64_t>(i);
-  }
-  auto const m = plan.recv_inv.size();
-  for (std::size_t r = 0; r < m; ++r) {
-    COOPGNN_EXPECTS(plan.recv_inv[r] >= 0 && plan.recv_inv[r] < num_owner_rows,
-                    "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, plan.recv_inv[r],
-                    num_owner_rows);
-  }
-  // The scatter-add of exchange_push as a CSR by owner row: the requests of each owner row in
-  // ascending request order (a stable counting sort), each with weight 1.
-  std::vector<std::int64_t> t_indptr(static_cast<std::size_t>(num_owner_rows) + 1, 0);
-  for (auto const o : plan.recv_inv) ++t_indptr[static_cast<std::size_t>(o) + 1];
-  std::partial_sum(t_indptr.begin(), t_indptr.end(), t_indptr.begin());
-  std::vector<std::int64_t> t_edges(m);
-  {
-    auto next = t_indptr;
-    for (std::size_t r = 0; r < m; ++r) {
-      auto& slot = next[static_cast<std::size_t>(plan.recv_inv[r])];
-      t_edges[static_cast<std::size_t>(slot++)] = static_cast<std::int64_t>(r);
-    }
-  }
-  std::vector<float> ones(m, 1.0f);
+  auto const x = make_exchange_index(plan, num_owner_rows);
+  std::vector<float> const ones(plan.recv_inv.size(), 1.0f);
   d.send_perm = ctx.to_device(std::span<const std::int64_t>(plan.send_perm));
-  d.recv_pos = ctx.to_device(std::span<const std::int64_t>(pos));
+  d.recv_pos = ctx.to_device(std::span<const std::int64_t>(x.recv_pos));
   d.recv_inv = ctx.to_device(std::span<const std::int64_t>(plan.recv_inv));
-  d.push_indptr = ctx.to_device(std::span<const std::int64_t>(t_indptr));
-  d.push_sources = ctx.to_device(std::span<const std::int64_t>(t_edges));
+  d.push_indptr = ctx.to_device(std::span<const std::int64_t>(x.push_indptr));
+  d.push_sources = ctx.to_device(std::span<const std::int64_t>(x.push_sources));
   d.push_weights = ctx.to_device(std::span<const float>(ones));
   detail::synchronize(ctx.compute());  // the pageable host vectors above die here
   return d;

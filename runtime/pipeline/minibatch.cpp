@@ -81,6 +81,39 @@ sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, co
   return out;
 }
 
+exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows) {
+  exchange_index x;
+  auto const n = plan.send_perm.size();
+  x.recv_pos.assign(n, -1);
+  for (std::size_t j = 0; j < n; ++j) {
+    auto const i = plan.send_perm[j];
+    COOPGNN_EXPECTS(i >= 0 && static_cast<std::size_t>(i) < n &&
+                        x.recv_pos[static_cast<std::size_t>(i)] < 0,
+                    "exchange plan: send_perm[{}] = {} is not part of a permutation of [0, {})", j,
+                    i, n);
+    x.recv_pos[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(j);
+  }
+  COOPGNN_EXPECTS(num_owner_rows >= 0, "exchange plan: {} owner rows", num_owner_rows);
+  auto const m = plan.recv_inv.size();
+  x.push_indptr.assign(static_cast<std::size_t>(num_owner_rows) + 1, 0);
+  for (std::size_t r = 0; r < m; ++r) {
+    auto const o = plan.recv_inv[r];
+    COOPGNN_EXPECTS(o >= 0 && o < num_owner_rows,
+                    "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, o, num_owner_rows);
+    ++x.push_indptr[static_cast<std::size_t>(o) + 1];
+  }
+  for (std::size_t o = 0; o < static_cast<std::size_t>(num_owner_rows); ++o) {
+    x.push_indptr[o + 1] += x.push_indptr[o];
+  }
+  x.push_sources.resize(m);
+  std::vector<std::int64_t> next(x.push_indptr.begin(), x.push_indptr.end() - 1);
+  for (std::size_t r = 0; r < m; ++r) {
+    auto& slot = next[static_cast<std::size_t>(plan.recv_inv[r])];
+    x.push_sources[static_cast<std::size_t>(slot++)] = static_cast<std::int64_t>(r);
+  }
+  return x;
+}
+
 std::int64_t sampled_batch::bytes() const {
   std::int64_t b = 0;
   for (auto const& blk : blocks) {

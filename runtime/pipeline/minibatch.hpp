@@ -45,6 +45,23 @@ struct batch_key {
   labor_dependency dependency;  ///< LABOR kappa and layer dependency
 };
 
+/// The device exchanges' view of a plan (runtime/pipeline/exchange_cuda.hpp), computed on the
+/// host. recv_pos: the inverse of send_perm (recv_pos[send_perm[j]] = j), i.e. the position
+/// among the received rows of local source i. The push CSR groups the requests by owner row:
+/// owner row o sums the received rows sources[indptr[o] .. indptr[o + 1]) in ascending request
+/// order, which is the order exchange_push's `+=` loop adds them.
+struct exchange_index {
+  std::vector<std::int64_t> recv_pos;      ///< [send_perm.size()]
+  std::vector<std::int64_t> push_indptr;   ///< [num_owner_rows + 1]
+  std::vector<std::int64_t> push_sources;  ///< [recv_inv.size()]
+};
+
+/// Builds the exchange_index of `plan` (a stable counting sort of recv_inv; O(n + m)).
+/// @param num_owner_rows  |S^{l+1}_p|
+/// @throws logic_error naming the position when send_perm is not a permutation of
+///         [0, send_perm.size()) or a recv_inv entry is outside [0, num_owner_rows).
+exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows);
+
 /// The sampler parameters of layer l (l < key.fanouts.size()) under `key`.
 sample_params layer_params(const batch_key& key, std::size_t l);
 
