@@ -45,6 +45,19 @@ step_result run_protocol_step(const train_config& cfg) {
   return r;
 }
 
+std::pair<std::vector<double>, epoch_report> run_protocol_epochs(const train_config& cfg,
+                                                                 int epochs) {
+  auto const& d = protocol_data();
+  trainer tr(d.ds, d.g, cfg);
+  std::vector<double> losses;
+  epoch_report last;
+  for (int e = 1; e <= epochs; ++e) {
+    last = tr.run_epoch(e, e == epochs);
+    losses.push_back(last.train_loss);
+  }
+  return {losses, last};
+}
+
 std::set<std::pair<vid_t, vid_t>> as_set(const std::multiset<std::pair<vid_t, vid_t>>& m) {
   return {m.begin(), m.end()};
 }

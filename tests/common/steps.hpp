@@ -35,6 +35,11 @@ struct step_result {
 /// seed is computed twice, a seed is missing or replicas' gradients differ.
 step_result run_protocol_step(const train_config& cfg);
 
+/// Trains `cfg` on protocol_data() for `epochs` epochs, evaluating after the last; returns the
+/// train loss of every epoch and the last epoch's report.
+std::pair<std::vector<double>, epoch_report> run_protocol_epochs(const train_config& cfg,
+                                                                 int epochs);
+
 /// The distinct edges of a layer.
 std::set<std::pair<vid_t, vid_t>> as_set(const std::multiset<std::pair<vid_t, vid_t>>& m);
 

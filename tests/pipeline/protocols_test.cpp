@@ -141,20 +141,12 @@ TEST(Trainer, WorkAccountingMatchesTheBlocks) {
 }
 
 TEST(Trainer, LearnsAndIsReproducibleForAnyThreadCount) {
-  auto const& d = data();
   auto run = [&](int threads, minibatch_mode mode) {
     train_config c = make_cfg({"sage", sampler_kind::ns, {5, 5}, 128, false}, mode, 3);
     c.sample_threads = threads;
     c.hidden = 16;
     c.lr = 0.02f;
-    trainer tr(d.ds, d.g, c);
-    std::vector<double> losses;
-    epoch_report last;
-    for (int e = 1; e <= 8; ++e) {
-      last = tr.run_epoch(e, e == 8);
-      losses.push_back(last.train_loss);
-    }
-    return std::make_pair(losses, last);
+    return test::run_protocol_epochs(c, 8);
   };
   auto const [l1, r1] = run(1, minibatch_mode::cooperative);
   auto const [l3, r3] = run(3, minibatch_mode::cooperative);

@@ -202,18 +202,10 @@ TEST(TrainerCudaTiers, GpuCacheCountsWhatItsHostReferenceCounts) {
 
 TEST(TrainerCudaEpochs, LearnsLikeTheHostBackend) {
   COOPGNN_REQUIRE_DEVICE();
-  auto const& d = data();
   auto run = [&](backend b, minibatch_mode mode, int P) {
     auto c = make_cfg({"sage", sampler_kind::ns, {5, 5}, 128, false, 16}, mode, P, b);
     c.lr = 0.02f;
-    trainer tr(d.ds, d.g, c);
-    std::vector<double> losses;
-    epoch_report last;
-    for (int e = 1; e <= 8; ++e) {
-      last = tr.run_epoch(e, e == 8);
-      losses.push_back(last.train_loss);
-    }
-    return std::make_pair(losses, last);
+    return test::run_protocol_epochs(c, 8);
   };
   auto const [lh, rh] = run(backend::host, minibatch_mode::cooperative, 2);
   auto const [ld, rd] = run(backend::cuda, minibatch_mode::cooperative, 2);
