@@ -144,8 +144,10 @@ std::unique_ptr<feature_table> feature_table::upload(const matrix<float>& m, sto
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize", bytes);
     t->device_ = static_cast<const float*>(t->owned_);
   } else {
-    check_cuda(cudaHostAlloc(&t->owned_, static_cast<std::size_t>(bytes), cudaHostAllocMapped),
-          "cudaHostAlloc", bytes);
+    // Portable: pinned and mapped for every device, so PEs on several GPUs read it over UVA.
+    check_cuda(cudaHostAlloc(&t->owned_, static_cast<std::size_t>(bytes),
+                             cudaHostAllocMapped | cudaHostAllocPortable),
+               "cudaHostAlloc", bytes);
     std::copy_n(m.row(0), m.size(), static_cast<float*>(t->owned_));
     void* alias = nullptr;
     check_cuda(cudaHostGetDevicePointer(&alias, t->owned_, 0), "cudaHostGetDevicePointer", bytes);
