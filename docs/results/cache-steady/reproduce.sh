@@ -20,6 +20,9 @@ $BIN bench cache --dataset $DATA/twitter-task --kappas 1,256 --fractions 0.25,0.
 $BIN bench cache --dataset $DATA/twitter-task --kappas 1,256 --fractions 0.1 --pes 1,4 \
   --policies lru,s3fifo --epochs 6 --warmup 48 --layer-dependency --no-plots \
   --out $OUT/twitter-layer-dependency
+$BIN bench cache --dataset $DATA/twitter-task --kappas 1,256 --fractions 0.1 --pes 4 \
+  --modes cooperative --policies sieve,clock,setassoc --epochs 6 --warmup 48 \
+  --layer-dependency --no-plots --out $OUT/twitter-layer-dependency/other-policies
 $BIN bench cache --dataset $DATA/cnr2000-task --kappas 1,256 --fractions 0.1 --pes 1,4 \
   --policies lru,s3fifo --epochs 2 --warmup 191 --layer-dependency --no-plots \
   --out $OUT/cnr2000-layer-dependency
@@ -27,3 +30,4 @@ $BIN report $OUT --title "Feature caches at steady state (issue 4 acceptance)"
 $BIN report $OUT/twitter-larger-cache --title "twitter with caches of 25% and 50% of |V| per PE"
 $BIN report $OUT/twitter-layer-dependency --title "twitter, 10% of |V| per PE, LABOR layer dependency"
 $BIN report $OUT/cnr2000-layer-dependency --title "cnr2000, 10% of |V| per PE, LABOR layer dependency"
+$BIN report $OUT/twitter-layer-dependency/other-policies --title "twitter, layer dependency, SIEVE, CLOCK and set-associative"
