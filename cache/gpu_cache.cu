@@ -5,6 +5,7 @@
 
 #include "cache/gpu_cache.hpp"
 #include "runtime/core/cuda_check.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 
@@ -127,6 +128,7 @@ device_set_assoc_cache::device_set_assoc_cache(const cuda_context& ctx, std::int
 
 cache_batch_stats device_set_assoc_cache::lookup(const std::int64_t* keys, std::int64_t n,
                                                  float* out, std::int64_t* miss_pos, stream_t s) {
+  COOPGNN_NVTX_RANGE("cache/lookup");
   ++clock_;
   cache_batch_stats st;
   if (n == 0) return st;
@@ -163,6 +165,7 @@ cache_batch_stats device_set_assoc_cache::lookup(const std::int64_t* keys, std::
 void device_set_assoc_cache::admit(const std::int64_t* keys, const float* out,
                                    const std::int64_t* miss_pos, std::int64_t misses,
                                    stream_t s) {
+  COOPGNN_NVTX_RANGE("cache/admit");
   if (misses == 0 || geo_.sets == 0) return;
   auto const m = static_cast<std::size_t>(misses);
   auto sets = ctx_->allocate<std::int64_t>(m, s);

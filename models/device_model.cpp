@@ -17,6 +17,7 @@
 #include "kernels/dense/gemm_cuda.hpp"
 #include "kernels/sparse/sparse_cuda.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 namespace {
@@ -214,6 +215,7 @@ device_matrix device_gnn_model::conv_forward(int i, const device_block& b,
                                              const device_matrix& h_src,
                                              const models::step_key& key,
                                              device_conv_cache* cache) const {
+  COOPGNN_NVTX_RANGE("model/conv/forward");
   impl& d = *impl_;
   COOPGNN_EXPECTS(i >= 0 && i < num_layers(),
                   "device_gnn_model::conv_forward: layer {} outside [0, {})", i, num_layers());
@@ -301,6 +303,7 @@ device_matrix device_gnn_model::conv_forward(int i, const device_block& b,
 device_matrix device_gnn_model::conv_backward(int i, const device_block& b,
                                               const device_matrix& grad_out,
                                               const device_conv_cache& cache, bool input_grad) {
+  COOPGNN_NVTX_RANGE("model/conv/backward");
   impl& d = *impl_;
   constexpr const char* fn = "device_gnn_model::conv_backward";
   COOPGNN_EXPECTS(i >= 0 && i < num_layers(), "{}: layer {} outside [0, {})", fn, i, num_layers());
@@ -421,6 +424,7 @@ device_matrix device_gnn_model::conv_backward(int i, const device_block& b,
 device_matrix device_gnn_model::head_forward(const device_matrix& x, const vid_t* row_ids,
                                              const models::step_key& key,
                                              device_linear_cache* cache) const {
+  COOPGNN_NVTX_RANGE("model/head/forward");
   impl& d = *impl_;
   COOPGNN_EXPECTS(d.head.has_value(), "device_gnn_model::head_forward: the model has no head");
   const layer_layout& l = *d.head;
@@ -456,6 +460,7 @@ device_matrix device_gnn_model::head_forward(const device_matrix& x, const vid_t
 
 device_matrix device_gnn_model::head_backward(const device_matrix& grad_out,
                                               const device_linear_cache& cache) {
+  COOPGNN_NVTX_RANGE("model/head/backward");
   impl& d = *impl_;
   constexpr const char* fn = "device_gnn_model::head_backward";
   COOPGNN_EXPECTS(d.head.has_value(), "{}: the model has no head", fn);
@@ -487,6 +492,7 @@ device_matrix device_gnn_model::head_backward(const device_matrix& grad_out,
 double device_gnn_model::loss(const device_matrix& logits,
                               const device_buffer<std::int64_t>& labels, float scale,
                               device_matrix* grad) const {
+  COOPGNN_NVTX_RANGE("model/loss");
   impl& d = *impl_;
   COOPGNN_EXPECTS(static_cast<std::int64_t>(labels.size()) == logits.rows,
                   "device_gnn_model::loss: {} labels for {} rows of logits", labels.size(),
@@ -504,6 +510,7 @@ double device_gnn_model::loss(const device_matrix& logits,
 }
 
 void device_gnn_model::adam_step() {
+  COOPGNN_NVTX_RANGE("model/adam");
   impl& d = *impl_;
   ++d.steps;
   adam_step_params a;

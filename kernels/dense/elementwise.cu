@@ -4,6 +4,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_launch.cuh"
 #include "kernels/dense/elementwise_cuda.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 namespace detail {
@@ -105,6 +106,7 @@ __global__ void sum_single_block(const double* __restrict__ row_loss, std::int64
 
 void bias_relu(float* out, const float* bias, std::int64_t rows, std::int64_t cols, bool relu,
                cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/bias_relu");
   COOPGNN_CU_EXPECTS(rows >= 0 && cols >= 0, "cuda::bias_relu: negative shape [", rows, ", ", cols,
                      "]");
   if (rows == 0 || cols == 0) return;
@@ -116,6 +118,7 @@ void bias_relu(float* out, const float* bias, std::int64_t rows, std::int64_t co
 
 void relu_backward(const float* grad_out, const float* out, std::int64_t n, float* grad_in,
                    cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/relu_backward");
   COOPGNN_CU_EXPECTS(n >= 0, "cuda::relu_backward: negative size n=", n);
   if (n == 0) return;
   COOPGNN_CU_EXPECTS(grad_out != nullptr && out != nullptr && grad_in != nullptr,
@@ -128,6 +131,7 @@ void relu_backward(const float* grad_out, const float* out, std::int64_t n, floa
 
 void bias_grad_add(const float* g, std::int64_t rows, std::int64_t cols, float* bias_grad,
                    cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/bias_grad_add");
   COOPGNN_CU_EXPECTS(rows >= 0 && cols >= 0, "cuda::bias_grad_add: negative shape [", rows, ", ",
                      cols, "]");
   if (rows == 0 || cols == 0) return;
@@ -143,6 +147,7 @@ void bias_grad_add(const float* g, std::int64_t rows, std::int64_t cols, float* 
 void softmax_cross_entropy(const float* logits, const std::int64_t* labels, std::int64_t n,
                            std::int64_t classes, float scale, float* grad, double* row_loss,
                            float* loss, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/softmax_cross_entropy");
   constexpr const char* fn = "cuda::softmax_cross_entropy";
   COOPGNN_CU_EXPECTS(n >= 0, fn, ": negative row count n=", n);
   COOPGNN_CU_EXPECTS(n == 0 || classes >= 1, fn, ": logits have ", n, " rows but ", classes,

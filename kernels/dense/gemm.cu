@@ -3,6 +3,7 @@
 
 #include "kernels/cuda_check.cuh"
 #include "kernels/dense/gemm_cuda.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 
@@ -19,6 +20,7 @@ cublas_handle::~cublas_handle() {
 void gemm(cublasContext* handle, op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
           float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
           float beta, float* c, std::int64_t ldc, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/gemm");
   COOPGNN_CU_EXPECTS(handle != nullptr, "cuda::gemm: cuBLAS handle is null");
   COOPGNN_CU_EXPECTS(m >= 0 && n >= 0 && k >= 0, "cuda::gemm: negative dimension m=", m, ", n=", n,
                      ", k=", k);

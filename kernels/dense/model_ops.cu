@@ -9,6 +9,7 @@
 #include "kernels/cuda_launch.cuh"
 #include "kernels/dense/elementwise_cuda.hpp"
 #include "runtime/core/rng.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 namespace detail {
@@ -99,6 +100,7 @@ __global__ void adam_per_thread(float* __restrict__ value, const float* __restri
 void dropout_forward(const float* x, const std::int64_t* ids, std::int64_t rows, std::int64_t cols,
                      std::uint64_t run_seed, std::uint32_t batch, std::uint32_t layer_index,
                      float p, float scale, float* y, std::uint8_t* keep, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/dropout_forward");
   constexpr const char* fn = "cuda::dropout_forward";
   COOPGNN_CU_EXPECTS(rows >= 0 && cols >= 0, fn, ": negative shape [", rows, ", ", cols, "]");
   COOPGNN_CU_EXPECTS(p >= 0.0f && p < 1.0f, fn, ": p = ", p, " is outside [0, 1)");
@@ -117,6 +119,7 @@ void dropout_forward(const float* x, const std::int64_t* ids, std::int64_t rows,
 
 void dropout_backward(float* g, const std::uint8_t* keep, std::int64_t n, float scale,
                       cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/dropout_backward");
   COOPGNN_CU_EXPECTS(n >= 0, "cuda::dropout_backward: negative size n=", n);
   if (n == 0) return;
   COOPGNN_CU_EXPECTS(g != nullptr && keep != nullptr, "cuda::dropout_backward: g or keep is null");
@@ -128,6 +131,7 @@ void dropout_backward(float* g, const std::uint8_t* keep, std::int64_t n, float 
 void gcn_edge_values(const std::int64_t* indptr, const std::int64_t* indices, const float* weights,
                      const std::int64_t* src_degree, std::int64_t num_dst, float* out,
                      cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/gcn_edge_values");
   constexpr const char* fn = "cuda::gcn_edge_values";
   COOPGNN_CU_EXPECTS(num_dst >= 0, fn, ": negative num_dst=", num_dst);
   if (num_dst == 0) return;
@@ -143,6 +147,7 @@ void gcn_edge_values(const std::int64_t* indptr, const std::int64_t* indices, co
 
 void gcn_self_add(const std::int64_t* src_degree, const float* x, std::int64_t rows,
                   std::int64_t cols, float* y, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/gcn_self_add");
   constexpr const char* fn = "cuda::gcn_self_add";
   COOPGNN_CU_EXPECTS(rows >= 0 && cols >= 0, fn, ": negative shape [", rows, ", ", cols, "]");
   if (rows == 0 || cols == 0) return;
@@ -155,6 +160,7 @@ void gcn_self_add(const std::int64_t* src_degree, const float* x, std::int64_t r
 
 void adam_step(float* value, const float* grad, float* m, float* v, std::int64_t n,
                const adam_step_params& params, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("dense/adam_step");
   COOPGNN_CU_EXPECTS(n >= 0, "cuda::adam_step: negative size n=", n);
   if (n == 0) return;
   COOPGNN_CU_EXPECTS(value != nullptr && grad != nullptr && m != nullptr && v != nullptr,

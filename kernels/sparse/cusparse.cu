@@ -5,6 +5,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/sparse/block_view_check.hpp"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 namespace detail {
@@ -116,6 +117,7 @@ std::size_t spmm_cusparse_workspace_bytes(cusparseContext* handle, const block_v
 
 void spmm_cusparse(cusparseContext* handle, const block_view& b, const float* x, std::int64_t d,
                    float* y, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/cusparse_spmm");
   constexpr const char* fn = "cuda::spmm_cusparse";
   detail::check_spmm(fn, handle, b, x, d, y);
   if (b.num_dst == 0 || d == 0) return;
@@ -154,6 +156,7 @@ std::size_t sddmm_cusparse_workspace_bytes(cusparseContext* handle, const block_
 void sddmm_cusparse(cusparseContext* handle, const block_view& b, const float* a, const float* x,
                     std::int64_t d, float* out, void* workspace, std::size_t workspace_bytes,
                     cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/cusparse_sddmm");
   constexpr const char* fn = "cuda::sddmm_cusparse";
   detail::check_sddmm(fn, handle, b, a, x, d, out);
   if (b.num_edges == 0) return;

@@ -5,6 +5,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_launch.cuh"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 namespace detail {
@@ -61,6 +62,7 @@ void check_args(const char* fn, const std::int64_t* indptr, std::int64_t num_dst
 
 void edge_softmax(const std::int64_t* indptr, std::int64_t num_dst, std::int64_t num_edges,
                   const float* scores, float* out, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/edge_softmax");
   detail::check_args("cuda::edge_softmax", indptr, num_dst, num_edges, scores, out);
   if (num_edges == 0 || num_dst == 0) return;
   detail::edge_softmax_row_per_warp<<<detail::grid_for_warps(num_dst), detail::block_threads, 0,
@@ -71,6 +73,7 @@ void edge_softmax(const std::int64_t* indptr, std::int64_t num_dst, std::int64_t
 void edge_softmax_backward(const std::int64_t* indptr, std::int64_t num_dst, std::int64_t num_edges,
                            const float* y, const float* grad_y, float* grad_scores,
                            cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/edge_softmax_backward");
   constexpr const char* fn = "cuda::edge_softmax_backward";
   detail::check_args(fn, indptr, num_dst, num_edges, grad_y, grad_scores);
   COOPGNN_CU_EXPECTS(num_edges == 0 || y != nullptr, fn, ": y is null");

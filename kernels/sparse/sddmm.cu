@@ -3,6 +3,7 @@
 #include "kernels/cuda_launch.cuh"
 #include "kernels/sparse/block_view_check.hpp"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 namespace detail {
@@ -33,6 +34,7 @@ __global__ void sddmm_row_per_warp(const std::int64_t* __restrict__ indptr,
 
 void sddmm(const block_view& b, const float* a, const float* x, std::int64_t d,
            bool scale_by_weights, float* out, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/sddmm");
   constexpr const char* fn = "cuda::sddmm";
   detail::check_block_view(fn, b, scale_by_weights);
   std::int64_t const rows_read = b.num_edges > 0 ? 1 : 0;

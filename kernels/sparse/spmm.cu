@@ -5,6 +5,7 @@
 #include "kernels/cuda_launch.cuh"
 #include "kernels/sparse/block_view_check.hpp"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
 namespace detail {
@@ -166,6 +167,7 @@ std::size_t cub_sort_bytes(std::int64_t num_src, std::int64_t num_edges) {
 }  // namespace detail
 
 void spmm(const block_view& b, const float* x, std::int64_t d, float* y, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/spmm");
   constexpr const char* fn = "cuda::spmm";
   detail::check_block_view(fn, b, true);
   detail::check_dense(fn, "x", x, b.num_edges > 0 ? b.num_src : 0, d);
@@ -189,6 +191,7 @@ std::size_t transpose_workspace_bytes(std::int64_t num_src, std::int64_t num_edg
 
 void build_transpose(const block_view& b, void* workspace, std::size_t workspace_bytes,
                      std::int64_t* t_indptr, std::int64_t* t_edges, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/build_transpose");
   constexpr const char* fn = "cuda::build_transpose";
   detail::check_block_view(fn, b, false);
   COOPGNN_CU_EXPECTS(t_indptr != nullptr, fn, ": t_indptr is null");
@@ -223,6 +226,7 @@ void build_transpose(const block_view& b, void* workspace, std::size_t workspace
 void spmm_transpose_add(const block_view& b, const std::int64_t* t_indptr,
                         const std::int64_t* t_edges, const float* y_grad, std::int64_t d,
                         float* x_grad, cudaStream_t stream) {
+  COOPGNN_NVTX_RANGE("sparse/spmm_transpose_add");
   constexpr const char* fn = "cuda::spmm_transpose_add";
   detail::check_block_view(fn, b, true);
   COOPGNN_CU_EXPECTS(t_indptr != nullptr, fn, ": t_indptr is null");
