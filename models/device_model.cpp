@@ -243,15 +243,22 @@ device_matrix device_gnn_model::conv_forward(int i, const device_block& b,
   device_conv_cache& c = cache != nullptr ? *cache : local;
   bool const drop = key.training && l.dropout > 0.0f;
   if (drop) {
-    c.keep_scale = keep_scale_of(l.dropout);
-    c.h = make_matrix(d.ctx, num_src, l.in);
-    c.keep = d.ctx.allocate<std::uint8_t>(static_cast<std::size_t>(num_src * l.in));
+    // Into locals first: h_src may be the cache's own previous input (a reused cache).
+    float const scale = keep_scale_of(l.dropout);
+    device_matrix hd = make_matrix(d.ctx, num_src, l.in);
+    auto keep = d.ctx.allocate<std::uint8_t>(static_cast<std::size_t>(num_src * l.in));
     dropout_forward(h_src.data.data(), b.src_ids.data(), num_src, l.in, key.run_seed, key.batch,
-                    l.layer_index, l.dropout, c.keep_scale, c.h.data.data(), c.keep.data(), s);
+                    l.layer_index, l.dropout, scale, hd.data.data(), keep.data(), s);
+    c.keep_scale = scale;
+    c.h = std::move(hd);
+    c.keep = std::move(keep);
   } else {
     c.keep.reset();
     c.keep_scale = 1.0f;
-    if (cache != nullptr) c.h = copy_matrix(d.ctx, h_src.data.data(), num_src, l.in);
+    if (cache != nullptr) {
+      device_matrix copy = copy_matrix(d.ctx, h_src.data.data(), num_src, l.in);
+      c.h = std::move(copy);
+    }
   }
   const float* h = drop || cache != nullptr ? c.h.data.data() : h_src.data.data();
 
@@ -440,15 +447,22 @@ device_matrix device_gnn_model::head_forward(const device_matrix& x, const vid_t
                     "device_gnn_model::head_forward: row_ids is null for {} rows (dropout needs "
                     "one id a row)",
                     x.rows);
-    c.keep_scale = keep_scale_of(l.dropout);
-    c.x = make_matrix(d.ctx, x.rows, x.cols);
-    c.keep = d.ctx.allocate<std::uint8_t>(static_cast<std::size_t>(x.size()));
+    // Into locals first: x may be the cache's own previous input (a reused cache).
+    float const scale = keep_scale_of(l.dropout);
+    device_matrix xd = make_matrix(d.ctx, x.rows, x.cols);
+    auto keep = d.ctx.allocate<std::uint8_t>(static_cast<std::size_t>(x.size()));
     dropout_forward(x.data.data(), row_ids, x.rows, x.cols, key.run_seed, key.batch, l.layer_index,
-                    l.dropout, c.keep_scale, c.x.data.data(), c.keep.data(), s);
+                    l.dropout, scale, xd.data.data(), keep.data(), s);
+    c.keep_scale = scale;
+    c.x = std::move(xd);
+    c.keep = std::move(keep);
   } else {
     c.keep.reset();
     c.keep_scale = 1.0f;
-    if (cache != nullptr) c.x = copy_matrix(d.ctx, x.data.data(), x.rows, x.cols);
+    if (cache != nullptr) {
+      device_matrix copy = copy_matrix(d.ctx, x.data.data(), x.rows, x.cols);
+      c.x = std::move(copy);
+    }
   }
   const float* xin = drop || cache != nullptr ? c.x.data.data() : x.data.data();
   device_matrix y = make_matrix(d.ctx, x.rows, l.out);
@@ -512,16 +526,17 @@ double device_gnn_model::loss(const device_matrix& logits,
 void device_gnn_model::adam_step() {
   COOPGNN_NVTX_RANGE("model/adam");
   impl& d = *impl_;
-  ++d.steps;
+  auto const t = d.steps + 1;  // counted only once the update is enqueued
   adam_step_params a;
   a.lr = d.adam.lr;
   a.beta1 = d.adam.beta1;
   a.beta2 = d.adam.beta2;
   a.eps = d.adam.eps;
   a.weight_decay = d.adam.weight_decay;
-  a.bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(d.steps));
-  a.bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(d.steps));
+  a.bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(t));
+  a.bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(t));
   cuda::adam_step(d.values.data(), d.grads.data(), d.m.data(), d.v.data(), d.num_params, a, d.s());
+  d.steps = t;
 }
 
 void device_gnn_model::download(models::gnn_model& host) const {

@@ -7,7 +7,10 @@
 
 namespace coopgnn::cuda {
 
-cublas_handle::cublas_handle() { COOPGNN_CUBLAS_CHECK(cublasCreate(&handle_)); }
+cublas_handle::cublas_handle() {
+  COOPGNN_CUBLAS_CHECK(cublasCreate(&handle_));
+  COOPGNN_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));  // plain FP32, no TF32
+}
 
 cublas_handle::~cublas_handle() {
   if (handle_ == nullptr) return;

@@ -87,6 +87,9 @@ cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_b
         cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
 
     COOPGNN_CUBLAS_CHECK(cublasCreate(&cublas_));
+    // Plain FP32 (no TF32 tensor-core rounding): the layers' results stay within the host
+    // reference's float tolerance (models/device_model.hpp).
+    COOPGNN_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
     COOPGNN_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
     COOPGNN_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
     COOPGNN_CUSPARSE_CHECK(cusparseSetStream(cusparse_, compute_));
