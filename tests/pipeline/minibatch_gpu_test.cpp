@@ -196,5 +196,7 @@ TEST(DeviceSamplingProtocol, IndependentEqualsHost) {
 }  // namespace coopgnn
 
 #else
-TEST(DeviceSamplingProtocol, NeedsACudaBuild) { GTEST_SKIP() << "built without CUDA"; }
+TEST(DeviceSamplingProtocol, NeedsACudaBuild) {
+  GTEST_SKIP() << "built without CUDA: the device sampling protocols do not exist in this build";
+}
 #endif
