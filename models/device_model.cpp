@@ -91,6 +91,35 @@ transposed transpose_of(const cuda_context& ctx, const block_view& v) {
   return t;  // workspace is freed stream-ordered after build_transpose
 }
 
+/// The input a layer computes from: x after keyed dropout (dropout_keeps on ids[row], column;
+/// models/layers.cpp apply_dropout) when `drop`, else x itself. The dropped input, its mask and
+/// scale go to (kept, keep, keep_scale) when `drop` or `keep_copy` (an undropped input is copied
+/// for backward only when a cache asks for it). Writes go to locals first: x may be `kept`'s own
+/// previous content (a reused cache). Returns the pointer to compute from (valid while x and
+/// kept are). Enqueued on s.
+const float* layer_input(const cuda_context& ctx, stream_t s, const device_matrix& x,
+                         const vid_t* ids, const models::step_key& key, std::uint32_t layer_index,
+                         float p, bool drop, bool keep_copy, device_matrix& kept,
+                         device_buffer<std::uint8_t>& keep, float& keep_scale) {
+  if (drop) {
+    float const scale = keep_scale_of(p);
+    device_matrix dropped = make_matrix(ctx, x.rows, x.cols);
+    auto mask = ctx.allocate<std::uint8_t>(static_cast<std::size_t>(x.size()));
+    dropout_forward(x.data.data(), ids, x.rows, x.cols, key.run_seed, key.batch, layer_index, p,
+                    scale, dropped.data.data(), mask.data(), s);
+    keep_scale = scale;
+    kept = std::move(dropped);
+    keep = std::move(mask);
+    return kept.data.data();
+  }
+  keep.reset();
+  keep_scale = 1.0f;
+  if (!keep_copy) return x.data.data();
+  device_matrix copy = copy_matrix(ctx, x.data.data(), x.rows, x.cols);
+  kept = std::move(copy);
+  return kept.data.data();
+}
+
 }  // namespace
 
 struct device_gnn_model::impl {
@@ -242,25 +271,8 @@ device_matrix device_gnn_model::conv_forward(int i, const device_block& b,
   device_conv_cache local;
   device_conv_cache& c = cache != nullptr ? *cache : local;
   bool const drop = key.training && l.dropout > 0.0f;
-  if (drop) {
-    // Into locals first: h_src may be the cache's own previous input (a reused cache).
-    float const scale = keep_scale_of(l.dropout);
-    device_matrix hd = make_matrix(d.ctx, num_src, l.in);
-    auto keep = d.ctx.allocate<std::uint8_t>(static_cast<std::size_t>(num_src * l.in));
-    dropout_forward(h_src.data.data(), b.src_ids.data(), num_src, l.in, key.run_seed, key.batch,
-                    l.layer_index, l.dropout, scale, hd.data.data(), keep.data(), s);
-    c.keep_scale = scale;
-    c.h = std::move(hd);
-    c.keep = std::move(keep);
-  } else {
-    c.keep.reset();
-    c.keep_scale = 1.0f;
-    if (cache != nullptr) {
-      device_matrix copy = copy_matrix(d.ctx, h_src.data.data(), num_src, l.in);
-      c.h = std::move(copy);
-    }
-  }
-  const float* h = drop || cache != nullptr ? c.h.data.data() : h_src.data.data();
+  const float* h = layer_input(d.ctx, s, h_src, b.src_ids.data(), key, l.layer_index, l.dropout,
+                               drop, cache != nullptr, c.h, c.keep, c.keep_scale);
 
   // compute (conv_layer::compute with one thread).
   std::int64_t const in = l.in;
@@ -442,29 +454,12 @@ device_matrix device_gnn_model::head_forward(const device_matrix& x, const vid_t
   device_linear_cache local;
   device_linear_cache& c = cache != nullptr ? *cache : local;
   bool const drop = key.training && l.dropout > 0.0f;
-  if (drop) {
-    COOPGNN_EXPECTS(row_ids != nullptr || x.rows == 0,
-                    "device_gnn_model::head_forward: row_ids is null for {} rows (dropout needs "
-                    "one id a row)",
-                    x.rows);
-    // Into locals first: x may be the cache's own previous input (a reused cache).
-    float const scale = keep_scale_of(l.dropout);
-    device_matrix xd = make_matrix(d.ctx, x.rows, x.cols);
-    auto keep = d.ctx.allocate<std::uint8_t>(static_cast<std::size_t>(x.size()));
-    dropout_forward(x.data.data(), row_ids, x.rows, x.cols, key.run_seed, key.batch, l.layer_index,
-                    l.dropout, scale, xd.data.data(), keep.data(), s);
-    c.keep_scale = scale;
-    c.x = std::move(xd);
-    c.keep = std::move(keep);
-  } else {
-    c.keep.reset();
-    c.keep_scale = 1.0f;
-    if (cache != nullptr) {
-      device_matrix copy = copy_matrix(d.ctx, x.data.data(), x.rows, x.cols);
-      c.x = std::move(copy);
-    }
-  }
-  const float* xin = drop || cache != nullptr ? c.x.data.data() : x.data.data();
+  COOPGNN_EXPECTS(!drop || row_ids != nullptr || x.rows == 0,
+                  "device_gnn_model::head_forward: row_ids is null for {} rows (dropout needs "
+                  "one id a row)",
+                  x.rows);
+  const float* xin = layer_input(d.ctx, s, x, row_ids, key, l.layer_index, l.dropout, drop,
+                                 cache != nullptr, c.x, c.keep, c.keep_scale);
   device_matrix y = make_matrix(d.ctx, x.rows, l.out);
   gemm(d.ctx.cublas(), op::none, op::none, x.rows, l.out, l.in, 1.0f, xin, l.in, d.w(l.w_self),
        l.out, 0.0f, y.data.data(), l.out, s);

@@ -18,39 +18,11 @@ table_view view_of(const device_matrix& m) {
   return table_view{m.data.data(), m.rows, m.cols, m.cols};
 }
 
-/// All-to-all-v of float rows of width d: send_counts[q] rows to PE q, recv_counts[q] from it.
-device_buffer<float> alltoallv_rows(const cuda_context& ctx, communicator& comm,
-                                    const device_buffer<float>& send,
-                                    std::span<const std::int64_t> send_counts,
-                                    std::span<const std::int64_t> recv_counts, std::int64_t d) {
-  auto const p = send_counts.size();
-  std::vector<std::int64_t> sb(p), rb(p);
-  std::int64_t total = 0;
-  for (std::size_t q = 0; q < p; ++q) {
-    sb[q] = send_counts[q] * d * static_cast<std::int64_t>(sizeof(float));
-    rb[q] = recv_counts[q] * d * static_cast<std::int64_t>(sizeof(float));
-    total += recv_counts[q] * d;
-  }
-  auto recv = ctx.allocate<float>(static_cast<std::size_t>(total));
-  comm.alltoallv(reinterpret_cast<const std::byte*>(send.data()), sb,
-                 reinterpret_cast<std::byte*>(recv.data()), rb);
-  return recv;
-}
-
 }  // namespace
 
-device_matrix gather(const cuda_context& ctx, const device_matrix& rows,
-                     const device_buffer<std::int64_t>& ids) {
-  device_matrix out;
-  out.rows = static_cast<std::int64_t>(ids.size());
-  out.cols = rows.cols;
-  out.data = gather_rows(ctx, view_of(rows), ids);
-  return out;
-}
-
 namespace {
-/// gather without the id check: the plan's ids were validated by upload(), so no
-/// synchronisation is needed. Enqueued on ctx.compute().
+/// out[i, :] = rows[ids[i], :] without the id check: a plan's ids were validated by upload(),
+/// so no synchronisation is needed. Enqueued on ctx.compute().
 device_matrix gather_unchecked(const cuda_context& ctx, const device_matrix& rows,
                                const device_buffer<std::int64_t>& ids) {
   device_matrix out;
@@ -96,7 +68,7 @@ device_matrix exchange_pull(const cuda_context& ctx, communicator& comm,
   received.rows = plan.num_requester_rows;
   received.cols = d;
   received.data =
-      alltoallv_rows(ctx, comm, answers.data, plan.recv_counts, plan.send_counts, d);
+      alltoallv_device(ctx, comm, answers.data, plan.recv_counts, plan.send_counts, d);
   return gather_unchecked(ctx, received, plan.recv_pos);
 }
 
@@ -109,7 +81,7 @@ device_matrix exchange_push(const cuda_context& ctx, communicator& comm,
                   plan.num_requester_rows);
   std::int64_t const d = requester_grads.cols;
   auto const sent = gather_unchecked(ctx, requester_grads, plan.send_perm);
-  auto const recv = alltoallv_rows(ctx, comm, sent.data, plan.send_counts, plan.recv_counts, d);
+  auto const recv = alltoallv_device(ctx, comm, sent.data, plan.send_counts, plan.recv_counts, d);
   auto const m = static_cast<std::int64_t>(plan.recv_inv.size());
   device_matrix out;
   out.rows = plan.num_owner_rows;

@@ -7,7 +7,9 @@
 // Includable from .cpp files in any build; definitions exist only in CUDA builds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "models/device_model.hpp"
@@ -34,6 +36,32 @@ struct device_exchange_plan {
   device_buffer<std::int64_t> push_sources;  ///< [sum recv] request indices grouped by owner row
   device_buffer<float> push_weights;         ///< [sum recv] ones
 };
+
+/// Typed all-to-all-v of device rows through a device communicator: `send` holds
+/// send_counts[q] rows of `row` elements for PE q, back to back; returns the recv_counts[q] rows
+/// from each PE q, back to back, in a new buffer from ctx's pool (the device counterpart of
+/// alltoallv_known in runtime/comm/communicator.hpp). Collective.
+/// @param send_counts, recv_counts  [P] host row counts (recv from a prior count exchange)
+/// @throws comm_error when a peer fails; cuda_error when the allocation fails.
+template <typename T>
+device_buffer<T> alltoallv_device(const cuda_context& ctx, communicator& comm,
+                                  const device_buffer<T>& send,
+                                  std::span<const std::int64_t> send_counts,
+                                  std::span<const std::int64_t> recv_counts, std::int64_t row = 1) {
+  auto const p = send_counts.size();
+  auto const item = row * static_cast<std::int64_t>(sizeof(T));
+  std::vector<std::int64_t> sb(p), rb(p);
+  std::int64_t total = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    sb[q] = send_counts[q] * item;
+    rb[q] = recv_counts[q] * item;
+    total += recv_counts[q] * row;
+  }
+  auto recv = ctx.allocate<T>(static_cast<std::size_t>(total));
+  comm.alltoallv(reinterpret_cast<const std::byte*>(send.data()), sb,
+                 reinterpret_cast<std::byte*>(recv.data()), rb);
+  return recv;
+}
 
 /// Copies `plan` to the device on ctx.compute() with the push CSR (built on the host).
 /// @param num_owner_rows  |S^{l+1}_p|: the owner-side row count (next layer's num_dst)
@@ -62,10 +90,5 @@ device_matrix exchange_pull(const cuda_context& ctx, communicator& comm,
 /// @throws as exchange_pull.
 device_matrix exchange_push(const cuda_context& ctx, communicator& comm,
                             const device_exchange_plan& plan, const device_matrix& requester_grads);
-
-/// out[i, :] = rows[ids[i], :] on ctx.compute() (cuda::gather_rows on a device matrix), then a
-/// check of the ids (synchronises). @throws logic_error naming an id outside [0, rows.rows).
-device_matrix gather(const cuda_context& ctx, const device_matrix& rows,
-                     const device_buffer<std::int64_t>& ids);
 
 }  // namespace coopgnn::cuda

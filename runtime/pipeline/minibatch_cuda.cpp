@@ -16,6 +16,17 @@ device_buffer<vid_t> copy_of(const cuda_context& ctx, const device_buffer<vid_t>
   return out;
 }
 
+/// Samples layer l for `frontier` and appends the compacted block to out.blocks, counting its
+/// edges (the first half of a layer in both protocols).
+const device_block& sample_layer(const cuda_context& ctx, const device_csc& g,
+                                 const device_buffer<vid_t>& frontier, const batch_key& key,
+                                 std::size_t l, device_sampled_batch& out) {
+  auto const s = sample_neighbors(ctx, g, frontier, layer_params(key, l));
+  out.blocks.push_back(make_block(ctx, g, frontier, s));
+  out.work.sampled_edges += static_cast<std::int64_t>(out.blocks.back().indices.size());
+  return out.blocks.back();
+}
+
 }  // namespace
 
 std::int64_t device_sampled_batch::bytes() const {
@@ -39,10 +50,7 @@ device_sampled_batch sample_independent(const cuda_context& ctx, const device_cs
   device_sampled_batch out;
   auto frontier = ctx.to_device(seeds);
   for (std::size_t l = 0; l < key.fanouts.size(); ++l) {
-    auto const s = sample_neighbors(ctx, g, frontier, layer_params(key, l));
-    out.blocks.push_back(make_block(ctx, g, frontier, s));
-    device_block const& b = out.blocks.back();
-    out.work.sampled_edges += static_cast<std::int64_t>(b.indices.size());
+    device_block const& b = sample_layer(ctx, g, frontier, key, l, out);
     out.work.sampled_vertices += static_cast<std::int64_t>(b.src_ids.size());
     frontier = copy_of(ctx, b.src_ids);
   }
@@ -60,10 +68,7 @@ device_sampled_batch sample_cooperative(const cuda_context& ctx, communicator& c
   device_sampled_batch out;
   auto frontier = ctx.to_device(owned_seeds);
   for (std::size_t l = 0; l < key.fanouts.size(); ++l) {
-    auto const s = sample_neighbors(ctx, g, frontier, layer_params(key, l));
-    out.blocks.push_back(make_block(ctx, g, frontier, s));
-    device_block const& b = out.blocks.back();
-    out.work.sampled_edges += static_cast<std::int64_t>(b.indices.size());
+    device_block const& b = sample_layer(ctx, g, frontier, key, l, out);
 
     // Partition the local source list by owner (stable), then send each id to its owner.
     auto const split = split_by_owner(ctx, owner_of, comm.size(), b.src_ids);
@@ -71,17 +76,9 @@ device_sampled_batch sample_cooperative(const cuda_context& ctx, communicator& c
     plan.send_counts = split.counts;
     plan.recv_counts.assign(P, 0);
     comm.alltoall(plan.send_counts, plan.recv_counts);
-    std::vector<std::int64_t> send_bytes(P), recv_bytes(P);
-    std::int64_t total = 0;
-    for (std::size_t q = 0; q < P; ++q) {
-      send_bytes[q] = plan.send_counts[q] * static_cast<std::int64_t>(sizeof(vid_t));
-      recv_bytes[q] = plan.recv_counts[q] * static_cast<std::int64_t>(sizeof(vid_t));
-      total += plan.recv_counts[q];
-    }
-    auto recv_ids = ctx.allocate<vid_t>(static_cast<std::size_t>(total));
     auto const sent0 = comm.stats().alltoall_bytes_sent;
-    comm.alltoallv(reinterpret_cast<const std::byte*>(split.sorted_ids.data()), send_bytes,
-                   reinterpret_cast<std::byte*>(recv_ids.data()), recv_bytes);
+    auto const recv_ids = alltoallv_device(ctx, comm, split.sorted_ids, plan.send_counts,
+                                           plan.recv_counts);
     out.id_bytes.push_back(comm.stats().alltoall_bytes_sent - sent0);
 
     // Owner-side deduplication: S^{l+1}_p sorted, and the inverse map of every request.
