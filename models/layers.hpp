@@ -1,9 +1,14 @@
 // GNN layers with hand-written forward and backward on sampled blocks (DESIGN.md section 1,
 // "models"; section 4, "Layers on sampled blocks"; section 6, forward/backward per layer).
 //
-// Host implementations built on the dense and sparse kernels. Every random decision (dropout,
-// initialisation) is keyed by global ids through runtime/core/rng.hpp, so the same vertex gets the
-// same mask on every PE and any thread count gives the same bits.
+// Written once for every backend (DESIGN.md section 2): a layer's parameters live in a
+// parameter_set in the memory space of an exec_context, its inputs and outputs are tensors in
+// that space, and every step is a kernel entry (gemm, spmm, the element-wise ops of
+// kernels/dense/elementwise.hpp) that dispatches to the host reference or the CUDA kernel. The
+// host backend is the reference; on the CUDA backend the same calls run on the PE's compute
+// stream without synchronising (float32 only), and agree with the host within the tolerances
+// the kernels document. Every random decision (dropout, initialisation) is keyed by global ids
+// through runtime/core/rng.hpp, so the same vertex gets the same mask on every PE and backend.
 #pragma once
 
 #include <cstdint>
@@ -12,17 +17,66 @@
 #include <vector>
 
 #include "kernels/sample/block.hpp"
+#include "runtime/core/exec_context.hpp"
 #include "runtime/core/matrix.hpp"
+#include "runtime/core/memory.hpp"
 #include "runtime/core/types.hpp"
 
 namespace coopgnn::models {
 
-/// A trainable tensor and the gradient accumulated for it (same shape as value).
+/// A trainable tensor's name, shape and offset in its parameter_set's flat buffers.
+struct param_info {
+  std::string name;  ///< e.g. "sage0.w_self", unique within a set
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t offset = 0;  ///< first element in values() / grads()
+};
+
+/// The parameters of a model (or of standalone layers) in two flat buffers of one memory space:
+/// values and gradients, each parameter row-major and back to back in registration order, so one
+/// all-reduce covers every gradient (DESIGN.md section 6, step 5) and the optimizer runs on one
+/// array. Register with add(), then allocate() once; views stay valid while the set lives (it is
+/// neither copyable nor movable).
 template <typename T>
-struct parameter {
-  std::string name;  ///< e.g. "sage0.w_self", unique within a model
-  matrix<T> value;
-  matrix<T> grad;
+class parameter_set {
+ public:
+  parameter_set() = default;
+  parameter_set(const parameter_set&) = delete;
+  parameter_set& operator=(const parameter_set&) = delete;
+
+  /// Registers a [rows, cols] parameter and returns its index.
+  /// @throws logic_error after allocate(), for a negative shape or a repeated name.
+  std::size_t add(std::string name, std::int64_t rows, std::int64_t cols);
+  /// Allocates values and gradients in ctx.space(), both zero. @throws logic_error when called
+  /// twice; cuda_error when the device pool is exhausted.
+  void allocate(const exec_context& ctx);
+  [[nodiscard]] bool allocated() const { return allocated_; }
+
+  [[nodiscard]] std::size_t count() const { return infos_.size(); }
+  [[nodiscard]] const param_info& info(std::size_t i) const { return infos_.at(i); }
+  [[nodiscard]] const std::vector<param_info>& infos() const { return infos_; }
+  /// Total number of trainable scalars.
+  [[nodiscard]] std::int64_t num_values() const { return total_; }
+  [[nodiscard]] memory_space space() const { return values_.space(); }
+
+  /// Parameter i's value / gradient [rows, cols] (in space()). @throws logic_error before
+  /// allocate() or for i out of range.
+  [[nodiscard]] tensor_view<T> value(std::size_t i);
+  [[nodiscard]] tensor_view<const T> value(std::size_t i) const;
+  [[nodiscard]] tensor_view<T> grad(std::size_t i);
+  [[nodiscard]] tensor_view<const T> grad(std::size_t i) const;
+  /// All values / all gradients, flat, in registration order.
+  [[nodiscard]] buffer_view<T> values() { return values_.view(); }
+  [[nodiscard]] buffer_view<const T> values() const { return values_.view(); }
+  [[nodiscard]] buffer_view<T> grads() { return grads_.view(); }
+  [[nodiscard]] buffer_view<const T> grads() const { return grads_.view(); }
+
+ private:
+  std::vector<param_info> infos_;
+  std::int64_t total_ = 0;
+  bool allocated_ = false;
+  buffer<T> values_;
+  buffer<T> grads_;
 };
 
 /// What keys a training step's dropout masks (DESIGN.md section 4): the run seed and the global
@@ -43,21 +97,27 @@ enum class conv_kind {
 /// Whether dropout keeps element (vertex, column) of the input of layer `layer_index` in minibatch
 /// `batch`: rng::to_unit(w[column % 4]) >= p with w = rng::draw4(make_stream(run_seed,
 /// purpose::dropout, layer_index), vertex, column / 4, batch): one Philox call serves four
-/// consecutive columns. A pure function of its arguments (never of a row position, thread or PE).
+/// consecutive columns (dropout_forward in kernels/dense/elementwise.hpp computes these masks).
+/// A pure function of its arguments (never of a row position, thread or PE).
 /// @param vertex  global vertex id; @param column feature column (< 2^32); @param p in [0, 1)
 bool dropout_keeps(std::uint64_t run_seed, std::uint32_t batch, std::uint32_t layer_index,
                    vid_t vertex, std::int64_t column, float p);
 
-/// What conv_layer::forward keeps for backward. Public so that tests and the pipeline can look
-/// at intermediate values; treat as opaque otherwise.
+/// What conv_layer::forward keeps for backward, in the context's memory space. Public so that
+/// tests and the pipeline can look at intermediate values; treat as opaque otherwise.
 template <typename T>
 struct conv_cache {
-  matrix<T> h;                     ///< [num_src, in_dim] input after dropout (a copy)
-  std::vector<std::uint8_t> keep;  ///< [num_src * in_dim] dropout mask, empty when none applied
-  T keep_scale = T{1};             ///< 1 / (1 - p) for kept elements
-  matrix<T> mid;                   ///< aggregate [num_dst, in_dim] or transform [num_src, out]
-  matrix<T> out;                   ///< [num_dst, out_dim] layer output (after ReLU)
-  std::vector<T> edge_values;      ///< [num_edges] GCN edge coefficients (empty for SAGE)
+  tensor<T> h;                  ///< [num_src, in_dim] input after dropout (a copy)
+  buffer<std::uint8_t> keep;    ///< [num_src * in_dim] dropout mask, empty when none applied
+  T keep_scale = T{1};          ///< 1 / (1 - p) for kept elements
+  tensor<T> mid;                ///< aggregate [num_dst, in_dim] or transform [num_src, out]
+  tensor<T> out;                ///< [num_dst, out_dim] layer output (after ReLU)
+  buffer<T> edge_values;        ///< [num_edges] GCN edge coefficients (empty for SAGE)
+  /// Bytes held (working-set accounting).
+  [[nodiscard]] std::int64_t bytes() const {
+    return static_cast<std::int64_t>(h.bytes() + keep.bytes() + mid.bytes() + out.bytes() +
+                                     edge_values.bytes());
+  }
 };
 
 /// One graph convolution over a sampled block (message-flow graph).
@@ -77,57 +137,56 @@ struct conv_cache {
 /// Transform-then-aggregate is used when in_dim > out_dim, aggregate-then-transform otherwise:
 /// the same math, chosen from the dimensions only.
 ///
-/// Parameters: SAGE "sage<l>.w_self" [in, out], "sage<l>.w_neigh" [in, out], "sage<l>.bias"
-/// [1, out]; GCN "gcn<l>.weight" [in, out], "gcn<l>.bias" [1, out] (l = layer_index).
-/// Explicitly instantiated for float and double.
+/// Parameters (registered in the parameter_set given to the constructor): SAGE
+/// "sage<l>.w_self" [in, out], "sage<l>.w_neigh" [in, out], "sage<l>.bias" [1, out]; GCN
+/// "gcn<l>.weight" [in, out], "gcn<l>.bias" [1, out] (l = layer_index).
+/// Explicitly instantiated for float and double (double: host and emulated backends only).
 template <typename T>
 class conv_layer {
  public:
+  /// Registers the layer's parameters in `params` (which must outlive the layer and be
+  /// allocated before any other call).
   /// @param in_dim, out_dim  feature widths, >= 1
   /// @param layer_index      keys dropout masks and initialisation; unique within a model
   /// @param dropout          p in [0, 1), applied to the layer's input
-  /// @throws logic_error naming the argument when a width is < 1 or p is outside [0, 1).
-  /// Parameters start zero; call init.
+  /// @throws logic_error naming the argument when a width is < 1 or p is outside [0, 1), or
+  ///         when `params` is already allocated.
   conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_dim, std::uint32_t layer_index,
-             bool apply_relu, float dropout);
+             bool apply_relu, float dropout, parameter_set<T>& params);
 
   /// Glorot-uniform weights (Glorot & Bengio, AISTATS 2010, eq. 16: U(-a, a), a = sqrt(6 / (in +
   /// out))), zero bias. Element (r, c) of the k-th weight matrix of this layer is drawn from
   /// rng::draw4(make_stream(seed, purpose::init, layer_index), r, c, k): a pure function of the
-  /// key. Clears the gradients.
-  void init(std::uint64_t seed);
+  /// key. Computed on the host and copied into ctx.space(). Clears the gradients.
+  void init(const exec_context& ctx, std::uint64_t seed);
 
   /// The layer's output for the block's destinations (see the class comment for the formula).
-  /// @param b      the block; indptr [num_dst + 1], indices/weights [num_edges], src_ids
-  ///               [num_src] (read only for dropout), src_degree [num_src] (GCN only)
-  /// @param h_src  [b.num_src(), in_dim] source features, destinations first
+  /// @param b      the block in ctx.space(): indptr, indices, weights; src_ids (dropout) and
+  ///               src_degree (GCN)
+  /// @param h_src  [b.num_src, in_dim] source features, destinations first
   /// @param key    dropout key; no dropout unless key.training
   /// @param cache  when not null, filled with what backward needs (previous content replaced)
-  /// @returns      [b.num_dst, out_dim]
-  /// @throws logic_error naming the argument on a shape mismatch or a malformed block (indptr,
-  ///         index range, weights or src_degree sizes, negative degree).
-  /// Single-threaded, deterministic; allocates the output and intermediates on the host. The
-  /// result equals infer(b, h_src, threads) bit for bit when no dropout is applied.
-  matrix<T> forward(const block& b, const matrix<T>& h_src, const step_key& key,
-                    conv_cache<T>* cache) const;
+  /// @returns      [b.num_dst, out_dim] in ctx.space()
+  /// @throws logic_error naming the argument on a shape or space mismatch or a malformed block
+  ///         (GCN without src_degree; on the host backend also bad offsets or indices).
+  /// Host: rows split over ctx.threads() where the kernels allow (same bits for any count).
+  /// CUDA: asynchronous on ctx's compute stream.
+  tensor<T> forward(const exec_context& ctx, const block_view& b, tensor_view<const T> h_src,
+                    const step_key& key, conv_cache<T>* cache) const;
 
-  /// Backward of forward: returns dL/dh_src [b.num_src(), in_dim] (through dropout, so it is the
-  /// gradient with respect to forward's h_src argument) and ADDS dL/dW and dL/dbias into the
-  /// parameters' grad.
+  /// Backward of forward: ADDS dL/dW and dL/dbias into the parameters' gradients and returns
+  /// dL/dh_src [b.num_src, in_dim] (through dropout, so it is the gradient with respect to
+  /// forward's h_src argument), or an empty tensor when input_grad is false (the input layer).
   /// @param b         the same block that forward saw
   /// @param grad_out  [b.num_dst, out_dim] dL/d(output)
   /// @param cache     filled by forward on (b, h_src)
   /// @throws logic_error on a shape mismatch between grad_out, cache and block.
   /// Deterministic (fixed summation orders).
-  matrix<T> backward(const block& b, const matrix<T>& grad_out, const conv_cache<T>& cache);
+  tensor<T> backward(const exec_context& ctx, const block_view& b, tensor_view<const T> grad_out,
+                     const conv_cache<T>& cache, bool input_grad = true);
 
-  /// forward without dropout and cache, destination rows split across `threads` std::threads
-  /// (threads >= 1). Each row is computed by the same code whatever the split, so the result is
-  /// identical for every thread count. @throws logic_error as forward, or for threads < 1.
-  matrix<T> infer(const block& b, const matrix<T>& h_src, int threads) const;
-
-  /// The layer's parameters (pointers stay valid while the layer lives and is not moved).
-  std::vector<parameter<T>*> params();
+  /// Indices of the layer's parameters in the set (w_self/weight, [w_neigh,] bias).
+  [[nodiscard]] std::vector<std::size_t> param_indices() const;
 
   [[nodiscard]] conv_kind kind() const { return kind_; }
   [[nodiscard]] std::int64_t in_dim() const { return in_dim_; }
@@ -139,9 +198,8 @@ class conv_layer {
   [[nodiscard]] bool transform_first() const { return in_dim_ > out_dim_; }
 
  private:
-  void check_block(const block& b, const matrix<T>& h_src, const char* fn) const;
-  void compute(const block& b, const matrix<T>& h, int threads, matrix<T>& mid,
-               std::vector<T>& edge_values, matrix<T>& out) const;
+  void check_block(const exec_context& ctx, const block_view& b, std::int64_t h_rows,
+                   std::int64_t h_cols, const char* fn) const;
 
   conv_kind kind_;
   std::int64_t in_dim_;
@@ -149,17 +207,21 @@ class conv_layer {
   std::uint32_t layer_index_;
   bool apply_relu_;
   float dropout_;
-  parameter<T> w_self_;   // SAGE: W_self; GCN: W
-  parameter<T> w_neigh_;  // SAGE only
-  parameter<T> bias_;
+  parameter_set<T>* params_;
+  std::size_t w_self_ = 0;   // SAGE: W_self; GCN: W
+  std::size_t w_neigh_ = 0;  // SAGE only
+  std::size_t bias_ = 0;
 };
 
 /// What linear_layer::forward keeps for backward.
 template <typename T>
 struct linear_cache {
-  matrix<T> x;                     ///< [n, in_dim] input after dropout (a copy)
-  std::vector<std::uint8_t> keep;  ///< dropout mask, empty when none applied
+  tensor<T> x;                 ///< [n, in_dim] input after dropout (a copy)
+  buffer<std::uint8_t> keep;   ///< dropout mask, empty when none applied
   T keep_scale = T{1};
+  [[nodiscard]] std::int64_t bytes() const {
+    return static_cast<std::int64_t>(x.bytes() + keep.bytes());
+  }
 };
 
 /// y = dropout(x) W + b, no activation (an MLP head). Dropout as in conv_layer, keyed by the
@@ -168,30 +230,31 @@ struct linear_cache {
 template <typename T>
 class linear_layer {
  public:
-  /// @throws logic_error when a width is < 1 or dropout is outside [0, 1).
-  linear_layer(std::int64_t in_dim, std::int64_t out_dim, std::uint32_t layer_index, float dropout);
+  /// @throws logic_error when a width is < 1, dropout is outside [0, 1), or params is allocated.
+  linear_layer(std::int64_t in_dim, std::int64_t out_dim, std::uint32_t layer_index, float dropout,
+               parameter_set<T>& params);
 
   /// Glorot-uniform weight keyed as conv_layer::init (stream (seed, init, layer_index), matrix 0),
   /// zero bias, cleared gradients.
-  void init(std::uint64_t seed);
+  void init(const exec_context& ctx, std::uint64_t seed);
 
-  /// @param x        [n, in_dim]
-  /// @param row_ids  [n] global vertex ids of x's rows: they key the dropout mask; only read
-  ///                 when key.training && p > 0 (may be empty otherwise)
+  /// @param x        [n, in_dim] in ctx.space()
+  /// @param row_ids  [n] global vertex ids of x's rows in ctx.space(): they key the dropout mask;
+  ///                 only read when key.training && p > 0 (may be empty otherwise)
   /// @param cache    when not null, filled for backward
   /// @returns        [n, out_dim]
-  /// @throws logic_error on a shape mismatch or a row_ids size != n while dropout applies.
-  matrix<T> forward(const matrix<T>& x, std::span<const vid_t> row_ids, const step_key& key,
+  /// @throws logic_error on a shape or space mismatch or a row_ids size != n while dropout
+  ///         applies.
+  tensor<T> forward(const exec_context& ctx, tensor_view<const T> x,
+                    buffer_view<const vid_t> row_ids, const step_key& key,
                     linear_cache<T>* cache) const;
 
-  /// Returns dL/dx [n, in_dim] and ADDS dL/dW, dL/dbias into the parameters' grad.
+  /// Returns dL/dx [n, in_dim] and ADDS dL/dW, dL/dbias into the parameters' gradients.
   /// @param grad_out [n, out_dim]. @throws logic_error on a shape mismatch with the cache.
-  matrix<T> backward(const matrix<T>& grad_out, const linear_cache<T>& cache);
+  tensor<T> backward(const exec_context& ctx, tensor_view<const T> grad_out,
+                     const linear_cache<T>& cache);
 
-  /// forward without dropout, rows split across `threads` (>= 1); identical for any count.
-  matrix<T> infer(const matrix<T>& x, int threads) const;
-
-  std::vector<parameter<T>*> params();
+  [[nodiscard]] std::vector<std::size_t> param_indices() const { return {weight_, bias_}; }
   [[nodiscard]] std::int64_t in_dim() const { return in_dim_; }
   [[nodiscard]] std::int64_t out_dim() const { return out_dim_; }
   [[nodiscard]] std::uint32_t layer_index() const { return layer_index_; }
@@ -202,22 +265,9 @@ class linear_layer {
   std::int64_t out_dim_;
   std::uint32_t layer_index_;
   float dropout_;
-  parameter<T> weight_;
-  parameter<T> bias_;
+  parameter_set<T>* params_;
+  std::size_t weight_ = 0;
+  std::size_t bias_ = 0;
 };
-
-/// Softmax cross-entropy: returns scale * sum_i -log softmax(logits_i)[labels_i], computed with a
-/// log-sum-exp shifted by the row maximum (no overflow), accumulated in double in row order.
-/// @param logits  [n, C], C >= 1
-/// @param labels  [n], each in [0, C)
-/// @param scale   e.g. 1 / global batch size (DESIGN.md section 6, step 5)
-/// @param grad    when not null, resized to [n, C] and set to scale * (softmax(logits_i) -
-///                onehot(labels_i)); may not alias logits
-/// @throws logic_error when labels.size() != n, C < 1 with n > 0, or a label is outside [0, C)
-///         (the message names the row and value).
-/// Empty: n == 0 returns 0 and grad becomes [0, C]. Deterministic. Instantiated for float/double.
-template <typename T>
-T softmax_cross_entropy(const matrix<T>& logits, std::span<const std::int64_t> labels, T scale,
-                        matrix<T>* grad);
 
 }  // namespace coopgnn::models

@@ -31,7 +31,8 @@ block full_neighbor_block(const csc_graph& g) {
   return b;
 }
 
-gnn_model::gnn_model(const model_config& config) : config_(config) {
+gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
+    : ctx_(ctx), config_(config) {
   COOPGNN_EXPECTS(config.num_layers >= 1, "gnn_model: num_layers = {} must be >= 1",
                   config.num_layers);
   COOPGNN_EXPECTS(config.in_dim >= 1, "gnn_model: in_dim = {} must be >= 1", config.in_dim);
@@ -48,14 +49,16 @@ gnn_model::gnn_model(const model_config& config) : config_(config) {
     std::int64_t const in = i == 0 ? config.in_dim : config.hidden;
     std::int64_t const out = last && !config.linear_head ? config.num_classes : config.hidden;
     bool const relu = !last || config.linear_head;
-    convs_.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i), relu, config.dropout);
-    convs_.back().init(config.seed);
+    convs_.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i), relu, config.dropout,
+                        params_);
   }
   if (config.linear_head) {
     head_.emplace(config.hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),
-                  config.dropout);
-    head_->init(config.seed);
+                  config.dropout, params_);
   }
+  params_.allocate(ctx_);
+  for (auto& c : convs_) c.init(ctx_, config.seed);
+  if (head_) head_->init(ctx_, config.seed);
 }
 
 conv_layer<float>& gnn_model::layer(int i) {
@@ -70,63 +73,67 @@ const conv_layer<float>& gnn_model::layer(int i) const {
   return convs_[static_cast<std::size_t>(i)];
 }
 
-std::vector<parameter<float>*> gnn_model::params() {
-  std::vector<parameter<float>*> all;
-  for (auto& c : convs_) {
-    for (auto* p : c.params()) all.push_back(p);
+void gnn_model::zero_grad() { fill_zero(ctx_, params_.grads()); }
+
+void gnn_model::copy_parameters_from(const gnn_model& other) {
+  auto const& mine = params_.infos();
+  auto const& theirs = other.params_.infos();
+  COOPGNN_EXPECTS(mine.size() == theirs.size(),
+                  "gnn_model::copy_parameters_from: {} parameters here, {} in the source",
+                  mine.size(), theirs.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    COOPGNN_EXPECTS(mine[i].name == theirs[i].name && mine[i].rows == theirs[i].rows &&
+                        mine[i].cols == theirs[i].cols,
+                    "gnn_model::copy_parameters_from: parameter {} is '{}' [{}, {}] here but "
+                    "'{}' [{}, {}] in the source",
+                    i, mine[i].name, mine[i].rows, mine[i].cols, theirs[i].name, theirs[i].rows,
+                    theirs[i].cols);
   }
-  if (head_) {
-    for (auto* p : head_->params()) all.push_back(p);
-  }
-  return all;
+  // A copy involving device memory runs under the device side's context.
+  const exec_context& ctx = params_.space() == memory_space::device ? ctx_ : other.ctx_;
+  copy<float>(ctx, params_.values(), other.params_.values());
 }
 
-void gnn_model::zero_grad() {
-  for (auto* p : params()) p->grad.fill(0.0f);
-}
-
-std::int64_t gnn_model::num_parameters() const {
-  // The widths determine the count (params() hands out mutable pointers; no need for them here).
-  std::int64_t total = 0;
-  for (const auto& c : convs_) {
-    std::int64_t const mats = c.kind() == conv_kind::sage ? 2 : 1;
-    total += mats * c.in_dim() * c.out_dim() + c.out_dim();
-  }
-  if (head_) total += head_->in_dim() * head_->out_dim() + head_->out_dim();
-  return total;
-}
-
-matrix<float> gnn_model::forward(std::span<const block> blocks, const matrix<float>& x,
+tensor<float> gnn_model::forward(std::span<const block_view> blocks, tensor_view<const float> x,
                                  const step_key& key, model_cache* cache) const {
   COOPGNN_EXPECTS(static_cast<int>(blocks.size()) == num_layers(),
                   "gnn_model::forward: {} blocks for {} layers", blocks.size(), num_layers());
   for (std::size_t i = 0; i + 1 < blocks.size(); ++i) {
-    COOPGNN_EXPECTS(blocks[i + 1].num_src() == blocks[i].num_dst,
+    COOPGNN_EXPECTS(blocks[i + 1].num_src == blocks[i].num_dst,
                     "gnn_model::forward: block {} has {} destinations but block {} has {} sources",
-                    i, blocks[i].num_dst, i + 1, blocks[i + 1].num_src());
+                    i, blocks[i].num_dst, i + 1, blocks[i + 1].num_src);
   }
   if (cache != nullptr) cache->convs.resize(convs_.size());
-  matrix<float> h;
-  const matrix<float>* in = &x;
+  tensor<float> h;
+  tensor_view<const float> in = x;
   for (std::size_t i = 0; i < convs_.size(); ++i) {
-    h = convs_[i].forward(blocks[i], *in, key, cache != nullptr ? &cache->convs[i] : nullptr);
-    in = &h;
+    h = convs_[i].forward(ctx_, blocks[i], in, key, cache != nullptr ? &cache->convs[i] : nullptr);
+    in = h.view();
   }
   if (!head_) return h;
-  const block& last = blocks.back();
-  std::span<const vid_t> const ids(last.src_ids.data(), static_cast<std::size_t>(last.num_dst));
-  return head_->forward(h, ids, key, cache != nullptr ? &cache->head : nullptr);
+  const block_view& last = blocks.back();
+  buffer_view<const vid_t> const ids{last.src_ids, static_cast<std::size_t>(last.num_dst),
+                                     last.space};
+  return head_->forward(ctx_, h.view(), ids, key, cache != nullptr ? &cache->head : nullptr);
 }
 
-matrix<float> gnn_model::backward(std::span<const block> blocks, const matrix<float>& grad_logits,
-                                  const model_cache& cache) {
+tensor<float> gnn_model::backward(std::span<const block_view> blocks,
+                                  tensor_view<const float> grad_logits, const model_cache& cache,
+                                  bool input_grad) {
   COOPGNN_EXPECTS(
       static_cast<int>(blocks.size()) == num_layers() && cache.convs.size() == convs_.size(),
       "gnn_model::backward: {} blocks and {} conv caches for {} layers", blocks.size(),
       cache.convs.size(), num_layers());
-  matrix<float> g = head_ ? head_->backward(grad_logits, cache.head) : grad_logits;
+  tensor<float> g;
+  tensor_view<const float> gv = grad_logits;
+  if (head_) {
+    g = head_->backward(ctx_, grad_logits, cache.head);
+    gv = g.view();
+  }
   for (std::size_t i = convs_.size(); i-- > 0;) {
-    g = convs_[i].backward(blocks[i], g, cache.convs[i]);
+    tensor<float> next = convs_[i].backward(ctx_, blocks[i], gv, cache.convs[i], i > 0 || input_grad);
+    g = std::move(next);
+    gv = g.view();
   }
   return g;
 }
@@ -137,15 +144,42 @@ matrix<float> gnn_model::infer_full(const csc_graph& g, const matrix<float>& fea
                   "gnn_model::infer_full: features are [{}, {}], expected [{}, {}]",
                   features.rows(), features.cols(), g.num_nodes, config_.in_dim);
   COOPGNN_EXPECTS(threads >= 1, "gnn_model::infer_full: threads = {} must be >= 1", threads);
+  exec_context const ctx = ctx_.with_threads(threads);
   block const full = full_neighbor_block(g);
-  matrix<float> h;
-  const matrix<float>* in = &features;
-  for (const auto& c : convs_) {
-    h = c.infer(full, *in, threads);
-    in = &h;
+  // The block and the features where the model computes: views on the host, copies elsewhere.
+  struct placed_block {
+    buffer<vid_t> src_ids;
+    buffer<eid_t> indptr;
+    buffer<std::int64_t> indices;
+    buffer<float> weights;
+    buffer<std::int64_t> src_degree;
+  };
+  block_view bv = view(full);
+  placed_block placed;
+  tensor<float> x_placed;
+  tensor_view<const float> x = host_view(features);
+  if (ctx.space() != memory_space::host) {
+    placed.src_ids = upload<vid_t>(ctx, full.src_ids);
+    placed.indptr = upload<eid_t>(ctx, full.indptr);
+    placed.indices = upload<std::int64_t>(ctx, full.indices);
+    placed.weights = upload<float>(ctx, full.weights);
+    placed.src_degree = upload<std::int64_t>(ctx, full.src_degree);
+    bv = {full.num_dst,         full.num_src(),        full.num_edges(),
+          placed.src_ids.data(), placed.indptr.data(), placed.indices.data(),
+          placed.weights.data(), placed.src_degree.data(), ctx.space()};
+    x_placed = upload<float>(ctx, features);
+    x = x_placed.view();
   }
-  if (head_) return head_->infer(h, threads);
-  return h;
+  tensor<float> h;
+  tensor_view<const float> in = x;
+  step_key const none{};
+  for (const auto& c : convs_) {
+    h = c.forward(ctx, bv, in, none, nullptr);
+    in = h.view();
+  }
+  if (head_) h = head_->forward(ctx, in, {}, none, nullptr);
+  if (h.space() == memory_space::host) return std::move(h).release_host();
+  return download<float>(ctx, h.view());
 }
 
 }  // namespace coopgnn::models

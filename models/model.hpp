@@ -1,5 +1,7 @@
 // A stack of graph convolutions with an optional linear head (DESIGN.md section 1, "models";
-// section 6, the per-layer forward and backward the minibatch protocols drive).
+// section 6, the per-layer forward and backward the minibatch protocols drive). One model for
+// every backend: it lives in the memory space of the exec_context it is built on (host, a CUDA
+// device, or the emulated device) and runs its layers through the kernel entries there.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +11,9 @@
 
 #include "kernels/sample/block.hpp"
 #include "models/layers.hpp"
+#include "runtime/core/exec_context.hpp"
 #include "runtime/core/matrix.hpp"
+#include "runtime/core/memory.hpp"
 #include "runtime/graph/csc.hpp"
 
 namespace coopgnn::models {
@@ -41,21 +45,25 @@ struct model_cache {
 };
 
 /// num_layers graph convolutions (layer 0 consumes the input features) and an optional linear
-/// head, float32 on the host.
+/// head, float32, in the memory space of its context.
 ///
 /// Widths: conv 0 maps in_dim -> hidden, convs in between hidden -> hidden; the last conv maps to
 /// num_classes without a head (and then has no ReLU), to hidden with a head (ReLU after every
 /// conv). Dropout p on the input of every conv and of the head. Layer i (conv) has layer_index i,
 /// the head has layer_index num_layers: they key dropout masks and initialisation (from
-/// config.seed) separately.
+/// config.seed) separately. All parameters share one parameter_set (params()): convs in order,
+/// then the head.
 class gnn_model {
  public:
-  /// Builds and initialises the layers.
+  /// Builds the layers, allocates the parameters in ctx.space() and initialises them (computed
+  /// on the host from config.seed and copied, so every backend starts from the same bits).
+  /// @param ctx  the PE's context; its resources must outlive the model
   /// @throws logic_error naming the field when a width is < 1, num_layers < 1, or dropout is
-  ///         outside [0, 1).
-  explicit gnn_model(const model_config& config);
+  ///         outside [0, 1); cuda_error when the device pool is exhausted.
+  gnn_model(const exec_context& ctx, const model_config& config);
 
   [[nodiscard]] const model_config& config() const { return config_; }
+  [[nodiscard]] const exec_context& context() const { return ctx_; }
   [[nodiscard]] int num_layers() const { return static_cast<int>(convs_.size()); }
   /// Conv layer i in [0, num_layers()); @throws logic_error for an out-of-range i.
   conv_layer<float>& layer(int i);
@@ -64,37 +72,44 @@ class gnn_model {
   linear_layer<float>* head() { return head_ ? &*head_ : nullptr; }
   const linear_layer<float>* head() const { return head_ ? &*head_ : nullptr; }
 
-  /// Every parameter, convs in order then the head. Pointers stay valid while the model lives
-  /// (the model is neither copyable nor movable).
-  std::vector<parameter<float>*> params();
+  /// Every parameter: values and gradients in two flat buffers (convs in order, then the head).
+  parameter_set<float>& params() { return params_; }
+  const parameter_set<float>& params() const { return params_; }
   /// Sets every gradient to zero.
   void zero_grad();
   /// Total number of trainable scalars.
-  [[nodiscard]] std::int64_t num_parameters() const;
+  [[nodiscard]] std::int64_t num_parameters() const { return params_.num_values(); }
+
+  /// Parameter values copied from `other` (same configuration, any memory space): e.g. a host
+  /// replica receives a device replica's weights for evaluation. Synchronises when it downloads.
+  /// @throws logic_error when the parameter layouts differ (the message names the first one).
+  void copy_parameters_from(const gnn_model& other);
 
   /// Minibatch forward on one PE: blocks[i] is consumed by conv i (blocks[0] is the input side,
-  /// i.e. the reverse of sampling order); blocks[i + 1].num_src() must equal blocks[i].num_dst.
-  /// @param x      [blocks[0].num_src(), in_dim] input features of blocks[0]'s sources
-  /// @param key    dropout key (training flag, run seed, batch)
-  /// @param cache  when not null, filled for backward
-  /// @returns      logits [blocks.back().num_dst, num_classes]
+  /// i.e. the reverse of sampling order); blocks[i + 1].num_src must equal blocks[i].num_dst.
+  /// @param blocks  [num_layers] views in the model's space
+  /// @param x       [blocks[0].num_src, in_dim] input features of blocks[0]'s sources
+  /// @param key     dropout key (training flag, run seed, batch)
+  /// @param cache   when not null, filled for backward
+  /// @returns       logits [blocks.back().num_dst, num_classes]
   /// @throws logic_error when blocks.size() != num_layers() or shapes do not chain.
-  matrix<float> forward(std::span<const block> blocks, const matrix<float>& x, const step_key& key,
-                        model_cache* cache) const;
+  tensor<float> forward(std::span<const block_view> blocks, tensor_view<const float> x,
+                        const step_key& key, model_cache* cache) const;
 
   /// Backward of forward: ADDS every parameter's gradient for dL/dlogits = grad_logits
-  /// [blocks.back().num_dst, num_classes]; returns dL/dx [blocks[0].num_src(), in_dim].
+  /// [blocks.back().num_dst, num_classes]; returns dL/dx [blocks[0].num_src, in_dim] when
+  /// input_grad, else an empty tensor.
   /// @throws logic_error on a shape mismatch with blocks or cache.
-  matrix<float> backward(std::span<const block> blocks, const matrix<float>& grad_logits,
-                         const model_cache& cache);
+  tensor<float> backward(std::span<const block_view> blocks, tensor_view<const float> grad_logits,
+                         const model_cache& cache, bool input_grad = true);
 
   /// Layer-wise full-neighbour inference over all vertices (no dropout): every layer runs on
-  /// full_neighbor_block(g) over all vertices, then the head.
-  /// @param features  [g.num_nodes, in_dim]
-  /// @param threads   >= 1: destination (and source-transform) rows split across std::threads;
-  ///                  each row is computed by the same code, so the result is identical for any
-  ///                  thread count
-  /// @returns logits [g.num_nodes, num_classes]
+  /// full_neighbor_block(g) over all vertices, then the head (both copied to the model's space
+  /// when it is not the host).
+  /// @param features  [g.num_nodes, in_dim] host matrix
+  /// @param threads   >= 1: host kernels split their rows over this many threads; each row is
+  ///                  computed by the same code, so the result is identical for any count
+  /// @returns logits [g.num_nodes, num_classes] on the host
   /// @throws logic_error on a feature shape mismatch or threads < 1.
   matrix<float> infer_full(const csc_graph& g, const matrix<float>& features, int threads) const;
 
@@ -102,7 +117,9 @@ class gnn_model {
   gnn_model& operator=(const gnn_model&) = delete;
 
  private:
+  exec_context ctx_;
   model_config config_;
+  parameter_set<float> params_;
   std::vector<conv_layer<float>> convs_;
   std::optional<linear_layer<float>> head_;
 };

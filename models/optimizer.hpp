@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "models/layers.hpp"
+#include "runtime/core/exec_context.hpp"
+#include "runtime/core/memory.hpp"
 
 namespace coopgnn::models {
 
@@ -18,25 +19,27 @@ struct adam_options {
   float weight_decay = 0.0f;  ///< L2 penalty added to the gradient (coupled, not AdamW)
 };
 
+/// Throws logic_error naming the option when lr < 0, a beta is outside [0, 1), eps <= 0 or
+/// weight_decay < 0.
+void validate(const adam_options& options);
+
 /// Adam (Kingma & Ba, ICLR 2015, Algorithm 1) with PyTorch's torch.optim.Adam semantics
 /// (amsgrad off, maximize off). Step t = 1, 2, ... for every element:
 ///   g = grad + weight_decay * value
 ///   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
 ///   value -= lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
-/// m and v are stored in float; the update is evaluated in double and rounded once.
-/// Deterministic (element order irrelevant: elements are independent). Does not zero gradients.
+/// m and v are stored in float in the parameters' memory space; the update is evaluated in
+/// double and rounded once (kernels' adam_update, bitwise equal on every backend).
+/// Deterministic (elements are independent). Does not zero gradients.
 class adam {
  public:
-  /// @param params  the parameters to update; not null, no duplicates; they must outlive the
-  ///                optimizer and keep their shapes
-  /// @throws logic_error naming the option or parameter when lr < 0, a beta is outside [0, 1),
-  ///         eps <= 0, weight_decay < 0, a pointer is null or repeated, or grad and value shapes
-  ///         differ.
-  adam(std::vector<parameter<float>*> params, const adam_options& options);
+  /// @param ctx     the context the parameters live in (its resources outlive the optimizer)
+  /// @param params  an allocated parameter set in ctx.space(); it must outlive the optimizer
+  /// @throws logic_error for invalid options (validate) or a set that is not allocated or not
+  ///         in ctx.space().
+  adam(const exec_context& ctx, parameter_set<float>& params, const adam_options& options);
 
-  /// Applies one update to every parameter from its current grad.
-  /// @throws logic_error (before changing anything) when a parameter's value or grad shape no
-  ///         longer matches its state.
+  /// Applies one update to every parameter from its current gradient (asynchronous on CUDA).
   void step();
 
   /// Updates applied so far (t of the last step).
@@ -46,9 +49,10 @@ class adam {
   void set_lr(float lr);
 
  private:
-  std::vector<parameter<float>*> params_;
-  std::vector<std::vector<float>> m_;
-  std::vector<std::vector<float>> v_;
+  exec_context ctx_;
+  parameter_set<float>* params_;
+  buffer<float> m_;
+  buffer<float> v_;
   adam_options options_;
   std::int64_t t_ = 0;
 };

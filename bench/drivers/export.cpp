@@ -6,6 +6,7 @@
 #include "kernels/gather/gather.hpp"
 #include "models/layers.hpp"
 #include "models/model.hpp"
+#include "kernels/dense/elementwise.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/npy.hpp"
@@ -46,7 +47,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   trainer tr(ds, g, cfg);  // validates the configuration; provides the keyed order and the model
   auto const order = tr.epoch_order(1);
   auto const B = std::min<std::int64_t>(o.batch_size, static_cast<std::int64_t>(order.size()));
-  auto& model = tr.model(0);
+  const models::gnn_model& model = tr.host_model(0);
 
   std::filesystem::create_directories(out / "params");
   nlohmann::json meta;
@@ -63,12 +64,15 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   meta["repeats"] = o.repeats;
   meta["dataset"] = ds.name;
   meta["params"] = nlohmann::json::array();
-  for (auto* p : model.params()) {
-    write_mat(out / "params" / (p->name + ".npy"), p->value);
-    meta["params"].push_back({{"name", p->name}, {"shape", {p->value.rows(), p->value.cols()}}});
-  }
-
   exec_context const ctx;
+  for (std::size_t i = 0; i < model.params().count(); ++i) {
+    auto const& info = model.params().info(i);
+    write_mat(out / "params" / (info.name + ".npy"), download<float>(ctx, model.params().value(i)));
+    meta["params"].push_back({{"name", info.name}, {"shape", {info.rows, info.cols}}});
+  }
+  // The benchmark drives its own host replica (same initial weights as the trainer's).
+  models::gnn_model replica(ctx, model.config());
+  replica.copy_parameters_from(model);
   std::vector<int> const fanouts = o.fanouts;
   meta["batches"] = nlohmann::json::array();
   for (int b = 0; b < o.batches; ++b) {
@@ -76,6 +80,8 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
     auto sb = sample_independent(ctx, g, seeds,
                                  {o.sampler, fanouts, o.seed, static_cast<std::uint32_t>(b)});
     std::vector<block> blocks(sb.blocks.rbegin(), sb.blocks.rend());  // input side first
+    std::vector<block_view> views;
+    for (auto const& blk : blocks) views.push_back(view(blk));
     matrix<float> const x = gather_rows(ds.features, sb.input_nodes);
     std::vector<std::int64_t> labels(seeds.size());
     for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds.labels[seeds[i]];
@@ -86,12 +92,15 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
     for (int r = 0; r < o.repeats; ++r) {
       scoped_timer t(nullptr);
       models::model_cache cache;
-      model.zero_grad();
-      logits = model.forward(blocks, x, key, &cache);
-      matrix<float> grad;
-      models::softmax_cross_entropy<float>(logits, labels, 1.0f / static_cast<float>(B), &grad);
-      model.backward(blocks, grad, cache);
+      replica.zero_grad();
+      tensor<float> out = replica.forward(views, host_view(x), key, &cache);
+      tensor<float> grad(ctx, out.rows(), out.cols());
+      softmax_cross_entropy<float>(ctx, out.view(), host_view(labels),
+                                   1.0f / static_cast<float>(B), grad.view());
+      // The input features need no gradient (as in the PyG baseline, whose x is a leaf).
+      replica.backward(views, grad.view(), cache, false);
       times.push_back(t.seconds());
+      logits = std::move(out).release_host();
     }
     std::sort(times.begin(), times.end());
 

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "kernels/dense/adam_params.hpp"
+
 namespace coopgnn::cuda {
 
 /// out[i, j] = relu?(out[i, j] + bias[j]) for i < rows, j < cols, relu(v) = v > 0 ? v : 0.
@@ -101,17 +103,7 @@ void gcn_edge_values(const std::int64_t* indptr, const std::int64_t* indices, co
 void gcn_self_add(const std::int64_t* src_degree, const float* x, std::int64_t rows,
                   std::int64_t cols, float* y, cudaStream_t stream);
 
-/// Double-precision constants of one Adam step (models::adam::step); bias corrections
-/// bc1 = 1 - beta1^t and bc2 = 1 - beta2^t are computed by the caller with std::pow.
-struct adam_step_params {
-  double lr = 0.0;
-  double beta1 = 0.0;
-  double beta2 = 0.0;
-  double eps = 0.0;
-  double weight_decay = 0.0;
-  double bc1 = 1.0;
-  double bc2 = 1.0;
-};
+using coopgnn::adam_step_params;  ///< kernels/dense/adam_params.hpp
 
 /// One Adam update per element (models::adam::step), for e < n:
 ///   g = grad[e] + wd * value[e];  mn = b1 m[e] + (1 - b1) g;  vn = b2 v[e] + (1 - b2) g g

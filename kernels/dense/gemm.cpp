@@ -4,7 +4,13 @@
 #include <functional>
 #include <vector>
 
+#include "kernels/dispatch.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/parallel.hpp"
+
+#ifdef COOPGNN_WITH_CUDA
+#include "kernels/dense/gemm_cuda.hpp"
+#endif
 
 namespace coopgnn {
 namespace detail {
@@ -133,6 +139,44 @@ void gemm(op op_a, op op_b, T alpha, const matrix<T>& a, const matrix<T>& b, T b
        c.cols());
 }
 
+template <typename T>
+void gemm(const exec_context& ctx, op op_a, op op_b, T alpha, tensor_view<const T> a,
+          tensor_view<const T> b, T beta, tensor_view<T> c) {
+  detail::expect_spaces(ctx, "gemm", {{"A", a.space}, {"B", b.space}, {"C", c.space}});
+  std::int64_t const m = op_a == op::none ? a.rows : a.cols;
+  std::int64_t const k = op_a == op::none ? a.cols : a.rows;
+  std::int64_t const kb = op_b == op::none ? b.rows : b.cols;
+  std::int64_t const n = op_b == op::none ? b.cols : b.rows;
+  COOPGNN_EXPECTS(k == kb, "gemm: op(A) is [{}, {}] but op(B) is [{}, {}]: inner dimensions differ",
+                  m, k, kb, n);
+  COOPGNN_EXPECTS(c.rows == m && c.cols == n, "gemm: C is [{}, {}] but op(A) * op(B) is [{}, {}]",
+                  c.rows, c.cols, m, n);
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>("gemm");
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::gemm(ctx.cuda()->cublas(), op_a, op_b, m, n, k, alpha, a.data, a.cols, b.data, b.cols,
+                 beta, c.data, c.cols, ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build("gemm");
+#endif
+  }
+  // Rows [i0, i1) of C read rows [i0, i1) of op(A): an offset into A's rows (op::none) or
+  // columns (op::transpose); the host reference gives the same bits for any split.
+  parallel_rows(m, ctx.threads(), [&](std::int64_t i0, std::int64_t i1) {
+    if (i0 == i1 && m > 0) return;
+    const T* a0 = a.data == nullptr ? nullptr : (op_a == op::none ? a.data + i0 * a.cols : a.data + i0);
+    gemm<T>(op_a, op_b, i1 - i0, n, k, alpha, a0, a.cols, b.data, b.cols, beta,
+            c.data == nullptr ? nullptr : c.data + i0 * c.cols, c.cols);
+  });
+}
+
+template void gemm<float>(const exec_context&, op, op, float, tensor_view<const float>,
+                          tensor_view<const float>, float, tensor_view<float>);
+template void gemm<double>(const exec_context&, op, op, double, tensor_view<const double>,
+                           tensor_view<const double>, double, tensor_view<double>);
 template void gemm<float>(op, op, std::int64_t, std::int64_t, std::int64_t, float, const float*,
                           std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
 template void gemm<double>(op, op, std::int64_t, std::int64_t, std::int64_t, double, const double*,

@@ -9,7 +9,9 @@
 #include <cstdint>
 
 #include "kernels/dense/op.hpp"
+#include "runtime/core/exec_context.hpp"
 #include "runtime/core/matrix.hpp"
+#include "runtime/core/memory.hpp"
 
 namespace coopgnn {
 
@@ -50,5 +52,19 @@ void gemm(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T al
 /// Explicitly instantiated for float and double.
 template <typename T>
 void gemm(op op_a, op op_b, T alpha, const matrix<T>& a, const matrix<T>& b, T beta, matrix<T>& c);
+
+/// C = alpha * op(A) * op(B) + beta * C on views in ctx.space(), the one GEMM entry of every
+/// backend (DESIGN.md section 2): the host reference above (rows of C split over ctx.threads(),
+/// same bits for any count) on the host and emulated backends, cuBLAS (gemm_cuda.hpp, float32
+/// only, asynchronous on ctx's compute stream; exact on integer data below 2^24, otherwise
+/// within a relative 1e-5 * sqrt(k) of the host) on the CUDA backend.
+/// @param a  A [m, k] (op::none) or [k, m] (op::transpose), row-major with stride a.cols
+/// @param b  B [k, n] or [n, k]; @param c C [m, n], updated in place
+/// @throws logic_error naming the operand when its memory space is not ctx.space(), when the
+///         inner dimensions differ or C's shape is not [m, n], or when C overlaps A or B;
+///         cuda_error when cuBLAS fails.
+template <typename T>
+void gemm(const exec_context& ctx, op op_a, op op_b, T alpha, tensor_view<const T> a,
+          tensor_view<const T> b, T beta, tensor_view<T> c);
 
 }  // namespace coopgnn

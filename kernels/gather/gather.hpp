@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <span>
 
+#include "runtime/core/exec_context.hpp"
 #include "runtime/core/matrix.hpp"
+#include "runtime/core/memory.hpp"
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
@@ -21,5 +23,15 @@ matrix<float> gather_rows(const matrix<float>& table, std::span<const vid_t> ids
 /// @throws logic_error naming the first id outside [0, rows).
 matrix<float> gather_rows(const float* table, std::int64_t rows, std::int64_t cols,
                           std::span<const vid_t> ids);
+
+/// out[i, :] = table[ids[i], :] on views in ctx.space(), the gather entry of every backend (the
+/// cooperative exchanges answer requests and place received rows with it). Host and emulated
+/// backends: the host loop above (an id outside [0, table.rows) throws logic_error naming it and
+/// its position). CUDA: gather_rows_async on ctx's compute stream without the id check (no
+/// synchronisation): the caller guarantees the ids, as an exchange plan's validated indices are.
+/// @param table [n, d]; @param ids [m] int64; @param out [m, d], overwritten, not overlapping
+/// @throws logic_error naming the operand on a space or shape mismatch.
+void gather_rows(const exec_context& ctx, tensor_view<const float> table,
+                 buffer_view<const std::int64_t> ids, tensor_view<float> out);
 
 }  // namespace coopgnn

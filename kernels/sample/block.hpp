@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/core/error.hpp"
+
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
@@ -28,5 +30,40 @@ struct block {
   [[nodiscard]] std::int64_t num_src() const { return static_cast<std::int64_t>(src_ids.size()); }
   [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(indices.size()); }
 };
+
+/// A non-owning view of a block in one memory space: what the model's layers and the kernel
+/// entries take (a host `block`, or the device image of one, cuda::device_block). The arrays
+/// have the sizes and invariants of `block`; src_degree is null when the block has none.
+struct block_view {
+  std::int64_t num_dst = 0;
+  std::int64_t num_src = 0;
+  std::int64_t num_edges = 0;
+  const vid_t* src_ids = nullptr;            ///< [num_src]
+  const eid_t* indptr = nullptr;             ///< [num_dst + 1]
+  const std::int64_t* indices = nullptr;     ///< [num_edges]
+  const float* weights = nullptr;            ///< [num_edges]
+  const std::int64_t* src_degree = nullptr;  ///< [num_src] or null
+  memory_space space = memory_space::host;
+};
+
+/// The host view of `b`.
+/// @throws logic_error naming the array when the sizes are inconsistent (indptr not
+///         [num_dst + 1], weights not [num_edges], src_degree neither empty nor [num_src],
+///         num_dst outside [0, num_src]).
+inline block_view view(const block& b) {
+  COOPGNN_EXPECTS(b.num_dst >= 0 && b.num_dst <= b.num_src(),
+                  "block: num_dst = {} but the block has {} sources", b.num_dst, b.num_src());
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(b.indptr.size()) == b.num_dst + 1,
+                  "block: indptr has {} offsets for {} destinations", b.indptr.size(), b.num_dst);
+  COOPGNN_EXPECTS(b.weights.size() == b.indices.size(), "block: {} weights for {} edges",
+                  b.weights.size(), b.indices.size());
+  COOPGNN_EXPECTS(b.src_degree.empty() || b.src_degree.size() == b.src_ids.size(),
+                  "block: src_degree has {} entries for {} sources", b.src_degree.size(),
+                  b.src_ids.size());
+  return {b.num_dst,         b.num_src(),      b.num_edges(),
+          b.src_ids.data(),  b.indptr.data(),  b.indices.data(),
+          b.weights.data(),  b.src_degree.empty() ? nullptr : b.src_degree.data(),
+          memory_space::host};
+}
 
 }  // namespace coopgnn

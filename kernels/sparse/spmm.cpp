@@ -3,7 +3,13 @@
 #include <algorithm>
 
 #include "kernels/sparse/csr_check.hpp"
+#include "kernels/dispatch.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/parallel.hpp"
+
+#ifdef COOPGNN_WITH_CUDA
+#include "kernels/sparse/sparse_cuda.hpp"
+#endif
 
 namespace coopgnn {
 namespace detail {
@@ -18,6 +24,44 @@ void check_csr(const char* fn, std::span<const eid_t> indptr, std::span<const st
   check_indptr(fn, indptr, static_cast<std::int64_t>(indices.size()));
 }
 
+/// The SpMM rows [row_begin, row_end) on raw arrays: y[s, :] = sum_e values[e] x[indices[e], :]
+/// from zero in edge order (x is [num_src, d], y [.., d], both row-major with stride d).
+template <typename T, typename V>
+void spmm_rows_raw(const char* fn, const eid_t* indptr, const std::int64_t* indices,
+                   const V* values, const T* x, std::int64_t num_src, std::int64_t d, T* y,
+                   std::int64_t row_begin, std::int64_t row_end) {
+  for (std::int64_t s = row_begin; s < row_end; ++s) {
+    T* __restrict yrow = y + s * d;
+    std::fill(yrow, yrow + d, T{0});
+    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) {
+      std::int64_t const t = indices[e];
+      COOPGNN_EXPECTS(0 <= t && t < num_src, "{}: edge {} of row {} reads source {} of {}", fn, e,
+                      s, t, num_src);
+      T const v = static_cast<T>(values[e]);
+      const T* __restrict xrow = x + t * d;
+      for (std::int64_t j = 0; j < d; ++j) yrow[j] += v * xrow[j];
+    }
+  }
+}
+
+/// x_grad[indices[e], :] += values[e] y_grad[s, :] for s ascending, e in edge order.
+template <typename T, typename V>
+void spmm_t_add_raw(const char* fn, const eid_t* indptr, std::int64_t num_dst,
+                    const std::int64_t* indices, const V* values, const T* y_grad,
+                    std::int64_t d, T* x_grad, std::int64_t num_src) {
+  for (std::int64_t s = 0; s < num_dst; ++s) {
+    const T* __restrict grow = y_grad + s * d;
+    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) {
+      std::int64_t const t = indices[e];
+      COOPGNN_EXPECTS(0 <= t && t < num_src, "{}: edge {} of row {} writes source {} of {}", fn, e,
+                      s, t, num_src);
+      T const v = static_cast<T>(values[e]);
+      T* __restrict xrow = x_grad + t * d;
+      for (std::int64_t j = 0; j < d; ++j) xrow[j] += v * grow[j];
+    }
+  }
+}
+
 template <typename T, typename V>
 void spmm_rows(const char* fn, std::span<const eid_t> indptr, std::span<const std::int64_t> indices,
                std::span<const V> values, const matrix<T>& x, matrix<T>& y, std::int64_t row_begin,
@@ -30,20 +74,8 @@ void spmm_rows(const char* fn, std::span<const eid_t> indptr, std::span<const st
   COOPGNN_EXPECTS(&x != &y, "{}: y is the same matrix as x", fn);
   COOPGNN_EXPECTS(0 <= row_begin && row_begin <= row_end && row_end <= num_dst,
                   "{}: row range [{}, {}) is not inside [0, {})", fn, row_begin, row_end, num_dst);
-  std::int64_t const d = x.cols();
-  std::int64_t const num_src = x.rows();
-  for (std::int64_t s = row_begin; s < row_end; ++s) {
-    T* __restrict yrow = y.row(s);
-    std::fill(yrow, yrow + d, T{0});
-    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) {
-      std::int64_t const t = indices[e];
-      COOPGNN_EXPECTS(0 <= t && t < num_src, "{}: edge {} of row {} reads source {} of {}", fn, e,
-                      s, t, num_src);
-      T const v = static_cast<T>(values[e]);
-      const T* __restrict xrow = x.row(t);
-      for (std::int64_t j = 0; j < d; ++j) yrow[j] += v * xrow[j];
-    }
-  }
+  spmm_rows_raw<T, V>(fn, indptr.data(), indices.data(), values.data(), x.data(), x.rows(),
+                      x.cols(), y.data(), row_begin, row_end);
 }
 
 template <typename T, typename V>
@@ -56,19 +88,8 @@ void spmm_t_add(const char* fn, std::span<const eid_t> indptr,
                   "{}: y_grad is [{}, {}] but indptr has {} rows and x_grad has {} columns", fn,
                   y_grad.rows(), y_grad.cols(), num_dst, x_grad.cols());
   COOPGNN_EXPECTS(&y_grad != &x_grad, "{}: x_grad is the same matrix as y_grad", fn);
-  std::int64_t const d = y_grad.cols();
-  std::int64_t const num_src = x_grad.rows();
-  for (std::int64_t s = 0; s < num_dst; ++s) {
-    const T* __restrict grow = y_grad.row(s);
-    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) {
-      std::int64_t const t = indices[e];
-      COOPGNN_EXPECTS(0 <= t && t < num_src, "{}: edge {} of row {} writes source {} of {}", fn, e,
-                      s, t, num_src);
-      T const v = static_cast<T>(values[e]);
-      T* __restrict xrow = x_grad.row(t);
-      for (std::int64_t j = 0; j < d; ++j) xrow[j] += v * grow[j];
-    }
-  }
+  spmm_t_add_raw<T, V>(fn, indptr.data(), num_dst, indices.data(), values.data(), y_grad.data(),
+                       y_grad.cols(), x_grad.data(), x_grad.rows());
 }
 
 void check_block(const char* fn, const block& b, std::int64_t dense_rows, const char* dense) {
@@ -122,7 +143,100 @@ void spmm_transpose_add(std::span<const eid_t> indptr, std::span<const std::int6
   detail::spmm_t_add<T, T>("spmm_transpose_add", indptr, indices, values, y_grad, x_grad);
 }
 
+namespace {
+
+/// The structural checks of both entries: spaces, shapes and (host memory only) the offsets.
+template <typename T>
+void check_entry(const exec_context& ctx, const char* fn, const csr_view& a,
+                 buffer_view<const T> values, tensor_view<const T> dense_src, const char* src_name,
+                 tensor_view<const T> dense_dst, const char* dst_name) {
+  detail::expect_spaces(ctx, fn,
+                        {{"the sparse operand", a.space}, {"values", values.space},
+                         {src_name, dense_src.space}, {dst_name, dense_dst.space}});
+  COOPGNN_EXPECTS(a.num_rows >= 0 && a.num_cols >= 0 && a.num_edges >= 0,
+                  "{}: negative CSR shape [{}, {}] with {} edges", fn, a.num_rows, a.num_cols,
+                  a.num_edges);
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(values.size) == a.num_edges,
+                  "{}: {} values for {} edges", fn, values.size, a.num_edges);
+  COOPGNN_EXPECTS(dense_src.cols == dense_dst.cols, "{}: {} has {} columns but {} has {}", fn,
+                  src_name, dense_src.cols, dst_name, dense_dst.cols);
+  COOPGNN_EXPECTS(dense_src.data != dense_dst.data || dense_src.size() == 0,
+                  "{}: {} and {} are the same memory", fn, src_name, dst_name);
+  if (a.space == memory_space::host && ctx.get_backend() == backend::host) {
+    detail::check_indptr(fn, std::span<const eid_t>(a.indptr, static_cast<std::size_t>(a.num_rows + 1)),
+                         a.num_edges);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> values,
+          tensor_view<const T> x, tensor_view<T> y) {
+  constexpr const char* fn = "spmm";
+  check_entry<T>(ctx, fn, a, values, x, "x", y, "y");
+  COOPGNN_EXPECTS(x.rows == a.num_cols && y.rows == a.num_rows,
+                  "{}: x is [{}, {}] and y is [{}, {}] for a [{}, {}] sparse operand", fn, x.rows,
+                  x.cols, y.rows, y.cols, a.num_rows, a.num_cols);
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges, a.indptr, a.indices,
+                               values.data};
+      cuda::spmm(v, x.data, x.cols, y.data, ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  parallel_rows(a.num_rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
+    detail::spmm_rows_raw<T, T>(fn, a.indptr, a.indices, values.data, x.data, x.rows, x.cols,
+                                y.data, r0, r1);
+  });
+}
+
+template <typename T>
+void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<const T> values,
+                        tensor_view<const T> y_grad, tensor_view<T> x_grad) {
+  constexpr const char* fn = "spmm_transpose_add";
+  check_entry<T>(ctx, fn, a, values, y_grad, "y_grad", x_grad, "x_grad");
+  COOPGNN_EXPECTS(y_grad.rows == a.num_rows && x_grad.rows == a.num_cols,
+                  "{}: y_grad is [{}, {}] and x_grad is [{}, {}] for a [{}, {}] sparse operand",
+                  fn, y_grad.rows, y_grad.cols, x_grad.rows, x_grad.cols, a.num_rows, a.num_cols);
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      if (a.num_edges == 0 || y_grad.cols == 0) return;
+      cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges, a.indptr, a.indices,
+                               values.data};
+      // The transposed CSR (by source) makes the backward a deterministic gather; its workspace
+      // and arrays come from the context's pool, stream-ordered.
+      std::size_t const bytes = cuda::transpose_workspace_bytes(a.num_cols, a.num_edges);
+      buffer<unsigned char> workspace(ctx, bytes);
+      buffer<std::int64_t> t_indptr(ctx, static_cast<std::size_t>(a.num_cols + 1));
+      buffer<std::int64_t> t_edges(ctx, static_cast<std::size_t>(a.num_edges));
+      auto const s = ctx.cuda()->compute();
+      cuda::build_transpose(v, workspace.data(), bytes, t_indptr.data(), t_edges.data(), s);
+      cuda::spmm_transpose_add(v, t_indptr.data(), t_edges.data(), y_grad.data, y_grad.cols,
+                               x_grad.data, s);
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  detail::spmm_t_add_raw<T, T>(fn, a.indptr, a.num_rows, a.indices, values.data, y_grad.data,
+                               y_grad.cols, x_grad.data, x_grad.rows);
+}
+
 #define COOPGNN_INSTANTIATE_SPMM(T)                                                                \
+  template void spmm<T>(const exec_context&, const csr_view&, buffer_view<const T>,                \
+                        tensor_view<const T>, tensor_view<T>);                                     \
+  template void spmm_transpose_add<T>(const exec_context&, const csr_view&, buffer_view<const T>,  \
+                                      tensor_view<const T>, tensor_view<T>);                       \
   template void spmm<T>(const block&, const matrix<T>&, matrix<T>&);                               \
   template void spmm<T>(const block&, const matrix<T>&, matrix<T>&, std::int64_t, std::int64_t);   \
   template void spmm<T>(std::span<const eid_t>, std::span<const std::int64_t>, std::span<const T>, \

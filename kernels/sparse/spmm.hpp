@@ -11,10 +11,52 @@
 #include <span>
 
 #include "kernels/sample/block.hpp"
+#include "runtime/core/exec_context.hpp"
 #include "runtime/core/matrix.hpp"
+#include "runtime/core/memory.hpp"
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
+
+/// A CSR by destination row in one memory space: row s holds the edges e in
+/// [indptr[s], indptr[s + 1]), edge e reads source row indices[e] in [0, num_cols). A block's
+/// adjacency (csr_of) or the push CSR of a cooperative exchange.
+struct csr_view {
+  std::int64_t num_rows = 0;              ///< destinations
+  std::int64_t num_cols = 0;              ///< sources
+  std::int64_t num_edges = 0;             ///< == indptr[num_rows]
+  const eid_t* indptr = nullptr;          ///< [num_rows + 1]
+  const std::int64_t* indices = nullptr;  ///< [num_edges]
+  memory_space space = memory_space::host;
+};
+
+/// The adjacency of a block: rows = destinations, columns = sources.
+inline csr_view csr_of(const block_view& b) {
+  return {b.num_dst, b.num_src, b.num_edges, b.indptr, b.indices, b.space};
+}
+
+/// y = A x on views in ctx.space(), the one SpMM entry of every backend: for s < a.num_rows,
+///   y[s, :] = sum_{e in [indptr[s], indptr[s+1])} values[e] * x[indices[e], :]
+/// summed from zero in edge order (a row without edges gets zeros). Host and emulated backends:
+/// the host reference (rows split over ctx.threads(), same bits for any count; an index outside
+/// [0, x.rows) throws logic_error naming the edge). CUDA (float32): spmm_row_per_warp on ctx's
+/// compute stream, the same summation order (bitwise on integer data; indices not checked).
+/// @param values [a.num_edges]; @param x [a.num_cols, d]; @param y [a.num_rows, d], overwritten
+/// @throws logic_error naming the operand on a space or shape mismatch, when y is x, or (host
+///         backend) when indptr is not monotone or does not end at num_edges.
+template <typename T>
+void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> values,
+          tensor_view<const T> x, tensor_view<T> y);
+
+/// x_grad += A^T y_grad, the backward of spmm, on views in ctx.space(): for s ascending and e in
+/// edge order, x_grad[indices[e], :] += values[e] * y_grad[s, :]. Host: single-threaded. CUDA
+/// (float32): a gather over the transposed CSR (build_transpose; workspace from ctx's pool,
+/// stream-ordered), which adds each element's terms in the same order: bitwise equal.
+/// @param y_grad [a.num_rows, d]; @param x_grad [a.num_cols, d], accumulated into
+/// @throws logic_error as spmm.
+template <typename T>
+void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<const T> values,
+                        tensor_view<const T> y_grad, tensor_view<T> x_grad);
 
 /// y = A x with A the block's weighted adjacency: for every destination s < b.num_dst,
 ///   y[s, :] = sum_{e in [indptr[s], indptr[s+1])} weights[e] * x[indices[e], :]

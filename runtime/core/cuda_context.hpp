@@ -86,6 +86,12 @@ class device_buffer {
   [[nodiscard]] std::size_t bytes() const { return size_ * sizeof(T); }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] stream_t stream() const { return stream_; }
+  /// Gives up ownership without freeing: returns the pointer (the new owner frees it with
+  /// detail::pool_free on stream()) and leaves the buffer empty.
+  [[nodiscard]] T* release() noexcept {
+    size_ = 0;
+    return std::exchange(data_, nullptr);
+  }
 
  private:
   T* data_ = nullptr;

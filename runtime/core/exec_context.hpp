@@ -1,29 +1,56 @@
-// Per-PE execution context (DESIGN.md section 1, core): which backend runs kernels, and how many
-// host threads a kernel may use. The CUDA backend adds its device, streams, library handles and
-// memory pool here; runtime and model code only ever pass the context through.
+// Per-PE execution context (DESIGN.md section 1, core; section 2): which backend runs kernels,
+// where the PE's memory lives, how many host threads a host kernel may use, and, on the CUDA
+// backend, the PE's cuda_context (device, streams, library handles, memory pool). Runtime and
+// model code only ever pass the context through; kernel entries dispatch on it.
 #pragma once
 
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
 
-/// Execution resources of one PE. Nothing in it is global; each PE thread owns one.
+namespace cuda {
+class cuda_context;
+}  // namespace cuda
+
+/// Execution resources of one PE. Nothing in it is global; each PE thread owns one. Cheap to
+/// copy (it refers to the cuda_context, which must outlive every copy).
 class exec_context {
  public:
-  /// @param b        backend executing kernels (host is always available)
+  /// A host or emulated-device context.
+  /// @param b        backend::host or backend::emulated (backend::cuda needs a cuda_context:
+  ///                 use the other constructor; passing it here throws logic_error)
   /// @param pe       PE rank, used for names and logging
-  /// @param threads  host threads a kernel may use (>= 1); results never depend on it
-  explicit exec_context(backend b = backend::host, int pe = 0, int threads = 1)
-      : backend_(b), pe_(pe), threads_(threads < 1 ? 1 : threads) {}
+  /// @param threads  host threads a host kernel may use (< 1 counts as 1); results never depend
+  ///                 on it
+  explicit exec_context(backend b = backend::host, int pe = 0, int threads = 1);
+
+  /// A CUDA context: kernels run on `cuda`'s device and compute stream, memory comes from its
+  /// pool. `cuda` must outlive the exec_context and its copies.
+  explicit exec_context(const cuda::cuda_context& cuda, int threads = 1);
 
   [[nodiscard]] backend get_backend() const { return backend_; }
   [[nodiscard]] int pe() const { return pe_; }
   [[nodiscard]] int threads() const { return threads_; }
+  /// host for backend::host, device for backend::cuda and backend::emulated.
+  [[nodiscard]] memory_space space() const {
+    return backend_ == backend::host ? memory_space::host : memory_space::device;
+  }
+  /// True when kernels run as host code (backend::host and backend::emulated).
+  [[nodiscard]] bool runs_on_host() const { return backend_ != backend::cuda; }
+  /// The PE's CUDA resources; nullptr unless get_backend() == backend::cuda.
+  [[nodiscard]] const cuda::cuda_context* cuda() const { return cuda_; }
+  /// The same context with another host thread count (e.g. evaluation uses every core).
+  [[nodiscard]] exec_context with_threads(int threads) const {
+    exec_context c = *this;
+    c.threads_ = threads < 1 ? 1 : threads;
+    return c;
+  }
 
  private:
   backend backend_;
   int pe_;
   int threads_;
+  const cuda::cuda_context* cuda_ = nullptr;
 };
 
 }  // namespace coopgnn

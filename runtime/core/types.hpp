@@ -12,6 +12,16 @@ using vid_t = std::int64_t;  ///< global vertex id, 0 <= v < |V|
 using eid_t = std::int64_t;  ///< edge offset into CSC indices, 0 <= e < |E|
 
 /// Which implementation executes kernels and copies (DESIGN.md section 2).
-enum class backend { host, cuda };
+///  - host:     host references on host memory (the reference backend);
+///  - cuda:     CUDA kernels on the memory of the PE's device;
+///  - emulated: test-only device: the host references run on memory that is marked as device
+///              memory (separate allocations, poisoned when allocated, never readable through
+///              the host accessors of the view types), so the CPU suite runs the CUDA path's
+///              uploads, downloads and memory-space checks end to end (runtime/core/memory.hpp).
+enum class backend { host, cuda, emulated };
+
+/// Where a buffer lives (DESIGN.md section 2): host memory, or the device memory of a PE (a CUDA
+/// device, or the emulated device of backend::emulated).
+enum class memory_space { host, device };
 
 }  // namespace coopgnn

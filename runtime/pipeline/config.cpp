@@ -24,15 +24,26 @@ backend resolve_backend(const std::string& name, int cuda_devices,
   bool const built = false;
 #endif
   if (name == "host") return backend::host;
+  if (name == "emulated") return backend::emulated;
   if (name == "auto") return built && cuda_devices > 0 ? backend::cuda : backend::host;
-  COOPGNN_EXPECTS(name == "cuda", "--backend '{}': expected auto, host or cuda", name);
+  COOPGNN_EXPECTS(name == "cuda", "--backend '{}': expected auto, host, cuda or emulated", name);
   COOPGNN_EXPECTS(built, "--backend cuda: this build has no CUDA backend (configure with nvcc "
                          "available, COOPGNN_CUDA=ON)");
   COOPGNN_EXPECTS(cuda_devices > 0, "--backend cuda: no CUDA device ({})", no_device_reason);
   return backend::cuda;
 }
 
-std::string to_string(backend b) { return b == backend::cuda ? "cuda" : "host"; }
+std::string to_string(backend b) {
+  switch (b) {
+    case backend::cuda:
+      return "cuda";
+    case backend::emulated:
+      return "emulated";
+    case backend::host:
+      break;
+  }
+  return "host";
+}
 
 work_counters& work_counters::operator+=(const work_counters& o) {
   seeds += o.seeds;

@@ -17,13 +17,14 @@ enum class minibatch_mode { independent, cooperative };
 minibatch_mode parse_mode(const std::string& name);
 std::string to_string(minibatch_mode m);
 
-/// Parses `--backend`: "host", "cuda", or "auto" (cuda when this build has CUDA and
-/// `cuda_devices` > 0, else host).
+/// Parses `--backend`: "host", "cuda", "emulated" (the test-only emulated device of
+/// runtime/core/types.hpp), or "auto" (cuda when this build has CUDA and `cuda_devices` > 0, else
+/// host).
 /// @throws logic_error naming --backend for another name, or for "cuda" in a build without CUDA
 ///         or with no device (the message gives `no_device_reason`).
 backend resolve_backend(const std::string& name, int cuda_devices,
                         const std::string& no_device_reason);
-/// "host" or "cuda".
+/// "host", "cuda" or "emulated".
 std::string to_string(backend b);
 
 /// Everything that decides a training run. Defaults are what `coopgnn train` uses.

@@ -6,6 +6,24 @@
 
 namespace coopgnn {
 
+placed_block place(const exec_context& ctx, const block& b) {
+  placed_block p;
+  p.view = view(b);
+  if (ctx.space() == memory_space::host) return p;
+  p.src_ids = upload<vid_t>(ctx, b.src_ids);
+  p.indptr = upload<eid_t>(ctx, b.indptr);
+  p.indices = upload<std::int64_t>(ctx, b.indices);
+  p.weights = upload<float>(ctx, b.weights);
+  p.src_degree = upload<std::int64_t>(ctx, b.src_degree);
+  p.view.src_ids = p.src_ids.data();
+  p.view.indptr = p.indptr.data();
+  p.view.indices = p.indices.data();
+  p.view.weights = p.weights.data();
+  p.view.src_degree = b.src_degree.empty() ? nullptr : p.src_degree.data();
+  p.view.space = ctx.space();
+  return p;
+}
+
 sample_params layer_params(const batch_key& key, std::size_t l) {
   sample_params p;
   p.kind = key.kind;
@@ -81,39 +99,6 @@ sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, co
   return out;
 }
 
-exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows) {
-  exchange_index x;
-  auto const n = plan.send_perm.size();
-  x.recv_pos.assign(n, -1);
-  for (std::size_t j = 0; j < n; ++j) {
-    auto const i = plan.send_perm[j];
-    COOPGNN_EXPECTS(i >= 0 && static_cast<std::size_t>(i) < n &&
-                        x.recv_pos[static_cast<std::size_t>(i)] < 0,
-                    "exchange plan: send_perm[{}] = {} is not part of a permutation of [0, {})", j,
-                    i, n);
-    x.recv_pos[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(j);
-  }
-  COOPGNN_EXPECTS(num_owner_rows >= 0, "exchange plan: {} owner rows", num_owner_rows);
-  auto const m = plan.recv_inv.size();
-  x.push_indptr.assign(static_cast<std::size_t>(num_owner_rows) + 1, 0);
-  for (std::size_t r = 0; r < m; ++r) {
-    auto const o = plan.recv_inv[r];
-    COOPGNN_EXPECTS(o >= 0 && o < num_owner_rows,
-                    "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, o, num_owner_rows);
-    ++x.push_indptr[static_cast<std::size_t>(o) + 1];
-  }
-  for (std::size_t o = 0; o < static_cast<std::size_t>(num_owner_rows); ++o) {
-    x.push_indptr[o + 1] += x.push_indptr[o];
-  }
-  x.push_sources.resize(m);
-  std::vector<std::int64_t> next(x.push_indptr.begin(), x.push_indptr.end() - 1);
-  for (std::size_t r = 0; r < m; ++r) {
-    auto& slot = next[static_cast<std::size_t>(plan.recv_inv[r])];
-    x.push_sources[static_cast<std::size_t>(slot++)] = static_cast<std::int64_t>(r);
-  }
-  return x;
-}
-
 std::int64_t sampled_batch::bytes() const {
   std::int64_t b = 0;
   for (auto const& blk : blocks) {
@@ -128,42 +113,6 @@ std::int64_t sampled_batch::bytes() const {
         sizeof(std::int64_t));
   }
   return b + static_cast<std::int64_t>(input_nodes.size() * sizeof(vid_t));
-}
-
-matrix<float> exchange_pull(communicator& comm, const exchange_plan& plan,
-                            const matrix<float>& owner_rows, std::int64_t num_requester_rows) {
-  std::int64_t const d = owner_rows.cols();
-  // Answer every request in receive order: grouped by requester, as the requester sent them.
-  std::vector<float> send(plan.recv_inv.size() * static_cast<std::size_t>(d));
-  for (std::size_t r = 0; r < plan.recv_inv.size(); ++r) {
-    COOPGNN_EXPECTS(plan.recv_inv[r] < owner_rows.rows(),
-                    "exchange_pull: request {} asks for owner row {} of {}", r, plan.recv_inv[r],
-                    owner_rows.rows());
-    std::copy_n(owner_rows.row(plan.recv_inv[r]), d, send.data() + r * d);
-  }
-  auto const recv = alltoallv_known<float>(comm, send, plan.recv_counts, plan.send_counts, d);
-  matrix<float> out(num_requester_rows, d);
-  for (std::size_t pos = 0; pos < plan.send_perm.size(); ++pos) {
-    std::copy_n(recv.data() + pos * d, d, out.row(plan.send_perm[pos]));
-  }
-  return out;
-}
-
-matrix<float> exchange_push(communicator& comm, const exchange_plan& plan,
-                            const matrix<float>& requester_grads, std::int64_t num_owner_rows) {
-  std::int64_t const d = requester_grads.cols();
-  std::vector<float> send(plan.send_perm.size() * static_cast<std::size_t>(d));
-  for (std::size_t pos = 0; pos < plan.send_perm.size(); ++pos) {
-    std::copy_n(requester_grads.row(plan.send_perm[pos]), d, send.data() + pos * d);
-  }
-  auto const recv = alltoallv_known<float>(comm, send, plan.send_counts, plan.recv_counts, d);
-  matrix<float> out(num_owner_rows, d);
-  for (std::size_t r = 0; r < plan.recv_inv.size(); ++r) {
-    float* dst = out.row(plan.recv_inv[r]);
-    const float* src = recv.data() + r * d;
-    for (std::int64_t j = 0; j < d; ++j) dst[j] += src[j];
-  }
-  return out;
 }
 
 }  // namespace coopgnn

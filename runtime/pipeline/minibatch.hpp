@@ -10,6 +10,7 @@
 #include "kernels/sample/sample.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/core/matrix.hpp"
+#include "runtime/core/memory.hpp"
 #include "runtime/graph/ownership.hpp"
 #include "runtime/pipeline/config.hpp"
 
@@ -36,6 +37,20 @@ struct sampled_batch {
   [[nodiscard]] std::int64_t bytes() const;
 };
 
+/// A host block placed in a PE's memory space: on the host, a view of the block itself (which
+/// must outlive this object); elsewhere, copies of its arrays and a view of them.
+struct placed_block {
+  buffer<vid_t> src_ids;
+  buffer<eid_t> indptr;
+  buffer<std::int64_t> indices;
+  buffer<float> weights;
+  buffer<std::int64_t> src_degree;
+  block_view view;
+};
+
+/// Places `b` in ctx.space() (see placed_block). @throws logic_error for an inconsistent block.
+placed_block place(const exec_context& ctx, const block& b);
+
 /// Samplers' keys for layer l of global minibatch `batch`.
 struct batch_key {
   sampler_kind kind = sampler_kind::ns;
@@ -44,23 +59,6 @@ struct batch_key {
   std::uint32_t batch = 0;
   labor_dependency dependency;  ///< LABOR kappa and layer dependency
 };
-
-/// The device exchanges' view of a plan (runtime/pipeline/exchange_cuda.hpp), computed on the
-/// host. recv_pos: the inverse of send_perm (recv_pos[send_perm[j]] = j), i.e. the position
-/// among the received rows of local source i. The push CSR groups the requests by owner row:
-/// owner row o sums the received rows sources[indptr[o] .. indptr[o + 1]) in ascending request
-/// order, which is the order exchange_push's `+=` loop adds them.
-struct exchange_index {
-  std::vector<std::int64_t> recv_pos;      ///< [send_perm.size()]
-  std::vector<std::int64_t> push_indptr;   ///< [num_owner_rows + 1]
-  std::vector<std::int64_t> push_sources;  ///< [recv_inv.size()]
-};
-
-/// Builds the exchange_index of `plan` (a stable counting sort of recv_inv; O(n + m)).
-/// @param num_owner_rows  |S^{l+1}_p|
-/// @throws logic_error naming the position when send_perm is not a permutation of
-///         [0, send_perm.size()) or a recv_inv entry is outside [0, num_owner_rows).
-exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows);
 
 /// The sampler parameters of layer l (l < key.fanouts.size()) under `key`.
 sample_params layer_params(const batch_key& key, std::size_t l);
@@ -78,17 +76,5 @@ sampled_batch sample_independent(const exec_context& ctx, const csc_graph& g,
 sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, const csc_graph& g,
                                  const ownership& owners, std::span<const vid_t> owned_seeds,
                                  const batch_key& key);
-
-/// Owner -> requester (forward): given rows for the owner side ([|S^{l+1}_p|, d]), returns the
-/// rows of the requester side ([|S~^l_p|, d]), each request answered by its owner. Collective.
-/// @param num_requester_rows  |S~^l_p| (the block's num_src)
-matrix<float> exchange_pull(communicator& comm, const exchange_plan& plan,
-                            const matrix<float>& owner_rows, std::int64_t num_requester_rows);
-
-/// Requester -> owner (backward): sends the gradient of each requested row back to its owner,
-/// which sums the contributions of all requesters into its rows (scatter-add). Returns
-/// [num_owner_rows, d]. Summation order is the receive order (deterministic). Collective.
-matrix<float> exchange_push(communicator& comm, const exchange_plan& plan,
-                            const matrix<float>& requester_grads, std::int64_t num_owner_rows);
 
 }  // namespace coopgnn

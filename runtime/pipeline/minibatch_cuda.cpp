@@ -36,11 +36,7 @@ std::int64_t device_sampled_batch::bytes() const {
                                    blk.indices.bytes() + blk.weights.bytes() +
                                    blk.src_degree.bytes());
   }
-  for (auto const& p : plans) {
-    b += static_cast<std::int64_t>(p.send_perm.bytes() + p.recv_pos.bytes() +
-                                   p.recv_inv.bytes() + p.push_indptr.bytes() +
-                                   p.push_sources.bytes() + p.push_weights.bytes());
-  }
+  for (auto const& r : routes) b += r.bytes();
   return b + static_cast<std::int64_t>(input_nodes.bytes());
 }
 
@@ -59,7 +55,8 @@ device_sampled_batch sample_independent(const cuda_context& ctx, const device_cs
   return out;
 }
 
-device_sampled_batch sample_cooperative(const cuda_context& ctx, communicator& comm,
+device_sampled_batch sample_cooperative(const cuda_context& ctx, const exec_context& xctx,
+                                        communicator& comm,
                                         const device_csc& g,
                                         const device_buffer<std::uint16_t>& owner_of,
                                         std::span<const vid_t> owned_seeds, const batch_key& key) {
@@ -77,8 +74,16 @@ device_sampled_batch sample_cooperative(const cuda_context& ctx, communicator& c
     plan.recv_counts.assign(P, 0);
     comm.alltoall(plan.send_counts, plan.recv_counts);
     auto const sent0 = comm.stats().alltoall_bytes_sent;
-    auto const recv_ids = alltoallv_device(ctx, comm, split.sorted_ids, plan.send_counts,
-                                           plan.recv_counts);
+    std::vector<std::int64_t> send_bytes(P), recv_bytes(P);
+    std::int64_t total = 0;
+    for (std::size_t q = 0; q < P; ++q) {
+      send_bytes[q] = plan.send_counts[q] * static_cast<std::int64_t>(sizeof(vid_t));
+      recv_bytes[q] = plan.recv_counts[q] * static_cast<std::int64_t>(sizeof(vid_t));
+      total += plan.recv_counts[q];
+    }
+    auto recv_ids = ctx.allocate<vid_t>(static_cast<std::size_t>(total));
+    comm.alltoallv(reinterpret_cast<const std::byte*>(split.sorted_ids.data()), send_bytes,
+                   reinterpret_cast<std::byte*>(recv_ids.data()), recv_bytes);
     out.id_bytes.push_back(comm.stats().alltoall_bytes_sent - sent0);
 
     // Owner-side deduplication: S^{l+1}_p sorted, and the inverse map of every request.
@@ -87,7 +92,7 @@ device_sampled_batch sample_cooperative(const cuda_context& ctx, communicator& c
     out.work.sampled_vertices += next_rows;
     plan.send_perm = ctx.to_host(split.perm);
     plan.recv_inv = ctx.to_host(u.inverse);
-    out.plans.push_back(upload(ctx, plan, next_rows));
+    out.routes.push_back(make_route(xctx, plan, next_rows));
     out.host_plans.push_back(std::move(plan));
     frontier = std::move(u.unique);
   }

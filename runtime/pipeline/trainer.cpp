@@ -15,6 +15,7 @@
 #include "runtime/core/rng.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/core/timer.hpp"
+#include "kernels/dense/elementwise.hpp"
 
 namespace coopgnn {
 
@@ -37,16 +38,6 @@ models::model_config make_model_config(const dataset& ds, const train_config& cf
   mc.dropout = cfg.dropout;
   mc.seed = cfg.seed;
   return mc;
-}
-
-template <typename T>
-std::int64_t bytes_of(const matrix<T>& m) {
-  return m.size() * static_cast<std::int64_t>(sizeof(T));
-}
-
-std::int64_t bytes_of(const models::conv_cache<float>& c) {
-  return bytes_of(c.h) + bytes_of(c.mid) + bytes_of(c.out) +
-         static_cast<std::int64_t>(c.keep.size() + c.edge_values.size() * sizeof(float));
 }
 
 }  // namespace
@@ -98,7 +89,9 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                   ds.feature_file.string(), features_->rows(), features_->cols(), ds.num_nodes,
                   ds.feature_dim());
   for (int p = 0; p < cfg.num_pes; ++p) {
-    pes_.push_back(std::make_unique<pe_state>(p, cfg, mc, group_, features_.get()));
+    bind_device(p);  // a replica's parameters are allocated and initialised on its device
+    pes_.push_back(
+        std::make_unique<pe_state>(p, cfg, compute_context(p), mc, group_, features_.get()));
     if (cfg.cache_policy != "none") {
       pes_.back()->store.set_cache(make_cache_policy(cfg.cache_policy, cfg.cache_rows));
     }
@@ -131,6 +124,19 @@ void trainer::set_host_features(storage_tier tier) {
 
 const models::gnn_model& trainer::model(int pe) const { return pes_.at(pe)->model; }
 models::gnn_model& trainer::model(int pe) { return pes_.at(pe)->model; }
+
+const models::gnn_model& trainer::host_model(int pe) const {
+  const models::gnn_model& replica = pes_.at(pe)->model;
+  if (replica.params().space() == memory_space::host) return replica;
+  if (!host_copy_) {
+    host_copy_ = std::make_unique<models::gnn_model>(exec_context(backend::host),
+                                                     replica.config());
+  }
+  bind_device(pe);
+  host_copy_->copy_parameters_from(replica);
+  return *host_copy_;
+}
+
 
 std::string trainer::metric_name() const { return ds_.num_classes == 2 ? "roc_auc" : "accuracy"; }
 
@@ -208,6 +214,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   auto const L = cfg_.fanouts.size();
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
   auto const B = static_cast<std::int64_t>(global_batch.size());
+  const exec_context& ctx = pe.ctx;
+  communicator& rows = pe.rows_comm();
   std::vector<const communicator*> comms{&pe.comm};
   if (pe.device_comm != nullptr) comms.push_back(pe.device_comm);
   step_meter m(std::move(comms));
@@ -229,133 +237,170 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
                       pe.run_seed,
                       batch_index,
                       {cfg_.batch_dependency, cfg_.layer_dependency}};
-  if (dev_) {
-    pe_step_cuda(pe, seeds, key, B, opt, m, w);
-    return;
-  }
-  sampled_batch const sb = sample_on_host(pe, seeds, key, m, w);
+  step_batch in;
+  sample(pe, seeds, key, opt, m, w, in);
+  auto const& blocks = in.blocks;
 
-  // 2. Feature loading: storage rows for input_nodes, then (cooperative) owner -> requester.
-  matrix<float> h;
+  // 2. Feature loading: storage rows for the input nodes, then (cooperative) owner -> requester.
+  tensor<float> h;
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("cache/load_features");
-    auto const before = pe.store.stats();
-    h = pe.store.load(sb.input_nodes);
-    w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
-    w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
+    h = load_features(pe, in, w);
     w.feature_rows += h.rows();
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
     if (coop) {
-      staging = std::max(staging, detail::staging_of(sb.plans[L - 1], h.cols()));
-      h = exchange_pull(pe.comm, sb.plans[L - 1], h, sb.blocks[L - 1].num_src());
+      staging = std::max(staging, detail::staging_of(in.routes[L - 1], h.cols()));
+      h = exchange_pull(ctx, rows, in.routes[L - 1], h.view());
       m.record(static_cast<int>(L - 1), "features");
     }
+    synchronize(ctx);
     m.stage_end(m.t.feature_load, m.cpu.feature_load, timer);
   }
-  std::int64_t working_set = sb.bytes() + bytes_of(h);
+  std::int64_t working_set = in.sample_bytes + static_cast<std::int64_t>(h.bytes());
 
   // 3. Forward: model layer i consumes block L-1-i.
   models::step_key const sk{pe.run_seed, batch_index, true};
   std::vector<models::conv_cache<float>> caches(L);
   models::linear_cache<float> head_cache;
-  matrix<float> logits;
+  tensor<float> logits;
+  buffer_view<const vid_t> const seed_ids{blocks[0].src_ids, seeds.size(), blocks[0].space};
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("model/forward");
     for (std::size_t i = 0; i < L; ++i) {
       std::size_t const b = L - 1 - i;
-      h = pe.model.layer(static_cast<int>(i)).forward(sb.blocks[b], h, sk, &caches[i]);
-      working_set += bytes_of(caches[i]);
+      h = pe.model.layer(static_cast<int>(i)).forward(ctx, blocks[b], h.view(), sk, &caches[i]);
+      working_set += caches[i].bytes();
       if (coop && b > 0) {
-        staging = std::max(staging, detail::staging_of(sb.plans[b - 1], h.cols()));
-        h = exchange_pull(pe.comm, sb.plans[b - 1], h, sb.blocks[b - 1].num_src());
+        staging = std::max(staging, detail::staging_of(in.routes[b - 1], h.cols()));
+        h = exchange_pull(ctx, rows, in.routes[b - 1], h.view());
         m.record(static_cast<int>(b - 1), "forward");
       }
     }
     if (auto* head = pe.model.head()) {
-      logits = head->forward(h, seeds, sk, &head_cache);
+      logits = head->forward(ctx, h.view(), seed_ids, sk, &head_cache);
     } else {
       logits = std::move(h);
     }
-    working_set += bytes_of(head_cache.x) + bytes_of(logits);
+    working_set += static_cast<std::int64_t>(head_cache.x.bytes() + logits.bytes());
+    synchronize(ctx);
     m.stage_end(m.t.forward, m.cpu.forward, timer);
   }
 
   // 4. Loss on this PE's seeds, normalised by the global batch size; backward mirrors forward.
   std::vector<std::int64_t> labels(seeds.size());
   for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds_.labels[seeds[i]];
-  matrix<float> grad;
+  buffer<std::int64_t> const labels_placed = to_space(ctx, std::move(labels));
   double loss = 0;
   std::int64_t grad_peak = 0;
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("model/backward");
     pe.model.zero_grad();
-    loss =
-        models::softmax_cross_entropy<float>(logits, labels, 1.0f / static_cast<float>(B), &grad);
-    if (auto* head = pe.model.head()) grad = head->backward(grad, head_cache);
+    tensor<float> grad(ctx, logits.rows(), logits.cols());
+    loss = softmax_cross_entropy<float>(ctx, logits.view(), labels_placed.view(),
+                                        1.0f / static_cast<float>(B), grad.view());
+    if (auto* head = pe.model.head()) grad = head->backward(ctx, grad.view(), head_cache);
     for (std::size_t ii = L; ii-- > 0;) {
       std::size_t const b = L - 1 - ii;
-      grad = pe.model.layer(static_cast<int>(ii)).backward(sb.blocks[b], grad, caches[ii]);
-      grad_peak = std::max(grad_peak, bytes_of(grad));
+      // Layer 0 consumes the input features: no gradient flows further.
+      grad = pe.model.layer(static_cast<int>(ii))
+                 .backward(ctx, blocks[b], grad.view(), caches[ii], ii > 0);
+      grad_peak = std::max(grad_peak, static_cast<std::int64_t>(grad.bytes()));
       if (b + 1 < L && coop) {
-        staging = std::max(staging, detail::staging_of(sb.plans[b], grad.cols()));
-        grad = exchange_push(pe.comm, sb.plans[b], grad, sb.blocks[b + 1].num_dst);
+        staging = std::max(staging, detail::staging_of(in.routes[b], grad.cols()));
+        grad = exchange_push(ctx, rows, in.routes[b], grad.view());
         m.record(static_cast<int>(b), "backward");
       }
     }
+    synchronize(ctx);
     m.stage_end(m.t.backward, m.cpu.backward, timer);
   }
 
-  // 5. Gradient all-reduce and the same Adam step on every PE.
-  auto params = pe.model.params();
-  std::vector<float> flat;
-  for (auto* prm : params) {
-    flat.insert(flat.end(), prm->grad.values().begin(), prm->grad.values().end());
-  }
+  // 5. Gradient all-reduce (in place, on the communicator of the PE's space) and the same Adam
+  //    step on every replica.
   double loss_sum = loss;
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
-    pe.comm.allreduce_sum(std::span<float>(flat));
+    auto const grads = pe.model.params().grads();
+    rows.allreduce_sum(std::span<float>(grads.data, grads.size));
     pe.comm.allreduce_sum(std::span<double>(&loss_sum, 1));
     m.stage_end(m.t.communication, m.cpu.communication, timer);  // all of it is communication
   }
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("model/optimizer");
-    std::size_t o = 0;
-    for (auto* prm : params) {
-      std::copy_n(flat.data() + o, prm->grad.size(), prm->grad.data());
-      o += static_cast<std::size_t>(prm->grad.size());
-    }
     if (opt.update) pe.opt.step();
+    synchronize(ctx);
     m.stage_end(m.t.optimizer, m.cpu.optimizer, timer);
   }
-  finish_step(pe, opt, m, w, seeds, sb.blocks, loss, loss_sum, std::move(logits), std::move(flat),
-              working_set + grad_peak, staging);
+  matrix<float> logits_h;
+  std::vector<float> grads_h;
+  if (opt.trace != nullptr) {
+    logits_h = logits.space() == memory_space::host ? std::move(logits).release_host()
+                                                    : download<float>(ctx, logits.view());
+    grads_h = download<float>(ctx, pe.model.params().grads());
+  }
+  finish_step(pe, opt, m, w, seeds, in.host.blocks, loss, loss_sum, std::move(logits_h),
+              std::move(grads_h), working_set + grad_peak, staging);
 }
 
-sampled_batch trainer::sample_on_host(pe_state& pe, std::span<const vid_t> seeds,
-                                     const batch_key& key, step_meter& m, work_counters& w) {
-  sampled_batch sb;
+void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
+                     const step_options& opt, step_meter& m, work_counters& w, step_batch& in) {
+  if (dev_ && cfg_.sample_on_device) {
+    sample_on_device(pe, seeds, key, opt, m, w, in);
+    return;
+  }
+  auto const L = cfg_.fanouts.size();
+  bool const coop = cfg_.mode == minibatch_mode::cooperative;
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("sample/minibatch");
-    if (cfg_.mode == minibatch_mode::cooperative) {
-      sb = sample_cooperative(pe.ctx, pe.comm, g_, owners_, seeds, key);
+    if (coop) {
+      in.host = sample_cooperative(pe.host_ctx, pe.comm, g_, owners_, seeds, key);
     } else {
-      sb = sample_independent(pe.ctx, g_, seeds, key);
+      in.host = sample_independent(pe.host_ctx, g_, seeds, key);
     }
     m.stage_end(m.t.sample, m.cpu.sample, timer);
   }
-  w += sb.work;
-  for (std::size_t l = 0; l < sb.id_bytes.size(); ++l) {
-    m.traffic.push_back({static_cast<int>(l), "ids", sb.id_bytes[l]});
+  w += in.host.work;
+  for (std::size_t l = 0; l < in.host.id_bytes.size(); ++l) {
+    m.traffic.push_back({static_cast<int>(l), "ids", in.host.id_bytes[l]});
   }
   m.mark_sent();
-  return sb;
+  in.sample_bytes = in.host.bytes();
+  // The blocks, routes and input ids where the PE computes (views of the host batch on the
+  // host; copies elsewhere).
+  scoped_timer timer(nullptr);
+  COOPGNN_NVTX_RANGE("sample/place");
+  const exec_context& ctx = pe.ctx;
+  for (auto const& b : in.host.blocks) in.placed.push_back(place(ctx, b));
+  for (auto const& pb : in.placed) in.blocks.push_back(pb.view);
+  for (std::size_t l = 0; coop && l < L; ++l) {
+    std::int64_t const owner_rows = l + 1 < L
+                                        ? in.host.blocks[l + 1].num_dst
+                                        : static_cast<std::int64_t>(in.host.input_nodes.size());
+    in.routes.push_back(make_route(ctx, in.host.plans[l], owner_rows));
+  }
+  if (ctx.space() == memory_space::host) {
+    in.input_ids = host_view(in.host.input_nodes);
+  } else {
+    in.input_ids_placed = upload<vid_t>(ctx, in.host.input_nodes);
+    in.input_ids = in.input_ids_placed.view();
+  }
+  synchronize(ctx);
+  m.stage_end(m.t.sample, m.cpu.sample, timer);
+}
+
+tensor<float> trainer::load_features(pe_state& pe, const step_batch& in, work_counters& w) {
+  if (device_tier()) return load_device_tier(pe, in, w);
+  auto const before = pe.store.stats();
+  matrix<float> rows = pe.store.load(in.host.input_nodes);
+  w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
+  w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
+  return to_space(pe.ctx, std::move(rows));
 }
 
 void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
@@ -401,7 +446,7 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
 }
 
 std::pair<double, double> trainer::evaluate(int pe) const {
-  if (dev_) download_model(pe);
+  const models::gnn_model& model = host_model(pe);
   // Layer-wise inference reads every row: from memory, or gathered once from the mapped file.
   matrix<float> gathered;
   if (!ds_.features_in_memory() && owned_features_.rows() == 0) {
@@ -415,7 +460,7 @@ std::pair<double, double> trainer::evaluate(int pe) const {
   // Host inference: on the CUDA backend the host's cores are otherwise idle, so use them all.
   int const threads =
       dev_ ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cfg_.num_pes;
-  auto const logits = pes_.at(pe)->model.infer_full(g_, x, threads);
+  auto const logits = model.infer_full(g_, x, threads);
   auto metric = [&](const std::vector<vid_t>& rows) -> double {
     if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
     if (ds_.num_classes == 2) {

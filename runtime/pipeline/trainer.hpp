@@ -61,17 +61,22 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 /// Trains a GNN with P PE threads. Weights are replicated: every PE starts from the same
 /// initialisation, all-reduces gradients and applies the same Adam step, so replicas stay equal.
 ///
-/// Backends (train_config::compute_backend):
+/// One step for every backend (DESIGN.md section 2): sampling, then the feature load, the
+/// cooperative row exchanges, the model's forward and backward, the gradient all-reduce and Adam
+/// run through exec_context-dispatched kernels on the PE's memory space. Backends
+/// (train_config::compute_backend):
 ///  - host: everything on the host (the reference);
+///  - emulated: the host kernels on memory marked as device memory (tests: the CUDA path's
+///    uploads, downloads and memory-space checks, run on the CPU);
 ///  - cuda: PE p runs on device p / pes_per_gpu with its own cuda_context. Sampling runs on the
 ///    device (train_config::sample_on_device, the default: the device sampler, unique-and-
 ///    compact, owner split, id all-to-all and owner dedup of minibatch_cuda.hpp, which return
-///    exactly the host's blocks) or on the host (then the blocks are copied over). Feature
-///    loading, the model's forward and backward, the row exchanges (device communicator: NCCL
-///    for distinct devices, peer-copy for PEs sharing one), the gradient all-reduce and Adam
-///    run on the device. Features come from a device or pinned (UVA) table gathered on the
-///    device, or from the host/mmap tier through the host feature store (and its cache), copied
-///    to the device. Evaluation downloads replica 0's weights and runs the host inference.
+///    exactly the host's blocks) or on the host (then the blocks are copied over). The row
+///    exchanges and the gradient all-reduce use the device communicator (NCCL for distinct
+///    devices, peer-copy for PEs sharing one). Features come from a device or pinned (UVA) table
+///    gathered on the device, or from the host/mmap tier through the host feature store (and its
+///    cache), copied to the device.
+/// Evaluation runs the host's layer-wise inference on a host copy of replica 0's weights.
 class trainer {
  public:
   /// @param ds   dataset with features, labels and a train split (kept by reference)
@@ -92,9 +97,9 @@ class trainer {
   void step(std::span<const vid_t> global_batch, std::uint32_t batch_index,
             const step_options& opt);
 
-  /// Validation and test metric of replica `pe` by full-neighbour inference. With the mmap tier
-  /// and features left in their file, the rows are gathered from the mapping for the call. On
-  /// the CUDA backend the replica's weights are first copied from its device into model(pe).
+  /// Validation and test metric of replica `pe` by full-neighbour inference on the host. With
+  /// the mmap tier and features left in their file, the rows are gathered from the mapping for
+  /// the call. A replica off the host is first copied into a host model (host_model).
   std::pair<double, double> evaluate(int pe = 0) const;
 
   /// The training seeds of epoch `epoch`, in the order they are batched (keyed shuffle).
@@ -104,56 +109,66 @@ class trainer {
   [[nodiscard]] std::vector<vid_t> cyclic_batch(std::span<const vid_t> order,
                                                 std::int64_t index) const;
   [[nodiscard]] std::int64_t batches_per_epoch() const;
-  /// Replica `pe` on the host. On the CUDA backend it holds the initial weights until
-  /// evaluate() or sync_host_models() copies the device replica's current weights into it.
+  /// Replica `pe`, in its PE's memory space (host, emulated or CUDA device memory).
   [[nodiscard]] const models::gnn_model& model(int pe) const;
-  /// Replica `pe`, mutable (for benchmarks that drive the model directly).
   [[nodiscard]] models::gnn_model& model(int pe);
+  /// Replica `pe`'s current weights in a host model: the replica itself on the host backend,
+  /// otherwise a host model the weights are copied into (synchronises the PE's device; the
+  /// result is valid until the next call).
+  [[nodiscard]] const models::gnn_model& host_model(int pe) const;
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
   /// The feature table every PE's store reads (its tier: cache/storage.hpp). On the CUDA
   /// backend with the device or pinned tier this is the host table the device copies were
   /// made from.
   [[nodiscard]] const feature_table& features() const { return *features_; }
-  /// CUDA backend: copies every device replica's weights into its host model(pe) (synchronises
-  /// the PEs' compute streams). Host backend: nothing to do.
-  void sync_host_models() const;
 
  private:
-  struct pe_state;    // trainer_internal.hpp
-  struct step_meter;  // per-step stage clocks and traffic marks (trainer_internal.hpp)
+  struct pe_state;     // trainer_internal.hpp
+  struct step_batch;   // what a step carries from sampling to the model (trainer_internal.hpp)
+  struct step_meter;   // per-step stage clocks and traffic marks (trainer_internal.hpp)
   struct device_state;  // CUDA backend resources (trainer_cuda.cpp)
   struct device_state_deleter {
     void operator()(device_state* d) const noexcept;
   };
   void run_pes(const std::function<void(pe_state&)>& body);
+  /// One training step of one PE, the same for every backend.
   void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                const step_options& opt);
-  /// Sampling of this PE's seeds on the host (timed; counts the id traffic).
-  sampled_batch sample_on_host(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-                               step_meter& meter, work_counters& w);
-  /// A step on the CUDA backend from this PE's seeds on (trainer_cuda.cpp).
-  void pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-                    std::int64_t global_batch_size, const step_options& opt, step_meter& meter,
-                    work_counters& w);
+  /// Sampling of this PE's seeds into `in` (timed; counts the id traffic): on the host, then the
+  /// blocks and routes are placed in the PE's space; or on the device (CUDA backend with
+  /// sample_on_device).
+  void sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
+              const step_options& opt, step_meter& meter, work_counters& w, step_batch& in);
+  /// Device sampling (trainer_cuda.cpp).
+  void sample_on_device(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
+                        const step_options& opt, step_meter& meter, work_counters& w,
+                        step_batch& in);
+  /// The input rows of `in` in the PE's space: the host store (and its cache) for the host and
+  /// mmap tiers, the device tiers' gather (and the GPU cache) otherwise.
+  tensor<float> load_features(pe_state& pe, const step_batch& in, work_counters& w);
+  /// The device and pinned tiers' gather (trainer_cuda.cpp).
+  tensor<float> load_device_tier(pe_state& pe, const step_batch& in, work_counters& w);
+  /// True when the feature table is read by device kernels (device or pinned tier).
+  [[nodiscard]] bool device_tier() const;
   /// CUDA backend, before the PEs exist: the contexts, the tier and the device feature tables;
   /// sets features_ (trainer_cuda.cpp).
   void setup_cuda_features();
-  /// CUDA backend, after the PEs exist: device communicators and device model replicas.
+  /// CUDA backend, after the PEs exist: device communicators, device graphs and GPU caches.
   void setup_cuda_pes();
-  /// Makes PE p's device current on the calling thread (CUDA backend; no-op on the host).
+  /// The exec_context PE p computes in (host, emulated, or its CUDA device).
+  [[nodiscard]] exec_context compute_context(int p) const;
+  /// Makes PE p's device current on the calling thread (CUDA backend; no-op otherwise).
   void bind_device(int p) const;
-  /// Copies device replica `pe`'s weights into model(pe) (CUDA backend).
-  void download_model(int pe) const;
   /// features_ for the host-readable tiers host and mmap (loads the .npy when it was left in
   /// the file and the tier is host).
   void set_host_features(storage_tier tier);
   /// What every step ends with: counters, loss, and the trace when asked for.
   void finish_step(pe_state& pe, const step_options& opt, step_meter& meter,
                    const work_counters& w, std::span<const vid_t> seeds,
-                   std::span<const block> blocks,
-                   double loss, double loss_sum, matrix<float> logits, std::vector<float> grads,
-                   std::int64_t working_set, std::int64_t staging);
+                   std::span<const block> blocks, double loss, double loss_sum,
+                   matrix<float> logits, std::vector<float> grads, std::int64_t working_set,
+                   std::int64_t staging);
 
   const dataset& ds_;
   const csc_graph& g_;
@@ -164,6 +179,7 @@ class trainer {
   std::shared_ptr<host_comm_group> group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
   std::unique_ptr<device_state, device_state_deleter> dev_;  // CUDA backend only
+  mutable std::unique_ptr<models::gnn_model> host_copy_;  // host_model() off the host backend
 };
 
 }  // namespace coopgnn

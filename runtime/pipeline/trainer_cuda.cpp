@@ -1,6 +1,7 @@
-// The trainer's CUDA backend (trainer.hpp, "Backends"; DESIGN.md section 6 on the device):
-// per-PE contexts and device communicators, the device feature tables, the device model
-// replicas, and sections 2-5 of a training step on the device.
+// The trainer's CUDA resources (trainer.hpp, "Backends"): per-PE cuda_contexts, device
+// communicators, the device feature tables and GPU caches, and the two step stages that only
+// exist on a GPU (device sampling, the device and pinned tiers' gather). Everything else of a
+// step is trainer::pe_step, the same for every backend.
 #include "runtime/pipeline/trainer_internal.hpp"
 
 #include <set>
@@ -13,13 +14,10 @@
 
 #include "cache/gpu_cache.hpp"
 #include "kernels/gather/gather_cuda.hpp"
-#include "models/device_model.hpp"
 #include "runtime/comm/device_comm.hpp"
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/device.hpp"
 #include "runtime/graph/npy.hpp"
-#include "runtime/pipeline/exchange_cuda.hpp"
-#include "runtime/pipeline/minibatch_cuda.hpp"
 #endif
 
 namespace coopgnn {
@@ -33,7 +31,6 @@ struct trainer::device_state {
   // one page-locked table at index 0, read by every device over UVA; host/mmap: empty.
   std::vector<std::unique_ptr<feature_table>> tables;
   std::vector<std::unique_ptr<communicator>> comms;                // [P]
-  std::vector<std::unique_ptr<cuda::device_gnn_model>> models;     // [P]
   // Device sampling: the CSC and the owner map (cooperative) per device ordinal, allocated
   // from the first PE on that device (nullptr for devices without PEs).
   std::vector<std::unique_ptr<cuda::device_csc>> graphs;
@@ -68,7 +65,6 @@ struct trainer::device_state {
     caches.clear();
     owner_maps.clear();
     graphs.clear();
-    models.clear();
     comms.clear();
     tables.clear();
     ctxs.clear();
@@ -89,19 +85,6 @@ std::int64_t free_device_bytes(const cuda::cuda_context& ctx) {
 
 /// The "no bad id" value of a gather's first_bad slot.
 constexpr unsigned long long kNoBadId = ~0ULL;
-
-std::int64_t bytes_of(const cuda::device_matrix& m) {
-  return m.size() * static_cast<std::int64_t>(sizeof(float));
-}
-
-std::int64_t bytes_of(const cuda::device_conv_cache& c) {
-  return bytes_of(c.h) + bytes_of(c.mid) + bytes_of(c.out) +
-         static_cast<std::int64_t>(c.keep.bytes() + c.edge_values.bytes());
-}
-
-matrix<float> to_host(const cuda::cuda_context& ctx, const cuda::device_matrix& m) {
-  return matrix<float>(m.rows, m.cols, ctx.to_host(m.data));
-}
 
 }  // namespace
 
@@ -174,8 +157,6 @@ void trainer::setup_cuda_pes() {
   for (std::size_t p = 0; p < pes_.size(); ++p) {
     pes_[p]->device_comm = dev_->comms[p].get();
     dev_->ctxs[p]->make_current();
-    dev_->models.push_back(std::make_unique<cuda::device_gnn_model>(
-        *dev_->ctxs[p], pes_[p]->model, detail::adam_options_of(cfg_)));
     std::size_t const dv = dev_->device_of(static_cast<int>(p));
     if (cfg_.sample_on_device) {
       if (dev_->graphs.size() <= dv) dev_->graphs.resize(dv + 1);
@@ -202,227 +183,92 @@ void trainer::bind_device(int p) const {
   if (dev_) dev_->ctxs.at(static_cast<std::size_t>(p))->make_current();
 }
 
-void trainer::download_model(int pe) const {
-  auto const& ctx = *dev_->ctxs.at(static_cast<std::size_t>(pe));
-  ctx.make_current();
-  dev_->models.at(static_cast<std::size_t>(pe))->download(pes_.at(static_cast<std::size_t>(pe))->model);
+exec_context trainer::compute_context(int p) const {
+  if (dev_) return exec_context(*dev_->ctxs.at(static_cast<std::size_t>(p)), cfg_.sample_threads);
+  return exec_context(cfg_.compute_backend, p, cfg_.sample_threads);
 }
 
-void trainer::sync_host_models() const {
-  if (!dev_) return;
-  for (int p = 0; p < cfg_.num_pes; ++p) download_model(p);
+bool trainer::device_tier() const {
+  return dev_ && (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned);
 }
 
-void trainer::pe_step_cuda(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-                           std::int64_t global_batch_size, const step_options& opt,
-                           step_meter& m, work_counters& w) {
+void trainer::sample_on_device(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
+                               const step_options& opt, step_meter& m, work_counters& w,
+                               step_batch& in) {
   int const p = pe.comm.rank();
-  auto const L = cfg_.fanouts.size();
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
   auto const& ctx = *dev_->ctxs[static_cast<std::size_t>(p)];
-  auto& model = *dev_->models[static_cast<std::size_t>(p)];
-  communicator& dcomm = *pe.device_comm;
-  auto const sync = [&] { cuda::detail::synchronize(ctx.compute()); };
-  std::uint32_t const batch_index = key.batch;
-  std::int64_t staging = 0;
-
-  // 1. The minibatch on the device: blocks, exchange plans and input ids, sampled on the device
-  //    or sampled on the host and copied over. `host` keeps what the host side needs: the plans
-  //    (staging sizes), the input ids (host-tier loads, error messages) and, for traces or host
-  //    sampling, the blocks.
-  cuda::device_sampled_batch dsb;
-  sampled_batch host;
-  if (cfg_.sample_on_device) {
-    auto const& graph = *dev_->graph_for(p);
-    {
-      scoped_timer timer(nullptr);
-      COOPGNN_NVTX_RANGE("sample/minibatch");
-      dsb = coop ? cuda::sample_cooperative(ctx, dcomm, graph, *dev_->owners_for(p), seeds, key)
-                 : cuda::sample_independent(ctx, graph, seeds, key);
-      // The host/mmap tiers load through the host feature store: they need the ids there.
-      if (dev_->tier != storage_tier::device && dev_->tier != storage_tier::pinned) {
-        host.input_nodes = ctx.to_host(dsb.input_nodes);
-      }
-      host.plans = std::move(dsb.host_plans);
-      sync();
-      m.stage_end(m.t.sample, m.cpu.sample, timer);
-    }
-    if (opt.trace != nullptr && opt.capture_edges) {  // outside the stage clocks
-      for (auto const& b : dsb.blocks) host.blocks.push_back(cuda::to_host(ctx, b));
-    }
-    w += dsb.work;
-    for (std::size_t l = 0; l < dsb.id_bytes.size(); ++l) {
-      m.traffic.push_back({static_cast<int>(l), "ids", dsb.id_bytes[l]});
-    }
-    m.mark_sent();
-  } else {
-    host = sample_on_host(pe, seeds, key, m, w);
+  auto const& graph = *dev_->graph_for(p);
+  auto& dsb = in.device;
+  {
     scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("sample/upload");
-    for (auto const& b : host.blocks) dsb.blocks.push_back(cuda::upload(ctx, b));
-    for (std::size_t l = 0; coop && l < L; ++l) {
-      std::int64_t const owner_rows = l + 1 < L
-                                          ? host.blocks[l + 1].num_dst
-                                          : static_cast<std::int64_t>(host.input_nodes.size());
-      dsb.plans.push_back(cuda::upload(ctx, host.plans[l], owner_rows));
-    }
-    dsb.input_nodes = ctx.to_device(std::span<const vid_t>(host.input_nodes));
-    sync();
+    COOPGNN_NVTX_RANGE("sample/minibatch");
+    dsb = coop ? cuda::sample_cooperative(ctx, pe.ctx, *pe.device_comm, graph,
+                                          *dev_->owners_for(p), seeds, key)
+               : cuda::sample_independent(ctx, graph, seeds, key);
+    // The host/mmap tiers load through the host feature store: they need the ids there.
+    if (!device_tier()) in.host.input_nodes = ctx.to_host(dsb.input_nodes);
+    in.host.plans = std::move(dsb.host_plans);
+    cuda::detail::synchronize(ctx.compute());
     m.stage_end(m.t.sample, m.cpu.sample, timer);
   }
-  auto const& blocks = dsb.blocks;
-  auto const& plans = dsb.plans;
-  auto const& sb = host;
+  if (opt.trace != nullptr && opt.capture_edges) {  // outside the stage clocks
+    for (auto const& b : dsb.blocks) in.host.blocks.push_back(cuda::to_host(ctx, b));
+  }
+  w += dsb.work;
+  for (std::size_t l = 0; l < dsb.id_bytes.size(); ++l) {
+    m.traffic.push_back({static_cast<int>(l), "ids", dsb.id_bytes[l]});
+  }
+  m.mark_sent();
+  for (auto const& b : dsb.blocks) in.blocks.push_back(cuda::view(b));
+  in.routes = std::move(dsb.routes);
+  in.input_ids = {dsb.input_nodes.data(), dsb.input_nodes.size(), memory_space::device};
+  in.sample_bytes = dsb.bytes();
+  for (auto const& r : in.routes) in.sample_bytes += r.bytes();
+}
 
-  // 2. Feature loading: device or pinned table gathered on the device, or the host store (and
-  //    its cache) copied over; then (cooperative) owner -> requester.
-  cuda::device_matrix h;
-  {
-    scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("cache/load_features");
-    auto const n = static_cast<std::int64_t>(dsb.input_nodes.size());
-    h.rows = n;
-    h.cols = ds_.feature_dim();
-    if (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned) {
-      const feature_table* table = dev_->table_for(p);
-      auto const& ids = dsb.input_nodes;
-      cuda::table_view const tv{table->device_data(), table->rows(), table->cols(),
-                                table->cols()};
-      if (!dev_->caches.empty() && n > 0) {
-        // GPU cache: hits copied by the lookup, misses gathered in place, then admitted.
-        auto& cache = *dev_->caches[static_cast<std::size_t>(p)];
-        h.data = ctx.allocate<float>(static_cast<std::size_t>(n * h.cols));
-        auto miss_pos = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n));
-        auto const st = cache.lookup(ids.data(), n, h.data.data(), miss_pos.data(),
-                                     ctx.compute());
-        auto first_bad = ctx.to_device(std::span<const unsigned long long>(&kNoBadId, 1));
-        cuda::gather_rows_at_async(tv, ids.data(), miss_pos.data(), st.misses, h.data.data(),
-                                   first_bad.data(), ctx.compute());
-        auto const bad = ctx.to_host(first_bad).at(0);  // synchronises compute()
-        if (bad != kNoBadId) {
-          vid_t v = 0;
-          cuda::detail::copy_async(&v, ids.data() + bad, sizeof v, ctx.compute());
-          sync();
-          COOPGNN_FAIL("feature load: vertex {} at position {} is outside [0, {})", v, bad,
-                       table->rows());
-        }
-        cache.admit(ids.data(), h.data.data(), miss_pos.data(), st.misses, ctx.compute());
-        w.cache_hits += st.hits;
-        w.cache_misses += st.misses;
-      } else {
-        h.data = cuda::gather_rows(ctx, tv, ids);  // synchronises compute(): checks the ids
-        w.cache_misses += n;  // no cache: every row comes from storage
-      }
-    } else {
-      auto const before = pe.store.stats();
-      auto const rows = pe.store.load(sb.input_nodes);
-      w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
-      w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
-      h.data = ctx.to_device(std::span<const float>(rows.values()));
-    }
-    w.feature_rows += n;
-    w.feature_bytes += n * h.cols * static_cast<std::int64_t>(sizeof(float));
-    if (coop) {
-      staging = std::max(staging, detail::staging_of(sb.plans[L - 1], h.cols));
-      h = cuda::exchange_pull(ctx, dcomm, plans[L - 1], h);
-      m.record(static_cast<int>(L - 1), "features");
-    }
-    sync();
-    m.stage_end(m.t.feature_load, m.cpu.feature_load, timer);
-  }
-  // Working set as the host backend counts it when the host sampled (blocks and plans on the
-  // host); with device sampling, the device image (which also holds recv_pos and the push CSR).
-  std::int64_t working_set = (cfg_.sample_on_device ? dsb.bytes() : host.bytes()) + bytes_of(h);
-
-  // 3. Forward: model layer i consumes block L-1-i.
-  models::step_key const sk{pe.run_seed, batch_index, true};
-  std::vector<cuda::device_conv_cache> caches(L);
-  cuda::device_linear_cache head_cache;
-  cuda::device_matrix logits;
-  auto const seeds_d = ctx.to_device(seeds);
-  {
-    scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("model/forward");
-    for (std::size_t i = 0; i < L; ++i) {
-      std::size_t const b = L - 1 - i;
-      h = model.conv_forward(static_cast<int>(i), blocks[b], h, sk, &caches[i]);
-      working_set += bytes_of(caches[i]);
-      if (coop && b > 0) {
-        staging = std::max(staging, detail::staging_of(sb.plans[b - 1], h.cols));
-        h = cuda::exchange_pull(ctx, dcomm, plans[b - 1], h);
-        m.record(static_cast<int>(b - 1), "forward");
-      }
-    }
-    if (model.has_head()) {
-      logits = model.head_forward(h, seeds_d.data(), sk, &head_cache);
-    } else {
-      logits = std::move(h);
-    }
-    working_set += bytes_of(head_cache.x) + bytes_of(logits);
-    sync();
-    m.stage_end(m.t.forward, m.cpu.forward, timer);
-  }
-
-  // 4. Loss on this PE's seeds, normalised by the global batch size; backward mirrors forward.
-  std::vector<std::int64_t> labels(seeds.size());
-  for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds_.labels[seeds[i]];
-  auto const labels_d = ctx.to_device(std::span<const std::int64_t>(labels));
-  double loss = 0;
-  std::int64_t grad_peak = 0;
-  {
-    scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("model/backward");
-    model.zero_grad();
-    cuda::device_matrix grad;
-    loss = model.loss(logits, labels_d, 1.0f / static_cast<float>(global_batch_size), &grad);
-    if (model.has_head()) grad = model.head_backward(grad, head_cache);
-    for (std::size_t ii = L; ii-- > 0;) {
-      std::size_t const b = L - 1 - ii;
-      // Layer 0 consumes the input features: no gradient flows further.
-      grad = model.conv_backward(static_cast<int>(ii), blocks[b], grad, caches[ii], ii > 0);
-      grad_peak = std::max(grad_peak, bytes_of(grad));
-      if (b + 1 < L && coop) {
-        staging = std::max(staging, detail::staging_of(sb.plans[b], grad.cols));
-        grad = cuda::exchange_push(ctx, dcomm, plans[b], grad);
-        m.record(static_cast<int>(b), "backward");
-      }
-    }
-    sync();
-    m.stage_end(m.t.backward, m.cpu.backward, timer);
-  }
-
-  // 5. Gradient all-reduce (device communicator, in place on the flat gradient buffer) and the
-  //    same Adam step on every replica.
-  double loss_sum = loss;
-  {
-    scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
-    dcomm.allreduce_sum(std::span<float>(model.grads(),
-                                         static_cast<std::size_t>(model.num_parameters())));
-    pe.comm.allreduce_sum(std::span<double>(&loss_sum, 1));
-    m.stage_end(m.t.communication, m.cpu.communication, timer);
-  }
-  {
-    scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("model/optimizer");
-    if (opt.update) model.adam_step();
-    sync();
-    m.stage_end(m.t.optimizer, m.cpu.optimizer, timer);
-  }
-  matrix<float> logits_h;
-  std::vector<float> grads_h;
-  if (opt.trace != nullptr) {
-    logits_h = to_host(ctx, logits);
-    grads_h.resize(static_cast<std::size_t>(model.num_parameters()));
-    if (!grads_h.empty()) {
-      cuda::detail::copy_async(grads_h.data(), model.grads(), grads_h.size() * sizeof(float),
+tensor<float> trainer::load_device_tier(pe_state& pe, const step_batch& in, work_counters& w) {
+  int const p = pe.comm.rank();
+  auto const& ctx = *dev_->ctxs[static_cast<std::size_t>(p)];
+  auto const sync = [&] { cuda::detail::synchronize(ctx.compute()); };
+  const feature_table* table = dev_->table_for(p);
+  auto const n = static_cast<std::int64_t>(in.input_ids.size);
+  std::int64_t const cols = table->cols();
+  cuda::table_view const tv{table->device_data(), table->rows(), table->cols(), table->cols()};
+  const vid_t* ids = in.input_ids.data;
+  auto out = ctx.allocate<float>(static_cast<std::size_t>(n * cols));
+  auto first_bad = ctx.to_device(std::span<const unsigned long long>(&kNoBadId, 1));
+  if (!dev_->caches.empty() && n > 0) {
+    // GPU cache: hits copied by the lookup, misses gathered in place, then admitted.
+    auto& cache = *dev_->caches[static_cast<std::size_t>(p)];
+    auto miss_pos = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n));
+    auto const st = cache.lookup(ids, n, out.data(), miss_pos.data(), ctx.compute());
+    cuda::gather_rows_at_async(tv, ids, miss_pos.data(), st.misses, out.data(), first_bad.data(),
                                ctx.compute());
+    auto const bad = ctx.to_host(first_bad).at(0);  // synchronises compute()
+    if (bad == kNoBadId) cache.admit(ids, out.data(), miss_pos.data(), st.misses, ctx.compute());
+    w.cache_hits += st.hits;
+    w.cache_misses += st.misses;
+    if (bad != kNoBadId) {
+      vid_t v = 0;
+      cuda::detail::copy_async(&v, ids + bad, sizeof v, ctx.compute());
+      sync();
+      COOPGNN_FAIL("feature load: vertex {} at position {} is outside [0, {})", v, bad,
+                   table->rows());
     }
-    sync();
+  } else {
+    cuda::gather_rows_async(tv, ids, n, out.data(), first_bad.data(), ctx.compute());
+    auto const bad = ctx.to_host(first_bad).at(0);  // synchronises compute(): checks the ids
+    if (bad != kNoBadId) {
+      vid_t v = 0;
+      cuda::detail::copy_async(&v, ids + bad, sizeof v, ctx.compute());
+      sync();
+      COOPGNN_FAIL("feature load: vertex {} at position {} is outside [0, {})", v, bad,
+                   table->rows());
+    }
+    w.cache_misses += n;  // no cache: every row comes from storage
   }
-  finish_step(pe, opt, m, w, seeds, sb.blocks, loss, loss_sum, std::move(logits_h),
-              std::move(grads_h),
-              working_set + grad_peak, staging);
+  return tensor<float>(buffer<float>::adopt(std::move(out)), n, cols);
 }
 
 #else  // host-only build: the CUDA backend does not exist
@@ -438,12 +284,17 @@ void trainer::setup_cuda_pes() {
   COOPGNN_FAIL("--backend cuda: this build has no CUDA backend (configure with nvcc available)");
 }
 void trainer::bind_device(int /*p*/) const {}
-void trainer::download_model(int /*pe*/) const {}
-void trainer::sync_host_models() const {}
-void trainer::pe_step_cuda(pe_state& /*pe*/, std::span<const vid_t> /*seeds*/,
-                           const batch_key& /*key*/, std::int64_t /*global_batch_size*/,
-                           const step_options& /*opt*/, step_meter& /*m*/,
-                           work_counters& /*w*/) {
+exec_context trainer::compute_context(int p) const {
+  return exec_context(cfg_.compute_backend, p, cfg_.sample_threads);
+}
+bool trainer::device_tier() const { return false; }
+void trainer::sample_on_device(pe_state& /*pe*/, std::span<const vid_t> /*seeds*/,
+                               const batch_key& /*key*/, const step_options& /*opt*/,
+                               step_meter& /*m*/, work_counters& /*w*/, step_batch& /*in*/) {
+  COOPGNN_FAIL("--backend cuda: this build has no CUDA backend");
+}
+tensor<float> trainer::load_device_tier(pe_state& /*pe*/, const step_batch& /*in*/,
+                                        work_counters& /*w*/) {
   COOPGNN_FAIL("--backend cuda: this build has no CUDA backend");
 }
 

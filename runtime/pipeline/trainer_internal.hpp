@@ -1,5 +1,6 @@
-// Internal to the trainer's translation units (trainer.cpp, trainer_cuda.cpp): the per-PE state
-// and the per-step stage clocks. Not part of the public interface.
+// Internal to the trainer's translation units (trainer.cpp, trainer_cuda.cpp): the per-PE state,
+// what one step carries from sampling to the model, and the per-step stage clocks. Not part of
+// the public interface.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <vector>
 
 #include "runtime/core/timer.hpp"
+#include "runtime/pipeline/exchange.hpp"
+#include "runtime/pipeline/minibatch_cuda.hpp"
 #include "runtime/pipeline/trainer.hpp"
 
 namespace coopgnn {
@@ -22,21 +25,24 @@ inline models::adam_options adam_options_of(const train_config& cfg) {
 }
 
 /// Staging of one row exchange: what is sent plus what is received, in bytes.
-inline std::int64_t staging_of(const exchange_plan& plan, std::int64_t cols) {
-  return static_cast<std::int64_t>(plan.send_perm.size() + plan.recv_inv.size()) * cols *
-         static_cast<std::int64_t>(sizeof(float));
+inline std::int64_t staging_of(const exchange_route& route, std::int64_t cols) {
+  return route.staging_rows() * cols * static_cast<std::int64_t>(sizeof(float));
 }
 }  // namespace detail
 
 struct trainer::pe_state {
-  pe_state(int rank, const train_config& cfg, const models::model_config& mc,
-           std::shared_ptr<host_comm_group> group, const feature_table* features)
-      : ctx(backend::host, rank, cfg.sample_threads),
+  /// @param compute  the context the PE's model, features and exchanges live in
+  pe_state(int rank, const train_config& cfg, const exec_context& compute,
+           const models::model_config& mc, std::shared_ptr<host_comm_group> group,
+           const feature_table* features)
+      : host_ctx(backend::host, rank, cfg.sample_threads),
+        ctx(compute),
         comm(std::move(group), rank),
-        model(mc),
-        opt(model.params(), detail::adam_options_of(cfg)),
+        model(ctx, mc),
+        opt(ctx, model.params(), detail::adam_options_of(cfg)),
         store(features) {}
-  exec_context ctx;
+  exec_context host_ctx;  // host sampling (the host sampler's threads)
+  exec_context ctx;       // host, emulated device, or this PE's CUDA device
   host_communicator comm;
   models::gnn_model model;
   models::adam opt;
@@ -46,6 +52,26 @@ struct trainer::pe_state {
   double loss = 0;             // accumulated global-batch loss (identical on every PE)
   std::uint64_t run_seed = 0;  // PE 0's seed, broadcast at start (DESIGN.md section 4)
   communicator* device_comm = nullptr;  // CUDA backend: this PE's device communicator (dev_)
+  /// The communicator of ctx.space(): the device communicator on the CUDA backend, the host one
+  /// for host and emulated memory.
+  communicator& rows_comm() { return device_comm != nullptr ? *device_comm : comm; }
+};
+
+/// What one step carries from sampling to the model, in the PE's memory space.
+struct trainer::step_batch {
+  sampled_batch host;                      // host sampling: everything; device sampling: the
+                                           // plans, input ids for host-tier loads, and blocks
+                                           // for traces
+  std::vector<placed_block> placed;        // host sampling: the blocks in ctx.space()
+  cuda::device_sampled_batch device;       // device sampling (CUDA backend)
+  std::vector<block_view> blocks;          // [L] sampling order, in ctx.space()
+  std::vector<exchange_route> routes;      // [L] cooperative: routes[l] serves blocks[l] sources
+  buffer_view<const vid_t> input_ids;      // the input nodes, in ctx.space()
+  buffer<vid_t> input_ids_placed;          // host sampling off the host: their copy
+  std::int64_t sample_bytes = 0;           // blocks, plans and input ids (working set)
+  [[nodiscard]] const exchange_route& route(std::size_t l) const {
+    return device.routes.empty() ? routes.at(l) : device.routes.at(l);
+  }
 };
 
 /// Stage clocks of one step on one PE. Stage time excludes the time spent inside collectives,

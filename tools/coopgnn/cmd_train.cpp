@@ -78,9 +78,12 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
       ->capture_default_str();
   cmd->add_option("--backend", o.backend,
-                  "Where the model, feature loading and the row exchanges run: host, cuda, or "
-                  "auto (cuda when a GPU is visible and the build has CUDA, else host)")
-      ->check(CLI::IsMember({"auto", "host", "cuda"}))
+                  "Where the model, feature loading and the row exchanges run: host, cuda, "
+                  "auto (cuda when a GPU is visible and the build has CUDA, else host), or "
+                  "emulated (for testing without a GPU: the host kernels on memory handled as "
+                  "device memory, so the CUDA path's uploads, downloads and memory-space checks "
+                  "run on the CPU; same numbers as host)")
+      ->check(CLI::IsMember({"auto", "host", "cuda", "emulated"}))
       ->capture_default_str();
   cmd->add_option("--pes", o.pes,
                   "Number of PEs (one thread each); default: 4 on the host backend, one per "
@@ -174,7 +177,7 @@ void resolve_pes(train_options& o) {
   COOPGNN_EXPECTS(o.pes >= 0, "--pes must be at least 1, got {}", o.pes);
   auto const devices = query_devices();
   o.cfg.compute_backend = resolve_backend(o.backend, devices.count, devices.reason);
-  if (o.cfg.compute_backend == backend::host) {
+  if (o.cfg.compute_backend != backend::cuda) {
     COOPGNN_EXPECTS(o.cfg.pes_per_gpu == 1, "--pes-per-gpu {} needs the CUDA backend",
                     o.cfg.pes_per_gpu);
   }

@@ -1,0 +1,358 @@
+// Host references and backend dispatch of the element-wise ops, the loss and the Adam update
+// (elementwise.hpp). The host loops are the reference the CUDA kernels of elementwise.cu and
+// model_ops.cu reproduce.
+#include "kernels/dense/elementwise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/dispatch.hpp"
+#include "runtime/core/parallel.hpp"
+#include "runtime/core/rng.hpp"
+
+#ifdef COOPGNN_WITH_CUDA
+#include "kernels/dense/elementwise_cuda.hpp"
+#endif
+
+namespace coopgnn {
+
+namespace {
+
+template <typename T>
+void expect_same_shape(const char* fn, tensor_view<const T> a, const char* an,
+                       tensor_view<const T> b, const char* bn) {
+  COOPGNN_EXPECTS(a.rows == b.rows && a.cols == b.cols, "{}: {} is [{}, {}] but {} is [{}, {}]",
+                  fn, an, a.rows, a.cols, bn, b.rows, b.cols);
+}
+
+}  // namespace
+
+template <typename T>
+void bias_activation(const exec_context& ctx, tensor_view<T> out, buffer_view<const T> bias,
+                     bool relu) {
+  constexpr const char* fn = "bias_activation";
+  detail::expect_spaces(ctx, fn, {{"out", out.space}, {"bias", bias.space}});
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(bias.size) == out.cols,
+                  "{}: bias has {} values for {} columns", fn, bias.size, out.cols);
+  if (out.size() == 0) return;
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::bias_relu(out.data, bias.data, out.rows, out.cols, relu, ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  std::int64_t const n = out.cols;
+  parallel_rows(out.rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
+    const T* __restrict bv = bias.data;
+    for (std::int64_t s = r0; s < r1; ++s) {
+      T* __restrict row = out.data + s * n;
+      if (relu) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          T const v = row[j] + bv[j];
+          row[j] = v > T{0} ? v : T{0};
+        }
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) row[j] += bv[j];
+      }
+    }
+  });
+}
+
+template <typename T>
+void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out,
+                   tensor_view<const T> out, tensor_view<T> grad_in) {
+  constexpr const char* fn = "relu_backward";
+  detail::expect_spaces(ctx, fn,
+                        {{"grad_out", grad_out.space}, {"out", out.space}, {"grad_in", grad_in.space}});
+  expect_same_shape<T>(fn, grad_out, "grad_out", out, "out");
+  expect_same_shape<T>(fn, grad_out, "grad_out", grad_in, "grad_in");
+  if (grad_in.size() == 0) return;
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::relu_backward(grad_out.data, out.data, grad_in.size(), grad_in.data,
+                          ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  for (std::int64_t e = 0; e < grad_in.size(); ++e) {
+    grad_in.data[e] = out.data[e] > T{0} ? grad_out.data[e] : T{0};
+  }
+}
+
+template <typename T>
+void bias_grad_add(const exec_context& ctx, tensor_view<const T> g, buffer_view<T> bias_grad) {
+  constexpr const char* fn = "bias_grad_add";
+  detail::expect_spaces(ctx, fn, {{"g", g.space}, {"bias_grad", bias_grad.space}});
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(bias_grad.size) == g.cols,
+                  "{}: bias_grad has {} values for {} columns", fn, bias_grad.size, g.cols);
+  if (g.size() == 0) return;
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::bias_grad_add(g.data, g.rows, g.cols, bias_grad.data, ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  T* __restrict bg = bias_grad.data;
+  for (std::int64_t i = 0; i < g.rows; ++i) {
+    const T* __restrict gr = g.data + i * g.cols;
+    for (std::int64_t j = 0; j < g.cols; ++j) bg[j] += gr[j];
+  }
+}
+
+template <typename T>
+void dropout_forward(const exec_context& ctx, tensor_view<const T> x,
+                     buffer_view<const vid_t> ids, const dropout_key& key, float p, T scale,
+                     tensor_view<T> y, buffer_view<std::uint8_t> keep) {
+  constexpr const char* fn = "dropout_forward";
+  detail::expect_spaces(ctx, fn,
+                        {{"x", x.space}, {"ids", ids.space}, {"y", y.space}, {"keep", keep.space}});
+  expect_same_shape<T>(fn, x, "x", y, "y");
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(ids.size) == x.rows, "{}: {} ids for {} rows", fn,
+                  ids.size, x.rows);
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(keep.size) == x.size(),
+                  "{}: keep has {} entries for [{}, {}]", fn, keep.size, x.rows, x.cols);
+  COOPGNN_EXPECTS(p >= 0.0f && p < 1.0f, "{}: p = {} is outside [0, 1)", fn, p);
+  if (x.size() == 0) return;
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::dropout_forward(x.data, ids.data, x.rows, x.cols, key.run_seed, key.batch,
+                            key.layer_index, p, scale, y.data, keep.data, ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  rng::stream const s = rng::make_stream(key.run_seed, rng::purpose::dropout, key.layer_index);
+  std::int64_t const cols = x.cols;
+  for (std::int64_t i = 0; i < x.rows; ++i) {
+    auto const id = static_cast<std::uint64_t>(ids.data[i]);
+    const T* xr = x.data + i * cols;
+    T* yr = y.data + i * cols;
+    std::uint8_t* kr = keep.data + i * cols;
+    // One Philox call gives the variates of four consecutive columns (models::dropout_keeps).
+    for (std::int64_t j0 = 0; j0 < cols; j0 += 4) {
+      auto const w = rng::draw4(s, id, static_cast<std::uint32_t>(j0 / 4), key.batch);
+      for (std::int64_t j = j0; j < std::min<std::int64_t>(j0 + 4, cols); ++j) {
+        bool const k = rng::to_unit(w[static_cast<std::size_t>(j - j0)]) >= p;
+        kr[j] = k ? 1 : 0;
+        yr[j] = k ? xr[j] * scale : T{0};
+      }
+    }
+  }
+}
+
+template <typename T>
+void dropout_backward(const exec_context& ctx, tensor_view<T> g,
+                      buffer_view<const std::uint8_t> keep, T scale) {
+  constexpr const char* fn = "dropout_backward";
+  detail::expect_spaces(ctx, fn, {{"g", g.space}, {"keep", keep.space}});
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(keep.size) == g.size(),
+                  "{}: keep has {} entries for [{}, {}]", fn, keep.size, g.rows, g.cols);
+  if (g.size() == 0) return;
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::dropout_backward(g.data, keep.data, g.size(), scale, ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  for (std::int64_t e = 0; e < g.size(); ++e) {
+    g.data[e] = keep.data[e] != 0 ? g.data[e] * scale : T{0};
+  }
+}
+
+template <typename T>
+void gcn_edge_values(const exec_context& ctx, const block_view& b, buffer_view<T> out) {
+  constexpr const char* fn = "gcn_edge_values";
+  detail::expect_spaces(ctx, fn, {{"block", b.space}, {"out", out.space}});
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(out.size) == b.num_edges,
+                  "{}: out has {} values for {} edges", fn, out.size, b.num_edges);
+  COOPGNN_EXPECTS(b.src_degree != nullptr || b.num_src == 0,
+                  "{}: the block has no src_degree (GCN needs full-graph degrees)", fn);
+  if (b.num_edges == 0) return;
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::gcn_edge_values(b.indptr, b.indices, b.weights, b.src_degree, b.num_dst, out.data,
+                            ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  for (std::int64_t s = 0; s < b.num_dst; ++s) {
+    T const ds = static_cast<T>(b.src_degree[s]);
+    for (eid_t e = b.indptr[s]; e < b.indptr[s + 1]; ++e) {
+      T const dt = static_cast<T>(b.src_degree[b.indices[e]]);
+      out.data[e] = static_cast<T>(b.weights[e]) * ds / std::sqrt((ds + T{1}) * (dt + T{1}));
+    }
+  }
+}
+
+template <typename T>
+void gcn_self_add(const exec_context& ctx, buffer_view<const std::int64_t> src_degree,
+                  tensor_view<const T> x, tensor_view<T> y) {
+  constexpr const char* fn = "gcn_self_add";
+  detail::expect_spaces(ctx, fn, {{"src_degree", src_degree.space}, {"x", x.space}, {"y", y.space}});
+  COOPGNN_EXPECTS(x.rows >= y.rows && x.cols == y.cols &&
+                      static_cast<std::int64_t>(src_degree.size) >= y.rows,
+                  "{}: x is [{}, {}], y is [{}, {}] and src_degree has {} entries", fn, x.rows,
+                  x.cols, y.rows, y.cols, src_degree.size);
+  if (y.size() == 0) return;
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::gcn_self_add(src_degree.data, x.data, y.rows, y.cols, y.data, ctx.cuda()->compute());
+    }
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  std::int64_t const n = y.cols;
+  for (std::int64_t s = 0; s < y.rows; ++s) {
+    T const c = T{1} / static_cast<T>(src_degree.data[s] + 1);
+    const T* __restrict xr = x.data + s * n;
+    T* __restrict yr = y.data + s * n;
+    for (std::int64_t j = 0; j < n; ++j) yr[j] += c * xr[j];
+  }
+}
+
+template <typename T>
+T softmax_cross_entropy(const exec_context& ctx, tensor_view<const T> logits,
+                        buffer_view<const std::int64_t> labels, T scale, tensor_view<T> grad) {
+  constexpr const char* fn = "softmax_cross_entropy";
+  bool const want_grad = grad.data != nullptr || grad.size() > 0;
+  detail::expect_spaces(ctx, fn, {{"logits", logits.space}, {"labels", labels.space}});
+  if (want_grad) detail::expect_space(ctx, grad.space, fn, "grad");
+  std::int64_t const n = logits.rows;
+  std::int64_t const num_classes = logits.cols;
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(labels.size) == n,
+                  "{}: {} labels for {} rows of logits", fn, labels.size, n);
+  COOPGNN_EXPECTS(n == 0 || num_classes >= 1, "{}: logits have {} rows but no class columns", fn,
+                  n);
+  COOPGNN_EXPECTS(!want_grad || (grad.rows == n && grad.cols == num_classes),
+                  "{}: grad is [{}, {}], expected [{}, {}]", fn, grad.rows, grad.cols, n,
+                  num_classes);
+  COOPGNN_EXPECTS(!want_grad || grad.data != logits.data || n == 0,
+                  "{}: grad is the same matrix as logits", fn);
+  if (!ctx.runs_on_host()) {
+    detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      buffer<double> row_loss(ctx, static_cast<std::size_t>(n));
+      buffer<float> total(ctx, 1);
+      cuda::softmax_cross_entropy(logits.data, labels.data, n, num_classes, scale,
+                                  want_grad ? grad.data : nullptr, row_loss.data(), total.data(),
+                                  ctx.cuda()->compute());
+      return download<float>(ctx, total.view()).at(0);
+    }
+    return T{0};
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t const y = labels.data[i];
+    COOPGNN_EXPECTS(0 <= y && y < num_classes, "{}: label of row {} is {}, outside [0, {})", fn, i,
+                    y, num_classes);
+  }
+  double total = 0.0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T* l = logits.data + i * num_classes;
+    std::int64_t const y = labels.data[i];
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::int64_t j = 0; j < num_classes; ++j) mx = std::max(mx, static_cast<double>(l[j]));
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < num_classes; ++j) sum += std::exp(static_cast<double>(l[j]) - mx);
+    double const lse = mx + std::log(sum);
+    total += lse - static_cast<double>(l[y]);
+    if (want_grad) {
+      T* g = grad.data + i * num_classes;
+      for (std::int64_t j = 0; j < num_classes; ++j) {
+        double const p = std::exp(static_cast<double>(l[j]) - lse);
+        g[j] = static_cast<T>(static_cast<double>(scale) * (p - (j == y ? 1.0 : 0.0)));
+      }
+    }
+  }
+  return static_cast<T>(static_cast<double>(scale) * total);
+}
+
+void adam_update(const exec_context& ctx, buffer_view<float> value, buffer_view<const float> grad,
+                 buffer_view<float> m, buffer_view<float> v, const adam_step_params& a) {
+  constexpr const char* fn = "adam_update";
+  detail::expect_spaces(ctx, fn,
+                        {{"value", value.space}, {"grad", grad.space}, {"m", m.space}, {"v", v.space}});
+  COOPGNN_EXPECTS(grad.size == value.size && m.size == value.size && v.size == value.size,
+                  "{}: value has {} elements, grad {}, m {}, v {}", fn, value.size, grad.size,
+                  m.size, v.size);
+  if (value.empty()) return;
+  if (!ctx.runs_on_host()) {
+#ifdef COOPGNN_WITH_CUDA
+    cuda::adam_step(value.data, grad.data, m.data, v.data, static_cast<std::int64_t>(value.size),
+                    a, ctx.cuda()->compute());
+    return;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  double const b1 = a.beta1, b2 = a.beta2, lr = a.lr, eps = a.eps, wd = a.weight_decay;
+  for (std::size_t e = 0; e < value.size; ++e) {
+    double const g = static_cast<double>(grad.data[e]) + wd * static_cast<double>(value.data[e]);
+    double const mn = b1 * static_cast<double>(m.data[e]) + (1.0 - b1) * g;
+    double const vn = b2 * static_cast<double>(v.data[e]) + (1.0 - b2) * g * g;
+    m.data[e] = static_cast<float>(mn);
+    v.data[e] = static_cast<float>(vn);
+    double const update = lr * (mn / a.bc1) / (std::sqrt(vn / a.bc2) + eps);
+    value.data[e] = static_cast<float>(static_cast<double>(value.data[e]) - update);
+  }
+}
+
+#define COOPGNN_INSTANTIATE_ELEMENTWISE(T)                                                        \
+  template void bias_activation<T>(const exec_context&, tensor_view<T>, buffer_view<const T>,     \
+                                   bool);                                                         \
+  template void relu_backward<T>(const exec_context&, tensor_view<const T>, tensor_view<const T>, \
+                                 tensor_view<T>);                                                 \
+  template void bias_grad_add<T>(const exec_context&, tensor_view<const T>, buffer_view<T>);      \
+  template void dropout_forward<T>(const exec_context&, tensor_view<const T>,                     \
+                                   buffer_view<const vid_t>, const dropout_key&, float, T,        \
+                                   tensor_view<T>, buffer_view<std::uint8_t>);                    \
+  template void dropout_backward<T>(const exec_context&, tensor_view<T>,                          \
+                                    buffer_view<const std::uint8_t>, T);                          \
+  template void gcn_edge_values<T>(const exec_context&, const block_view&, buffer_view<T>);       \
+  template void gcn_self_add<T>(const exec_context&, buffer_view<const std::int64_t>,             \
+                                tensor_view<const T>, tensor_view<T>);                            \
+  template T softmax_cross_entropy<T>(const exec_context&, tensor_view<const T>,                  \
+                                      buffer_view<const std::int64_t>, T, tensor_view<T>);
+
+COOPGNN_INSTANTIATE_ELEMENTWISE(float)
+COOPGNN_INSTANTIATE_ELEMENTWISE(double)
+#undef COOPGNN_INSTANTIATE_ELEMENTWISE
+
+}  // namespace coopgnn

@@ -1,0 +1,42 @@
+// Internal helpers of the kernel entries (DESIGN.md section 2): every public entry takes the
+// PE's exec_context and views, checks that each operand lives in the context's memory space,
+// then runs the host reference (backend host or emulated) or the CUDA kernel (backend cuda) on
+// the context's compute stream. Include from the kernels' .cpp files only.
+#pragma once
+
+#include <initializer_list>
+#include <type_traits>
+#include <utility>
+
+#include "runtime/core/error.hpp"
+#include "runtime/core/exec_context.hpp"
+#include "runtime/core/memory.hpp"
+
+#ifdef COOPGNN_WITH_CUDA
+#include "runtime/core/cuda_context.hpp"
+#endif
+
+namespace coopgnn::detail {
+
+/// Checks each named operand's space against the context (see expect_space).
+inline void expect_spaces(const exec_context& ctx, const char* fn,
+                   std::initializer_list<std::pair<const char*, memory_space>> operands) {
+  for (auto const& [name, space] : operands) expect_space(ctx, space, fn, name);
+}
+
+/// The CUDA kernels compute in float32: any other element type on the CUDA backend is an error.
+template <class T>
+void expect_cuda_type(const char* fn) {
+  if constexpr (!std::is_same_v<T, float>) {
+    COOPGNN_FAIL("{}: the CUDA backend computes in float32 only (float64 is a host reference)",
+                 fn);
+  }
+}
+
+/// Fails for the CUDA backend in a build without CUDA (a cuda exec_context cannot exist there,
+/// so reaching this is a programming error).
+[[noreturn]] inline void no_cuda_build(const char* fn) {
+  COOPGNN_FAIL("{}: this build has no CUDA backend", fn);
+}
+
+}  // namespace coopgnn::detail

@@ -1,0 +1,115 @@
+#include "runtime/pipeline/exchange.hpp"
+
+#include <algorithm>
+
+#include "kernels/gather/gather.hpp"
+#include "kernels/sparse/spmm.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/core/nvtx.hpp"
+
+namespace coopgnn {
+
+exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows) {
+  exchange_index x;
+  auto const n = plan.send_perm.size();
+  x.recv_pos.assign(n, -1);
+  for (std::size_t j = 0; j < n; ++j) {
+    auto const i = plan.send_perm[j];
+    COOPGNN_EXPECTS(i >= 0 && static_cast<std::size_t>(i) < n &&
+                        x.recv_pos[static_cast<std::size_t>(i)] < 0,
+                    "exchange plan: send_perm[{}] = {} is not part of a permutation of [0, {})", j,
+                    i, n);
+    x.recv_pos[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(j);
+  }
+  COOPGNN_EXPECTS(num_owner_rows >= 0, "exchange plan: {} owner rows", num_owner_rows);
+  auto const m = plan.recv_inv.size();
+  x.push_indptr.assign(static_cast<std::size_t>(num_owner_rows) + 1, 0);
+  for (std::size_t r = 0; r < m; ++r) {
+    auto const o = plan.recv_inv[r];
+    COOPGNN_EXPECTS(o >= 0 && o < num_owner_rows,
+                    "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, o, num_owner_rows);
+    ++x.push_indptr[static_cast<std::size_t>(o) + 1];
+  }
+  for (std::size_t o = 0; o < static_cast<std::size_t>(num_owner_rows); ++o) {
+    x.push_indptr[o + 1] += x.push_indptr[o];
+  }
+  x.push_sources.resize(m);
+  std::vector<std::int64_t> next(x.push_indptr.begin(), x.push_indptr.end() - 1);
+  for (std::size_t r = 0; r < m; ++r) {
+    auto& slot = next[static_cast<std::size_t>(plan.recv_inv[r])];
+    x.push_sources[static_cast<std::size_t>(slot++)] = static_cast<std::int64_t>(r);
+  }
+  return x;
+}
+
+std::int64_t exchange_route::bytes() const {
+  return static_cast<std::int64_t>(send_perm.bytes() + recv_pos.bytes() + recv_inv.bytes() +
+                                   push_indptr.bytes() + push_sources.bytes() +
+                                   push_weights.bytes());
+}
+
+exchange_route make_route(const exec_context& ctx, const exchange_plan& plan,
+                          std::int64_t num_owner_rows) {
+  exchange_route r;
+  r.send_counts = plan.send_counts;
+  r.recv_counts = plan.recv_counts;
+  r.num_requester_rows = static_cast<std::int64_t>(plan.send_perm.size());
+  r.num_owner_rows = num_owner_rows;
+  auto x = make_exchange_index(plan, num_owner_rows);
+  r.send_perm = upload<std::int64_t>(ctx, plan.send_perm);
+  r.recv_pos = to_space(ctx, std::move(x.recv_pos));
+  r.recv_inv = upload<std::int64_t>(ctx, plan.recv_inv);
+  r.push_indptr = to_space(ctx, std::move(x.push_indptr));
+  r.push_sources = to_space(ctx, std::move(x.push_sources));
+  r.push_weights = to_space(ctx, std::vector<float>(plan.recv_inv.size(), 1.0f));
+  return r;
+}
+
+namespace {
+/// out[i, :] = rows[ids[i], :] into a new tensor (the ids of a route were validated when it was
+/// made).
+tensor<float> gather(const exec_context& ctx, tensor_view<const float> rows,
+                     const buffer<std::int64_t>& ids) {
+  tensor<float> out(ctx, static_cast<std::int64_t>(ids.size()), rows.cols);
+  gather_rows(ctx, rows, ids.view(), out.view());
+  return out;
+}
+}  // namespace
+
+tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route, tensor_view<const float> owner_rows) {
+  COOPGNN_NVTX_RANGE("comm/exchange_pull");
+  COOPGNN_EXPECTS(owner_rows.rows == route.num_owner_rows,
+                  "exchange_pull: {} owner rows for a route with {}", owner_rows.rows,
+                  route.num_owner_rows);
+  std::int64_t const d = owner_rows.cols;
+  // Answer every request in receive order, then put each received row at its local source.
+  tensor<float> const answers = gather(ctx, owner_rows, route.recv_inv);
+  tensor<float> received(alltoallv_rows<float>(ctx, comm, answers.view().flat(), route.recv_counts,
+                                               route.send_counts, d),
+                         route.num_requester_rows, d);
+  return gather(ctx, received.view(), route.recv_pos);
+}
+
+tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route,
+                            tensor_view<const float> requester_grads) {
+  COOPGNN_NVTX_RANGE("comm/exchange_push");
+  COOPGNN_EXPECTS(requester_grads.rows == route.num_requester_rows,
+                  "exchange_push: {} requester rows for a route with {}", requester_grads.rows,
+                  route.num_requester_rows);
+  std::int64_t const d = requester_grads.cols;
+  tensor<float> const sent = gather(ctx, requester_grads, route.send_perm);
+  auto const m = static_cast<std::int64_t>(route.recv_inv.size());
+  tensor<float> recv(alltoallv_rows<float>(ctx, comm, sent.view().flat(), route.send_counts,
+                                           route.recv_counts, d),
+                     m, d);
+  tensor<float> out(ctx, route.num_owner_rows, d);
+  // Owner row o = the sum of its requests' rows in receive order, from zero.
+  csr_view const push{route.num_owner_rows, m, m, route.push_indptr.data(),
+                      route.push_sources.data(), route.push_indptr.space()};
+  spmm<float>(ctx, push, route.push_weights.view(), recv.view(), out.view());
+  return out;
+}
+
+}  // namespace coopgnn

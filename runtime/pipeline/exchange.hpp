@@ -1,0 +1,116 @@
+// The row exchanges of cooperative minibatching (DESIGN.md section 6, steps 3-6; Algorithm 1 of
+// Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks", TMLR 2025):
+// features and layer outputs go owner -> requester (pull), their gradients requester -> owner
+// with a scatter-add (push). Written once for every backend: a plan is placed in the PE's memory
+// space as an exchange_route, rows are moved with the gather and SpMM kernel entries and an
+// all-to-all-v of the communicator that serves that space (the host communicator for host and
+// emulated memory, a device communicator for CUDA memory).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "runtime/comm/communicator.hpp"
+#include "runtime/core/exec_context.hpp"
+#include "runtime/core/memory.hpp"
+#include "runtime/pipeline/minibatch.hpp"
+
+namespace coopgnn {
+
+/// The index arrays of a plan for both directions, computed on the host. recv_pos: the inverse of
+/// send_perm (recv_pos[send_perm[j]] = j), i.e. the position among the received rows of local
+/// source i. The push CSR groups the requests by owner row: owner row o sums the received rows
+/// push_sources[push_indptr[o] .. push_indptr[o + 1]) in ascending request order.
+struct exchange_index {
+  std::vector<std::int64_t> recv_pos;      ///< [send_perm.size()]
+  std::vector<std::int64_t> push_indptr;   ///< [num_owner_rows + 1]
+  std::vector<std::int64_t> push_sources;  ///< [recv_inv.size()]
+};
+
+/// Builds the exchange_index of `plan` (a stable counting sort of recv_inv; O(n + m)).
+/// @param num_owner_rows  |S^{l+1}_p|
+/// @throws logic_error naming the position when send_perm is not a permutation of
+///         [0, send_perm.size()) or a recv_inv entry is outside [0, num_owner_rows).
+exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows);
+
+/// An exchange_plan placed in a PE's memory space with its exchange_index, ready for both
+/// directions. Counts stay on the host.
+struct exchange_route {
+  std::vector<std::int64_t> send_counts;  ///< [P] as exchange_plan
+  std::vector<std::int64_t> recv_counts;  ///< [P] as exchange_plan
+  std::int64_t num_requester_rows = 0;    ///< |S~^l_p| = send_perm.size()
+  std::int64_t num_owner_rows = 0;        ///< |S^{l+1}_p|
+  buffer<std::int64_t> send_perm;         ///< [num_requester_rows]
+  buffer<std::int64_t> recv_pos;          ///< [num_requester_rows]
+  buffer<std::int64_t> recv_inv;          ///< [sum recv] owner row per request
+  buffer<std::int64_t> push_indptr;       ///< [num_owner_rows + 1]
+  buffer<std::int64_t> push_sources;      ///< [sum recv]
+  buffer<float> push_weights;             ///< [sum recv] ones (the push is an SpMM)
+
+  /// Rows this PE sends plus rows it receives in one exchange (staging accounting).
+  [[nodiscard]] std::int64_t staging_rows() const {
+    return num_requester_rows + static_cast<std::int64_t>(recv_inv.size());
+  }
+  /// Bytes held by the index arrays.
+  [[nodiscard]] std::int64_t bytes() const;
+};
+
+/// Places `plan` in ctx.space() with its exchange_index.
+/// @param num_owner_rows  |S^{l+1}_p|: the owner side's rows (the next layer's num_dst, or the
+///                        number of input nodes for the last layer)
+/// @throws logic_error as make_exchange_index; cuda_error on CUDA failures.
+exchange_route make_route(const exec_context& ctx, const exchange_plan& plan,
+                          std::int64_t num_owner_rows);
+
+/// Typed all-to-all-v of rows in ctx.space() through `comm`: `send` holds send_counts[q] rows of
+/// `row` elements for PE q, back to back; returns the recv_counts[q] rows from each PE q, back to
+/// back, in a new buffer in ctx.space(). Collective.
+/// @throws comm_error when a peer fails; logic_error when send is not in ctx.space() or its size
+///         disagrees with the counts.
+template <typename T>
+buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_view<const T> send,
+                         std::span<const std::int64_t> send_counts,
+                         std::span<const std::int64_t> recv_counts, std::int64_t row = 1) {
+  detail::expect_space(ctx, send.space, "alltoallv_rows", "send");
+  auto const p = send_counts.size();
+  auto const item = row * static_cast<std::int64_t>(sizeof(T));
+  std::vector<std::int64_t> sb(p), rb(p);
+  std::int64_t total = 0, sent = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    sb[q] = send_counts[q] * item;
+    rb[q] = recv_counts[q] * item;
+    total += recv_counts[q] * row;
+    sent += send_counts[q] * row;
+  }
+  COOPGNN_EXPECTS(sent == static_cast<std::int64_t>(send.size),
+                  "alltoallv_rows: the counts send {} elements but the buffer holds {}", sent,
+                  send.size);
+  buffer<T> recv(ctx, static_cast<std::size_t>(total));
+  comm.alltoallv(reinterpret_cast<const std::byte*>(send.data), sb,
+                 reinterpret_cast<std::byte*>(recv.data()), rb);
+  return recv;
+}
+
+/// Owner -> requester (forward): request r is answered with owner_rows[recv_inv[r]]; the row
+/// received for local source i lands at row i. Copies only, so every backend moves the same
+/// bytes. Collective.
+/// @param comm        the communicator of ctx.space() (see the file comment)
+/// @param owner_rows  [route.num_owner_rows, d] in ctx.space()
+/// @returns           [route.num_requester_rows, d] in ctx.space()
+/// @throws logic_error on a row-count or space mismatch; comm_error when a peer fails.
+tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route, tensor_view<const float> owner_rows);
+
+/// Requester -> owner (backward): each requested row's gradient goes back to its owner, which
+/// sums the contributions into its rows in receive order starting from zero (an SpMM over the
+/// push CSR with unit weights: each sum is 0 + 1 * a + 1 * b + ... in ascending request order, the
+/// same bits on every backend). Collective.
+/// @param requester_grads  [route.num_requester_rows, d] in ctx.space()
+/// @returns                [route.num_owner_rows, d] in ctx.space()
+/// @throws as exchange_pull.
+tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route, tensor_view<const float> requester_grads);
+
+}  // namespace coopgnn
