@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/dense/elementwise.hpp"
 #include "models/model.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/csc.hpp"
@@ -74,36 +76,73 @@ double norm(const std::vector<double>& v) {
 
 /// Central differences of loss() with respect to every element of `var`, compared norm-wise with
 /// the analytic gradient: ||analytic - numeric|| / max(||analytic||, ||numeric||).
-void expect_gradient(const std::string& what, matrix<double>& var, const matrix<double>& analytic,
-                     const std::function<double()>& loss, double h = 1e-6) {
+void expect_gradient(const std::string& what, std::span<double> var,
+                     std::span<const double> analytic, const std::function<double()>& loss,
+                     double h = 1e-6) {
   SCOPED_TRACE(what);
-  ASSERT_EQ(var.rows(), analytic.rows());
-  ASSERT_EQ(var.cols(), analytic.cols());
-  std::vector<double> numeric(var.values().size());
+  ASSERT_EQ(var.size(), analytic.size());
+  std::vector<double> numeric(var.size());
   for (std::size_t i = 0; i < numeric.size(); ++i) {
-    double const v = var.values()[i];
-    var.values()[i] = v + h;
+    double const v = var[i];
+    var[i] = v + h;
     double const lp = loss();
-    var.values()[i] = v - h;
+    var[i] = v - h;
     double const lm = loss();
-    var.values()[i] = v;
+    var[i] = v;
     numeric[i] = (lp - lm) / (2 * h);
   }
   std::vector<double> diff(numeric.size());
-  for (std::size_t i = 0; i < numeric.size(); ++i) diff[i] = analytic.values()[i] - numeric[i];
-  double const scale = std::max(norm(analytic.values()), norm(numeric));
+  for (std::size_t i = 0; i < numeric.size(); ++i) diff[i] = analytic[i] - numeric[i];
+  double const scale =
+      std::max(norm(std::vector<double>(analytic.begin(), analytic.end())), norm(numeric));
   ASSERT_GT(scale, 1e-8) << "gradient is all zero: the check would be vacuous";
   EXPECT_LT(norm(diff) / scale, 1e-6);
 }
+void expect_gradient(const std::string& what, matrix<double>& var, const matrix<double>& analytic,
+                     const std::function<double()>& loss, double h = 1e-6) {
+  ASSERT_EQ(var.rows(), analytic.rows());
+  ASSERT_EQ(var.cols(), analytic.cols());
+  expect_gradient(what, std::span<double>(var.values()), std::span<const double>(analytic.values()),
+                  loss, h);
+}
 
-parameter<double>& find_param(std::vector<parameter<double>*> ps, const std::string& suffix) {
-  for (auto* p : ps) {
-    if (p->name.size() >= suffix.size() &&
-        p->name.compare(p->name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      return *p;
-    }
+/// A layer with its own parameter set on a host context (what a model gives its layers).
+template <typename T, typename Layer>
+struct owned {
+  exec_context ctx;
+  parameter_set<T> params;
+  Layer layer;
+  template <typename... A>
+  explicit owned(A&&... args) : layer(std::forward<A>(args)..., params) {
+    params.allocate(ctx);
   }
-  throw std::runtime_error("no parameter " + suffix);
+  /// Parameter index whose name ends with `suffix`.
+  std::size_t find(const std::string& suffix) const {
+    for (std::size_t i = 0; i < params.count(); ++i) {
+      auto const& n = params.info(i).name;
+      if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return i;
+    }
+    throw std::runtime_error("no parameter " + suffix);
+  }
+  /// Host access to a parameter's value / gradient.
+  std::span<T> value(const std::string& suffix) { return params.value(find(suffix)).flat().host(); }
+  T value(const std::string& suffix, std::int64_t r, std::int64_t c) {
+    auto const v = params.value(find(suffix));
+    return v.host_row(r)[c];
+  }
+  std::span<T> grad_of(std::size_t i) { return params.grad(i).flat().host(); }
+  std::span<T> value_of(std::size_t i) { return params.value(i).flat().host(); }
+  void zero_grads() { fill_zero(ctx, params.grads()); }
+};
+template <typename T>
+using owned_conv = owned<T, conv_layer<T>>;
+template <typename T>
+using owned_linear = owned<T, linear_layer<T>>;
+
+template <typename T>
+matrix<T> host(tensor<T>&& t) {
+  return std::move(t).release_host();
 }
 
 // ---- conv forward against the formulas --------------------------------------------------------
@@ -136,8 +175,7 @@ std::vector<conv_usecase> conv_usecases() {
 
 /// out[s] written from the formulas of the brief (no dropout).
 matrix<double> conv_reference(const conv_usecase& u, const block& b, const matrix<double>& h,
-                              conv_layer<double>& layer) {
-  auto ps = layer.params();
+                              owned_conv<double>& layer) {
   matrix<double> out(b.num_dst, u.out_dim);
   for (std::int64_t s = 0; s < b.num_dst; ++s) {
     std::vector<double> self(u.in_dim, 0.0);
@@ -156,13 +194,12 @@ matrix<double> conv_reference(const conv_usecase& u, const block& b, const matri
       for (std::int64_t j = 0; j < u.in_dim; ++j) agg[j] += c * h(t, j);
     }
     for (std::int64_t o = 0; o < u.out_dim; ++o) {
-      double v = find_param(ps, ".bias").value(0, o);
+      double v = layer.value(".bias", 0, o);
       for (std::int64_t j = 0; j < u.in_dim; ++j) {
         if (u.kind == conv_kind::sage) {
-          v += self[j] * find_param(ps, ".w_self").value(j, o) +
-               agg[j] * find_param(ps, ".w_neigh").value(j, o);
+          v += self[j] * layer.value(".w_self", j, o) + agg[j] * layer.value(".w_neigh", j, o);
         } else {
-          v += (self[j] + agg[j]) * find_param(ps, ".weight").value(j, o);
+          v += (self[j] + agg[j]) * layer.value(".weight", j, o);
         }
       }
       out(s, o) = u.relu ? std::max(v, 0.0) : v;
@@ -171,9 +208,11 @@ matrix<double> conv_reference(const conv_usecase& u, const block& b, const matri
   return out;
 }
 
-void randomise_bias(conv_layer<double>& layer, std::uint64_t seed) {
-  auto& bias = find_param(layer.params(), ".bias");
-  bias.value = random_matrix(1, bias.value.cols(), seed);
+template <typename L>
+void randomise_bias(L& layer, std::uint64_t seed) {
+  auto bias = layer.value(".bias");
+  auto const r = random_matrix(1, static_cast<std::int64_t>(bias.size()), seed);
+  std::copy(r.values().begin(), r.values().end(), bias.begin());
 }
 
 TEST(conv_layer, forward_matches_formulas_in_both_orders) {
@@ -181,13 +220,13 @@ TEST(conv_layer, forward_matches_formulas_in_both_orders) {
   for (auto const& u : conv_usecases()) {
     if (u.dropout > 0) continue;
     SCOPED_TRACE(describe(u));
-    conv_layer<double> layer(u.kind, u.in_dim, u.out_dim, 2, u.relu, 0.0f);
-    layer.init(77);
-    randomise_bias(layer, 5);
-    EXPECT_EQ(layer.transform_first(), u.in_dim > u.out_dim);
+    owned_conv<double> l(u.kind, u.in_dim, u.out_dim, 2u, u.relu, 0.0f);
+    l.layer.init(l.ctx, 77);
+    randomise_bias(l, 5);
+    EXPECT_EQ(l.layer.transform_first(), u.in_dim > u.out_dim);
     auto const h = random_matrix(b.num_src(), u.in_dim, 3);
-    auto const out = layer.forward(b, h, step_key{1, 0, true}, nullptr);
-    auto const ref = conv_reference(u, b, h, layer);
+    auto const out = host(l.layer.forward(l.ctx, view(b), host_view(h), step_key{1, 0, true}, nullptr));
+    auto const ref = conv_reference(u, b, h, l);
     ASSERT_EQ(out.rows(), b.num_dst);
     ASSERT_EQ(out.cols(), u.out_dim);
     bool any = false;
@@ -196,9 +235,10 @@ TEST(conv_layer, forward_matches_formulas_in_both_orders) {
       any = any || ref.values()[i] != 0.0;
     }
     EXPECT_TRUE(any);
-    // The threaded inference path computes every row the same way: same bits.
-    for (std::int64_t threads : {1, 2, 3}) {
-      auto const inf = layer.infer(b, h, static_cast<int>(threads));
+    // Host kernels split rows over the context's threads; every row is computed the same way.
+    for (int threads : {1, 2, 3}) {
+      auto const inf = host(l.layer.forward(l.ctx.with_threads(threads), view(b), host_view(h),
+                                            step_key{}, nullptr));
       EXPECT_EQ(inf.values(), out.values()) << "threads " << threads;
     }
   }
@@ -211,51 +251,56 @@ TEST(conv_layer, backward_matches_finite_differences) {
   step_key const key{12345, 7, true};
   for (auto const& u : conv_usecases()) {
     SCOPED_TRACE(describe(u));
-    conv_layer<double> layer(u.kind, u.in_dim, u.out_dim, 1, u.relu, u.dropout);
-    layer.init(31);
-    randomise_bias(layer, 8);
+    owned_conv<double> l(u.kind, u.in_dim, u.out_dim, 1u, u.relu, u.dropout);
+    l.layer.init(l.ctx, 31);
+    randomise_bias(l, 8);
     auto h = random_matrix(b.num_src(), u.in_dim, 4);
     auto const r = random_matrix(b.num_dst, u.out_dim, 6);  // L = sum R .* out
-    auto loss = [&] { return dot(r, layer.forward(b, h, key, nullptr)); };
+    auto const bv = view(b);
+    auto loss = [&] {
+      return dot(r, host(l.layer.forward(l.ctx, bv, host_view(h), key, nullptr)));
+    };
 
     conv_cache<double> cache;
-    layer.forward(b, h, key, &cache);
+    (void)l.layer.forward(l.ctx, bv, host_view(h), key, &cache);
     EXPECT_EQ(cache.keep.empty(), u.dropout == 0.0f);
-    for (auto* p : layer.params()) p->grad.fill(0.0);
-    auto const gh = layer.backward(b, r, cache);
+    l.zero_grads();
+    auto const gh = host(l.layer.backward(l.ctx, bv, host_view(r), cache));
     expect_gradient("d/dh_src", h, gh, loss);
-    for (auto* p : layer.params()) {
-      matrix<double> const analytic = p->grad;
-      expect_gradient("d/d" + p->name, p->value, analytic, loss);
+    for (std::size_t i = 0; i < l.params.count(); ++i) {
+      std::vector<double> const analytic(l.grad_of(i).begin(), l.grad_of(i).end());
+      expect_gradient("d/d" + l.params.info(i).name, l.value_of(i), analytic, loss);
     }
     // backward accumulates into grad.
-    std::vector<matrix<double>> once;
-    for (auto* p : layer.params()) once.push_back(p->grad);
-    layer.backward(b, r, cache);
-    auto ps = layer.params();
-    for (std::size_t i = 0; i < ps.size(); ++i) {
-      for (std::int64_t e = 0; e < once[i].size(); ++e) {
-        // Accumulated product by product into grad: equal up to rounding.
-        EXPECT_NEAR(ps[i]->grad.values()[e], 2 * once[i].values()[e],
-                    1e-13 * std::max(1.0, std::abs(once[i].values()[e])));
-      }
+    std::vector<double> const once(l.params.grads().host().begin(), l.params.grads().host().end());
+    (void)l.layer.backward(l.ctx, bv, host_view(r), cache);
+    auto const twice = l.params.grads().host();
+    for (std::size_t e = 0; e < once.size(); ++e) {
+      // Accumulated product by product into grad: equal up to rounding.
+      EXPECT_NEAR(twice[e], 2 * once[e], 1e-13 * std::max(1.0, std::abs(once[e])));
     }
+    // Without an input gradient (the input layer): the same parameter gradients, no dh_src.
+    l.zero_grads();
+    auto const none = l.layer.backward(l.ctx, bv, host_view(r), cache, false);
+    EXPECT_EQ(none.size(), 0);
+    auto const param_only = l.params.grads().host();
+    for (std::size_t e = 0; e < once.size(); ++e) EXPECT_EQ(param_only[e], once[e]);
   }
 }
 
 TEST(conv_layer, float_instantiation_agrees_with_double) {
   block const b = hand_block(3);
   for (conv_kind k : {conv_kind::sage, conv_kind::gcn}) {
-    conv_layer<double> ld(k, 6, 4, 0, true, 0.0f);
-    conv_layer<float> lf(k, 6, 4, 0, true, 0.0f);
-    ld.init(5);
-    lf.init(5);
+    owned_conv<double> ld(k, std::int64_t{6}, std::int64_t{4}, 0u, true, 0.0f);
+    owned_conv<float> lf(k, std::int64_t{6}, std::int64_t{4}, 0u, true, 0.0f);
+    ld.layer.init(ld.ctx, 5);
+    lf.layer.init(lf.ctx, 5);
     auto const hd = random_matrix(b.num_src(), 6, 9);
     matrix<float> hf(hd.rows(), hd.cols());
     for (std::int64_t i = 0; i < hd.size(); ++i)
       hf.values()[i] = static_cast<float>(hd.values()[i]);
-    auto const od = ld.forward(b, hd, {}, nullptr);
-    auto const of = lf.forward(b, hf, {}, nullptr);
+    auto const od = host(ld.layer.forward(ld.ctx, view(b), host_view(hd), {}, nullptr));
+    auto const of = host(lf.layer.forward(lf.ctx, view(b), host_view(hf), {}, nullptr));
     for (std::int64_t i = 0; i < od.size(); ++i) EXPECT_NEAR(of.values()[i], od.values()[i], 1e-5);
   }
 }
@@ -293,13 +338,13 @@ TEST(conv_layer, gcn_full_block_equals_dense_normalised_adjacency) {
   }
 
   for (auto [in, out] : {std::pair<std::int64_t, std::int64_t>{3, 2}, {2, 3}}) {
-    conv_layer<double> layer(conv_kind::gcn, in, out, 0, false, 0.0f);
-    layer.init(11);
-    randomise_bias(layer, 12);
+    owned_conv<double> l(conv_kind::gcn, in, out, 0u, false, 0.0f);
+    l.layer.init(l.ctx, 11);
+    randomise_bias(l, 12);
     auto const h = random_matrix(n, in, 13);
-    auto const got = layer.forward(b, h, {}, nullptr);
-    auto const& w = find_param(layer.params(), ".weight").value;
-    auto const& bias = find_param(layer.params(), ".bias").value;
+    auto const got = host(l.layer.forward(l.ctx, view(b), host_view(h), {}, nullptr));
+    auto w = [&](std::int64_t j, std::int64_t o) { return l.value(".weight", j, o); };
+    auto bias = [&](std::int64_t r, std::int64_t o) { return l.value(".bias", r, o); };
     for (int i = 0; i < n; ++i) {
       for (std::int64_t o = 0; o < out; ++o) {
         double expected = bias(0, o);
@@ -336,23 +381,34 @@ TEST(dropout, mask_follows_the_vertex_not_the_row) {
     return h;
   };
   float const drop = 0.5f;
-  conv_layer<double> layer(conv_kind::sage, 8, 4, 3, true, drop);
-  layer.init(1);
+  owned_conv<double> l(conv_kind::sage, std::int64_t{8}, std::int64_t{4}, 3u, true, drop);
+  l.layer.init(l.ctx, 1);
+  auto fwd = [&](const block& b, const step_key& key, conv_cache<double>& c) {
+    auto const h = features(b);
+    (void)l.layer.forward(l.ctx, view(b), host_view(h), key, &c);
+  };
+  auto at = [](const conv_cache<double>& c, std::int64_t i, std::int64_t j) {
+    return c.h.view().host_row(i)[j];
+  };
+  auto values = [](const conv_cache<double>& c) {
+    auto const v = c.h.view().flat().host();
+    return std::vector<double>(v.begin(), v.end());
+  };
   step_key const key{2024, 9, true};
   conv_cache<double> cp;
   conv_cache<double> cq;
-  layer.forward(p, features(p), key, &cp);
-  layer.forward(q, features(q), key, &cq);
+  fwd(p, key, cp);
+  fwd(q, key, cq);
   int kept = 0;
   int dropped = 0;
   for (std::int64_t i = 0; i < p.num_src(); ++i) {
     std::int64_t qi = 0;
     while (q.src_ids[qi] != p.src_ids[i]) ++qi;
     for (std::int64_t j = 0; j < 8; ++j) {
-      EXPECT_EQ(cp.h(i, j), cq.h(qi, j)) << "vertex " << p.src_ids[i] << " col " << j;
+      EXPECT_EQ(at(cp, i, j), at(cq, qi, j)) << "vertex " << p.src_ids[i] << " col " << j;
       bool const keep = dropout_keeps(key.run_seed, key.batch, 3, p.src_ids[i], j, drop);
       double const raw = 1.0 + static_cast<double>(p.src_ids[i]) + 0.01 * j;
-      EXPECT_EQ(cp.h(i, j), keep ? raw * 2.0 : 0.0);
+      EXPECT_EQ(at(cp, i, j), keep ? raw * 2.0 : 0.0);
       (keep ? kept : dropped)++;
     }
   }
@@ -361,11 +417,11 @@ TEST(dropout, mask_follows_the_vertex_not_the_row) {
 
   // Another batch gives another mask; evaluation applies none.
   conv_cache<double> other;
-  layer.forward(p, features(p), step_key{2024, 10, true}, &other);
-  EXPECT_NE(other.h.values(), cp.h.values());
+  fwd(p, step_key{2024, 10, true}, other);
+  EXPECT_NE(values(other), values(cp));
   conv_cache<double> eval;
-  layer.forward(p, features(p), step_key{2024, 9, false}, &eval);
-  EXPECT_EQ(eval.h.values(), features(p).values());
+  fwd(p, step_key{2024, 9, false}, eval);
+  EXPECT_EQ(values(eval), features(p).values());
   EXPECT_TRUE(eval.keep.empty());
 }
 
@@ -386,21 +442,22 @@ TEST(linear_layer, backward_matches_finite_differences) {
   std::vector<vid_t> const ids = {3, 99, 5, 1000, 42, 8};
   for (float p : {0.0f, 0.3f}) {
     SCOPED_TRACE(p);
-    linear_layer<double> layer(4, 3, 2, p);
-    layer.init(9);
-    auto& bias = find_param(layer.params(), ".bias");
-    bias.value = random_matrix(1, 3, 10);
+    owned_linear<double> l(std::int64_t{4}, std::int64_t{3}, 2u, p);
+    l.layer.init(l.ctx, 9);
+    randomise_bias(l, 10);
     auto x = random_matrix(6, 4, 11);
     auto const r = random_matrix(6, 3, 12);
     step_key const key{7, 3, true};
-    auto loss = [&] { return dot(r, layer.forward(x, ids, key, nullptr)); };
+    auto loss = [&] {
+      return dot(r, host(l.layer.forward(l.ctx, host_view(x), host_view(ids), key, nullptr)));
+    };
     linear_cache<double> cache;
-    auto const y = layer.forward(x, ids, key, &cache);
+    auto const y = host(l.layer.forward(l.ctx, host_view(x), host_view(ids), key, &cache));
     // Forward: y = dropout(x) W + b, written out.
-    auto const& w = find_param(layer.params(), ".weight").value;
+    auto w = [&](std::int64_t j, std::int64_t o) { return l.value(".weight", j, o); };
     for (std::int64_t i = 0; i < 6; ++i) {
       for (std::int64_t o = 0; o < 3; ++o) {
-        double e = bias.value(0, o);
+        double e = l.value(".bias", 0, o);
         for (std::int64_t j = 0; j < 4; ++j) {
           bool const keep = p == 0.0f || dropout_keeps(7, 3, 2, ids[i], j, p);
           e += (keep ? x(i, j) / (1.0 - static_cast<double>(p)) : 0.0) * w(j, o);
@@ -408,34 +465,48 @@ TEST(linear_layer, backward_matches_finite_differences) {
         EXPECT_NEAR(y(i, o), e, 1e-12);
       }
     }
-    for (auto* q : layer.params()) q->grad.fill(0.0);
-    auto const gx = layer.backward(r, cache);
+    l.zero_grads();
+    auto const gx = host(l.layer.backward(l.ctx, host_view(r), cache));
     expect_gradient("d/dx", x, gx, loss);
-    for (auto* q : layer.params()) {
-      matrix<double> const analytic = q->grad;
-      expect_gradient("d/d" + q->name, q->value, analytic, loss);
+    for (std::size_t i = 0; i < l.params.count(); ++i) {
+      std::vector<double> const analytic(l.grad_of(i).begin(), l.grad_of(i).end());
+      expect_gradient("d/d" + l.params.info(i).name, l.value_of(i), analytic, loss);
     }
-    auto const inf = layer.infer(x, 3);
-    auto const fwd = layer.forward(x, {}, step_key{}, nullptr);
+    auto const inf = host(l.layer.forward(l.ctx.with_threads(3), host_view(x), {}, step_key{}, nullptr));
+    auto const fwd = host(l.layer.forward(l.ctx, host_view(x), {}, step_key{}, nullptr));
     EXPECT_EQ(inf.values(), fwd.values());
   }
 }
 
 TEST(linear_layer, dropout_needs_row_ids) {
-  linear_layer<float> layer(4, 2, 0, 0.5f);
+  owned_linear<float> l(std::int64_t{4}, std::int64_t{2}, 0u, 0.5f);
   matrix<float> x(3, 4, 1.0f);
-  EXPECT_THROW(layer.forward(x, {}, step_key{1, 1, true}, nullptr), logic_error);
-  EXPECT_NO_THROW(layer.forward(x, {}, step_key{1, 1, false}, nullptr));
+  EXPECT_THROW((void)l.layer.forward(l.ctx, host_view(x), {}, step_key{1, 1, true}, nullptr),
+               logic_error);
+  EXPECT_NO_THROW((void)l.layer.forward(l.ctx, host_view(x), {}, step_key{1, 1, false}, nullptr));
 }
 
 // ---- softmax cross-entropy -------------------------------------------------------------------
+
+/// The loss entry on the host with matrices (grad, when given, is sized to the logits here).
+template <typename T>
+T sce(const matrix<T>& logits, const std::vector<std::int64_t>& labels, T scale,
+      matrix<T>* grad) {
+  exec_context const ctx;
+  tensor_view<T> g{};
+  if (grad != nullptr) {
+    grad->reset(logits.rows(), logits.cols());
+    g = host_view(*grad);
+  }
+  return coopgnn::softmax_cross_entropy<T>(ctx, host_view(logits), host_view(labels), scale, g);
+}
 
 TEST(softmax_cross_entropy, value_and_gradient) {
   auto logits = random_matrix(6, 4, 21, -3.0, 3.0);
   std::vector<std::int64_t> const labels = {0, 3, 1, 1, 2, 0};
   double const scale = 0.25;
   matrix<double> grad;
-  double const loss = softmax_cross_entropy<double>(logits, labels, scale, &grad);
+  double const loss = sce<double>(logits, labels, scale, &grad);
   double expected = 0;
   for (std::int64_t i = 0; i < 6; ++i) {
     double z = 0;
@@ -445,27 +516,27 @@ TEST(softmax_cross_entropy, value_and_gradient) {
   EXPECT_NEAR(loss, scale * expected, 1e-12);
   expect_gradient(
       "d/dlogits", logits, grad,
-      [&] { return softmax_cross_entropy<double>(logits, labels, scale, nullptr); }, 1e-5);
+      [&] { return sce<double>(logits, labels, scale, nullptr); }, 1e-5);
 }
 
 TEST(softmax_cross_entropy, large_logits_do_not_overflow) {
   matrix<double> logits(2, 2, std::vector<double>{1000.0, 0.0, 0.0, 1000.0});
   std::vector<std::int64_t> const labels = {0, 0};
   matrix<double> grad;
-  double const loss = softmax_cross_entropy<double>(logits, labels, 1.0, &grad);
+  double const loss = sce<double>(logits, labels, 1.0, &grad);
   EXPECT_NEAR(loss, 1000.0, 1e-9);  // row 0 contributes ~0, row 1 contributes 1000
   EXPECT_NEAR(grad(1, 0), -1.0, 1e-12);
   EXPECT_NEAR(grad(1, 1), 1.0, 1e-12);
   matrix<float> lf(1, 3, std::vector<float>{-1e4f, 2e4f, 0.0f});
   std::vector<std::int64_t> const lab = {1};
-  EXPECT_TRUE(std::isfinite(softmax_cross_entropy<float>(lf, lab, 1.0f, nullptr)));
+  EXPECT_TRUE(std::isfinite(sce<float>(lf, lab, 1.0f, nullptr)));
 }
 
 TEST(softmax_cross_entropy, bad_label_names_row_and_value) {
   matrix<float> logits(3, 4);
   std::vector<std::int64_t> const labels = {0, 4, 1};
   try {
-    softmax_cross_entropy<float>(logits, labels, 1.0f, nullptr);
+    sce<float>(logits, labels, 1.0f, nullptr);
     FAIL() << "expected logic_error";
   } catch (const logic_error& e) {
     std::string const msg = e.what();
@@ -473,61 +544,81 @@ TEST(softmax_cross_entropy, bad_label_names_row_and_value) {
     EXPECT_NE(msg.find("is 4"), std::string::npos) << msg;
   }
   std::vector<std::int64_t> const negative = {0, -1, 1};
-  EXPECT_THROW(softmax_cross_entropy<float>(logits, negative, 1.0f, nullptr), logic_error);
+  EXPECT_THROW(sce<float>(logits, negative, 1.0f, nullptr), logic_error);
   std::vector<std::int64_t> const short_labels = {0, 1};
-  EXPECT_THROW(softmax_cross_entropy<float>(logits, short_labels, 1.0f, nullptr), logic_error);
+  EXPECT_THROW(sce<float>(logits, short_labels, 1.0f, nullptr), logic_error);
   matrix<float> empty(0, 4);
   matrix<float> g;
-  EXPECT_EQ(softmax_cross_entropy<float>(empty, {}, 1.0f, &g), 0.0f);
-  EXPECT_EQ(g.rows(), 0);
-  EXPECT_EQ(g.cols(), 4);
+  EXPECT_EQ(sce<float>(empty, {}, 1.0f, &g), 0.0f);
+  // A gradient of the wrong shape is named.
+  matrix<float> wrong(3, 3);
+  exec_context const ctx;
+  EXPECT_THROW((void)coopgnn::softmax_cross_entropy<float>(ctx, host_view(logits), host_view(labels),
+                                                           1.0f, host_view(wrong)),
+               logic_error);
 }
 
 // ---- initialisation and validation -----------------------------------------------------------
 
 TEST(conv_layer, init_is_keyed_and_glorot_bounded) {
-  conv_layer<float> a(conv_kind::sage, 20, 10, 1, true, 0.0f);
-  conv_layer<float> b(conv_kind::sage, 20, 10, 1, true, 0.0f);
-  conv_layer<float> c(conv_kind::sage, 20, 10, 2, true, 0.0f);
-  a.init(42);
-  b.init(42);
-  c.init(42);
+  using L = owned_conv<float>;
+  L a(conv_kind::sage, std::int64_t{20}, std::int64_t{10}, 1u, true, 0.0f);
+  L b(conv_kind::sage, std::int64_t{20}, std::int64_t{10}, 1u, true, 0.0f);
+  L c(conv_kind::sage, std::int64_t{20}, std::int64_t{10}, 2u, true, 0.0f);
+  a.layer.init(a.ctx, 42);
+  b.layer.init(b.ctx, 42);
+  c.layer.init(c.ctx, 42);
   double const limit = std::sqrt(6.0 / 30.0);
-  auto pa = a.params();
-  auto pb = b.params();
-  auto pc = c.params();
-  EXPECT_EQ(pa[0]->name, "sage1.w_self");
-  EXPECT_EQ(pa[1]->name, "sage1.w_neigh");
-  EXPECT_EQ(pa[2]->name, "sage1.bias");
-  EXPECT_EQ(pa[0]->value.values(), pb[0]->value.values());
-  EXPECT_NE(pa[0]->value.values(), pc[0]->value.values());
-  EXPECT_NE(pa[0]->value.values(), pa[1]->value.values());
+  auto vec = [](std::span<float> s) { return std::vector<float>(s.begin(), s.end()); };
+  EXPECT_EQ(a.params.info(0).name, "sage1.w_self");
+  EXPECT_EQ(a.params.info(1).name, "sage1.w_neigh");
+  EXPECT_EQ(a.params.info(2).name, "sage1.bias");
+  EXPECT_EQ(a.params.info(1).offset, 200);  // flat layout: w_self, w_neigh, bias back to back
+  EXPECT_EQ(a.params.num_values(), 410);
+  EXPECT_EQ(vec(a.value_of(0)), vec(b.value_of(0)));
+  EXPECT_NE(vec(a.value_of(0)), vec(c.value_of(0)));
+  EXPECT_NE(vec(a.value_of(0)), vec(a.value_of(1)));
   double mean = 0;
-  for (float v : pa[0]->value.values()) {
+  for (float v : a.value_of(0)) {
     EXPECT_LT(std::abs(v), limit);
     mean += v;
   }
   EXPECT_NEAR(mean / 200.0, 0.0, 0.1);
-  for (float v : pa[2]->value.values()) EXPECT_EQ(v, 0.0f);
+  for (float v : a.value_of(2)) EXPECT_EQ(v, 0.0f);
 }
 
 TEST(conv_layer, rejects_bad_arguments) {
-  EXPECT_THROW(conv_layer<float>(conv_kind::gcn, 0, 3, 0, true, 0.0f), logic_error);
-  EXPECT_THROW(conv_layer<float>(conv_kind::gcn, 3, 3, 0, true, 1.0f), logic_error);
-  conv_layer<float> layer(conv_kind::gcn, 3, 2, 0, true, 0.0f);
+  parameter_set<float> ps;
+  EXPECT_THROW(conv_layer<float>(conv_kind::gcn, 0, 3, 0, true, 0.0f, ps), logic_error);
+  EXPECT_THROW(conv_layer<float>(conv_kind::gcn, 3, 3, 0, true, 1.0f, ps), logic_error);
+  owned_conv<float> l(conv_kind::gcn, std::int64_t{3}, std::int64_t{2}, 0u, true, 0.0f);
+  // A set is laid out once: no layer joins it after allocation.
+  EXPECT_THROW(conv_layer<float>(conv_kind::gcn, 3, 2, 1, true, 0.0f, l.params), logic_error);
+  auto& layer = l.layer;
+  exec_context const& ctx = l.ctx;
   block const b = hand_block(4);
   matrix<float> h(b.num_src(), 4);
-  EXPECT_THROW(layer.forward(b, h, {}, nullptr), logic_error);  // in_dim mismatch
+  EXPECT_THROW((void)layer.forward(ctx, view(b), host_view(h), {}, nullptr), logic_error);
   matrix<float> h_ok(b.num_src(), 3);
   block no_degrees = b;
   no_degrees.src_degree.pop_back();
-  EXPECT_THROW(layer.forward(no_degrees, h_ok, {}, nullptr), logic_error);
+  EXPECT_THROW((void)layer.forward(ctx, view(no_degrees), host_view(h_ok), {}, nullptr),
+               logic_error);
+  no_degrees.src_degree.clear();  // a block without degrees: GCN says it needs them
+  EXPECT_THROW((void)layer.forward(ctx, view(no_degrees), host_view(h_ok), {}, nullptr),
+               logic_error);
   conv_cache<float> empty;
-  EXPECT_THROW(layer.backward(b, matrix<float>(b.num_dst, 2), empty), logic_error);
+  matrix<float> g2(b.num_dst, 2);
+  EXPECT_THROW((void)layer.backward(ctx, view(b), host_view(g2), empty), logic_error);
   conv_cache<float> cache;
-  layer.forward(b, h_ok, {}, &cache);
-  EXPECT_THROW(layer.backward(b, matrix<float>(b.num_dst, 3), cache), logic_error);
-  EXPECT_THROW(layer.infer(b, h_ok, 0), logic_error);
+  (void)layer.forward(ctx, view(b), host_view(h_ok), {}, &cache);
+  matrix<float> g3(b.num_dst, 3);
+  EXPECT_THROW((void)layer.backward(ctx, view(b), host_view(g3), cache), logic_error);
+  // Memory spaces are checked, never bridged: host features on an emulated-device context.
+  exec_context const emu(backend::emulated);
+  owned_conv<float> on_device(conv_kind::gcn, std::int64_t{3}, std::int64_t{2}, 0u, true, 0.0f);
+  EXPECT_THROW((void)on_device.layer.forward(emu, view(b), host_view(h_ok), {}, nullptr),
+               logic_error);
 }
 
 }  // namespace

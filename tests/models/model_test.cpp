@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "kernels/dense/elementwise.hpp"
 #include "models/metrics.hpp"
 #include "models/optimizer.hpp"
 #include "runtime/core/error.hpp"
@@ -45,8 +47,16 @@ matrix<float> random_features(std::int64_t rows, std::int64_t cols, std::uint64_
   return m;
 }
 
+std::vector<block_view> views_of(const std::vector<block>& blocks) {
+  std::vector<block_view> v;
+  for (auto const& b : blocks) v.push_back(view(b));
+  return v;
+}
+
+exec_context const host_ctx;
+
 TEST(gnn_model, structure_follows_the_config) {
-  gnn_model with_head({conv_kind::sage, 7, 5, 3, 3, true, 0.5f, 1});
+  gnn_model with_head(host_ctx, {conv_kind::sage, 7, 5, 3, 3, true, 0.5f, 1});
   ASSERT_EQ(with_head.num_layers(), 3);
   EXPECT_EQ(with_head.layer(0).in_dim(), 7);
   EXPECT_EQ(with_head.layer(0).out_dim(), 5);
@@ -64,23 +74,26 @@ TEST(gnn_model, structure_follows_the_config) {
   EXPECT_EQ(with_head.num_parameters(), 75 + 110 + 18);
   std::int64_t counted = 0;
   std::set<std::string> names;
-  for (auto* p : with_head.params()) {
-    counted += p->value.size();
-    names.insert(p->name);
+  for (auto const& p : with_head.params().infos()) {
+    EXPECT_EQ(p.offset, counted);  // back to back in params() order
+    counted += p.rows * p.cols;
+    names.insert(p.name);
   }
   EXPECT_EQ(counted, with_head.num_parameters());
-  EXPECT_EQ(names.size(), with_head.params().size());
+  EXPECT_EQ(names.size(), with_head.params().count());
+  EXPECT_EQ(with_head.params().info(0).name, "sage0.w_self");
+  EXPECT_EQ(with_head.params().infos().back().name, "linear3.bias");
 
-  gnn_model plain({conv_kind::gcn, 4, 8, 2, 2, false, 0.0f, 1});
+  gnn_model plain(host_ctx, {conv_kind::gcn, 4, 8, 2, 2, false, 0.0f, 1});
   EXPECT_EQ(plain.head(), nullptr);
   EXPECT_TRUE(plain.layer(0).apply_relu());
   EXPECT_FALSE(plain.layer(1).apply_relu());
   EXPECT_EQ(plain.layer(1).out_dim(), 2);
   EXPECT_THROW(plain.layer(2), logic_error);
 
-  EXPECT_THROW(gnn_model({conv_kind::gcn, 4, 8, 2, 0, false, 0.0f, 1}), logic_error);
-  EXPECT_THROW(gnn_model({conv_kind::gcn, 4, 0, 2, 2, false, 0.0f, 1}), logic_error);
-  EXPECT_THROW(gnn_model({conv_kind::gcn, 4, 8, 2, 2, false, 1.5f, 1}), logic_error);
+  EXPECT_THROW(gnn_model(host_ctx, {conv_kind::gcn, 4, 8, 2, 0, false, 0.0f, 1}), logic_error);
+  EXPECT_THROW(gnn_model(host_ctx, {conv_kind::gcn, 4, 0, 2, 2, false, 0.0f, 1}), logic_error);
+  EXPECT_THROW(gnn_model(host_ctx, {conv_kind::gcn, 4, 8, 2, 2, false, 1.5f, 1}), logic_error);
 }
 
 TEST(gnn_model, full_neighbor_block_shape) {
@@ -110,7 +123,7 @@ TEST(gnn_model, infer_full_is_identical_for_any_thread_count) {
   // (aggregate first) -> 3 (transform first).
   for (model_config const& cfg : {model_config{conv_kind::sage, 7, 5, 3, 3, true, 0.3f, 11},
                                   model_config{conv_kind::gcn, 7, 9, 3, 2, false, 0.3f, 12}}) {
-    gnn_model m(cfg);
+    gnn_model m(host_ctx, cfg);
     auto const one = m.infer_full(g, x, 1);
     ASSERT_EQ(one.rows(), 61);
     ASSERT_EQ(one.cols(), 3);
@@ -123,27 +136,35 @@ TEST(gnn_model, infer_full_is_identical_for_any_thread_count) {
     // The minibatch forward on full blocks (no training) computes the same bits.
     block const full = full_neighbor_block(g);
     std::vector<block> const blocks(static_cast<std::size_t>(cfg.num_layers), full);
-    EXPECT_EQ(m.forward(blocks, x, step_key{}, nullptr).values(), one.values());
+    auto out = m.forward(views_of(blocks), host_view(x), step_key{}, nullptr);
+    EXPECT_EQ(std::move(out).release_host().values(), one.values());
+    // On the emulated device the same model (copied weights) infers the same bits.
+    gnn_model e(exec_context(backend::emulated), cfg);
+    e.copy_parameters_from(m);
+    EXPECT_EQ(e.infer_full(g, x, 2).values(), one.values());
   }
-  gnn_model m({conv_kind::gcn, 7, 9, 3, 2, false, 0.0f, 12});
+  gnn_model m(host_ctx, {conv_kind::gcn, 7, 9, 3, 2, false, 0.0f, 12});
   EXPECT_THROW(m.infer_full(g, random_features(60, 7, 1), 2), logic_error);
   EXPECT_THROW(m.infer_full(g, x, 0), logic_error);
 }
 
 TEST(gnn_model, forward_rejects_blocks_that_do_not_chain) {
   csc_graph const g = random_graph(10, 2, 3);
-  gnn_model m({conv_kind::sage, 4, 4, 2, 2, false, 0.0f, 1});
+  gnn_model m(host_ctx, {conv_kind::sage, 4, 4, 2, 2, false, 0.0f, 1});
   block const full = full_neighbor_block(g);
   auto const x = random_features(10, 4, 2);
   std::vector<block> const one(1, full);
-  EXPECT_THROW(m.forward(one, x, step_key{}, nullptr), logic_error);
+  EXPECT_THROW((void)m.forward(views_of(one), host_view(x), step_key{}, nullptr), logic_error);
   block small = full;  // 3 destinations only: the next block would need 3 sources
   small.num_dst = 3;
   small.indptr.resize(4);
   small.indices.resize(static_cast<std::size_t>(small.indptr.back()));
   small.weights.resize(small.indices.size());
   std::vector<block> const broken = {small, full};
-  EXPECT_THROW(m.forward(broken, x, step_key{}, nullptr), logic_error);
+  EXPECT_THROW((void)m.forward(views_of(broken), host_view(x), step_key{}, nullptr), logic_error);
+  // A model of another shape cannot receive these weights.
+  gnn_model other(host_ctx, {conv_kind::sage, 4, 5, 2, 2, false, 0.0f, 1});
+  EXPECT_THROW(other.copy_parameters_from(m), logic_error);
 }
 
 TEST(gnn_model, two_layer_gcn_learns_a_separable_two_class_graph) {
@@ -171,21 +192,23 @@ TEST(gnn_model, two_layer_gcn_learns_a_separable_two_class_graph) {
       x(v, j) = noise(gen) + (j == labels[v] ? 1.0f : 0.0f);
     }
   }
-  gnn_model m({conv_kind::gcn, 6, 16, 2, 2, false, 0.1f, 99});
-  adam opt(m.params(), adam_options{0.01f});
+  gnn_model m(host_ctx, {conv_kind::gcn, 6, 16, 2, 2, false, 0.1f, 99});
+  adam opt(host_ctx, m.params(), adam_options{0.01f});
   block const full = full_neighbor_block(g);
-  std::vector<block> const blocks = {full, full};
+  std::vector<block> const host_blocks = {full, full};
+  auto const blocks = views_of(host_blocks);
   float first_loss = 0.0f;
   float last_loss = 0.0f;
   for (std::uint32_t step = 0; step < 100; ++step) {
     model_cache cache;
-    auto const logits = m.forward(blocks, x, step_key{5, step, true}, &cache);
-    matrix<float> grad;
-    float const loss = softmax_cross_entropy<float>(logits, labels, 1.0f / n, &grad);
+    auto const logits = m.forward(blocks, host_view(x), step_key{5, step, true}, &cache);
+    tensor<float> grad(host_ctx, logits.rows(), logits.cols());
+    float const loss = softmax_cross_entropy<float>(host_ctx, logits.view(), host_view(labels),
+                                                    1.0f / n, grad.view());
     if (step == 0) first_loss = loss;
     last_loss = loss;
     m.zero_grad();
-    m.backward(blocks, grad, cache);
+    (void)m.backward(blocks, grad.view(), cache);
     opt.step();
   }
   EXPECT_LT(last_loss, 0.5f * first_loss);
@@ -193,6 +216,87 @@ TEST(gnn_model, two_layer_gcn_learns_a_separable_two_class_graph) {
   for (vid_t v = 0; v < n; ++v) rows[v] = v;
   double const acc = accuracy(m.infer_full(g, x, 2), labels, rows);
   EXPECT_GT(acc, 0.9);
+}
+
+// ---- one model on every backend ---------------------------------------------------------------
+
+/// Trains `cfg` for `steps` minibatch steps on sampled-looking blocks (full blocks of `g` with
+/// a dropout key that changes per step) in `ctx`'s memory space: the data are uploaded, every
+/// intermediate stays there, and only logits, gradients and weights come back. Returns the
+/// per-step losses, then appends the final logits, gradients and weights to `bits`.
+std::vector<float> train_in(const exec_context& ctx, const model_config& cfg, const csc_graph& g,
+                            const matrix<float>& x, const std::vector<std::int64_t>& labels,
+                            int steps, std::vector<float>& bits) {
+  gnn_model m(ctx, cfg);
+  adam opt(ctx, m.params(), adam_options{0.02f, 0.9f, 0.999f, 1e-8f, 5e-4f});
+  block const full = full_neighbor_block(g);
+  std::vector<buffer<vid_t>> ids;
+  std::vector<buffer<eid_t>> indptr;
+  std::vector<buffer<std::int64_t>> indices, degree;
+  std::vector<buffer<float>> weights;
+  std::vector<block_view> blocks;
+  for (int l = 0; l < cfg.num_layers; ++l) {
+    ids.push_back(upload<vid_t>(ctx, full.src_ids));
+    indptr.push_back(upload<eid_t>(ctx, full.indptr));
+    indices.push_back(upload<std::int64_t>(ctx, full.indices));
+    weights.push_back(upload<float>(ctx, full.weights));
+    degree.push_back(upload<std::int64_t>(ctx, full.src_degree));
+    blocks.push_back({full.num_dst, full.num_src(), full.num_edges(), ids.back().data(),
+                      indptr.back().data(), indices.back().data(), weights.back().data(),
+                      degree.back().data(), ctx.space()});
+  }
+  tensor<float> const xd = upload<float>(ctx, x);
+  buffer<std::int64_t> const yd = upload<std::int64_t>(ctx, labels);
+  std::vector<float> losses;
+  tensor<float> logits;
+  for (int step = 0; step < steps; ++step) {
+    model_cache cache;
+    logits = m.forward(blocks, xd.view(), step_key{9, static_cast<std::uint32_t>(step), true},
+                       &cache);
+    tensor<float> grad(ctx, logits.rows(), logits.cols());
+    losses.push_back(softmax_cross_entropy<float>(ctx, logits.view(), yd.view(),
+                                                  1.0f / static_cast<float>(labels.size()),
+                                                  grad.view()));
+    m.zero_grad();
+    (void)m.backward(blocks, grad.view(), cache, step % 2 == 0);
+    opt.step();
+  }
+  matrix<float> const logits_h = download<float>(ctx, logits.view());
+  for (float v : logits_h.values()) bits.push_back(v);
+  for (float v : download<float>(ctx, m.params().grads())) bits.push_back(v);
+  for (float v : download<float>(ctx, m.params().values())) bits.push_back(v);
+  return losses;
+}
+
+TEST(gnn_model, emulated_device_trains_to_the_host_bits) {
+  // The emulated device runs the host kernels on separate, poisoned allocations that host code
+  // cannot read without a download: equal bits mean every upload, download, zeroing and memory
+  // space the device path relies on is in place (a missing one reads NaN poison or throws).
+  csc_graph const g = random_graph(47, 3, 21);
+  auto const x = random_features(47, 6, 22);
+  std::vector<std::int64_t> labels(47);
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int64_t>(i % 3);
+  for (model_config const& cfg : {model_config{conv_kind::sage, 6, 8, 3, 2, true, 0.3f, 5},
+                                  model_config{conv_kind::gcn, 6, 4, 3, 2, false, 0.2f, 6},
+                                  model_config{conv_kind::sage, 6, 3, 3, 1, false, 0.0f, 7}}) {
+    SCOPED_TRACE(cfg.kind == conv_kind::sage ? "sage" : "gcn");
+    std::vector<float> host_bits;
+    std::vector<float> emulated_bits;
+    auto const host_losses = train_in(host_ctx, cfg, g, x, labels, 4, host_bits);
+    auto const emulated_losses =
+        train_in(exec_context(backend::emulated), cfg, g, x, labels, 4, emulated_bits);
+    EXPECT_EQ(host_losses, emulated_losses);
+    ASSERT_EQ(host_bits.size(), emulated_bits.size());
+    EXPECT_EQ(host_bits, emulated_bits);
+    for (float v : host_bits) ASSERT_TRUE(std::isfinite(v));
+    // Not vacuous: the steps moved the weights away from their initial values.
+    gnn_model const fresh(host_ctx, cfg);
+    auto const init = fresh.params().values().host();
+    std::size_t const n = init.size();
+    std::vector<float> const final_weights(host_bits.end() - static_cast<std::ptrdiff_t>(n),
+                                           host_bits.end());
+    EXPECT_NE(final_weights, std::vector<float>(init.begin(), init.end()));
+  }
 }
 
 }  // namespace

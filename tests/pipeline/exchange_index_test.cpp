@@ -9,7 +9,7 @@
 
 #include "kernels/sparse/spmm.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/minibatch.hpp"
+#include "runtime/pipeline/exchange.hpp"
 
 namespace coopgnn {
 namespace {
