@@ -1,10 +1,12 @@
 // Kernels of the GPU feature cache (cache/gpu_cache.hpp). Residency follows set_assoc_policy
 // exactly; see that class for the rules.
-#include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
 
 #include "cache/gpu_cache.hpp"
 #include "runtime/core/cuda_check.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -133,16 +135,13 @@ cache_batch_stats device_set_assoc_cache::lookup(const std::int64_t* keys, std::
   cache_batch_stats st;
   if (n == 0) return st;
   auto miss = ctx_->allocate<std::uint8_t>(static_cast<std::size_t>(n), s);
-  lookup_kernel<<<blocks_for(n), kThreads, 0, s>>>(geo_, dim_, clock_, keys_.data(),
-                                                   stamps_.data(), rows_.data(), keys, n, out,
-                                                   miss.data());
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(lookup_kernel, blocks_for(n), kThreads, 0, s, geo_, dim_, clock_, keys_.data(),
+                 stamps_.data(), rows_.data(), keys, n, out, miss.data());
   COOPGNN_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), s));
-  collect_misses<<<blocks_for(n), kThreads, 0, s>>>(miss.data(), n, miss_pos, counter_.data());
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(collect_misses, blocks_for(n), kThreads, 0, s, miss.data(), n, miss_pos,
+                 counter_.data());
   unsigned long long m = 0;
-  COOPGNN_CUDA_CHECK(
-      cudaMemcpyAsync(&m, counter_.data(), sizeof(m), cudaMemcpyDeviceToHost, s));
+  COOPGNN_CUDA_CHECK(cudaMemcpyAsync(&m, counter_.data(), sizeof(m), cudaMemcpyDeviceToHost, s));
   COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
   st.misses = static_cast<std::int64_t>(m);
   st.hits = n - st.misses;
@@ -163,16 +162,15 @@ cache_batch_stats device_set_assoc_cache::lookup(const std::int64_t* keys, std::
 }
 
 void device_set_assoc_cache::admit(const std::int64_t* keys, const float* out,
-                                   const std::int64_t* miss_pos, std::int64_t misses,
-                                   stream_t s) {
+                                   const std::int64_t* miss_pos, std::int64_t misses, stream_t s) {
   COOPGNN_NVTX_RANGE("cache/admit");
   if (misses == 0 || geo_.sets == 0) return;
   auto const m = static_cast<std::size_t>(misses);
   auto sets = ctx_->allocate<std::int64_t>(m, s);
   auto sorted_sets = ctx_->allocate<std::int64_t>(m, s);
   auto sorted_pos = ctx_->allocate<std::int64_t>(m, s);
-  miss_sets<<<blocks_for(misses), kThreads, 0, s>>>(geo_, keys, miss_pos, misses, sets.data());
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(miss_sets, blocks_for(misses), kThreads, 0, s, geo_, keys, miss_pos, misses,
+                 sets.data());
   // Radix sort is stable: within a set the misses stay in batch order.
   std::size_t temp_bytes = 0;
   COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, sets.data(),
@@ -182,11 +180,9 @@ void device_set_assoc_cache::admit(const std::int64_t* keys, const float* out,
   COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, sets.data(),
                                                      sorted_sets.data(), miss_pos,
                                                      sorted_pos.data(), misses, 0, 64, s));
-  admit_kernel<<<blocks_for(misses), kThreads, 0, s>>>(geo_, dim_, clock_, keys_.data(),
-                                                       stamps_.data(), rows_.data(), keys, out,
-                                                       sorted_sets.data(), sorted_pos.data(),
-                                                       misses);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(admit_kernel, blocks_for(misses), kThreads, 0, s, geo_, dim_, clock_, keys_.data(),
+                 stamps_.data(), rows_.data(), keys, out, sorted_sets.data(), sorted_pos.data(),
+                 misses);
 }
 
 std::vector<std::int64_t> device_set_assoc_cache::ways_of(const std::int64_t* keys, std::int64_t n,
@@ -194,10 +190,10 @@ std::vector<std::int64_t> device_set_assoc_cache::ways_of(const std::int64_t* ke
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
   if (n == 0) return out;
   auto way = ctx_->allocate<std::int64_t>(static_cast<std::size_t>(n), s);
-  ways_kernel<<<blocks_for(n), kThreads, 0, s>>>(geo_, keys_.data(), stamps_.data(), keys, n,
-                                                 way.data());
-  COOPGNN_CUDA_CHECK_LAUNCH();
-  COOPGNN_CUDA_CHECK(cudaMemcpyAsync(out.data(), way.data(), way.bytes(), cudaMemcpyDeviceToHost, s));
+  COOPGNN_LAUNCH(ways_kernel, blocks_for(n), kThreads, 0, s, geo_, keys_.data(), stamps_.data(),
+                 keys, n, way.data());
+  COOPGNN_CUDA_CHECK(
+      cudaMemcpyAsync(out.data(), way.data(), way.bytes(), cudaMemcpyDeviceToHost, s));
   COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
   return out;
 }

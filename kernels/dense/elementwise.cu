@@ -4,6 +4,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_launch.cuh"
 #include "kernels/dense/elementwise_cuda.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -111,9 +112,8 @@ void bias_relu(float* out, const float* bias, std::int64_t rows, std::int64_t co
                      "]");
   if (rows == 0 || cols == 0) return;
   COOPGNN_CU_EXPECTS(out != nullptr && bias != nullptr, "cuda::bias_relu: out or bias is null");
-  detail::bias_relu_per_thread<<<detail::grid_for_threads(rows * cols), detail::block_threads, 0,
-                                 stream>>>(out, bias, rows * cols, cols, relu);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::bias_relu_per_thread, detail::grid_for_threads(rows * cols),
+                 detail::block_threads, 0, stream, out, bias, rows * cols, cols, relu);
 }
 
 void relu_backward(const float* grad_out, const float* out, std::int64_t n, float* grad_in,
@@ -123,10 +123,8 @@ void relu_backward(const float* grad_out, const float* out, std::int64_t n, floa
   if (n == 0) return;
   COOPGNN_CU_EXPECTS(grad_out != nullptr && out != nullptr && grad_in != nullptr,
                      "cuda::relu_backward: a pointer is null for n = ", n);
-  detail::
-      relu_backward_per_thread<<<detail::grid_for_threads(n), detail::block_threads, 0, stream>>>(
-          grad_out, out, n, grad_in);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  detail::COOPGNN_LAUNCH(relu_backward_per_thread, detail::grid_for_threads(n),
+                         detail::block_threads, 0, stream, grad_out, out, n, grad_in);
 }
 
 void bias_grad_add(const float* g, std::int64_t rows, std::int64_t cols, float* bias_grad,
@@ -139,9 +137,8 @@ void bias_grad_add(const float* g, std::int64_t rows, std::int64_t cols, float* 
                      "cuda::bias_grad_add: g or bias_grad is null");
   std::int64_t const tiles = (cols + detail::kTile - 1) / detail::kTile;
   auto const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, detail::max_grid));
-  detail::col_sums_tile_per_block<<<grid, dim3(detail::kTile, detail::kTile), 0, stream>>>(
-      g, rows, cols, bias_grad);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::col_sums_tile_per_block, grid, dim3(detail::kTile, detail::kTile), 0,
+                 stream, g, rows, cols, bias_grad);
 }
 
 void softmax_cross_entropy(const float* logits, const std::int64_t* labels, std::int64_t n,
@@ -159,12 +156,11 @@ void softmax_cross_entropy(const float* logits, const std::int64_t* labels, std:
   }
   COOPGNN_CU_EXPECTS(logits != nullptr && labels != nullptr && row_loss != nullptr, fn,
                      ": logits, labels or row_loss is null");
-  detail::
-      cross_entropy_row_per_warp<<<detail::grid_for_warps(n), detail::block_threads, 0, stream>>>(
-          logits, labels, n, classes, scale, grad, row_loss);
-  COOPGNN_CUDA_CHECK_LAUNCH();
-  detail::sum_single_block<<<1, detail::kSumThreads, 0, stream>>>(row_loss, n, scale, loss);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  detail::COOPGNN_LAUNCH(cross_entropy_row_per_warp, detail::grid_for_warps(n),
+                         detail::block_threads, 0, stream, logits, labels, n, classes, scale, grad,
+                         row_loss);
+  COOPGNN_LAUNCH(detail::sum_single_block, 1, detail::kSumThreads, 0, stream, row_loss, n, scale,
+                 loss);
 }
 
 }  // namespace coopgnn::cuda

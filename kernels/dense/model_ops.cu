@@ -8,8 +8,9 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_launch.cuh"
 #include "kernels/dense/elementwise_cuda.hpp"
-#include "runtime/core/rng.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
+#include "runtime/core/rng.hpp"
 
 namespace coopgnn::cuda {
 namespace detail {
@@ -111,10 +112,9 @@ void dropout_forward(const float* x, const std::int64_t* ids, std::int64_t rows,
                      ": x, ids, y or keep is null for [", rows, ", ", cols, "]");
   std::int64_t const quads = (cols + 3) / 4;
   rng::stream const s = rng::make_stream(run_seed, rng::purpose::dropout, layer_index);
-  detail::dropout_quad_per_thread<<<detail::grid_for_threads(rows * quads), detail::block_threads,
-                                    0, stream>>>(x, ids, rows, cols, quads, s, batch, p, scale, y,
-                                                 keep);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::dropout_quad_per_thread, detail::grid_for_threads(rows * quads),
+                 detail::block_threads, 0, stream, x, ids, rows, cols, quads, s, batch, p, scale, y,
+                 keep);
 }
 
 void dropout_backward(float* g, const std::uint8_t* keep, std::int64_t n, float scale,
@@ -123,9 +123,8 @@ void dropout_backward(float* g, const std::uint8_t* keep, std::int64_t n, float 
   COOPGNN_CU_EXPECTS(n >= 0, "cuda::dropout_backward: negative size n=", n);
   if (n == 0) return;
   COOPGNN_CU_EXPECTS(g != nullptr && keep != nullptr, "cuda::dropout_backward: g or keep is null");
-  detail::dropout_backward_per_thread<<<detail::grid_for_threads(n), detail::block_threads, 0,
-                                        stream>>>(g, keep, n, scale);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::dropout_backward_per_thread, detail::grid_for_threads(n),
+                 detail::block_threads, 0, stream, g, keep, n, scale);
 }
 
 void gcn_edge_values(const std::int64_t* indptr, const std::int64_t* indices, const float* weights,
@@ -139,10 +138,9 @@ void gcn_edge_values(const std::int64_t* indptr, const std::int64_t* indices, co
   // inside an edge loop, so only the per-destination arrays must exist.
   COOPGNN_CU_EXPECTS(indptr != nullptr && src_degree != nullptr, fn,
                      ": indptr or src_degree is null for ", num_dst, " destinations");
-  detail::gcn_edge_values_row_per_warp<<<detail::grid_for_warps(num_dst), detail::block_threads, 0,
-                                         stream>>>(indptr, indices, weights, src_degree, num_dst,
-                                                   out);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::gcn_edge_values_row_per_warp, detail::grid_for_warps(num_dst),
+                 detail::block_threads, 0, stream, indptr, indices, weights, src_degree, num_dst,
+                 out);
 }
 
 void gcn_self_add(const std::int64_t* src_degree, const float* x, std::int64_t rows,
@@ -153,9 +151,8 @@ void gcn_self_add(const std::int64_t* src_degree, const float* x, std::int64_t r
   if (rows == 0 || cols == 0) return;
   COOPGNN_CU_EXPECTS(src_degree != nullptr && x != nullptr && y != nullptr, fn,
                      ": src_degree, x or y is null for [", rows, ", ", cols, "]");
-  detail::gcn_self_add_per_thread<<<detail::grid_for_threads(rows * cols), detail::block_threads, 0,
-                                    stream>>>(src_degree, x, rows, cols, y);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::gcn_self_add_per_thread, detail::grid_for_threads(rows * cols),
+                 detail::block_threads, 0, stream, src_degree, x, rows, cols, y);
 }
 
 void adam_step(float* value, const float* grad, float* m, float* v, std::int64_t n,
@@ -165,9 +162,8 @@ void adam_step(float* value, const float* grad, float* m, float* v, std::int64_t
   if (n == 0) return;
   COOPGNN_CU_EXPECTS(value != nullptr && grad != nullptr && m != nullptr && v != nullptr,
                      "cuda::adam_step: value, grad, m or v is null for n = ", n);
-  detail::adam_per_thread<<<detail::grid_for_threads(n), detail::block_threads, 0, stream>>>(
-      value, grad, m, v, n, params);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::adam_per_thread, detail::grid_for_threads(n), detail::block_threads, 0,
+                 stream, value, grad, m, v, n, params);
 }
 
 }  // namespace coopgnn::cuda

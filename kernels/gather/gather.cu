@@ -6,6 +6,7 @@
 
 #include "kernels/gather/gather_cuda.hpp"
 #include "runtime/core/cuda_check.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -72,14 +73,13 @@ void launch_gather(const table_view& table, const vid_t* ids, const std::int64_t
   std::int64_t const cap = max_blocks > 0 ? max_blocks : std::int64_t{65535} * 32;
   if (blocks > cap) blocks = cap;
   if (vec) {
-    gather_rows_per_chunk<<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(
-        reinterpret_cast<const float4*>(table.data), table.rows, chunks, table.stride / 4, ids,
-        pos, m, reinterpret_cast<float4*>(out), first_bad);
+    COOPGNN_LAUNCH(gather_rows_per_chunk<float4>, static_cast<unsigned>(blocks), kBlock, 0, s,
+                   reinterpret_cast<const float4*>(table.data), table.rows, chunks,
+                   table.stride / 4, ids, pos, m, reinterpret_cast<float4*>(out), first_bad);
   } else {
-    gather_rows_per_chunk<<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(
-        table.data, table.rows, chunks, table.stride, ids, pos, m, out, first_bad);
+    COOPGNN_LAUNCH(gather_rows_per_chunk<float>, static_cast<unsigned>(blocks), kBlock, 0, s,
+                   table.data, table.rows, chunks, table.stride, ids, pos, m, out, first_bad);
   }
-  COOPGNN_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
 
@@ -90,9 +90,9 @@ device_buffer<float> gather_rows(const cuda_context& ctx, const table_view& tabl
                        "gather_rows: table shape [" + std::to_string(table.rows) + ", " +
                            std::to_string(table.cols) + "] with row stride " +
                            std::to_string(table.stride) + " is invalid");
-  COOPGNN_CUDA_EXPECTS(table.data != nullptr || table.rows == 0 || table.cols == 0,
-                       "gather_rows: table with " + std::to_string(table.rows) +
-                           " rows has no data pointer");
+  COOPGNN_CUDA_EXPECTS(
+      table.data != nullptr || table.rows == 0 || table.cols == 0,
+      "gather_rows: table with " + std::to_string(table.rows) + " rows has no data pointer");
   if (s == nullptr) s = ctx.compute();
   auto const m = static_cast<std::int64_t>(ids.size());
   auto out = ctx.allocate<float>(static_cast<std::size_t>(m * table.cols), s);
@@ -105,8 +105,7 @@ device_buffer<float> gather_rows(const cuda_context& ctx, const table_view& tabl
   COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
   if (bad != ~0ULL) {
     vid_t v = 0;
-    COOPGNN_CUDA_CHECK(
-        cudaMemcpyAsync(&v, ids.data() + bad, sizeof v, cudaMemcpyDeviceToHost, s));
+    COOPGNN_CUDA_CHECK(cudaMemcpyAsync(&v, ids.data() + bad, sizeof v, cudaMemcpyDeviceToHost, s));
     COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
     COOPGNN_CUDA_EXPECTS(false, "gather_rows: id " + std::to_string(v) + " at position " +
                                     std::to_string(bad) + " is outside [0, " +

@@ -1,10 +1,10 @@
 // A sampled block (message-flow graph, MFG) of one GNN layer (DESIGN.md sections 4 and 6).
+// nvcc compiles this header (sample.cu): it includes nothing beyond the standard library and
+// types.hpp.
 #pragma once
 
 #include <cstdint>
 #include <vector>
-
-#include "runtime/core/error.hpp"
 
 #include "runtime/core/types.hpp"
 
@@ -50,20 +50,6 @@ struct block_view {
 /// @throws logic_error naming the array when the sizes are inconsistent (indptr not
 ///         [num_dst + 1], weights not [num_edges], src_degree neither empty nor [num_src],
 ///         num_dst outside [0, num_src]).
-inline block_view view(const block& b) {
-  COOPGNN_EXPECTS(b.num_dst >= 0 && b.num_dst <= b.num_src(),
-                  "block: num_dst = {} but the block has {} sources", b.num_dst, b.num_src());
-  COOPGNN_EXPECTS(static_cast<std::int64_t>(b.indptr.size()) == b.num_dst + 1,
-                  "block: indptr has {} offsets for {} destinations", b.indptr.size(), b.num_dst);
-  COOPGNN_EXPECTS(b.weights.size() == b.indices.size(), "block: {} weights for {} edges",
-                  b.weights.size(), b.indices.size());
-  COOPGNN_EXPECTS(b.src_degree.empty() || b.src_degree.size() == b.src_ids.size(),
-                  "block: src_degree has {} entries for {} sources", b.src_degree.size(),
-                  b.src_ids.size());
-  return {b.num_dst,         b.num_src(),      b.num_edges(),
-          b.src_ids.data(),  b.indptr.data(),  b.indices.data(),
-          b.weights.data(),  b.src_degree.empty() ? nullptr : b.src_degree.data(),
-          memory_space::host};
-}
+block_view view(const block& b);
 
 }  // namespace coopgnn

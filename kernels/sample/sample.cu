@@ -1,17 +1,18 @@
 // CUDA neighbour sampling, unique-and-compact and owner split (sample_cuda.hpp). Host reference:
 // sample.cpp; the keys, rules and output order are the same, so results match bit for bit.
+#include <cuda_runtime.h>
+
+#include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
-#include <cuda_runtime.h>
-
-#include <cstdint>
 #include <string>
 
 #include "kernels/sample/labor_variate.hpp"
 #include "kernels/sample/sample_cuda.hpp"
 #include "runtime/core/cuda_check.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
 
@@ -93,9 +94,9 @@ __global__ void ns_segments_per_thread(const std::int64_t* cand_off, std::int64_
 ///   NS: key[e] = draw_u32(st, s, j, batch) << 32 | j for the ranking sort;
 ///   LABOR: keep[e] = labor_variate(plan, t) <= float(k) / float(d).
 __global__ void candidate_flags_per_edge(const vid_t* seeds, const std::int64_t* cand_off,
-                                         std::int64_t n, std::int64_t num_cand,
-                                         const eid_t* indptr, const vid_t* indices, bool labor,
-                                         int fanout, rng::stream ns_stream, std::uint32_t batch,
+                                         std::int64_t n, std::int64_t num_cand, const eid_t* indptr,
+                                         const vid_t* indices, bool labor, int fanout,
+                                         rng::stream ns_stream, std::uint32_t batch,
                                          labor_variate_plan plan, std::uint64_t* key,
                                          std::int64_t* keep) {
   for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_cand;
@@ -157,7 +158,8 @@ __global__ void write_kept_per_edge(const vid_t* seeds, const std::int64_t* cand
   }
 }
 
-// ---- unique-and-compact kernels -------------------------------------------------------------------
+// ---- unique-and-compact kernels
+// -------------------------------------------------------------------
 
 __global__ void iota_per_thread(std::int64_t* out, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -217,7 +219,8 @@ __global__ void degrees_per_vertex(const vid_t* ids, std::int64_t m, const eid_t
   }
 }
 
-// ---- owner split and variates ---------------------------------------------------------------------
+// ---- owner split and variates
+// ---------------------------------------------------------------------
 
 __global__ void owners_per_id(const vid_t* ids, std::int64_t m, const std::uint16_t* owner_of,
                               vid_t num_nodes, std::uint16_t* owner, ull* counts, ull* bad) {
@@ -252,13 +255,16 @@ __global__ void labor_variates_per_vertex(labor_variate_plan plan, const vid_t* 
 
 // ---- host helpers -------------------------------------------------------------------------------
 
-/// Launches `kernel` over `items` threads (nothing for 0 items) and checks the launch.
+/// Launches `kernel` over `items` threads (nothing for 0 items) through the checked launch of
+/// runtime/core/cuda_launch.cuh; `name`, `file` and `line` are the call site's (ITEMS_LAUNCH).
 template <class Kernel, class... Args>
-void launch(stream_t s, std::int64_t items, Kernel kernel, Args... args) {
+void launch_items(const char* name, const char* file, int line, stream_t s, std::int64_t items,
+                  Kernel kernel, Args... args) {
   if (items <= 0) return;
-  kernel<<<grid_for(items), kBlock, 0, s>>>(args...);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  detail::launch(name, file, line, kernel, grid_for(items), kBlock, 0, s, args...);
 }
+#define ITEMS_LAUNCH(s, items, kernel, ...) \
+  launch_items(#kernel, __FILE__, __LINE__, s, items, kernel, __VA_ARGS__)
 
 /// Reads one device value (synchronises s).
 template <class T>
@@ -295,9 +301,8 @@ void sort_pairs(const cuda_context& ctx, const K* keys_in, K* keys_out, const V*
   COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in,
                                                      values_out, n, 0, end_bit, ctx.compute()));
   auto temp = ctx.allocate<unsigned char>(bytes);
-  COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys_in, keys_out,
-                                                     values_in, values_out, n, 0, end_bit,
-                                                     ctx.compute()));
+  COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+      temp.data(), bytes, keys_in, keys_out, values_in, values_out, n, 0, end_bit, ctx.compute()));
 }
 
 }  // namespace
@@ -335,8 +340,8 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, const device_
   auto cand_off = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n) + 1);
   auto bad = make_flag(ctx);
   detail::zero_async(cand_off.data() + n, sizeof(std::int64_t), s);
-  launch(s, n, seed_degrees_per_thread, seeds.data(), n, g.indptr.data(), g.num_nodes,
-         cand_off.data(), bad.data());
+  ITEMS_LAUNCH(s, n, seed_degrees_per_thread, seeds.data(), n, g.indptr.data(), g.num_nodes,
+               cand_off.data(), bad.data());
   exclusive_sum(ctx, cand_off.data(), n + 1);
   if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
     vid_t const v = read_one(seeds.data() + first_bad, s);
@@ -356,39 +361,40 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, const device_
   rng::stream const ns_stream = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
   labor_variate_plan const plan =
       make_labor_variate_plan(params.run_seed, params.dependency, params.layer, params.batch);
-  launch(s, num_cand, candidate_flags_per_edge, seeds.data(), cand_off.data(), n, num_cand,
-         g.indptr.data(), g.indices.data(), labor, params.fanout, ns_stream, params.batch, plan,
-         key.data(), keep.data());
+  ITEMS_LAUNCH(s, num_cand, candidate_flags_per_edge, seeds.data(), cand_off.data(), n, num_cand,
+               g.indptr.data(), g.indices.data(), labor, params.fanout, ns_stream, params.batch,
+               plan, key.data(), keep.data());
 
   if (!labor && params.fanout > 0 && num_cand > 0) {
     // Rank the candidates of every seed with d > k; the k smallest keys name the kept positions.
     COOPGNN_NVTX_RANGE("sample/ns_rank");
     auto seg_begin = ctx.allocate<std::int64_t>(n);
     auto seg_end = ctx.allocate<std::int64_t>(n);
-    launch(s, n, ns_segments_per_thread, cand_off.data(), n, params.fanout, seg_begin.data(),
-           seg_end.data());
+    ITEMS_LAUNCH(s, n, ns_segments_per_thread, cand_off.data(), n, params.fanout, seg_begin.data(),
+                 seg_end.data());
     auto sorted = ctx.allocate<std::uint64_t>(num_cand);
     std::size_t bytes = 0;
-    COOPGNN_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, key.data(),
-                                                          sorted.data(), num_cand, n,
-                                                          seg_begin.data(), seg_end.data(), s));
+    COOPGNN_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, key.data(), sorted.data(),
+                                                          num_cand, n, seg_begin.data(),
+                                                          seg_end.data(), s));
     auto temp = ctx.allocate<unsigned char>(bytes);
     COOPGNN_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(temp.data(), bytes, key.data(),
                                                           sorted.data(), num_cand, n,
                                                           seg_begin.data(), seg_end.data(), s));
-    launch(s, n, ns_mark_kept_per_seed, cand_off.data(), n, params.fanout, sorted.data(),
-           keep.data());
+    ITEMS_LAUNCH(s, n, ns_mark_kept_per_seed, cand_off.data(), n, params.fanout, sorted.data(),
+                 keep.data());
   }
 
   // Compact: pos = exclusive sum of keep; seed i's edges start at pos[cand_off[i]].
   exclusive_sum(ctx, keep.data(), num_cand + 1);
   std::int64_t const total = read_one(keep.data() + num_cand, s);
-  launch(s, n + 1, output_offsets_per_seed, cand_off.data(), n, keep.data(), out.indptr.data());
+  ITEMS_LAUNCH(s, n + 1, output_offsets_per_seed, cand_off.data(), n, keep.data(),
+               out.indptr.data());
   out.nbrs = ctx.allocate<vid_t>(total);
   out.weights = ctx.allocate<float>(total);
-  launch(s, num_cand, write_kept_per_edge, seeds.data(), cand_off.data(), n, num_cand,
-         g.indptr.data(), g.indices.data(), keep.data(), out.indptr.data(), out.nbrs.data(),
-         out.weights.data());
+  ITEMS_LAUNCH(s, num_cand, write_kept_per_edge, seeds.data(), cand_off.data(), n, num_cand,
+               g.indptr.data(), g.indices.data(), keep.data(), out.indptr.data(), out.nbrs.data(),
+               out.weights.data());
   return out;
 }
 
@@ -414,10 +420,10 @@ device_block make_block(const cuda_context& ctx, const device_csc& g,
   auto positions = ctx.allocate<std::int64_t>(n);
   auto dst_sorted = ctx.allocate<vid_t>(n);
   auto dst_pos = ctx.allocate<std::int64_t>(n);
-  launch(s, n, iota_per_thread, positions.data(), n);
+  ITEMS_LAUNCH(s, n, iota_per_thread, positions.data(), n);
   sort_pairs(ctx, dst.data(), dst_sorted.data(), positions.data(), dst_pos.data(), n);
   auto dup = make_flag(ctx);
-  launch(s, n, find_duplicate_per_thread, dst_sorted.data(), n, dup.data());
+  ITEMS_LAUNCH(s, n, find_duplicate_per_thread, dst_sorted.data(), n, dup.data());
   if (auto const first = read_one(dup.data(), s); first != kNone) {
     COOPGNN_CUDA_EXPECTS(false, "make_block: destination " +
                                     std::to_string(read_one(dst_sorted.data() + first, s)) +
@@ -427,16 +433,15 @@ device_block make_block(const cuda_context& ctx, const device_csc& g,
   // Sources that are not destinations: select, sort, unique.
   auto local = ctx.allocate<std::int64_t>(num_edges);
   auto other = ctx.allocate<unsigned char>(num_edges);
-  launch(s, num_edges, locate_in_dst_per_edge, sampled.nbrs.data(), num_edges, dst_sorted.data(),
-         dst_pos.data(), n, local.data(), other.data());
+  ITEMS_LAUNCH(s, num_edges, locate_in_dst_per_edge, sampled.nbrs.data(), num_edges,
+               dst_sorted.data(), dst_pos.data(), n, local.data(), other.data());
   auto others = ctx.allocate<vid_t>(num_edges);
   auto count = ctx.allocate<std::int64_t>(1);
   std::int64_t num_others = 0;
   if (num_edges > 0) {
     std::size_t bytes = 0;
-    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, sampled.nbrs.data(),
-                                                  other.data(), others.data(), count.data(),
-                                                  num_edges, s));
+    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, sampled.nbrs.data(), other.data(),
+                                                  others.data(), count.data(), num_edges, s));
     auto temp = ctx.allocate<unsigned char>(bytes);
     COOPGNN_CUDA_CHECK(cub::DeviceSelect::Flagged(temp.data(), bytes, sampled.nbrs.data(),
                                                   other.data(), others.data(), count.data(),
@@ -449,15 +454,13 @@ device_block make_block(const cuda_context& ctx, const device_csc& g,
   if (num_others > 0) {
     std::size_t bytes = 0;
     COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, others.data(),
-                                                      others_sorted.data(), num_others, 0, 64,
-                                                      s));
+                                                      others_sorted.data(), num_others, 0, 64, s));
     auto temp = ctx.allocate<unsigned char>(bytes);
     COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, others.data(),
-                                                      others_sorted.data(), num_others, 0, 64,
-                                                      s));
+                                                      others_sorted.data(), num_others, 0, 64, s));
     std::size_t ubytes = 0;
-    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, ubytes, others_sorted.data(),
-                                                 uniq.data(), count.data(), num_others, s));
+    COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, ubytes, others_sorted.data(), uniq.data(),
+                                                 count.data(), num_others, s));
     auto utemp = ctx.allocate<unsigned char>(ubytes);
     COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(utemp.data(), ubytes, others_sorted.data(),
                                                  uniq.data(), count.data(), num_others, s));
@@ -474,11 +477,11 @@ device_block make_block(const cuda_context& ctx, const device_csc& g,
   b.weights = ctx.allocate<float>(num_edges);
   detail::copy_async(b.weights.data(), sampled.weights.data(), sampled.weights.bytes(), s);
   b.indices = ctx.allocate<std::int64_t>(num_edges);
-  launch(s, num_edges, compact_indices_per_edge, sampled.nbrs.data(), local.data(), num_edges,
-         uniq.data(), num_uniq, n, b.indices.data());
+  ITEMS_LAUNCH(s, num_edges, compact_indices_per_edge, sampled.nbrs.data(), local.data(), num_edges,
+               uniq.data(), num_uniq, n, b.indices.data());
   b.src_degree = ctx.allocate<std::int64_t>(n + num_uniq);
-  launch(s, n + num_uniq, degrees_per_vertex, b.src_ids.data(), n + num_uniq, g.indptr.data(),
-         b.src_degree.data());
+  ITEMS_LAUNCH(s, n + num_uniq, degrees_per_vertex, b.src_ids.data(), n + num_uniq, g.indptr.data(),
+               b.src_degree.data());
   return b;
 }
 
@@ -518,25 +521,25 @@ device_owner_split split_by_owner(const cuda_context& ctx,
                                   const device_buffer<std::uint16_t>& owner_of, int num_pes,
                                   const device_buffer<vid_t>& ids) {
   COOPGNN_NVTX_RANGE("sample/split_by_owner");
-  COOPGNN_CUDA_EXPECTS(num_pes >= 1 && num_pes <= 65535,
-                       "split_by_owner: number of PEs " + std::to_string(num_pes) +
-                           " is outside [1, 65535]");
+  COOPGNN_CUDA_EXPECTS(
+      num_pes >= 1 && num_pes <= 65535,
+      "split_by_owner: number of PEs " + std::to_string(num_pes) + " is outside [1, 65535]");
   stream_t const s = ctx.compute();
   auto const m = static_cast<std::int64_t>(ids.size());
   auto counts = ctx.allocate<ull>(num_pes);
   detail::zero_async(counts.data(), counts.bytes(), s);
   auto owner = ctx.allocate<std::uint16_t>(m);
   auto bad = make_flag(ctx);
-  launch(s, m, owners_per_id, ids.data(), m, owner_of.data(),
-         static_cast<vid_t>(owner_of.size()), owner.data(), counts.data(), bad.data());
+  ITEMS_LAUNCH(s, m, owners_per_id, ids.data(), m, owner_of.data(),
+               static_cast<vid_t>(owner_of.size()), owner.data(), counts.data(), bad.data());
   auto positions = ctx.allocate<std::int64_t>(m);
-  launch(s, m, iota_per_thread, positions.data(), m);
+  ITEMS_LAUNCH(s, m, iota_per_thread, positions.data(), m);
   auto owner_sorted = ctx.allocate<std::uint16_t>(m);
   device_owner_split out;
   out.perm = ctx.allocate<std::int64_t>(m);
   sort_pairs(ctx, owner.data(), owner_sorted.data(), positions.data(), out.perm.data(), m);
   out.sorted_ids = ctx.allocate<vid_t>(m);
-  launch(s, m, gather_ids_per_thread, ids.data(), out.perm.data(), m, out.sorted_ids.data());
+  ITEMS_LAUNCH(s, m, gather_ids_per_thread, ids.data(), out.perm.data(), m, out.sorted_ids.data());
   if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
     COOPGNN_CUDA_EXPECTS(false, "split_by_owner: id " +
                                     std::to_string(read_one(ids.data() + first_bad, s)) +
@@ -564,8 +567,8 @@ device_unique unique_with_inverse(const cuda_context& ctx, const device_buffer<v
     COOPGNN_CUDA_CHECK(
         cub::DeviceRadixSort::SortKeys(nullptr, bytes, ids.data(), sorted.data(), m, 0, 64, s));
     auto temp = ctx.allocate<unsigned char>(bytes);
-    COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.data(), bytes, ids.data(),
-                                                      sorted.data(), m, 0, 64, s));
+    COOPGNN_CUDA_CHECK(
+        cub::DeviceRadixSort::SortKeys(temp.data(), bytes, ids.data(), sorted.data(), m, 0, 64, s));
   }
   auto uniq = ctx.allocate<vid_t>(m);
   auto count = ctx.allocate<std::int64_t>(1);
@@ -580,8 +583,8 @@ device_unique unique_with_inverse(const cuda_context& ctx, const device_buffer<v
   auto const num_uniq = read_one(count.data(), s);
   out.unique = ctx.allocate<vid_t>(num_uniq);
   detail::copy_async(out.unique.data(), uniq.data(), num_uniq * sizeof(vid_t), s);
-  launch(s, m, rank_in_sorted_per_thread, ids.data(), m, out.unique.data(), num_uniq,
-         out.inverse.data());
+  ITEMS_LAUNCH(s, m, rank_in_sorted_per_thread, ids.data(), m, out.unique.data(), num_uniq,
+               out.inverse.data());
   return out;
 }
 
@@ -589,7 +592,7 @@ device_buffer<float> labor_variates(const cuda_context& ctx, const labor_variate
                                     const device_buffer<vid_t>& vertices) {
   auto const m = static_cast<std::int64_t>(vertices.size());
   auto out = ctx.allocate<float>(m);
-  launch(ctx.compute(), m, labor_variates_per_vertex, plan, vertices.data(), m, out.data());
+  ITEMS_LAUNCH(ctx.compute(), m, labor_variates_per_vertex, plan, vertices.data(), m, out.data());
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_launch.cuh"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -65,9 +66,8 @@ void edge_softmax(const std::int64_t* indptr, std::int64_t num_dst, std::int64_t
   COOPGNN_NVTX_RANGE("sparse/edge_softmax");
   detail::check_args("cuda::edge_softmax", indptr, num_dst, num_edges, scores, out);
   if (num_edges == 0 || num_dst == 0) return;
-  detail::edge_softmax_row_per_warp<<<detail::grid_for_warps(num_dst), detail::block_threads, 0,
-                                      stream>>>(indptr, num_dst, scores, out);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::edge_softmax_row_per_warp, detail::grid_for_warps(num_dst),
+                 detail::block_threads, 0, stream, indptr, num_dst, scores, out);
 }
 
 void edge_softmax_backward(const std::int64_t* indptr, std::int64_t num_dst, std::int64_t num_edges,
@@ -78,10 +78,8 @@ void edge_softmax_backward(const std::int64_t* indptr, std::int64_t num_dst, std
   detail::check_args(fn, indptr, num_dst, num_edges, grad_y, grad_scores);
   COOPGNN_CU_EXPECTS(num_edges == 0 || y != nullptr, fn, ": y is null");
   if (num_edges == 0 || num_dst == 0) return;
-  detail::edge_softmax_backward_row_per_warp<<<detail::grid_for_warps(num_dst),
-                                               detail::block_threads, 0, stream>>>(
-      indptr, num_dst, y, grad_y, grad_scores);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::edge_softmax_backward_row_per_warp, detail::grid_for_warps(num_dst),
+                 detail::block_threads, 0, stream, indptr, num_dst, y, grad_y, grad_scores);
 }
 
 }  // namespace coopgnn::cuda

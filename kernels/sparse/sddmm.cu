@@ -3,6 +3,7 @@
 #include "kernels/cuda_launch.cuh"
 #include "kernels/sparse/block_view_check.hpp"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -43,10 +44,9 @@ void sddmm(const block_view& b, const float* a, const float* x, std::int64_t d,
   COOPGNN_CU_EXPECTS(b.num_edges == 0 || out != nullptr, fn, ": out is null for ", b.num_edges,
                      " edges");
   if (b.num_edges == 0) return;
-  detail::
-      sddmm_row_per_warp<<<detail::grid_for_warps(b.num_dst), detail::block_threads, 0, stream>>>(
-          b.indptr, b.indices, scale_by_weights ? b.weights : nullptr, a, x, d, out, b.num_dst);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  detail::COOPGNN_LAUNCH(sddmm_row_per_warp, detail::grid_for_warps(b.num_dst),
+                         detail::block_threads, 0, stream, b.indptr, b.indices,
+                         scale_by_weights ? b.weights : nullptr, a, x, d, out, b.num_dst);
 }
 
 }  // namespace coopgnn::cuda

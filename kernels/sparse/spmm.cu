@@ -5,6 +5,7 @@
 #include "kernels/cuda_launch.cuh"
 #include "kernels/sparse/block_view_check.hpp"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -173,10 +174,9 @@ void spmm(const block_view& b, const float* x, std::int64_t d, float* y, cudaStr
   detail::check_dense(fn, "x", x, b.num_edges > 0 ? b.num_src : 0, d);
   detail::check_dense(fn, "y", y, b.num_dst, d);
   if (b.num_dst == 0 || d == 0) return;
-  detail::
-      spmm_row_per_warp<<<detail::grid_for_warps(b.num_dst), detail::block_threads, 0, stream>>>(
-          b.indptr, b.indices, b.weights, x, d, y, b.num_dst);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  detail::COOPGNN_LAUNCH(spmm_row_per_warp, detail::grid_for_warps(b.num_dst),
+                         detail::block_threads, 0, stream, b.indptr, b.indices, b.weights, x, d, y,
+                         b.num_dst);
 }
 
 std::size_t transpose_workspace_bytes(std::int64_t num_src, std::int64_t num_edges) {
@@ -212,15 +212,13 @@ void build_transpose(const block_view& b, void* workspace, std::size_t workspace
   void* cub_tmp = base + 2 * arr;
   std::size_t cub_bytes = workspace_bytes - 2 * arr;
 
-  detail::iota_int64<<<detail::grid_for_threads(b.num_edges), detail::block_threads, 0, stream>>>(
-      edge_ids, b.num_edges);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::iota_int64, detail::grid_for_threads(b.num_edges), detail::block_threads,
+                 0, stream, edge_ids, b.num_edges);
   COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, b.indices, sorted_src,
-                                                   edge_ids, t_edges, b.num_edges, 0,
-                                                   detail::key_bits(b.num_src), stream));
-  detail::offsets_from_sorted<<<detail::grid_for_threads(b.num_src + 1), detail::block_threads, 0,
-                                stream>>>(sorted_src, b.num_edges, t_indptr, b.num_src);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+                                                     edge_ids, t_edges, b.num_edges, 0,
+                                                     detail::key_bits(b.num_src), stream));
+  COOPGNN_LAUNCH(detail::offsets_from_sorted, detail::grid_for_threads(b.num_src + 1),
+                 detail::block_threads, 0, stream, sorted_src, b.num_edges, t_indptr, b.num_src);
 }
 
 void spmm_transpose_add(const block_view& b, const std::int64_t* t_indptr,
@@ -234,10 +232,9 @@ void spmm_transpose_add(const block_view& b, const std::int64_t* t_indptr,
   detail::check_dense(fn, "y_grad", y_grad, b.num_edges > 0 ? b.num_dst : 0, d);
   detail::check_dense(fn, "x_grad", x_grad, b.num_src, d);
   if (b.num_edges == 0 || d == 0) return;
-  detail::spmm_transpose_row_per_warp<<<detail::grid_for_warps(b.num_src), detail::block_threads, 0,
-                                        stream>>>(b.indptr, b.num_dst, t_indptr, t_edges, b.weights,
-                                                  y_grad, d, x_grad, b.num_src);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(detail::spmm_transpose_row_per_warp, detail::grid_for_warps(b.num_src),
+                 detail::block_threads, 0, stream, b.indptr, b.num_dst, t_indptr, t_edges,
+                 b.weights, y_grad, d, x_grad, b.num_src);
 }
 
 }  // namespace coopgnn::cuda

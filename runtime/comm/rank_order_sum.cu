@@ -3,6 +3,7 @@
 
 #include "runtime/comm/rank_order_sum.hpp"
 #include "runtime/core/cuda_check.hpp"
+#include "runtime/core/cuda_launch.cuh"
 
 namespace coopgnn::comm_detail {
 namespace {
@@ -28,8 +29,7 @@ void launch(const T* in, int p, std::int64_t n, T* out, cuda::stream_t s) {
   if (n == 0) return;
   auto const blocks =
       static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, kMaxBlocks));
-  rank_order_sum_per_thread<T><<<blocks, kThreads, 0, s>>>(in, p, n, out);
-  COOPGNN_CUDA_CHECK_LAUNCH();
+  COOPGNN_LAUNCH(rank_order_sum_per_thread<T>, blocks, kThreads, 0, s, in, p, n, out);
 }
 
 }  // namespace

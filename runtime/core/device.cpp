@@ -32,5 +32,12 @@ void* pinned_allocate(std::size_t bytes) {
 void pinned_free(void*) noexcept {}
 const void* mapped_device_pointer(const void* host) { return host; }
 }  // namespace cuda::detail
+
+namespace cuda {
+cuda_context::cuda_context(int device, int pe, std::uint64_t) : device_(device), pe_(pe) {
+  COOPGNN_FAIL("cuda_context: this build has no CUDA backend");
+}
+cuda_context::~cuda_context() = default;
+}  // namespace cuda
 }  // namespace coopgnn
 #endif

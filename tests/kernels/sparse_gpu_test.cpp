@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/dense/elementwise.hpp"
 #include "kernels/dense/elementwise_cuda.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/gemm_cuda.hpp"
@@ -348,8 +349,10 @@ TEST(dense_gpu, elementwise_and_loss_match_host) {
   auto const logits = real_matrix(n, classes, 7);
   std::vector<std::int64_t> labels(n);
   for (std::int64_t i = 0; i < n; ++i) labels[i] = (i * 7) % classes;
-  matrix<float> grad_ref;
-  float const loss_ref = models::softmax_cross_entropy<float>(logits, labels, 1.0f / n, &grad_ref);
+  matrix<float> grad_ref(n, classes);
+  float const loss_ref = softmax_cross_entropy<float>(exec_context{}, host_view(logits),
+                                                      host_view(labels), 1.0f / n,
+                                                      host_view(grad_ref));
   dev_array<float> dl(logits.values());
   dev_array<std::int64_t> dlab(labels);
   dev_array<float> dgrad(static_cast<std::size_t>(n * classes));

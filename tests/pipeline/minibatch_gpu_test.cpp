@@ -88,7 +88,8 @@ std::vector<pe_sample> device_cooperative(const csc_graph& g, const ownership& o
         auto const& ctx = *ctxs[static_cast<std::size_t>(p)];
         ctx.make_current();
         try {
-          auto dsb = cuda::sample_cooperative(ctx, *comms[static_cast<std::size_t>(p)], dg,
+          exec_context const xctx(ctx);
+          auto dsb = cuda::sample_cooperative(ctx, xctx, *comms[static_cast<std::size_t>(p)], dg,
                                               owner_of, seeds[p], key);
           pe_sample& r = out[static_cast<std::size_t>(p)];
           for (auto const& b : dsb.blocks) r.blocks.push_back(cuda::to_host(ctx, b));
@@ -189,7 +190,7 @@ TEST(DeviceSamplingProtocol, IndependentEqualsHost) {
   EXPECT_EQ(ctx.to_host(dsb.input_nodes), want.input_nodes);
   EXPECT_EQ(dsb.work.sampled_edges, want.work.sampled_edges);
   EXPECT_EQ(dsb.work.sampled_vertices, want.work.sampled_vertices);
-  EXPECT_TRUE(dsb.plans.empty());
+  EXPECT_TRUE(dsb.routes.empty());
 }
 
 }  // namespace
