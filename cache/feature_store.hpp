@@ -24,7 +24,12 @@ struct feature_store_stats {
   std::int64_t cache_misses = 0;  ///< rows read from storage (all rows when there is no cache)
 };
 
-/// Read access to node features for one PE. Not thread-safe (one per PE); the table is shared
+/// Read access to node features for one PE. The cache policy here is a model of a cache: it
+/// decides, exactly as the policy would, which loads hit and which miss, and counts them (the
+/// cache study and the "cache" numbers of every run), but every row is still gathered from the
+/// table, which is where the host tiers keep all rows anyway; it holds no rows of its own. The
+/// cache that holds rows is the GPU cache (cache/gpu_cache.hpp, --cache-policy setassoc on the
+/// CUDA backend). Not thread-safe (one per PE); the table is shared
 /// read-only between PEs and must outlive the store.
 class feature_store {
  public:

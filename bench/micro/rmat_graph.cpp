@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "runtime/core/rng.hpp"
-#include "tools/coopgnn/generate.hpp"
+#include "runtime/graph/generate.hpp"
 
 namespace coopgnn::bench {
 

@@ -123,8 +123,8 @@ void relu_backward(const float* grad_out, const float* out, std::int64_t n, floa
   if (n == 0) return;
   COOPGNN_CU_EXPECTS(grad_out != nullptr && out != nullptr && grad_in != nullptr,
                      "cuda::relu_backward: a pointer is null for n = ", n);
-  detail::COOPGNN_LAUNCH(relu_backward_per_thread, detail::grid_for_threads(n),
-                         detail::block_threads, 0, stream, grad_out, out, n, grad_in);
+  COOPGNN_LAUNCH(detail::relu_backward_per_thread, detail::grid_for_threads(n),
+                 detail::block_threads, 0, stream, grad_out, out, n, grad_in);
 }
 
 void bias_grad_add(const float* g, std::int64_t rows, std::int64_t cols, float* bias_grad,
@@ -156,9 +156,9 @@ void softmax_cross_entropy(const float* logits, const std::int64_t* labels, std:
   }
   COOPGNN_CU_EXPECTS(logits != nullptr && labels != nullptr && row_loss != nullptr, fn,
                      ": logits, labels or row_loss is null");
-  detail::COOPGNN_LAUNCH(cross_entropy_row_per_warp, detail::grid_for_warps(n),
-                         detail::block_threads, 0, stream, logits, labels, n, classes, scale, grad,
-                         row_loss);
+  COOPGNN_LAUNCH(detail::cross_entropy_row_per_warp, detail::grid_for_warps(n),
+                 detail::block_threads, 0, stream, logits, labels, n, classes, scale, grad,
+                 row_loss);
   COOPGNN_LAUNCH(detail::sum_single_block, 1, detail::kSumThreads, 0, stream, row_loss, n, scale,
                  loss);
 }

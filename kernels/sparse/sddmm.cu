@@ -44,9 +44,9 @@ void sddmm(const block_view& b, const float* a, const float* x, std::int64_t d,
   COOPGNN_CU_EXPECTS(b.num_edges == 0 || out != nullptr, fn, ": out is null for ", b.num_edges,
                      " edges");
   if (b.num_edges == 0) return;
-  detail::COOPGNN_LAUNCH(sddmm_row_per_warp, detail::grid_for_warps(b.num_dst),
-                         detail::block_threads, 0, stream, b.indptr, b.indices,
-                         scale_by_weights ? b.weights : nullptr, a, x, d, out, b.num_dst);
+  COOPGNN_LAUNCH(detail::sddmm_row_per_warp, detail::grid_for_warps(b.num_dst),
+                 detail::block_threads, 0, stream, b.indptr, b.indices,
+                 scale_by_weights ? b.weights : nullptr, a, x, d, out, b.num_dst);
 }
 
 }  // namespace coopgnn::cuda

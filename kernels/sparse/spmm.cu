@@ -174,9 +174,9 @@ void spmm(const block_view& b, const float* x, std::int64_t d, float* y, cudaStr
   detail::check_dense(fn, "x", x, b.num_edges > 0 ? b.num_src : 0, d);
   detail::check_dense(fn, "y", y, b.num_dst, d);
   if (b.num_dst == 0 || d == 0) return;
-  detail::COOPGNN_LAUNCH(spmm_row_per_warp, detail::grid_for_warps(b.num_dst),
-                         detail::block_threads, 0, stream, b.indptr, b.indices, b.weights, x, d, y,
-                         b.num_dst);
+  COOPGNN_LAUNCH(detail::spmm_row_per_warp, detail::grid_for_warps(b.num_dst),
+                 detail::block_threads, 0, stream, b.indptr, b.indices, b.weights, x, d, y,
+                 b.num_dst);
 }
 
 std::size_t transpose_workspace_bytes(std::int64_t num_src, std::int64_t num_edges) {

@@ -118,6 +118,11 @@ class trainer {
   [[nodiscard]] const models::gnn_model& host_model(int pe) const;
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
+  /// True when the run's feature cache holds rows for real: the GPU cache (--cache-policy
+  /// setassoc in front of a device or pinned table on the CUDA backend). The host policies
+  /// model a cache: they count hits and misses, rows still come from the table
+  /// (cache/feature_store.hpp).
+  [[nodiscard]] bool device_cache_holds_rows() const;
   /// The feature table every PE's store reads (its tier: cache/storage.hpp). On the CUDA
   /// backend with the device or pinned tier this is the host table the device copies were
   /// made from.

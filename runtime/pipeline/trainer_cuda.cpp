@@ -192,6 +192,8 @@ bool trainer::device_tier() const {
   return dev_ && (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned);
 }
 
+bool trainer::device_cache_holds_rows() const { return dev_ && !dev_->caches.empty(); }
+
 void trainer::sample_on_device(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
                                const step_options& opt, step_meter& m, work_counters& w,
                                step_batch& in) {
@@ -288,6 +290,7 @@ exec_context trainer::compute_context(int p) const {
   return exec_context(cfg_.compute_backend, p, cfg_.sample_threads);
 }
 bool trainer::device_tier() const { return false; }
+bool trainer::device_cache_holds_rows() const { return false; }
 void trainer::sample_on_device(pe_state& /*pe*/, std::span<const vid_t> /*seeds*/,
                                const batch_key& /*key*/, const step_options& /*opt*/,
                                step_meter& /*m*/, work_counters& /*w*/, step_batch& /*in*/) {

@@ -8,7 +8,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/convert.hpp"
-#include "tools/coopgnn/generate.hpp"
+#include "runtime/graph/generate.hpp"
 #include "tools/coopgnn/info.hpp"
 
 namespace coopgnn::cli {

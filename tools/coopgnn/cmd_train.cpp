@@ -205,6 +205,13 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
         o.cfg.hidden,
         fmt::join(o.cfg.fanouts, ","), o.sampler, o.cfg.batch_size, tr.model(0).num_parameters(),
         tr.batches_per_epoch());
+    if (o.cfg.cache_policy != "none" && !tr.device_cache_holds_rows()) {
+      fmt::print(
+          "note: --cache-policy {} is a host cache model: it decides hits and misses exactly as "
+          "the policy would and counts them (the \"cache\" numbers), but every row is still read "
+          "from the feature table ({}); it holds no rows of its own\n",
+          o.cfg.cache_policy, to_string(tr.features().tier()));
+    }
   }
   epoch_report last, total;
   total.mode = to_string(o.cfg.mode);

@@ -1,4 +1,4 @@
-#include "tools/coopgnn/generate.hpp"
+#include "runtime/graph/generate.hpp"
 
 #include <algorithm>
 #include <cmath>

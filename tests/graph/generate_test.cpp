@@ -1,6 +1,6 @@
-// Synthetic generators (tools/coopgnn/generate.hpp): R-MAT, degree-corrected SBM and the
+// Synthetic generators (runtime/graph/generate.hpp): R-MAT, degree-corrected SBM and the
 // synthetic task, checked by properties that hold for any correct implementation.
-#include "tools/coopgnn/generate.hpp"
+#include "runtime/graph/generate.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

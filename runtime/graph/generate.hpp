@@ -10,7 +10,7 @@
 
 #include "runtime/core/types.hpp"
 #include "runtime/graph/dataset.hpp"
-#include "tools/coopgnn/convert.hpp"
+#include "runtime/graph/edges.hpp"
 
 namespace coopgnn {
 
