@@ -352,6 +352,35 @@ void s3fifo_policy::push_ghost(std::int64_t id) {
 
 // ---- factory -----------------------------------------------------------------------------------
 
+std::string to_string(cache_policy_kind k) {
+  switch (k) {
+    case cache_policy_kind::none:
+      return "none";
+    case cache_policy_kind::lru:
+      return "lru";
+    case cache_policy_kind::clock:
+      return "clock";
+    case cache_policy_kind::sieve:
+      return "sieve";
+    case cache_policy_kind::s3fifo:
+      return "s3fifo";
+    case cache_policy_kind::setassoc:
+      return "setassoc";
+  }
+  return "none";
+}
+
+cache_policy_kind parse_cache_policy_kind(const std::string& name) {
+  if (name == "none") return cache_policy_kind::none;
+  if (name == "lru") return cache_policy_kind::lru;
+  if (name == "clock") return cache_policy_kind::clock;
+  if (name == "sieve") return cache_policy_kind::sieve;
+  if (name == "s3fifo" || name == "s3-fifo") return cache_policy_kind::s3fifo;
+  if (name == "setassoc") return cache_policy_kind::setassoc;
+  COOPGNN_FAIL("unknown cache policy '{}' (expected none, lru, clock, sieve, s3fifo, setassoc)",
+               name);
+}
+
 std::unique_ptr<cache_policy> make_cache_policy(const std::string& name,
                                                 std::int64_t capacity_rows) {
   COOPGNN_EXPECTS(capacity_rows >= 0,

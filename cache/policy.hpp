@@ -315,6 +315,14 @@ class s3fifo_policy final : public cache_policy {
   detail::key_slot_map map_;  // key -> node, for S, M and G
 };
 
+/// The per-PE feature caches a run can ask for (--cache-policy): none, or a policy below.
+enum class cache_policy_kind { none, lru, clock, sieve, s3fifo, setassoc };
+
+/// "none", "lru", "clock", "sieve", "s3fifo" or "setassoc".
+std::string to_string(cache_policy_kind k);
+/// Parses those names ("s3-fifo" too). @throws logic_error naming the value otherwise.
+cache_policy_kind parse_cache_policy_kind(const std::string& name);
+
 /// A policy by name: "lru", "clock", "sieve", "s3fifo" (or "s3-fifo", GraphBolt's spelling),
 /// "setassoc" (set_assoc_policy with its default ways, cache/set_assoc.hpp; the GPU cache), for
 /// a cache of `capacity_rows` >= 0 rows. Names are case-sensitive. Deterministic; allocates the

@@ -165,6 +165,14 @@ void check_dims(std::int64_t in_dim, std::int64_t out_dim, float dropout, const 
 }  // namespace
 }  // namespace detail
 
+std::string to_string(conv_kind k) { return k == conv_kind::gcn ? "gcn" : "sage"; }
+
+conv_kind parse_conv_kind(const std::string& name) {
+  if (name == "sage") return conv_kind::sage;
+  if (name == "gcn") return conv_kind::gcn;
+  COOPGNN_FAIL("unknown model '{}': expected 'sage' or 'gcn'", name);
+}
+
 bool dropout_keeps(std::uint64_t run_seed, std::uint32_t batch, std::uint32_t layer_index,
                    vid_t vertex, std::int64_t column, float p) {
   rng::stream const s = rng::make_stream(run_seed, rng::purpose::dropout, layer_index);

@@ -94,6 +94,11 @@ enum class conv_kind {
   gcn,   ///< GCN (Kipf & Welling, ICLR 2017, eq. 2), symmetric normalisation with self-loops
 };
 
+/// "sage" or "gcn" (the --model names).
+std::string to_string(conv_kind k);
+/// Parses "sage" or "gcn". @throws logic_error naming the value and the accepted names.
+conv_kind parse_conv_kind(const std::string& name);
+
 /// Whether dropout keeps element (vertex, column) of the input of layer `layer_index` in minibatch
 /// `batch`: rng::to_unit(w[column % 4]) >= p with w = rng::draw4(make_stream(run_seed,
 /// purpose::dropout, layer_index), vertex, column / 4, batch): one Philox call serves four

@@ -37,7 +37,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   train_config cfg;
   cfg.num_pes = 1;
   cfg.mode = minibatch_mode::independent;
-  cfg.model = o.model;
+  cfg.model = models::parse_conv_kind(o.model);
   cfg.hidden = o.hidden;
   cfg.fanouts = o.fanouts;
   cfg.sampler = o.sampler;

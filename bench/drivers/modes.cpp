@@ -34,7 +34,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   train_config cfg;
   cfg.mode = mode;
   cfg.num_pes = P;
-  cfg.model = o.model;
+  cfg.model = models::parse_conv_kind(o.model);
   cfg.hidden = o.hidden;
   cfg.fanouts = o.fanouts;
   cfg.sampler = o.sampler;

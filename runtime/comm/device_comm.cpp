@@ -20,6 +20,25 @@ std::string_view to_string(device_comm_kind kind) {
   return kind == device_comm_kind::nccl ? "nccl" : "peer";
 }
 
+std::string_view to_string(device_comm_choice choice) {
+  switch (choice) {
+    case device_comm_choice::peer:
+      return "peer";
+    case device_comm_choice::nccl:
+      return "nccl";
+    case device_comm_choice::automatic:
+      break;
+  }
+  return "auto";
+}
+
+device_comm_choice parse_device_comm_choice(std::string_view option) {
+  if (option == "auto") return device_comm_choice::automatic;
+  if (option == "peer") return device_comm_choice::peer;
+  if (option == "nccl") return device_comm_choice::nccl;
+  COOPGNN_FAIL("--device-comm '{}': expected auto, nccl or peer", option);
+}
+
 device_comm_kind choose_device_comm(std::span<const int> pe_devices, std::string_view option) {
   COOPGNN_EXPECTS(option == "auto" || option == "nccl" || option == "peer",
                   "device_comm: unknown value '{}' (expected auto, nccl or peer)", option);

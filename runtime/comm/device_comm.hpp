@@ -34,6 +34,13 @@ enum class device_comm_kind {
 /// "peer" or "nccl".
 [[nodiscard]] std::string_view to_string(device_comm_kind kind);
 
+/// The `device_comm` option: let choose_device_comm decide, or ask for one implementation.
+enum class device_comm_choice { automatic, peer, nccl };
+/// "auto", "peer" or "nccl" (the option strings choose_device_comm takes).
+[[nodiscard]] std::string_view to_string(device_comm_choice choice);
+/// Parses "auto", "peer" or "nccl". @throws logic_error naming the value otherwise.
+[[nodiscard]] device_comm_choice parse_device_comm_choice(std::string_view option);
+
 /// Applies the rule above.
 /// @param pe_devices  [P] CUDA device ordinal of PE p (P >= 1, ordinals >= 0); not checked
 ///                    against the devices present (no CUDA call is made).

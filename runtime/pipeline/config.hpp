@@ -5,7 +5,13 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "cache/policy.hpp"
+#include "cache/storage.hpp"
 #include "kernels/sample/sample.hpp"
+#include "models/layers.hpp"
+#include "runtime/comm/device_comm.hpp"
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
@@ -34,19 +40,18 @@ struct train_config {
   backend compute_backend = backend::host;  ///< where sampling-after, loading, the model and the
                                             ///< exchanges run (see trainer.hpp)
   int pes_per_gpu = 1;                  ///< CUDA backend: PE p runs on device p / pes_per_gpu
-  std::string device_comm = "auto";     ///< CUDA backend: auto, nccl or peer (device_comm.hpp)
+  device_comm_choice device_comm = device_comm_choice::automatic;  ///< CUDA backend (device_comm.hpp)
   bool sample_on_device = true;         ///< CUDA backend: sample on the GPU (else on the host)
-  std::string model = "sage";           ///< "sage" or "gcn"
+  models::conv_kind model = models::conv_kind::sage;
   std::int64_t hidden = 64;             ///< hidden width
   bool linear_head = false;             ///< add a linear head after the last conv layer
   std::vector<int> fanouts = {10, 10};  ///< one per layer, l = 0 next to the seeds; -1 = all
   sampler_kind sampler = sampler_kind::ns;
   std::int64_t batch_dependency = 1;  ///< LABOR kappa: 1 = independent batches, 0 = never refresh
   bool layer_dependency = false;      ///< LABOR: every layer uses the same variates
-  std::string cache_policy = "none";  ///< per-PE feature cache: none, lru, clock, sieve, s3fifo,
-                                      ///< setassoc
-  std::string feature_storage = "auto";  ///< tier of the feature table: auto, device, pinned,
-                                         ///< host, mmap (cache/storage.hpp)
+  cache_policy_kind cache_policy = cache_policy_kind::none;  ///< per-PE feature cache
+  std::optional<storage_tier> feature_storage;  ///< tier of the feature table; empty = by size
+                                                ///< (choose_storage_tier, cache/storage.hpp)
   std::int64_t cache_rows = 0;        ///< cache capacity per PE, rows
   std::int64_t batch_size = 1024;     ///< global batch size B (all PEs together)
   int epochs = 100;

@@ -23,13 +23,7 @@ namespace {
 
 models::model_config make_model_config(const dataset& ds, const train_config& cfg) {
   models::model_config mc;
-  if (cfg.model == "sage") {
-    mc.kind = models::conv_kind::sage;
-  } else if (cfg.model == "gcn") {
-    mc.kind = models::conv_kind::gcn;
-  } else {
-    COOPGNN_FAIL("unknown model '{}': expected 'sage' or 'gcn'", cfg.model);
-  }
+  mc.kind = cfg.model;
   mc.in_dim = ds.feature_dim();
   mc.hidden = cfg.hidden;
   mc.num_classes = ds.num_classes;
@@ -80,7 +74,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   } else {
     auto const tier = choose_storage_tier(backend::host, ds.num_nodes * ds.feature_dim() * 4,
                                           {0, default_host_budget_bytes()},
-                                          parse_storage_tier(cfg.feature_storage),
+                                          cfg.feature_storage,
                                           ds.features_in_memory(), !ds.feature_file.empty());
     set_host_features(tier);
   }
@@ -92,8 +86,8 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     bind_device(p);  // a replica's parameters are allocated and initialised on its device
     pes_.push_back(
         std::make_unique<pe_state>(p, cfg, compute_context(p), mc, group_, features_.get()));
-    if (cfg.cache_policy != "none") {
-      pes_.back()->store.set_cache(make_cache_policy(cfg.cache_policy, cfg.cache_rows));
+    if (cfg.cache_policy != cache_policy_kind::none) {
+      pes_.back()->store.set_cache(make_cache_policy(to_string(cfg.cache_policy), cfg.cache_rows));
     }
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();

@@ -105,18 +105,19 @@ void trainer::setup_cuda_features() {
   // Half of the free memory of the fullest device may hold the table (the rest: minibatches).
   std::int64_t device_budget = std::numeric_limits<std::int64_t>::max();
   for (auto const& c : dev_->ctxs) device_budget = std::min(device_budget, free_device_bytes(*c) / 2);
-  auto forced = parse_storage_tier(cfg_.feature_storage);
+  auto const forced = cfg_.feature_storage;
   // setassoc is the GPU cache's policy: it fronts a device or pinned table on the device (and
   // the host/mmap tiers through its exact host reference). The host-only policies (lru, clock,
   // sieve, s3fifo) sit in front of host-readable storage (feature_store): with one of them and
   // --feature-storage auto the table stays on the host (or mapped) and loaded rows are copied.
-  bool const cache = cfg_.cache_policy != "none" && cfg_.cache_policy != "setassoc";
+  bool const cache = cfg_.cache_policy != cache_policy_kind::none &&
+                     cfg_.cache_policy != cache_policy_kind::setassoc;
   COOPGNN_EXPECTS(!cache || !forced || (*forced != storage_tier::device &&
                                         *forced != storage_tier::pinned),
                   "--cache-policy {} with --feature-storage {}: on the CUDA backend this policy "
                   "is a host cache in front of the host and mmap tiers; use --feature-storage "
                   "host, mmap or auto, or --cache-policy setassoc (the GPU cache)",
-                  cfg_.cache_policy, cfg_.feature_storage);
+                  to_string(cfg_.cache_policy), to_string(*forced));
   std::int64_t const table_bytes = ds_.num_nodes * ds_.feature_dim() * 4;
   if (cache && !forced) {
     dev_->tier = choose_storage_tier(backend::host, table_bytes, {0, default_host_budget_bytes()},
@@ -152,7 +153,7 @@ void trainer::setup_cuda_pes() {
   std::vector<const cuda::cuda_context*> contexts;
   for (auto const& c : dev_->ctxs) contexts.push_back(c.get());
   dev_->comms = make_device_communicators(
-      contexts, cfg_.device_comm,
+      contexts, to_string(cfg_.device_comm),
       std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.comm_timeout_s * 1e3)));
   for (std::size_t p = 0; p < pes_.size(); ++p) {
     pes_[p]->device_comm = dev_->comms[p].get();
@@ -171,7 +172,7 @@ void trainer::setup_cuda_pes() {
         dev_->ctxs[p]->synchronize();  // the other PEs on this device use it from their streams
       }
     }
-    if (cfg_.cache_policy == "setassoc" && cfg_.cache_rows > 0 &&
+    if (cfg_.cache_policy == cache_policy_kind::setassoc && cfg_.cache_rows > 0 &&
         (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned)) {
       dev_->caches.push_back(std::make_unique<cuda::device_set_assoc_cache>(
           *dev_->ctxs[p], cfg_.cache_rows, ds_.feature_dim()));

@@ -53,7 +53,7 @@ std::pair<std::int64_t, std::int64_t> trainer_counts(const cache_options& o, min
   c.sampler = o.sampler;
   c.batch_dependency = kappa;
   c.batch_size = o.batch_size;
-  c.cache_policy = policy;
+  c.cache_policy = parse_cache_policy_kind(policy);
   c.cache_rows = rows;
   c.seed = o.seed;
   trainer tr(data().ds, data().g, c);

@@ -21,7 +21,7 @@ epoch_report run(minibatch_mode mode, const std::string& policy, std::int64_t ro
   c.sampler = sampler_kind::labor;
   c.batch_dependency = 16;
   c.batch_size = 64;
-  c.cache_policy = policy;
+  c.cache_policy = parse_cache_policy_kind(policy);
   c.cache_rows = rows;
   trainer tr(ds, g, c);
   epoch_report last;
@@ -74,13 +74,14 @@ TEST(CacheIntegration, MemoryMappedFeaturesTrainExactlyLikeInMemoryOnes) {
     c.hidden = 8;
     c.fanouts = {4, 4};
     c.batch_size = 32;
-    c.cache_policy = "setassoc";
+    c.cache_policy = cache_policy_kind::setassoc;
     c.cache_rows = 64;
     std::string const t = tier;
     bool const is_lazy = t.rfind("lazy-", 0) == 0;
-    c.feature_storage = is_lazy ? t.substr(5) : t;
+    std::string const name = is_lazy ? t.substr(5) : t;
+    c.feature_storage = parse_storage_tier(name);
     trainer tr(is_lazy ? lazy : ds, g, c);
-    EXPECT_EQ(to_string(tr.features().tier()), t == "auto" ? "host" : c.feature_storage);
+    EXPECT_EQ(to_string(tr.features().tier()), t == "auto" ? "host" : name);
     reps.push_back(tr.run_epoch(1, true));
   }
   for (auto const& r : reps) {
@@ -90,7 +91,7 @@ TEST(CacheIntegration, MemoryMappedFeaturesTrainExactlyLikeInMemoryOnes) {
   }
   EXPECT_GT(reps[0].work.cache_hits, 0);
   train_config c;
-  c.feature_storage = "device";
+  c.feature_storage = storage_tier::device;
   EXPECT_THROW(trainer(ds, g, c), logic_error);
 }
 

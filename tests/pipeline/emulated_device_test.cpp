@@ -36,7 +36,7 @@ train_config make_cfg(const emulated_usecase& u, backend b) {
   c.compute_backend = b;
   c.mode = u.mode;
   c.num_pes = u.pes;
-  c.model = u.model;
+  c.model = models::parse_conv_kind(u.model);
   c.hidden = 8;
   c.linear_head = u.linear_head;
   c.fanouts = u.fanouts;

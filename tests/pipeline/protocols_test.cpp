@@ -39,7 +39,7 @@ train_config make_cfg(const protocol_usecase& u, minibatch_mode mode, int P) {
   train_config c;
   c.mode = mode;
   c.num_pes = P;
-  c.model = u.model;
+  c.model = models::parse_conv_kind(u.model);
   c.hidden = 8;
   c.linear_head = u.linear_head;
   c.fanouts = u.fanouts;
@@ -163,8 +163,7 @@ TEST(Trainer, RejectsConfigurationsThatDoNotFit) {
   auto const& d = data();
   auto cfg = make_cfg({"sage", sampler_kind::ns, {4}, 64, false}, minibatch_mode::cooperative, 2);
   auto bad = cfg;
-  bad.model = "gat";
-  EXPECT_THROW(trainer(d.ds, d.g, bad), logic_error);
+  EXPECT_THROW((void)models::parse_conv_kind("gat"), logic_error);
   bad = cfg;
   bad.fanouts = {};
   EXPECT_THROW(trainer(d.ds, d.g, bad), logic_error);

@@ -41,7 +41,7 @@ train_config make_cfg(const usecase& u, minibatch_mode mode, int P, backend b) {
   c.num_pes = P;
   c.compute_backend = b;
   c.pes_per_gpu = P;  // all PEs on device 0
-  c.model = u.model;
+  c.model = models::parse_conv_kind(u.model);
   c.hidden = u.hidden;
   c.linear_head = u.linear_head;
   c.fanouts = u.fanouts;
@@ -149,24 +149,24 @@ TEST(TrainerCudaTiers, EveryFeatureTierGivesTheSameStep) {
   COOPGNN_REQUIRE_DEVICE();
   usecase const u{"sage", sampler_kind::ns, {4, 3}, 64, false, 8};
   auto base = make_cfg(u, minibatch_mode::cooperative, 2, backend::cuda);
-  base.feature_storage = "device";
+  base.feature_storage = storage_tier::device;
   auto const ref = run_step(base);
   for (std::string tier : {"pinned", "host"}) {
     SCOPED_TRACE(tier);
     auto c = base;
-    c.feature_storage = tier;
+    c.feature_storage = parse_storage_tier(tier);
     auto const r = run_step(c);
     EXPECT_EQ(r.logits, ref.logits) << "the rows loaded differ between tiers";
     EXPECT_EQ(r.grads, ref.grads);
   }
   auto cached = base;
-  cached.feature_storage = "auto";
-  cached.cache_policy = "lru";
+  cached.feature_storage = std::nullopt;
+  cached.cache_policy = cache_policy_kind::lru;
   cached.cache_rows = 50;
   auto const r = run_step(cached);
   EXPECT_EQ(r.logits, ref.logits);
   EXPECT_EQ(r.work.cache_hits + r.work.cache_misses, r.work.feature_rows);
-  cached.feature_storage = "device";
+  cached.feature_storage = storage_tier::device;
   EXPECT_THROW(trainer(data().ds, data().g, cached), logic_error);
 }
 
@@ -180,13 +180,13 @@ TEST(TrainerCudaTiers, GpuCacheCountsWhatItsHostReferenceCounts) {
     auto c = make_cfg({"sage", sampler_kind::labor, {4, 4}, 64, false, 8}, mode, 2,
                       backend::cuda);
     c.batch_dependency = 4;
-    c.cache_policy = "setassoc";
+    c.cache_policy = cache_policy_kind::setassoc;
     c.cache_rows = 60;
     c.eval_every = 0;
     auto gpu_cfg = c;
-    gpu_cfg.feature_storage = "pinned";
+    gpu_cfg.feature_storage = storage_tier::pinned;
     auto host_cfg = c;
-    host_cfg.feature_storage = "host";
+    host_cfg.feature_storage = storage_tier::host;
     trainer gpu(d.ds, d.g, gpu_cfg);
     trainer host(d.ds, d.g, host_cfg);
     for (int e = 1; e <= 2; ++e) {

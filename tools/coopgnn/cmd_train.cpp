@@ -32,6 +32,11 @@ struct train_options {
   bool quiet = false;
   std::string backend = "auto";
   std::string sample_on = "device";
+  // Names as given on the command line; parsed once into cfg's types (parse_typed_options).
+  std::string model = "sage";
+  std::string cache_policy = "none";
+  std::string feature_storage = "auto";
+  std::string device_comm = "auto";
   int pes = 0;  ///< 0: the backend's default (4 host PEs, or one per GPU x --pes-per-gpu)
   train_config cfg;
 };
@@ -40,7 +45,7 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
                   "default: the bundled Cora");
-  cmd->add_option("--model", o.cfg.model, "GNN layer: sage (GraphSAGE-mean) or gcn")
+  cmd->add_option("--model", o.model, "GNN layer: sage (GraphSAGE-mean) or gcn")
       ->check(CLI::IsMember({"sage", "gcn"}))
       ->capture_default_str();
   cmd->add_option("--hidden", o.cfg.hidden, "Hidden width")->capture_default_str();
@@ -61,7 +66,7 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->capture_default_str();
   cmd->add_flag("--layer-dependency", o.cfg.layer_dependency,
                 "LABOR: every layer uses the same variates");
-  cmd->add_option("--cache-policy", o.cfg.cache_policy,
+  cmd->add_option("--cache-policy", o.cache_policy,
                   "Per-PE feature cache: none, lru, clock, sieve, s3fifo or setassoc (the GPU "
                   "cache's set-associative policy; cooperative: a PE "
                   "caches only vertices it owns; independent: whatever it loads)")
@@ -70,7 +75,7 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--cache-fraction", o.cache_fraction,
                   "Cache capacity per PE as a fraction of |V| (with --cache-policy)");
   cmd->add_option("--cache-rows", o.cfg.cache_rows, "Cache capacity per PE in rows");
-  cmd->add_option("--feature-storage", o.cfg.feature_storage,
+  cmd->add_option("--feature-storage", o.feature_storage,
                   "Where the feature table lives: auto (by size), host, mmap (the dataset's .npy "
                   "mapped read-only), device or pinned (CUDA backend)")
       ->check(CLI::IsMember({"auto", "device", "pinned", "host", "mmap"}))
@@ -100,7 +105,7 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "identical blocks")
       ->check(CLI::IsMember({"device", "host"}))
       ->capture_default_str();
-  cmd->add_option("--device-comm", o.cfg.device_comm,
+  cmd->add_option("--device-comm", o.device_comm,
                   "CUDA backend communicator: auto (NCCL when every PE has its own GPU, else "
                   "peer-copy), nccl or peer")
       ->check(CLI::IsMember({"auto", "nccl", "peer"}))
@@ -128,11 +133,20 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_flag("--quiet", o.quiet, "Print only the final summary");
 }
 
+/// The option names into train_config's types (each parsed once, here).
+void parse_typed_options(train_options& o) {
+  o.cfg.model = models::parse_conv_kind(o.model);
+  o.cfg.cache_policy = parse_cache_policy_kind(o.cache_policy);
+  o.cfg.feature_storage = parse_storage_tier(o.feature_storage);
+  o.cfg.device_comm = parse_device_comm_choice(o.device_comm);
+}
+
 std::unique_ptr<loaded_dataset> load(train_options& o) {
+  parse_typed_options(o);
   if (o.dataset.empty()) o.dataset = default_dataset_dir();
   scoped_timer t(nullptr);
   // --feature-storage mmap: leave the rows in the .npy file; the trainer maps it.
-  auto data = load_dataset(o.dataset, o.cfg.feature_storage != "mmap");
+  auto data = load_dataset(o.dataset, o.cfg.feature_storage != storage_tier::mmap);
   if (o.cache_fraction >= 0) {
     COOPGNN_EXPECTS(o.cache_fraction <= 1, "--cache-fraction {} is outside [0, 1]",
                     o.cache_fraction);
@@ -201,16 +215,16 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     fmt::print(
         "{} minibatching: backend={} P={} model={} hidden={} fanouts={} sampler={} batch={} "
         "params={} batches/epoch={}\n",
-        to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes, o.cfg.model,
+        to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes, models::to_string(o.cfg.model),
         o.cfg.hidden,
         fmt::join(o.cfg.fanouts, ","), o.sampler, o.cfg.batch_size, tr.model(0).num_parameters(),
         tr.batches_per_epoch());
-    if (o.cfg.cache_policy != "none" && !tr.device_cache_holds_rows()) {
+    if (o.cfg.cache_policy != cache_policy_kind::none && !tr.device_cache_holds_rows()) {
       fmt::print(
           "note: --cache-policy {} is a host cache model: it decides hits and misses exactly as "
           "the policy would and counts them (the \"cache\" numbers), but every row is still read "
           "from the feature table ({}); it holds no rows of its own\n",
-          o.cfg.cache_policy, to_string(tr.features().tier()));
+          to_string(o.cfg.cache_policy), to_string(tr.features().tier()));
     }
   }
   epoch_report last, total;
