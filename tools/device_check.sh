@@ -8,13 +8,16 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: tools/device_check.sh [--large] [--budget SECONDS] [--help]
+usage: tools/device_check.sh [--large] [--debug-sync] [--budget SECONDS] [--help]
 
 Run from the repository root on a machine with one CUDA GPU (written for one H200).
 Steps, each under `timeout`, all together within the budget (default 480 s = 8 minutes):
   1. cmake --preset cuda && cmake --build --preset cuda -j$(nproc) --target <the test_*_gpu
      executables of tests/*/*_gpu_test.cpp> coopgnn_microbench coopgnn
-  2. ctest --test-dir build/cuda -L gpu             (the CPU suite runs on CPU machines)
+  2. ctest --test-dir build/cuda -L gpu             (the CPU suite runs on CPU machines; it
+     already runs the whole pipeline and model on the emulated device). Among them: the kernel
+     parity harness (KernelParityGpu: one list of op cases on CUDA against the host reference),
+     the sampling protocols on CUDA against the host, and the end-to-end trainer tests
   3. build/cuda/bench/coopgnn_microbench (console output; JSON to $OUT/microbench.json when
      OUT is set, else build/cuda/microbench.json); before the sanitizers so that the numbers
      come back even when the sanitizers use up the budget
@@ -27,6 +30,8 @@ Steps, each under `timeout`, all together within the budget (default 480 s = 8 m
 
 Options:
   --large           also run the scale-24 R-MAT sampling benchmark (generation takes minutes)
+  --debug-sync      configure with COOPGNN_DEBUG_SYNC=ON: every kernel launch synchronises and
+                    checks, so an asynchronous fault names the kernel that caused it (slower)
   --budget SECONDS  total time limit (default 480)
   --help            this text
 
@@ -39,11 +44,13 @@ EOF
 }
 
 large=0
+debug_sync=0
 budget=480
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --help | -h) usage; exit 0 ;;
     --large) large=1; shift ;;
+    --debug-sync) debug_sync=1; shift ;;
     --budget) budget="${2:?--budget needs a value}"; shift 2 ;;
     *) echo "device_check.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -112,7 +119,9 @@ for f in tests/*/*_gpu_test.cpp; do
   [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t")
 done
 build_status=ok
-if ! run_step configure 60 cmake --preset cuda; then
+configure_args=(--preset cuda)
+if ((debug_sync)); then configure_args+=(-DCOOPGNN_DEBUG_SYNC=ON); else configure_args+=(-DCOOPGNN_DEBUG_SYNC=OFF); fi
+if ! run_step configure 60 cmake "${configure_args[@]}"; then
   build_status=FAILED
 elif ! run_step build 240 cmake --build --preset cuda -j"$(nproc)" --target "${targets[@]}"; then
   build_status=FAILED

@@ -316,8 +316,8 @@ device_csc upload(const cuda_context& ctx, const csc_graph& g) {
   return d;
 }
 
-device_sampled_neighbors sample_neighbors(const cuda_context& ctx, const device_csc& g,
-                                          const device_buffer<vid_t>& seeds,
+device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_view g,
+                                          device_span<const vid_t> seeds,
                                           const sample_params& params) {
   COOPGNN_NVTX_RANGE("sample/neighbors");
   COOPGNN_CUDA_EXPECTS(params.dependency.batch_dependency >= 0,
@@ -406,8 +406,8 @@ sampled_neighbors to_host(const cuda_context& ctx, const device_sampled_neighbor
   return h;
 }
 
-device_block make_block(const cuda_context& ctx, const device_csc& g,
-                        const device_buffer<vid_t>& dst, const device_sampled_neighbors& sampled) {
+device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<const vid_t> dst,
+                        device_sampled_view sampled) {
   COOPGNN_NVTX_RANGE("sample/unique_compact");
   stream_t const s = ctx.compute();
   auto const n = static_cast<std::int64_t>(dst.size());
@@ -518,8 +518,8 @@ device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const owners
 }
 
 device_owner_split split_by_owner(const cuda_context& ctx,
-                                  const device_buffer<std::uint16_t>& owner_of, int num_pes,
-                                  const device_buffer<vid_t>& ids) {
+                                  device_span<const std::uint16_t> owner_of, int num_pes,
+                                  device_span<const vid_t> ids) {
   COOPGNN_NVTX_RANGE("sample/split_by_owner");
   COOPGNN_CUDA_EXPECTS(
       num_pes >= 1 && num_pes <= 65535,
@@ -551,7 +551,7 @@ device_owner_split split_by_owner(const cuda_context& ctx,
   return out;
 }
 
-device_unique unique_with_inverse(const cuda_context& ctx, const device_buffer<vid_t>& ids) {
+device_unique unique_with_inverse(const cuda_context& ctx, device_span<const vid_t> ids) {
   COOPGNN_NVTX_RANGE("sample/unique_inverse");
   stream_t const s = ctx.compute();
   auto const m = static_cast<std::int64_t>(ids.size());
@@ -589,7 +589,7 @@ device_unique unique_with_inverse(const cuda_context& ctx, const device_buffer<v
 }
 
 device_buffer<float> labor_variates(const cuda_context& ctx, const labor_variate_plan& plan,
-                                    const device_buffer<vid_t>& vertices) {
+                                    device_span<const vid_t> vertices) {
   auto const m = static_cast<std::int64_t>(vertices.size());
   auto out = ctx.allocate<float>(m);
   ITEMS_LAUNCH(ctx.compute(), m, labor_variates_per_vertex, plan, vertices.data(), m, out.data());

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/sample/block.hpp"
@@ -29,6 +30,40 @@ struct device_csc {
   vid_t num_nodes = 0;
   device_buffer<eid_t> indptr;   ///< [num_nodes + 1]
   device_buffer<vid_t> indices;  ///< [num_edges]
+  [[nodiscard]] eid_t num_edges() const { return static_cast<eid_t>(indices.size()); }
+};
+
+/// A non-owning view of `size()` elements of T in device memory: what the kernels read. Converts
+/// from a device_buffer; data()/size()/bytes() as the buffer's.
+template <class T>
+class device_span {
+ public:
+  device_span() = default;
+  device_span(T* data, std::size_t size) : data_(data), size_(size) {}
+  template <class U>
+    requires std::is_same_v<const U, T> || std::is_same_v<U, T>
+  device_span(const device_buffer<U>& b)  // NOLINT(google-explicit-constructor)
+      : data_(b.data()), size_(b.size()) {}
+  [[nodiscard]] T* data() const { return data_; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::size_t bytes() const { return size_ * sizeof(T); }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// A device CSC without ownership (device_csc or a view of another copy).
+struct device_csc_view {
+  vid_t num_nodes = 0;
+  device_span<const eid_t> indptr;
+  device_span<const vid_t> indices;
+  device_csc_view() = default;
+  device_csc_view(vid_t n, device_span<const eid_t> ip, device_span<const vid_t> ix)
+      : num_nodes(n), indptr(ip), indices(ix) {}
+  device_csc_view(const device_csc& g)  // NOLINT(google-explicit-constructor)
+      : num_nodes(g.num_nodes), indptr(g.indptr), indices(g.indices) {}
   [[nodiscard]] eid_t num_edges() const { return static_cast<eid_t>(indices.size()); }
 };
 
@@ -59,9 +94,22 @@ struct device_sampled_neighbors {
 ///         [0, |V|) or with in-degree >= 2^32; logic_error for fanout 0 or < -1 or kappa < 0;
 ///         cuda_error for CUDA failures. n = 0 gives indptr {0} and empty outputs.
 /// Synchronises ctx.compute() twice (candidate count, kept count). Deterministic.
-device_sampled_neighbors sample_neighbors(const cuda_context& ctx, const device_csc& g,
-                                          const device_buffer<vid_t>& seeds,
+device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_view g,
+                                          device_span<const vid_t> seeds,
                                           const sample_params& params);
+
+/// A device sample without ownership (what make_block reads).
+struct device_sampled_view {
+  device_span<const eid_t> indptr;
+  device_span<const vid_t> nbrs;
+  device_span<const float> weights;
+  device_sampled_view() = default;
+  device_sampled_view(device_span<const eid_t> ip, device_span<const vid_t> n,
+                      device_span<const float> w)
+      : indptr(ip), nbrs(n), weights(w) {}
+  device_sampled_view(const device_sampled_neighbors& s)  // NOLINT(google-explicit-constructor)
+      : indptr(s.indptr), nbrs(s.nbrs), weights(s.weights) {}
+};
 
 /// Copies a device sample to the host (synchronises ctx.compute()).
 sampled_neighbors to_host(const cuda_context& ctx, const device_sampled_neighbors& s);
@@ -86,8 +134,8 @@ struct device_block {
 /// @throws logic_error when sampled.indptr.size() != n + 1 or (after a synchronisation) when a
 ///         destination appears twice. Synchronises ctx.compute() twice (duplicate check and the
 ///         number of unique sources). Deterministic.
-device_block make_block(const cuda_context& ctx, const device_csc& g,
-                        const device_buffer<vid_t>& dst, const device_sampled_neighbors& sampled);
+device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<const vid_t> dst,
+                        device_sampled_view sampled);
 
 /// Copies a device block to the host (synchronises ctx.compute()).
 block to_host(const cuda_context& ctx, const device_block& b);
@@ -116,8 +164,8 @@ struct device_owner_split {
 /// @throws logic_error for P out of range or (after a synchronisation) naming the first id
 ///         outside [0, |V|). Synchronises ctx.compute() once. m = 0 gives zero counts.
 device_owner_split split_by_owner(const cuda_context& ctx,
-                                  const device_buffer<std::uint16_t>& owner_of, int num_pes,
-                                  const device_buffer<vid_t>& ids);
+                                  device_span<const std::uint16_t> owner_of, int num_pes,
+                                  device_span<const vid_t> ids);
 
 /// Sorted distinct ids and the position of every input id among them.
 struct device_unique {
@@ -132,12 +180,12 @@ struct device_unique {
 /// @param ids  [m] device int64 ids (any values; duplicates expected)
 /// @throws cuda_error for CUDA failures. m = 0 gives empty outputs. Synchronises ctx.compute()
 ///         once (the number of distinct ids). Deterministic.
-device_unique unique_with_inverse(const cuda_context& ctx, const device_buffer<vid_t>& ids);
+device_unique unique_with_inverse(const cuda_context& ctx, device_span<const vid_t> ids);
 
 /// labor_variate(plan, t) evaluated on the device for every t in `vertices` ([m] device
 /// int64): out [m] float. Used to check host/device bit parity of the variates (and by tools
 /// that inspect them). Asynchronous on ctx.compute().
 device_buffer<float> labor_variates(const cuda_context& ctx, const labor_variate_plan& plan,
-                                    const device_buffer<vid_t>& vertices);
+                                    device_span<const vid_t> vertices);
 
 }  // namespace coopgnn::cuda

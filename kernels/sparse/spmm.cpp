@@ -232,6 +232,46 @@ void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<
                                y_grad.cols, x_grad.data, x_grad.rows);
 }
 
+grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_values,
+                                 buffer_view<const std::int64_t> values) {
+  constexpr const char* fn = "group_by_value";
+  detail::expect_space(ctx, values.space, fn, "values");
+  COOPGNN_EXPECTS(num_values >= 0, "{}: {} values", fn, num_values);
+  auto const m = static_cast<std::int64_t>(values.size);
+  if (!ctx.runs_on_host()) {
+#ifdef COOPGNN_WITH_CUDA
+    grouped_positions g{buffer<eid_t>(ctx, static_cast<std::size_t>(num_values + 1)),
+                        buffer<std::int64_t>(ctx, values.size)};
+    // A CSR with no destinations whose column indices are `values` (build_transpose reads only
+    // the indices; its indptr must merely be non-null).
+    cuda::block_view const v{0, num_values, m, g.offsets.data(), values.data, nullptr};
+    std::size_t const bytes = cuda::transpose_workspace_bytes(num_values, m);
+    buffer<unsigned char> workspace(ctx, bytes);
+    cuda::build_transpose(v, workspace.data(), bytes, g.offsets.data(), g.positions.data(),
+                          ctx.cuda()->compute());
+    return g;
+#else
+    detail::no_cuda_build(fn);
+#endif
+  }
+  std::vector<eid_t> offsets(static_cast<std::size_t>(num_values) + 1, 0);
+  for (std::int64_t e = 0; e < m; ++e) {
+    std::int64_t const v = values.data[e];
+    COOPGNN_EXPECTS(v >= 0 && v < num_values, "{}: value {} at position {} is outside [0, {})",
+                    fn, v, e, num_values);
+    ++offsets[static_cast<std::size_t>(v) + 1];
+  }
+  for (std::int64_t v = 0; v < num_values; ++v) {
+    offsets[static_cast<std::size_t>(v) + 1] += offsets[static_cast<std::size_t>(v)];
+  }
+  std::vector<std::int64_t> positions(values.size);
+  std::vector<eid_t> next(offsets.begin(), offsets.end() - 1);
+  for (std::int64_t e = 0; e < m; ++e) {
+    positions[static_cast<std::size_t>(next[static_cast<std::size_t>(values.data[e])]++)] = e;
+  }
+  return {to_space(ctx, std::move(offsets)), to_space(ctx, std::move(positions))};
+}
+
 #define COOPGNN_INSTANTIATE_SPMM(T)                                                                \
   template void spmm<T>(const exec_context&, const csr_view&, buffer_view<const T>,                \
                         tensor_view<const T>, tensor_view<T>);                                     \

@@ -35,6 +35,21 @@ inline csr_view csr_of(const block_view& b) {
   return {b.num_dst, b.num_src, b.num_edges, b.indptr, b.indices, b.space};
 }
 
+/// Positions grouped by value: the transpose of a CSR's column indices.
+struct grouped_positions {
+  buffer<eid_t> offsets;              ///< [num_values + 1]: value v's positions start at offsets[v]
+  buffer<std::int64_t> positions;     ///< [m] 0..m-1 sorted by value, ascending within a value
+};
+
+/// Groups the positions of `values` by value (a stable counting sort; the transposed CSR that
+/// makes SpMM's backward a gather, and the index of a cooperative exchange). Host and emulated
+/// backends: the counting sort (a value outside [0, num_values) throws logic_error naming its
+/// position). CUDA: build_transpose (a stable CUB radix sort; values not checked), the same
+/// result. Allocates the outputs (and, on CUDA, the workspace) from ctx.
+/// @param values [m] int64 in ctx.space()
+grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_values,
+                                 buffer_view<const std::int64_t> values);
+
 /// y = A x on views in ctx.space(), the one SpMM entry of every backend: for s < a.num_rows,
 ///   y[s, :] = sum_{e in [indptr[s], indptr[s+1])} values[e] * x[indices[e], :]
 /// summed from zero in edge order (a row without edges gets zeros). Host and emulated backends:

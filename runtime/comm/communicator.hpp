@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/exec_context.hpp"
+
 namespace coopgnn {
 
 /// Traffic and time counters of one PE's communicator. Bytes count only data that leaves the PE
@@ -29,6 +31,13 @@ class communicator {
   virtual ~communicator() = default;
   [[nodiscard]] virtual int rank() const = 0;
   [[nodiscard]] virtual int size() const = 0;
+
+  /// Whether this communicator moves the memory `ctx` computes in, i.e. whether the buffers of
+  /// alltoallv, allreduce_sum and broadcast may be ctx.space() memory. The host communicator
+  /// moves host memory and the emulated device's (heap memory a copy can read); the device
+  /// communicators move the memory of CUDA contexts and run on the context's comm() stream
+  /// (see peer_communicator.hpp and nccl_communicator.hpp). Counts always stay on the host.
+  [[nodiscard]] virtual bool serves(const exec_context& ctx) const = 0;
 
   /// Exchanges one int64 per peer: recv[q] = what PE q passed as send[rank()].
   /// @param send [size()] values, send[q] goes to PE q; @param recv [size()] output.

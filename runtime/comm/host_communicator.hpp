@@ -65,6 +65,8 @@ class host_comm_group {
 /// One PE's endpoint in a host_comm_group. Not thread-safe: used by its PE thread only.
 class host_communicator final : public communicator {
  public:
+  /// Host and emulated-device memory (both are heap memory the copies read directly).
+  [[nodiscard]] bool serves(const exec_context& ctx) const override { return ctx.runs_on_host(); }
   /// @throws logic_error if rank is outside [0, group.size()).
   host_communicator(std::shared_ptr<host_comm_group> group, int rank);
   [[nodiscard]] int rank() const override { return rank_; }

@@ -58,6 +58,10 @@ enum class nccl_allreduce {
 /// Not thread-safe: used by its PE thread only. Defined only in CUDA builds.
 class nccl_communicator final : public communicator {
  public:
+  /// The memory of CUDA contexts.
+  [[nodiscard]] bool serves(const exec_context& ctx) const override {
+    return ctx.get_backend() == backend::cuda;
+  }
   /// Initialises rank `rank` (ncclCommInitRankConfig, non-blocking, polled). Collective: the P
   /// PEs construct their communicators concurrently, each on its own thread (as NCCL requires;
   /// make_device_communicators does this). First exchanges the PEs' devices on the host and

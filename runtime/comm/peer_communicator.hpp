@@ -41,6 +41,10 @@ namespace coopgnn {
 /// Not thread-safe: used by its PE thread only. Non-copyable, non-movable.
 class peer_communicator final : public communicator {
  public:
+  /// The memory of CUDA contexts.
+  [[nodiscard]] bool serves(const exec_context& ctx) const override {
+    return ctx.get_backend() == backend::cuda;
+  }
   /// @param group  shared by the P PEs of the communicator (size P); may be the group of a
   ///               host_communicator only if both follow the same collective sequence.
   /// @param rank   in [0, group->size())

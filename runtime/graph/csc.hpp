@@ -24,6 +24,26 @@ struct csc_graph {
   }
 };
 
+/// A non-owning view of a CSC in one memory space (the host graph, or its copy on a device): what
+/// the sampling kernel entries take. in_degree / in_neighbors read the arrays, so only host code
+/// on host-readable memory may call them.
+struct csc_view {
+  vid_t num_nodes = 0;
+  eid_t num_edges = 0;
+  const eid_t* indptr = nullptr;   ///< [num_nodes + 1]
+  const vid_t* indices = nullptr;  ///< [num_edges]
+  memory_space space = memory_space::host;
+  [[nodiscard]] eid_t in_degree(vid_t s) const { return indptr[s + 1] - indptr[s]; }
+  [[nodiscard]] std::span<const vid_t> in_neighbors(vid_t s) const {
+    return {indices + indptr[s], static_cast<std::size_t>(indptr[s + 1] - indptr[s])};
+  }
+};
+
+/// The host view of `g`.
+inline csc_view view(const csc_graph& g) {
+  return {g.num_nodes, g.num_edges(), g.indptr.data(), g.indices.data(), memory_space::host};
+}
+
 /// Builds the CSC of in-edges from a directed edge list src[e] -> dst[e]. Neighbour lists come
 /// out sorted; a repeated edge is kept once (so no sampler can pick it twice); self-loops stay.
 /// @param src, dst  [E] vertex ids, equal lengths, each in [0, num_nodes)

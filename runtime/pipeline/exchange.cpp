@@ -10,36 +10,30 @@
 namespace coopgnn {
 
 exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows) {
-  exchange_index x;
-  auto const n = plan.send_perm.size();
-  x.recv_pos.assign(n, -1);
-  for (std::size_t j = 0; j < n; ++j) {
-    auto const i = plan.send_perm[j];
-    COOPGNN_EXPECTS(i >= 0 && static_cast<std::size_t>(i) < n &&
-                        x.recv_pos[static_cast<std::size_t>(i)] < 0,
-                    "exchange plan: send_perm[{}] = {} is not part of a permutation of [0, {})", j,
-                    i, n);
-    x.recv_pos[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(j);
-  }
   COOPGNN_EXPECTS(num_owner_rows >= 0, "exchange plan: {} owner rows", num_owner_rows);
-  auto const m = plan.recv_inv.size();
-  x.push_indptr.assign(static_cast<std::size_t>(num_owner_rows) + 1, 0);
-  for (std::size_t r = 0; r < m; ++r) {
+  exec_context const host;
+  auto const n = static_cast<std::int64_t>(plan.send_perm.size());
+  // recv_pos: send_perm grouped by value; a permutation has exactly one position per value.
+  for (std::int64_t j = 0; j < n; ++j) {
+    auto const i = plan.send_perm[static_cast<std::size_t>(j)];
+    COOPGNN_EXPECTS(i >= 0 && i < n, "exchange plan: send_perm[{}] = {} is not part of a "
+                    "permutation of [0, {})", j, i, n);
+  }
+  auto pos = group_by_value(host, n, host_view(plan.send_perm));
+  auto const off = pos.offsets.host();
+  for (std::int64_t i = 0; i < n; ++i) {
+    COOPGNN_EXPECTS(off[static_cast<std::size_t>(i) + 1] == i + 1,
+                    "exchange plan: send_perm is not a permutation of [0, {}) (value {} appears "
+                    "{} times)", n, i, off[static_cast<std::size_t>(i) + 1] - off[static_cast<std::size_t>(i)]);
+  }
+  for (std::size_t r = 0; r < plan.recv_inv.size(); ++r) {
     auto const o = plan.recv_inv[r];
     COOPGNN_EXPECTS(o >= 0 && o < num_owner_rows,
                     "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, o, num_owner_rows);
-    ++x.push_indptr[static_cast<std::size_t>(o) + 1];
   }
-  for (std::size_t o = 0; o < static_cast<std::size_t>(num_owner_rows); ++o) {
-    x.push_indptr[o + 1] += x.push_indptr[o];
-  }
-  x.push_sources.resize(m);
-  std::vector<std::int64_t> next(x.push_indptr.begin(), x.push_indptr.end() - 1);
-  for (std::size_t r = 0; r < m; ++r) {
-    auto& slot = next[static_cast<std::size_t>(plan.recv_inv[r])];
-    x.push_sources[static_cast<std::size_t>(slot++)] = static_cast<std::int64_t>(r);
-  }
-  return x;
+  auto push = group_by_value(host, num_owner_rows, host_view(plan.recv_inv));
+  return {std::move(pos.positions).release_host(), std::move(push.offsets).release_host(),
+          std::move(push.positions).release_host()};
 }
 
 std::int64_t exchange_route::bytes() const {
@@ -48,21 +42,36 @@ std::int64_t exchange_route::bytes() const {
                                    push_weights.bytes());
 }
 
-exchange_route make_route(const exec_context& ctx, const exchange_plan& plan,
+exchange_route make_route(const exec_context& ctx, placed_plan&& plan,
                           std::int64_t num_owner_rows) {
+  detail::expect_space(ctx, plan.send_perm.space(), "make_route", "send_perm");
+  detail::expect_space(ctx, plan.recv_inv.space(), "make_route", "recv_inv");
   exchange_route r;
-  r.send_counts = plan.send_counts;
-  r.recv_counts = plan.recv_counts;
+  r.send_counts = std::move(plan.send_counts);
+  r.recv_counts = std::move(plan.recv_counts);
   r.num_requester_rows = static_cast<std::int64_t>(plan.send_perm.size());
   r.num_owner_rows = num_owner_rows;
-  auto x = make_exchange_index(plan, num_owner_rows);
-  r.send_perm = upload<std::int64_t>(ctx, plan.send_perm);
-  r.recv_pos = to_space(ctx, std::move(x.recv_pos));
-  r.recv_inv = upload<std::int64_t>(ctx, plan.recv_inv);
-  r.push_indptr = to_space(ctx, std::move(x.push_indptr));
-  r.push_sources = to_space(ctx, std::move(x.push_sources));
+  // recv_pos: the inverse of send_perm (each value once); the push CSR: recv_inv grouped by
+  // owner row, ascending request order. Both stay in ctx.space().
+  auto pos = group_by_value(ctx, r.num_requester_rows, plan.send_perm.view());
+  auto push = group_by_value(ctx, num_owner_rows, plan.recv_inv.view());
+  r.recv_pos = std::move(pos.positions);
+  r.push_indptr = std::move(push.offsets);
+  r.push_sources = std::move(push.positions);
   r.push_weights = to_space(ctx, std::vector<float>(plan.recv_inv.size(), 1.0f));
+  r.send_perm = std::move(plan.send_perm);
+  r.recv_inv = std::move(plan.recv_inv);
   return r;
+}
+
+exchange_route make_route(const exec_context& ctx, const exchange_plan& plan,
+                          std::int64_t num_owner_rows) {
+  (void)make_exchange_index(plan, num_owner_rows);  // validates the plan on the host
+  return make_route(ctx,
+                    placed_plan{plan.send_counts, plan.recv_counts,
+                                upload<std::int64_t>(ctx, plan.send_perm),
+                                upload<std::int64_t>(ctx, plan.recv_inv)},
+                    num_owner_rows);
 }
 
 namespace {

@@ -29,7 +29,7 @@ struct exchange_index {
   std::vector<std::int64_t> push_sources;  ///< [recv_inv.size()]
 };
 
-/// Builds the exchange_index of `plan` (a stable counting sort of recv_inv; O(n + m)).
+/// Builds the exchange_index of `plan` on the host (group_by_value; O(n + m)), validating it.
 /// @param num_owner_rows  |S^{l+1}_p|
 /// @throws logic_error naming the position when send_perm is not a permutation of
 ///         [0, send_perm.size()) or a recv_inv entry is outside [0, num_owner_rows).
@@ -57,7 +57,14 @@ struct exchange_route {
   [[nodiscard]] std::int64_t bytes() const;
 };
 
-/// Places `plan` in ctx.space() with its exchange_index.
+/// A route from a plan already in ctx.space() (what the sampling protocols return): the index
+/// arrays are built there (group_by_value), nothing goes through the host. The plan's arrays
+/// move into the route. Not validated beyond the kernels' own checks (the protocols build
+/// valid plans); the host backend's group_by_value range-checks the values.
+exchange_route make_route(const exec_context& ctx, placed_plan&& plan,
+                          std::int64_t num_owner_rows);
+
+/// Places a host `plan` in ctx.space() with its exchange_index (validated first).
 /// @param num_owner_rows  |S^{l+1}_p|: the owner side's rows (the next layer's num_dst, or the
 ///                        number of input nodes for the last layer)
 /// @throws logic_error as make_exchange_index; cuda_error on CUDA failures.
@@ -74,6 +81,9 @@ buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_vie
                          std::span<const std::int64_t> send_counts,
                          std::span<const std::int64_t> recv_counts, std::int64_t row = 1) {
   detail::expect_space(ctx, send.space, "alltoallv_rows", "send");
+  COOPGNN_EXPECTS(comm.serves(ctx),
+                  "alltoallv_rows: the communicator does not move this context's memory (PE {})",
+                  ctx.pe());
   auto const p = send_counts.size();
   auto const item = row * static_cast<std::int64_t>(sizeof(T));
   std::vector<std::int64_t> sb(p), rb(p);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/sample/sample.hpp"
+#include "kernels/sample/sampling.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/memory.hpp"
@@ -37,19 +38,38 @@ struct sampled_batch {
   [[nodiscard]] std::int64_t bytes() const;
 };
 
-/// A host block placed in a PE's memory space: on the host, a view of the block itself (which
-/// must outlive this object); elsewhere, copies of its arrays and a view of them.
-struct placed_block {
-  buffer<vid_t> src_ids;
-  buffer<eid_t> indptr;
-  buffer<std::int64_t> indices;
-  buffer<float> weights;
-  buffer<std::int64_t> src_degree;
-  block_view view;
+/// An exchange_plan in a memory space: the counts on the host, the index arrays where the PE
+/// computes (they never leave the device on the CUDA backend).
+struct placed_plan {
+  std::vector<std::int64_t> send_counts;  ///< [P] as exchange_plan
+  std::vector<std::int64_t> recv_counts;  ///< [P]
+  buffer<std::int64_t> send_perm;         ///< [sum send]
+  buffer<std::int64_t> recv_inv;          ///< [sum recv]
 };
 
-/// Places `b` in ctx.space() (see placed_block). @throws logic_error for an inconsistent block.
-placed_block place(const exec_context& ctx, const block& b);
+/// One PE's share of a sampled minibatch in the memory space it was sampled in: what the one
+/// pair of protocols below returns on every backend.
+struct minibatch {
+  std::vector<block_buffers> blocks;   ///< [L]; blocks[l] samples layer l (0 next to the seeds)
+  std::vector<placed_plan> plans;      ///< [L] cooperative only (the routes are built from them,
+                                       ///< exchange.hpp)
+  buffer<vid_t> input_nodes;           ///< vertices whose features this PE loads from storage
+  work_counters work;                  ///< sampled edges and vertices of this PE
+  std::vector<std::int64_t> id_bytes;  ///< [L] cooperative: id bytes sent to other PEs per layer
+
+  /// Bytes held by the blocks, plans and input ids (what a PE keeps for the whole step); equal
+  /// to the host copy's sampled_batch::bytes().
+  [[nodiscard]] std::int64_t bytes() const;
+};
+
+/// The host copy of a minibatch (the blocks as host `block`s): moved without a copy when `mb`
+/// is in host memory, downloaded otherwise.
+sampled_batch to_host(const exec_context& ctx, minibatch&& mb);
+
+/// A copy of block `b` in ctx.space() (e.g. blocks sampled on the host for a device PE).
+block_buffers copy_block(const exec_context& ctx, const block_buffers& b);
+/// A copy of plan `p` in ctx.space().
+placed_plan copy_plan(const exec_context& ctx, const placed_plan& p);
 
 /// Samplers' keys for layer l of global minibatch `batch`.
 struct batch_key {
@@ -63,16 +83,31 @@ struct batch_key {
 /// The sampler parameters of layer l (l < key.fanouts.size()) under `key`.
 sample_params layer_params(const batch_key& key, std::size_t l);
 
-/// Independent minibatching: samples every layer locally for `seeds` (this PE's part of the
-/// global batch). input_nodes = the sources of the last block. No communication.
+/// Independent minibatching (DESIGN.md section 6): samples every layer locally for `seeds` (this
+/// PE's part of the global batch) with the sampling entries of ctx's backend; input_nodes = the
+/// sources of the last block. No communication.
+/// @param g      the graph in ctx.space(); @param seeds [n] distinct ids in ctx.space()
+/// @throws logic_error as sample_neighbors / make_block.
+minibatch sample_independent(const exec_context& ctx, const csc_view& g,
+                             buffer_view<const vid_t> seeds, const batch_key& key);
+
+/// Cooperative minibatching, sampling phase (Algorithm 1 of the cooperative paper, lines 1-8):
+/// `owned_seeds` are the global batch's seeds owned by this PE (S^0_p). For each layer: sample
+/// and compact S~^l_p, split it by owner, exchange the counts (host) and the ids (an
+/// all-to-all-v of ctx.space() memory through `comm`), deduplicate what arrives into S^{l+1}_p
+/// (sorted), and keep the plan (send_perm and recv_inv copied to the host). input_nodes = S^L_p.
+/// Collective: every PE of `comm` calls it for the same batch; `comm` must move ctx.space()
+/// memory (the host communicator for host and emulated memory, a device one for CUDA).
+/// @param owner_of  [|V|] owner map (ownership::map()) in ctx.space(), over comm.size() PEs
+/// @throws comm_error if a peer fails; logic_error as the entries.
+minibatch sample_cooperative(const exec_context& ctx, communicator& comm, const csc_view& g,
+                             buffer_view<const std::uint16_t> owner_of,
+                             buffer_view<const vid_t> owned_seeds, const batch_key& key);
+
+/// The host protocols on host data (host backend; what tools and benchmarks call): the
+/// protocols above on view(g) and the host copy of the result.
 sampled_batch sample_independent(const exec_context& ctx, const csc_graph& g,
                                  std::span<const vid_t> seeds, const batch_key& key);
-
-/// Cooperative minibatching, sampling phase: `owned_seeds` are the global batch's seeds owned by
-/// this PE (S^0_p). For each layer: sample, unique-and-compact, send each source id to its owner
-/// (all-to-all of counts, then ids), deduplicate what arrives into S^{l+1}_p (sorted), keep the
-/// plan. input_nodes = S^L_p. Collective: every PE of `comm` must call it for the same batch.
-/// @throws comm_error if a peer fails.
 sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, const csc_graph& g,
                                  const ownership& owners, std::span<const vid_t> owned_seeds,
                                  const batch_key& key);

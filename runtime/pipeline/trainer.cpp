@@ -91,6 +91,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     }
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
+  place_graphs();
   COOPGNN_EXPECTS(cfg.batch_dependency >= 0,
                   "--batch-dependency {} is negative: 0 = never refresh, 1 = independent batches",
                   cfg.batch_dependency);
@@ -101,7 +102,6 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   });
 }
 
-trainer::~trainer() = default;
 
 void trainer::set_host_features(storage_tier tier) {
   if (tier == storage_tier::mmap) {
@@ -318,9 +318,13 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
+    // Gradients and the loss through the same communicator, in the PE's space.
+    COOPGNN_EXPECTS(rows.serves(ctx), "PE {}: its communicator does not move its memory", p);
     auto const grads = pe.model.params().grads();
     rows.allreduce_sum(std::span<float>(grads.data, grads.size));
-    pe.comm.allreduce_sum(std::span<double>(&loss_sum, 1));
+    buffer<double> loss_placed = upload<double>(ctx, std::span<const double>(&loss_sum, 1));
+    rows.allreduce_sum(std::span<double>(loss_placed.data(), 1));
+    loss_sum = download<double>(ctx, loss_placed.view()).at(0);
     m.stage_end(m.t.communication, m.cpu.communication, timer);  // all of it is communication
   }
   {
@@ -337,52 +341,93 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
                                                     : download<float>(ctx, logits.view());
     grads_h = download<float>(ctx, pe.model.params().grads());
   }
-  finish_step(pe, opt, m, w, seeds, in.host.blocks, loss, loss_sum, std::move(logits_h),
+  finish_step(pe, opt, m, w, seeds, in.host_blocks, loss, loss_sum, std::move(logits_h),
               std::move(grads_h), working_set + grad_peak, staging);
+}
+
+void trainer::place_graphs() {
+  graphs_.assign(pes_.size(), nullptr);
+  if (!cfg_.sample_on_device) return;
+  bool const coop = cfg_.mode == minibatch_mode::cooperative;
+  // PEs of one device share a copy: keyed by the CUDA device, or one for the emulated device.
+  std::vector<std::pair<int, std::shared_ptr<placed_graph>>> by_device;
+  for (std::size_t p = 0; p < pes_.size(); ++p) {
+    const exec_context& ctx = pes_[p]->ctx;
+    if (ctx.space() == memory_space::host) continue;
+    int const device = ctx.cuda() != nullptr ? ctx.cuda()->device() : -1;
+    std::shared_ptr<placed_graph> shared;
+    for (auto const& [d, pg] : by_device) {
+      if (d == device) shared = pg;
+    }
+    if (!shared) {
+      bind_device(static_cast<int>(p));
+      shared = std::make_shared<placed_graph>();
+      shared->indptr = upload<eid_t>(ctx, g_.indptr);
+      shared->indices = upload<vid_t>(ctx, g_.indices);
+      if (coop) shared->owners = upload<std::uint16_t>(ctx, owners_.map());
+      shared->graph = {g_.num_nodes, g_.num_edges(), shared->indptr.data(),
+                       shared->indices.data(), ctx.space()};
+      shared->owner_of = shared->owners.view();
+      synchronize(ctx);  // the other PEs on this device read it from their streams
+      by_device.emplace_back(device, shared);
+    }
+    graphs_[p] = shared;
+  }
 }
 
 void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
                      const step_options& opt, step_meter& m, work_counters& w, step_batch& in) {
-  if (dev_ && cfg_.sample_on_device) {
-    sample_on_device(pe, seeds, key, opt, m, w, in);
-    return;
-  }
   auto const L = cfg_.fanouts.size();
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
+  int const p = pe.comm.rank();
+  const exec_context& ctx = pe.ctx;
+  // Where the protocol runs: the PE's own space when its graph is there, else the host.
+  const placed_graph* pg = graphs_[static_cast<std::size_t>(p)].get();
+  bool const here = ctx.space() == memory_space::host || pg != nullptr;
+  const exec_context& sctx = here ? ctx : pe.host_ctx;
+  communicator& scomm = here ? pe.rows_comm() : pe.comm;
+  csc_view const graph = pg != nullptr ? pg->graph : view(g_);
+  buffer_view<const std::uint16_t> const owner_of =
+      pg != nullptr ? pg->owner_of : host_view(owners_.map());
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("sample/minibatch");
-    if (coop) {
-      in.host = sample_cooperative(pe.host_ctx, pe.comm, g_, owners_, seeds, key);
-    } else {
-      in.host = sample_independent(pe.host_ctx, g_, seeds, key);
+    buffer<vid_t> const seeds_placed = upload<vid_t>(sctx, seeds);
+    in.mb = coop ? sample_cooperative(sctx, scomm, graph, owner_of, seeds_placed.view(), key)
+                 : sample_independent(sctx, graph, seeds_placed.view(), key);
+    if (!here) {
+      // Sampled on the host for a device PE: the blocks and input ids go to the device.
+      for (auto& b : in.mb.blocks) b = copy_block(ctx, b);
+      for (auto& pl : in.mb.plans) pl = copy_plan(ctx, pl);
+      buffer<vid_t> ids(ctx, in.mb.input_nodes.size());
+      copy<vid_t>(ctx, ids.view(), in.mb.input_nodes.view());
+      in.input_host = download<vid_t>(sctx, in.mb.input_nodes.view());
+      in.mb.input_nodes = std::move(ids);
+    } else if (!device_tier()) {
+      // The host and mmap tiers load through the host feature store: the ids go there.
+      in.input_host = download<vid_t>(ctx, in.mb.input_nodes.view());
     }
+    synchronize(ctx);
     m.stage_end(m.t.sample, m.cpu.sample, timer);
   }
-  w += in.host.work;
-  for (std::size_t l = 0; l < in.host.id_bytes.size(); ++l) {
-    m.traffic.push_back({static_cast<int>(l), "ids", in.host.id_bytes[l]});
+  w += in.mb.work;
+  for (std::size_t l = 0; l < in.mb.id_bytes.size(); ++l) {
+    m.traffic.push_back({static_cast<int>(l), "ids", in.mb.id_bytes[l]});
   }
   m.mark_sent();
-  in.sample_bytes = in.host.bytes();
-  // The blocks, routes and input ids where the PE computes (views of the host batch on the
-  // host; copies elsewhere).
+  in.sample_bytes = in.mb.bytes();
+  if (opt.trace != nullptr && opt.capture_edges) {  // outside the stage clocks
+    for (auto const& b : in.mb.blocks) in.host_blocks.push_back(to_host(ctx, b));
+  }
+  // The routes of the cooperative exchanges, in the PE's space.
   scoped_timer timer(nullptr);
-  COOPGNN_NVTX_RANGE("sample/place");
-  const exec_context& ctx = pe.ctx;
-  for (auto const& b : in.host.blocks) in.placed.push_back(place(ctx, b));
-  for (auto const& pb : in.placed) in.blocks.push_back(pb.view);
+  COOPGNN_NVTX_RANGE("sample/routes");
+  for (auto const& b : in.mb.blocks) in.blocks.push_back(b.view());
   for (std::size_t l = 0; coop && l < L; ++l) {
     std::int64_t const owner_rows = l + 1 < L
-                                        ? in.host.blocks[l + 1].num_dst
-                                        : static_cast<std::int64_t>(in.host.input_nodes.size());
-    in.routes.push_back(make_route(ctx, in.host.plans[l], owner_rows));
-  }
-  if (ctx.space() == memory_space::host) {
-    in.input_ids = host_view(in.host.input_nodes);
-  } else {
-    in.input_ids_placed = upload<vid_t>(ctx, in.host.input_nodes);
-    in.input_ids = in.input_ids_placed.view();
+                                        ? in.mb.blocks[l + 1].num_dst
+                                        : static_cast<std::int64_t>(in.mb.input_nodes.size());
+    in.routes.push_back(make_route(ctx, std::move(in.mb.plans[l]), owner_rows));
   }
   synchronize(ctx);
   m.stage_end(m.t.sample, m.cpu.sample, timer);
@@ -391,7 +436,7 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
 tensor<float> trainer::load_features(pe_state& pe, const step_batch& in, work_counters& w) {
   if (device_tier()) return load_device_tier(pe, in, w);
   auto const before = pe.store.stats();
-  matrix<float> rows = pe.store.load(in.host.input_nodes);
+  matrix<float> rows = pe.store.load(in.input_host);
   w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
   w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
   return to_space(pe.ctx, std::move(rows));

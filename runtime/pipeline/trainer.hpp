@@ -69,9 +69,9 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 ///  - emulated: the host kernels on memory marked as device memory (tests: the CUDA path's
 ///    uploads, downloads and memory-space checks, run on the CPU);
 ///  - cuda: PE p runs on device p / pes_per_gpu with its own cuda_context. Sampling runs on the
-///    device (train_config::sample_on_device, the default: the device sampler, unique-and-
-///    compact, owner split, id all-to-all and owner dedup of minibatch_cuda.hpp, which return
-///    exactly the host's blocks) or on the host (then the blocks are copied over). The row
+///    device (train_config::sample_on_device, the default: the same protocols with the CUDA
+///    sampler, unique-and-compact, owner split and dedup kernels, which return exactly the
+///    host's blocks) or on the host (then the blocks are copied over). The row
 ///    exchanges and the gradient all-reduce use the device communicator (NCCL for distinct
 ///    devices, peer-copy for PEs sharing one). Features come from a device or pinned (UVA) table
 ///    gathered on the device, or from the host/mmap tier through the host feature store (and its
@@ -131,6 +131,7 @@ class trainer {
  private:
   struct pe_state;     // trainer_internal.hpp
   struct step_batch;   // what a step carries from sampling to the model (trainer_internal.hpp)
+  struct placed_graph;  // the graph copied to a device for sampling there (trainer_internal.hpp)
   struct step_meter;   // per-step stage clocks and traffic marks (trainer_internal.hpp)
   struct device_state;  // CUDA backend resources (trainer_cuda.cpp)
   struct device_state_deleter {
@@ -140,15 +141,13 @@ class trainer {
   /// One training step of one PE, the same for every backend.
   void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                const step_options& opt);
-  /// Sampling of this PE's seeds into `in` (timed; counts the id traffic): on the host, then the
-  /// blocks and routes are placed in the PE's space; or on the device (CUDA backend with
-  /// sample_on_device).
+  /// Sampling of this PE's seeds into `in` (timed; counts the id traffic) with the one pair of
+  /// protocols: in the PE's space (host, or its device with sample_on_device), or on the host
+  /// with the blocks then copied to the device; then the routes are placed in the PE's space.
   void sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
               const step_options& opt, step_meter& meter, work_counters& w, step_batch& in);
-  /// Device sampling (trainer_cuda.cpp).
-  void sample_on_device(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-                        const step_options& opt, step_meter& meter, work_counters& w,
-                        step_batch& in);
+  /// Copies the graph (and the owner map) to every device whose PEs sample there.
+  void place_graphs();
   /// The input rows of `in` in the PE's space: the host store (and its cache) for the host and
   /// mmap tiers, the device tiers' gather (and the GPU cache) otherwise.
   tensor<float> load_features(pe_state& pe, const step_batch& in, work_counters& w);
@@ -179,12 +178,16 @@ class trainer {
   const csc_graph& g_;
   train_config cfg_;
   ownership owners_;
+  // CUDA backend only; declared before everything that may hold device memory, so it is
+  // destroyed after it (see ~trainer).
+  std::unique_ptr<device_state, device_state_deleter> dev_;
   std::unique_ptr<feature_table> features_;  // shared read-only by the PEs' feature stores
   matrix<float> owned_features_;  // features read here when the dataset left them in the file
   std::shared_ptr<host_comm_group> group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
-  std::unique_ptr<device_state, device_state_deleter> dev_;  // CUDA backend only
   mutable std::unique_ptr<models::gnn_model> host_copy_;  // host_model() off the host backend
+  std::vector<std::shared_ptr<const placed_graph>> graphs_;  // [P]; null: the PE samples on
+                                                             // the host graph
 };
 
 }  // namespace coopgnn

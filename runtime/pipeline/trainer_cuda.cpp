@@ -31,16 +31,6 @@ struct trainer::device_state {
   // one page-locked table at index 0, read by every device over UVA; host/mmap: empty.
   std::vector<std::unique_ptr<feature_table>> tables;
   std::vector<std::unique_ptr<communicator>> comms;                // [P]
-  // Device sampling: the CSC and the owner map (cooperative) per device ordinal, allocated
-  // from the first PE on that device (nullptr for devices without PEs).
-  std::vector<std::unique_ptr<cuda::device_csc>> graphs;
-  std::vector<std::unique_ptr<cuda::device_buffer<std::uint16_t>>> owner_maps;
-  [[nodiscard]] const cuda::device_csc* graph_for(int pe) const {
-    return graphs.at(device_of(pe)).get();
-  }
-  [[nodiscard]] const cuda::device_buffer<std::uint16_t>* owners_for(int pe) const {
-    return owner_maps.at(device_of(pe)).get();
-  }
   [[nodiscard]] std::size_t device_of(int pe) const {
     return static_cast<std::size_t>(ctxs.at(static_cast<std::size_t>(pe))->device());
   }
@@ -63,8 +53,6 @@ struct trainer::device_state {
       }
     }
     caches.clear();
-    owner_maps.clear();
-    graphs.clear();
     comms.clear();
     tables.clear();
     ctxs.clear();
@@ -158,20 +146,6 @@ void trainer::setup_cuda_pes() {
   for (std::size_t p = 0; p < pes_.size(); ++p) {
     pes_[p]->device_comm = dev_->comms[p].get();
     dev_->ctxs[p]->make_current();
-    std::size_t const dv = dev_->device_of(static_cast<int>(p));
-    if (cfg_.sample_on_device) {
-      if (dev_->graphs.size() <= dv) dev_->graphs.resize(dv + 1);
-      if (dev_->owner_maps.size() <= dv) dev_->owner_maps.resize(dv + 1);
-      if (!dev_->graphs[dv]) {
-        dev_->graphs[dv] =
-            std::make_unique<cuda::device_csc>(cuda::upload(*dev_->ctxs[p], g_));
-        if (cfg_.mode == minibatch_mode::cooperative) {
-          dev_->owner_maps[dv] = std::make_unique<cuda::device_buffer<std::uint16_t>>(
-              cuda::upload_owners(*dev_->ctxs[p], owners_));
-        }
-        dev_->ctxs[p]->synchronize();  // the other PEs on this device use it from their streams
-      }
-    }
     if (cfg_.cache_policy == cache_policy_kind::setassoc && cfg_.cache_rows > 0 &&
         (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned)) {
       dev_->caches.push_back(std::make_unique<cuda::device_set_assoc_cache>(
@@ -182,6 +156,19 @@ void trainer::setup_cuda_pes() {
 
 void trainer::bind_device(int p) const {
   if (dev_) dev_->ctxs.at(static_cast<std::size_t>(p))->make_current();
+}
+
+trainer::~trainer() {
+  // Device memory of the replicas, graphs and staging goes back before the contexts: drain every
+  // stream first (peers may still read each other's buffers of a failed collective), then the
+  // members are destroyed in reverse order of declaration, dev_ (the contexts) last.
+  if (!dev_) return;
+  for (auto& c : dev_->ctxs) {
+    try {
+      c->synchronize();
+    } catch (const std::exception&) {  // the fault was reported by the step that hit it
+    }
+  }
 }
 
 exec_context trainer::compute_context(int p) const {
@@ -195,52 +182,27 @@ bool trainer::device_tier() const {
 
 bool trainer::device_cache_holds_rows() const { return dev_ && !dev_->caches.empty(); }
 
-void trainer::sample_on_device(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-                               const step_options& opt, step_meter& m, work_counters& w,
-                               step_batch& in) {
-  int const p = pe.comm.rank();
-  bool const coop = cfg_.mode == minibatch_mode::cooperative;
-  auto const& ctx = *dev_->ctxs[static_cast<std::size_t>(p)];
-  auto const& graph = *dev_->graph_for(p);
-  auto& dsb = in.device;
-  {
-    scoped_timer timer(nullptr);
-    COOPGNN_NVTX_RANGE("sample/minibatch");
-    dsb = coop ? cuda::sample_cooperative(ctx, pe.ctx, *pe.device_comm, graph,
-                                          *dev_->owners_for(p), seeds, key)
-               : cuda::sample_independent(ctx, graph, seeds, key);
-    // The host/mmap tiers load through the host feature store: they need the ids there.
-    if (!device_tier()) in.host.input_nodes = ctx.to_host(dsb.input_nodes);
-    in.host.plans = std::move(dsb.host_plans);
-    cuda::detail::synchronize(ctx.compute());
-    m.stage_end(m.t.sample, m.cpu.sample, timer);
-  }
-  if (opt.trace != nullptr && opt.capture_edges) {  // outside the stage clocks
-    for (auto const& b : dsb.blocks) in.host.blocks.push_back(cuda::to_host(ctx, b));
-  }
-  w += dsb.work;
-  for (std::size_t l = 0; l < dsb.id_bytes.size(); ++l) {
-    m.traffic.push_back({static_cast<int>(l), "ids", dsb.id_bytes[l]});
-  }
-  m.mark_sent();
-  for (auto const& b : dsb.blocks) in.blocks.push_back(cuda::view(b));
-  in.routes = std::move(dsb.routes);
-  in.input_ids = {dsb.input_nodes.data(), dsb.input_nodes.size(), memory_space::device};
-  in.sample_bytes = dsb.bytes();
-  for (auto const& r : in.routes) in.sample_bytes += r.bytes();
-}
-
 tensor<float> trainer::load_device_tier(pe_state& pe, const step_batch& in, work_counters& w) {
   int const p = pe.comm.rank();
   auto const& ctx = *dev_->ctxs[static_cast<std::size_t>(p)];
   auto const sync = [&] { cuda::detail::synchronize(ctx.compute()); };
   const feature_table* table = dev_->table_for(p);
-  auto const n = static_cast<std::int64_t>(in.input_ids.size);
+  auto const n = static_cast<std::int64_t>(in.mb.input_nodes.size());
   std::int64_t const cols = table->cols();
   cuda::table_view const tv{table->device_data(), table->rows(), table->cols(), table->cols()};
-  const vid_t* ids = in.input_ids.data;
+  const vid_t* ids = in.mb.input_nodes.data();
   auto out = ctx.allocate<float>(static_cast<std::size_t>(n * cols));
   auto first_bad = ctx.to_device(std::span<const unsigned long long>(&kNoBadId, 1));
+  // The gather writes the smallest position of an id outside the table; reading it synchronises.
+  auto check_ids = [&] {
+    auto const bad = ctx.to_host(first_bad).at(0);
+    if (bad == kNoBadId) return;
+    vid_t v = 0;
+    cuda::detail::copy_async(&v, ids + bad, sizeof v, ctx.compute());
+    sync();
+    COOPGNN_FAIL("feature load: vertex {} at position {} is outside [0, {})", v, bad,
+                 table->rows());
+  };
   if (!dev_->caches.empty() && n > 0) {
     // GPU cache: hits copied by the lookup, misses gathered in place, then admitted.
     auto& cache = *dev_->caches[static_cast<std::size_t>(p)];
@@ -248,27 +210,13 @@ tensor<float> trainer::load_device_tier(pe_state& pe, const step_batch& in, work
     auto const st = cache.lookup(ids, n, out.data(), miss_pos.data(), ctx.compute());
     cuda::gather_rows_at_async(tv, ids, miss_pos.data(), st.misses, out.data(), first_bad.data(),
                                ctx.compute());
-    auto const bad = ctx.to_host(first_bad).at(0);  // synchronises compute()
-    if (bad == kNoBadId) cache.admit(ids, out.data(), miss_pos.data(), st.misses, ctx.compute());
+    check_ids();
+    cache.admit(ids, out.data(), miss_pos.data(), st.misses, ctx.compute());
     w.cache_hits += st.hits;
     w.cache_misses += st.misses;
-    if (bad != kNoBadId) {
-      vid_t v = 0;
-      cuda::detail::copy_async(&v, ids + bad, sizeof v, ctx.compute());
-      sync();
-      COOPGNN_FAIL("feature load: vertex {} at position {} is outside [0, {})", v, bad,
-                   table->rows());
-    }
   } else {
     cuda::gather_rows_async(tv, ids, n, out.data(), first_bad.data(), ctx.compute());
-    auto const bad = ctx.to_host(first_bad).at(0);  // synchronises compute(): checks the ids
-    if (bad != kNoBadId) {
-      vid_t v = 0;
-      cuda::detail::copy_async(&v, ids + bad, sizeof v, ctx.compute());
-      sync();
-      COOPGNN_FAIL("feature load: vertex {} at position {} is outside [0, {})", v, bad,
-                   table->rows());
-    }
+    check_ids();
     w.cache_misses += n;  // no cache: every row comes from storage
   }
   return tensor<float>(buffer<float>::adopt(std::move(out)), n, cols);
@@ -287,16 +235,12 @@ void trainer::setup_cuda_pes() {
   COOPGNN_FAIL("--backend cuda: this build has no CUDA backend (configure with nvcc available)");
 }
 void trainer::bind_device(int /*p*/) const {}
+trainer::~trainer() = default;
 exec_context trainer::compute_context(int p) const {
   return exec_context(cfg_.compute_backend, p, cfg_.sample_threads);
 }
 bool trainer::device_tier() const { return false; }
 bool trainer::device_cache_holds_rows() const { return false; }
-void trainer::sample_on_device(pe_state& /*pe*/, std::span<const vid_t> /*seeds*/,
-                               const batch_key& /*key*/, const step_options& /*opt*/,
-                               step_meter& /*m*/, work_counters& /*w*/, step_batch& /*in*/) {
-  COOPGNN_FAIL("--backend cuda: this build has no CUDA backend");
-}
 tensor<float> trainer::load_device_tier(pe_state& /*pe*/, const step_batch& /*in*/,
                                         work_counters& /*w*/) {
   COOPGNN_FAIL("--backend cuda: this build has no CUDA backend");

@@ -10,7 +10,6 @@
 
 #include "runtime/core/timer.hpp"
 #include "runtime/pipeline/exchange.hpp"
-#include "runtime/pipeline/minibatch_cuda.hpp"
 #include "runtime/pipeline/trainer.hpp"
 
 namespace coopgnn {
@@ -59,19 +58,22 @@ struct trainer::pe_state {
 
 /// What one step carries from sampling to the model, in the PE's memory space.
 struct trainer::step_batch {
-  sampled_batch host;                      // host sampling: everything; device sampling: the
-                                           // plans, input ids for host-tier loads, and blocks
-                                           // for traces
-  std::vector<placed_block> placed;        // host sampling: the blocks in ctx.space()
-  cuda::device_sampled_batch device;       // device sampling (CUDA backend)
-  std::vector<block_view> blocks;          // [L] sampling order, in ctx.space()
-  std::vector<exchange_route> routes;      // [L] cooperative: routes[l] serves blocks[l] sources
-  buffer_view<const vid_t> input_ids;      // the input nodes, in ctx.space()
-  buffer<vid_t> input_ids_placed;          // host sampling off the host: their copy
-  std::int64_t sample_bytes = 0;           // blocks, plans and input ids (working set)
-  [[nodiscard]] const exchange_route& route(std::size_t l) const {
-    return device.routes.empty() ? routes.at(l) : device.routes.at(l);
-  }
+  minibatch mb;                        // sampled in ctx.space(), or on the host and copied there
+  std::vector<block> host_blocks;      // host copies of the blocks, for traces only
+  std::vector<block_view> blocks;      // [L] sampling order, views of mb.blocks
+  std::vector<exchange_route> routes;  // [L] cooperative: routes[l] serves blocks[l] sources
+  std::vector<vid_t> input_host;       // the input ids on the host, for host-tier loads
+  std::int64_t sample_bytes = 0;       // blocks, plans and input ids (working set)
+};
+
+/// The graph and the owner map copied into one device's memory (or the emulated device's), for
+/// sampling there; PEs sharing a device share the copy.
+struct trainer::placed_graph {
+  buffer<eid_t> indptr;
+  buffer<vid_t> indices;
+  buffer<std::uint16_t> owners;  // cooperative only
+  csc_view graph;
+  buffer_view<const std::uint16_t> owner_of;
 };
 
 /// Stage clocks of one step on one PE. Stage time excludes the time spent inside collectives,

@@ -1,7 +1,8 @@
-// The device sampling protocols (runtime/pipeline/minibatch_cuda.hpp) against the host ones
-// (runtime/pipeline/minibatch.hpp, the reference): per PE the same blocks, exchange plans, input
+// The one pair of sampling protocols (runtime/pipeline/minibatch.hpp) on a CUDA context against
+// the same protocols on the host (the reference): per PE the same blocks, exchange plans, input
 // nodes, work counters and id bytes, with P PEs sharing device 0 through the peer-copy
-// communicator, including PEs that own no seed.
+// communicator, including PEs that own no seed. (On the emulated device, CI runs the same code
+// through tests/pipeline/emulated_device_test.cpp.)
 #include <gtest/gtest.h>
 
 #include "tests/common/gpu.hpp"
@@ -16,7 +17,7 @@
 
 #include "runtime/comm/device_comm.hpp"
 #include "runtime/comm/host_communicator.hpp"
-#include "runtime/pipeline/minibatch_cuda.hpp"
+#include "runtime/pipeline/minibatch.hpp"
 #include "tests/common/graphs.hpp"
 
 namespace coopgnn {
@@ -80,8 +81,12 @@ std::vector<pe_sample> device_cooperative(const csc_graph& g, const ownership& o
   std::vector<pe_sample> out(seeds.size());
   {
     auto comms = make_device_communicators(cps, "peer", std::chrono::seconds(60));
-    auto const dg = cuda::upload(*ctxs[0], g);
-    auto const owner_of = cuda::upload_owners(*ctxs[0], owners);
+    exec_context const x0(*ctxs[0]);
+    auto const indptr = upload<eid_t>(x0, g.indptr);
+    auto const indices = upload<vid_t>(x0, g.indices);
+    auto const owner_of = upload<std::uint16_t>(x0, owners.map());
+    csc_view const dg{g.num_nodes, g.num_edges(), indptr.data(), indices.data(),
+                      memory_space::device};
     ctxs[0]->synchronize();
     try {
       on_pes(P, [&](int p) {
@@ -89,14 +94,12 @@ std::vector<pe_sample> device_cooperative(const csc_graph& g, const ownership& o
         ctx.make_current();
         try {
           exec_context const xctx(ctx);
-          auto dsb = cuda::sample_cooperative(ctx, xctx, *comms[static_cast<std::size_t>(p)], dg,
-                                              owner_of, seeds[p], key);
+          auto const placed = upload<vid_t>(xctx, seeds[p]);
+          auto sb = to_host(xctx, sample_cooperative(xctx, *comms[static_cast<std::size_t>(p)], dg,
+                                                     owner_of.view(), placed.view(), key));
           pe_sample& r = out[static_cast<std::size_t>(p)];
-          for (auto const& b : dsb.blocks) r.blocks.push_back(cuda::to_host(ctx, b));
-          r.plans = std::move(dsb.host_plans);
-          r.input_nodes = ctx.to_host(dsb.input_nodes);
-          r.work = dsb.work;
-          r.id_bytes = dsb.id_bytes;
+          r = {std::move(sb.blocks), std::move(sb.plans), std::move(sb.input_nodes), sb.work,
+               std::move(sb.id_bytes)};
         } catch (const std::exception& e) {
           comms[static_cast<std::size_t>(p)]->abort(e.what());
           throw;
@@ -179,18 +182,23 @@ TEST(DeviceSamplingProtocol, IndependentEqualsHost) {
   std::vector<int> const fanouts = {5, 4};
   batch_key const key{sampler_kind::labor, fanouts, 21, 3, {16, true}};
   auto const want = sample_independent(exec_context{}, g, seeds, key);
-  cuda::cuda_context ctx(0);
-  auto const dg = cuda::upload(ctx, g);
-  auto const dsb = cuda::sample_independent(ctx, dg, seeds, key);
-  ASSERT_EQ(dsb.blocks.size(), want.blocks.size());
+  cuda::cuda_context cuda(0);
+  exec_context const ctx(cuda);
+  auto const indptr = upload<eid_t>(ctx, g.indptr);
+  auto const indices = upload<vid_t>(ctx, g.indices);
+  csc_view const dg{g.num_nodes, g.num_edges(), indptr.data(), indices.data(),
+                    memory_space::device};
+  auto const placed = upload<vid_t>(ctx, seeds);
+  auto const got = to_host(ctx, sample_independent(ctx, dg, placed.view(), key));
+  ASSERT_EQ(got.blocks.size(), want.blocks.size());
   for (std::size_t l = 0; l < want.blocks.size(); ++l) {
     SCOPED_TRACE(l);
-    expect_same_block(cuda::to_host(ctx, dsb.blocks[l]), want.blocks[l]);
+    expect_same_block(got.blocks[l], want.blocks[l]);
   }
-  EXPECT_EQ(ctx.to_host(dsb.input_nodes), want.input_nodes);
-  EXPECT_EQ(dsb.work.sampled_edges, want.work.sampled_edges);
-  EXPECT_EQ(dsb.work.sampled_vertices, want.work.sampled_vertices);
-  EXPECT_TRUE(dsb.routes.empty());
+  EXPECT_EQ(got.input_nodes, want.input_nodes);
+  EXPECT_EQ(got.work.sampled_edges, want.work.sampled_edges);
+  EXPECT_EQ(got.work.sampled_vertices, want.work.sampled_vertices);
+  EXPECT_TRUE(got.plans.empty());
 }
 
 }  // namespace

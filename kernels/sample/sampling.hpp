@@ -1,0 +1,87 @@
+// The sampling entries of every backend (DESIGN.md sections 2, 4 and 6): neighbour sampling,
+// unique-and-compact, the owner split and the owners' deduplication on views in a PE's memory
+// space. The host references are in sample.hpp (and sample.cpp), the CUDA kernels in
+// sample_cuda.hpp; the cooperative and independent protocols (runtime/pipeline/minibatch.hpp)
+// are written once on these entries.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/sample/block.hpp"
+#include "kernels/sample/sample.hpp"
+#include "runtime/core/exec_context.hpp"
+#include "runtime/core/memory.hpp"
+#include "runtime/graph/csc.hpp"
+
+namespace coopgnn {
+
+// ---- the entries of every backend (DESIGN.md section 2) -------------------------------------
+// Each takes the PE's exec_context and views in its memory space, checks the spaces (logic_error
+// naming the operand otherwise) and runs the host reference above (host and emulated backends;
+// results are placed in the context's space) or the CUDA kernels of sample_cuda.hpp (bitwise the
+// same results, synchronising the compute stream where sizes are known only on the device).
+
+/// A sample of in-neighbours (sampled_neighbors' arrays) in a memory space.
+struct sampled_buffers {
+  buffer<eid_t> indptr;   ///< [num_seeds + 1]
+  buffer<vid_t> nbrs;     ///< [num_sampled]
+  buffer<float> weights;  ///< [num_sampled]
+};
+
+/// sample_neighbors above, on any backend: the same rules, keys and order.
+/// @param g      the graph in ctx.space(); @param seeds [n] ids in [0, |V|), in ctx.space()
+/// @throws logic_error as the host version (on CUDA after a synchronisation).
+sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
+                                 buffer_view<const vid_t> seeds, const sample_params& params);
+
+/// A block (block.hpp) in a memory space.
+struct block_buffers {
+  std::int64_t num_dst = 0;
+  buffer<vid_t> src_ids;            ///< [num_src]: dst first, then the other sources by id
+  buffer<eid_t> indptr;             ///< [num_dst + 1]
+  buffer<std::int64_t> indices;     ///< [num_edges] local source index
+  buffer<float> weights;            ///< [num_edges]
+  buffer<std::int64_t> src_degree;  ///< [num_src] full-graph in-degree
+  /// The view the layers take.
+  [[nodiscard]] block_view view() const;
+  /// Bytes held (working-set accounting).
+  [[nodiscard]] std::int64_t bytes() const;
+};
+
+/// make_block above (unique-and-compact), on any backend.
+/// @param dst  [n] distinct ids in ctx.space(): the seeds `sampled` was drawn for
+/// @throws logic_error as the host version (a repeated destination, mismatched sizes).
+block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view<const vid_t> dst,
+                         const sampled_buffers& sampled);
+
+/// A host copy of a block (downloads; on the host a copy of the arrays).
+block to_host(const exec_context& ctx, const block_buffers& b);
+
+/// An id list split by owner PE (DESIGN.md section 6, step 2): ids[perm[0 .. counts[0])] are
+/// owned by PE 0, the next counts[1] by PE 1, and so on; within a PE, input order (stable).
+struct owner_split {
+  std::vector<std::int64_t> counts;  ///< [P] on the host
+  buffer<std::int64_t> perm;         ///< [m] positions into ids, grouped by owner
+  buffer<vid_t> sorted_ids;          ///< [m] ids[perm[i]]
+};
+
+/// Splits `ids` by owner.
+/// @param owner_of  [|V|] owner PE per vertex (ownership::map()), in ctx.space()
+/// @param num_pes   P in [1, 65535]; every owner_of entry must be < P
+/// @param ids       [m] ids in [0, |V|), in ctx.space()
+/// @throws logic_error naming the first id outside [0, |V|) (on CUDA after a synchronisation).
+owner_split split_by_owner(const exec_context& ctx, buffer_view<const std::uint16_t> owner_of,
+                           int num_pes, buffer_view<const vid_t> ids);
+
+/// Sorted distinct ids and the position of every input id among them.
+struct unique_ids {
+  buffer<vid_t> unique;          ///< [k] ascending
+  buffer<std::int64_t> inverse;  ///< [m] unique[inverse[i]] == ids[i]
+};
+
+/// The owner-side deduplication of cooperative sampling (DESIGN.md section 6, step 2):
+/// sort, unique, then a binary search per id. Deterministic; m = 0 gives empty outputs.
+unique_ids unique_with_inverse(const exec_context& ctx, buffer_view<const vid_t> ids);
+
+}  // namespace coopgnn
