@@ -1,5 +1,11 @@
 #include "kernels/sparse/edge_softmax.hpp"
 
+#include "kernels/dispatch.hpp"
+
+#ifdef COOPGNN_WITH_CUDA
+#include "kernels/sparse/sparse_cuda.hpp"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -43,6 +49,77 @@ void edge_softmax_backward(std::span<const eid_t> indptr, std::span<const T> y,
   }
 }
 
+namespace {
+std::span<const eid_t> offsets_of(const csr_view& c) {
+  return {c.indptr, static_cast<std::size_t>(c.num_rows + 1)};
+}
+}  // namespace
+
+template <typename T>
+void edge_softmax(const exec_context& ctx, const csr_view& c, buffer_view<const T> scores,
+                  buffer_view<T> out) {
+  constexpr const char* fn = "edge_softmax";
+  coopgnn::detail::expect_spaces(
+      ctx, fn, {{"the sparse operand", c.space}, {"scores", scores.space}, {"out", out.space}});
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(scores.size) == c.num_edges && out.size == scores.size,
+                  "{}: scores has {} and out {} entries for {} edges", fn, scores.size, out.size,
+                  c.num_edges);
+  if (!ctx.runs_on_host()) {
+    coopgnn::detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::edge_softmax(c.indptr, c.num_rows, c.num_edges, scores.data, out.data,
+                         ctx.cuda()->compute());
+    }
+    return;
+#else
+    coopgnn::detail::no_cuda_build(fn);
+#endif
+  }
+  edge_softmax<T>(offsets_of(c), std::span<const T>(scores.data, scores.size),
+                  std::span<T>(out.data, out.size));
+}
+
+template <typename T>
+void edge_softmax_backward(const exec_context& ctx, const csr_view& c, buffer_view<const T> y,
+                           buffer_view<const T> grad_y, buffer_view<T> grad_scores) {
+  constexpr const char* fn = "edge_softmax_backward";
+  coopgnn::detail::expect_spaces(ctx, fn,
+                                 {{"the sparse operand", c.space},
+                                  {"y", y.space},
+                                  {"grad_y", grad_y.space},
+                                  {"grad_scores", grad_scores.space}});
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(y.size) == c.num_edges && grad_y.size == y.size &&
+                      grad_scores.size == y.size,
+                  "{}: y, grad_y and grad_scores have {}, {} and {} entries for {} edges", fn,
+                  y.size, grad_y.size, grad_scores.size, c.num_edges);
+  if (!ctx.runs_on_host()) {
+    coopgnn::detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::edge_softmax_backward(c.indptr, c.num_rows, c.num_edges, y.data, grad_y.data,
+                                  grad_scores.data, ctx.cuda()->compute());
+    }
+    return;
+#else
+    coopgnn::detail::no_cuda_build(fn);
+#endif
+  }
+  edge_softmax_backward<T>(offsets_of(c), std::span<const T>(y.data, y.size),
+                           std::span<const T>(grad_y.data, grad_y.size),
+                           std::span<T>(grad_scores.data, grad_scores.size));
+}
+
+template void edge_softmax<float>(const exec_context&, const csr_view&, buffer_view<const float>,
+                                  buffer_view<float>);
+template void edge_softmax<double>(const exec_context&, const csr_view&, buffer_view<const double>,
+                                   buffer_view<double>);
+template void edge_softmax_backward<float>(const exec_context&, const csr_view&,
+                                           buffer_view<const float>, buffer_view<const float>,
+                                           buffer_view<float>);
+template void edge_softmax_backward<double>(const exec_context&, const csr_view&,
+                                            buffer_view<const double>, buffer_view<const double>,
+                                            buffer_view<double>);
 template void edge_softmax<float>(std::span<const eid_t>, std::span<const float>, std::span<float>);
 template void edge_softmax<double>(std::span<const eid_t>, std::span<const double>,
                                    std::span<double>);

@@ -2,10 +2,37 @@
 
 #include <vector>
 
+#include "kernels/dispatch.hpp"
 #include "kernels/sparse/csr_check.hpp"
 #include "runtime/core/error.hpp"
 
+#ifdef COOPGNN_WITH_CUDA
+#include "kernels/sparse/sparse_cuda.hpp"
+#endif
+
 namespace coopgnn {
+namespace detail {
+namespace {
+/// The reference loop on raw row-major arrays (a [>= num_dst, d], x [num_src, d]).
+template <typename T>
+void sddmm_rows(const char* fn, const eid_t* indptr, std::int64_t num_dst,
+                const std::int64_t* indices, const T* a, const T* x, std::int64_t num_src,
+                std::int64_t d, const T* scale, T* out) {
+  for (std::int64_t s = 0; s < num_dst; ++s) {
+    const T* arow = a + s * d;
+    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) {
+      std::int64_t const t = indices[e];
+      COOPGNN_EXPECTS(0 <= t && t < num_src, "{}: edge {} of row {} reads source {} of {}", fn, e,
+                      s, t, num_src);
+      const T* xrow = x + t * d;
+      T acc{0};
+      for (std::int64_t j = 0; j < d; ++j) acc += arow[j] * xrow[j];
+      out[e] = scale == nullptr ? acc : scale[e] * acc;
+    }
+  }
+}
+}  // namespace
+}  // namespace detail
 
 template <typename T>
 void sddmm(std::span<const eid_t> indptr, std::span<const std::int64_t> indices, const matrix<T>& a,
@@ -20,20 +47,8 @@ void sddmm(std::span<const eid_t> indptr, std::span<const std::int64_t> indices,
                   x.cols());
   COOPGNN_EXPECTS(a.rows() >= num_dst, "{}: a has {} rows but there are {} destinations", fn,
                   a.rows(), num_dst);
-  std::int64_t const d = x.cols();
-  std::int64_t const num_src = x.rows();
-  for (std::int64_t s = 0; s < num_dst; ++s) {
-    const T* arow = a.row(s);
-    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) {
-      std::int64_t const t = indices[e];
-      COOPGNN_EXPECTS(0 <= t && t < num_src, "{}: edge {} of row {} reads source {} of {}", fn, e,
-                      s, t, num_src);
-      const T* xrow = x.row(t);
-      T acc{0};
-      for (std::int64_t j = 0; j < d; ++j) acc += arow[j] * xrow[j];
-      out[e] = edge_scale.empty() ? acc : edge_scale[e] * acc;
-    }
-  }
+  detail::sddmm_rows(fn, indptr.data(), num_dst, indices.data(), a.data(), x.data(), x.rows(),
+                     x.cols(), edge_scale.empty() ? nullptr : edge_scale.data(), out.data());
 }
 
 template <typename T>
@@ -52,6 +67,50 @@ void sddmm(const block& b, const matrix<T>& a, const matrix<T>& x, bool scale_by
   sddmm<T>(b.indptr, b.indices, a, x, std::span<const T>(scale), out);
 }
 
+template <typename T>
+void sddmm(const exec_context& ctx, const csr_view& c, tensor_view<const T> a,
+           tensor_view<const T> x, buffer_view<const T> edge_scale, buffer_view<T> out) {
+  constexpr const char* fn = "sddmm";
+  coopgnn::detail::expect_spaces(
+      ctx, fn,
+      {{"the sparse operand", c.space}, {"a", a.space}, {"x", x.space}, {"out", out.space}});
+  if (!edge_scale.empty()) coopgnn::detail::expect_space(ctx, edge_scale.space, fn, "edge_scale");
+  COOPGNN_EXPECTS(
+      static_cast<std::int64_t>(out.size) == c.num_edges &&
+          (edge_scale.empty() || static_cast<std::int64_t>(edge_scale.size) == c.num_edges),
+      "{}: out has {} and edge_scale {} entries for {} edges", fn, out.size, edge_scale.size,
+      c.num_edges);
+  COOPGNN_EXPECTS(a.cols == x.cols && a.rows >= c.num_rows && x.rows == c.num_cols,
+                  "{}: a is [{}, {}] and x is [{}, {}] for a [{}, {}] sparse operand", fn, a.rows,
+                  a.cols, x.rows, x.cols, c.num_rows, c.num_cols);
+  if (c.num_edges == 0) return;
+  if (!ctx.runs_on_host()) {
+    coopgnn::detail::expect_cuda_type<T>(fn);
+#ifdef COOPGNN_WITH_CUDA
+    if constexpr (std::is_same_v<T, float>) {
+      cuda::block_view const v{c.num_rows, c.num_cols, c.num_edges,
+                               c.indptr,   c.indices,  edge_scale.data};
+      cuda::sddmm(v, a.data, x.data, x.cols, !edge_scale.empty(), out.data, ctx.cuda()->compute());
+    }
+    return;
+#else
+    coopgnn::detail::no_cuda_build(fn);
+#endif
+  }
+  if (ctx.get_backend() == backend::host) {
+    detail::check_indptr(fn,
+                         std::span<const eid_t>(c.indptr, static_cast<std::size_t>(c.num_rows + 1)),
+                         c.num_edges);
+  }
+  detail::sddmm_rows(fn, c.indptr, c.num_rows, c.indices, a.data, x.data, x.rows, x.cols,
+                     edge_scale.empty() ? nullptr : edge_scale.data, out.data);
+}
+
+template void sddmm<float>(const exec_context&, const csr_view&, tensor_view<const float>,
+                           tensor_view<const float>, buffer_view<const float>, buffer_view<float>);
+template void sddmm<double>(const exec_context&, const csr_view&, tensor_view<const double>,
+                            tensor_view<const double>, buffer_view<const double>,
+                            buffer_view<double>);
 template void sddmm<float>(std::span<const eid_t>, std::span<const std::int64_t>,
                            const matrix<float>&, const matrix<float>&, std::span<const float>,
                            std::span<float>);

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "kernels/sample/block.hpp"
+#include "kernels/sparse/spmm.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/types.hpp"
 
@@ -44,5 +45,15 @@ void sddmm(std::span<const eid_t> indptr, std::span<const std::int64_t> indices,
 template <typename T>
 void sddmm(const block& b, const matrix<T>& a, const matrix<T>& x, bool scale_by_weights,
            std::span<T> out);
+
+/// The SDDMM entry of every backend on views in ctx.space(): out[e] = scale[e] * <a[s], x[t]>
+/// as above, over the CSR `c` (rows = destinations). Host and emulated: the reference loop.
+/// CUDA (float32): sddmm_row_per_warp, within a relative 1e-5 (exact on integer data).
+/// @param a [>= c.num_rows, d]; @param x [c.num_cols, d]; @param edge_scale [c.num_edges] or
+///        empty for 1; @param out [c.num_edges], overwritten
+/// @throws logic_error naming the operand on a space or shape mismatch.
+template <typename T>
+void sddmm(const exec_context& ctx, const csr_view& c, tensor_view<const T> a,
+           tensor_view<const T> x, buffer_view<const T> edge_scale, buffer_view<T> out);
 
 }  // namespace coopgnn

@@ -83,8 +83,7 @@ cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_b
     props.location.id = device;
     COOPGNN_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
     std::uint64_t threshold = release_threshold_bytes;
-    COOPGNN_CUDA_CHECK(
-        cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+    COOPGNN_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
 
     COOPGNN_CUBLAS_CHECK(cublasCreate(&cublas_));
     // Plain FP32 (no TF32 tensor-core rounding): the layers' results stay within the host
@@ -126,6 +125,17 @@ void cuda_context::release() noexcept {
 
 void cuda_context::make_current() const { COOPGNN_CUDA_CHECK(cudaSetDevice(device_)); }
 
+std::uint64_t cuda_context::peak_used_bytes() const {
+  cuuint64_t v = 0;
+  COOPGNN_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &v));
+  return static_cast<std::uint64_t>(v);
+}
+
+void cuda_context::reset_peak_used() const {
+  cuuint64_t zero = 0;  // resets the high watermark to the current use
+  COOPGNN_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero));
+}
+
 void cuda_context::synchronize() const {
   for (stream_t s : {compute_, h2d_, comm_}) detail::synchronize(s);
 }
@@ -140,9 +150,7 @@ host_registration::host_registration(const void* data, std::size_t bytes)
 
 host_registration::~host_registration() { COOPGNN_CUDA_CHECK_NO_THROW(cudaHostUnregister(data_)); }
 
-const void* host_registration::device_data() const {
-  return detail::mapped_device_pointer(data_);
-}
+const void* host_registration::device_data() const { return detail::mapped_device_pointer(data_); }
 
 }  // namespace cuda
 

@@ -22,10 +22,10 @@ struct cusparseContext;
 
 namespace coopgnn::cuda {
 
-using stream_t = CUstream_st*;           ///< = cudaStream_t
-using event_t = CUevent_st*;             ///< = cudaEvent_t
-using mem_pool_t = CUmemPoolHandle_st*;  ///< = cudaMemPool_t
-using cublas_handle_t = cublasContext*;  ///< = cublasHandle_t
+using stream_t = CUstream_st*;               ///< = cudaStream_t
+using event_t = CUevent_st*;                 ///< = cudaEvent_t
+using mem_pool_t = CUmemPoolHandle_st*;      ///< = cudaMemPool_t
+using cublas_handle_t = cublasContext*;      ///< = cublasHandle_t
 using cusparse_handle_t = cusparseContext*;  ///< = cusparseHandle_t
 
 namespace detail {
@@ -55,12 +55,14 @@ class device_buffer {
   /// Allocates n elements on stream s from `pool` (no synchronisation).
   /// @throws cuda_error when the pool cannot provide n * sizeof(T) bytes.
   device_buffer(mem_pool_t pool, std::size_t n, stream_t s)
-      : data_(static_cast<T*>(detail::pool_allocate(pool, n * sizeof(T), s))), size_(n),
+      : data_(static_cast<T*>(detail::pool_allocate(pool, n * sizeof(T), s))),
+        size_(n),
         stream_(s) {}
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
   device_buffer(device_buffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)),
+      : data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)),
         stream_(o.stream_) {}
   device_buffer& operator=(device_buffer&& o) noexcept {
     if (this != &o) {
@@ -143,6 +145,13 @@ class cuda_context {
 
   /// Makes device() current on the calling thread (cudaSetDevice). @throws cuda_error.
   void make_current() const;
+
+  /// The high watermark of memory in use from this context's pool since creation or the last
+  /// reset_peak_used, in bytes (cudaMemPoolAttrUsedMemHigh): the PE's peak device memory.
+  /// @throws cuda_error.
+  [[nodiscard]] std::uint64_t peak_used_bytes() const;
+  /// Restarts the watermark at the memory in use now. @throws cuda_error.
+  void reset_peak_used() const;
 
   /// Blocks until all work on the three streams has finished.
   /// @throws cuda_error carrying the first asynchronous fault.

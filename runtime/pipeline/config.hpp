@@ -2,10 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "cache/policy.hpp"
 #include "cache/storage.hpp"
@@ -36,12 +35,13 @@ std::string to_string(backend b);
 /// Everything that decides a training run. Defaults are what `coopgnn train` uses.
 struct train_config {
   minibatch_mode mode = minibatch_mode::cooperative;
-  int num_pes = 4;                      ///< P: PE threads
+  int num_pes = 4;                          ///< P: PE threads
   backend compute_backend = backend::host;  ///< where sampling-after, loading, the model and the
                                             ///< exchanges run (see trainer.hpp)
-  int pes_per_gpu = 1;                  ///< CUDA backend: PE p runs on device p / pes_per_gpu
-  device_comm_choice device_comm = device_comm_choice::automatic;  ///< CUDA backend (device_comm.hpp)
-  bool sample_on_device = true;         ///< CUDA backend: sample on the GPU (else on the host)
+  int pes_per_gpu = 1;                      ///< CUDA backend: PE p runs on device p / pes_per_gpu
+  device_comm_choice device_comm =
+      device_comm_choice::automatic;  ///< CUDA backend (device_comm.hpp)
+  bool sample_on_device = true;       ///< CUDA backend: sample on the GPU (else on the host)
   models::conv_kind model = models::conv_kind::sage;
   std::int64_t hidden = 64;             ///< hidden width
   bool linear_head = false;             ///< add a linear head after the last conv layer
@@ -52,8 +52,8 @@ struct train_config {
   cache_policy_kind cache_policy = cache_policy_kind::none;  ///< per-PE feature cache
   std::optional<storage_tier> feature_storage;  ///< tier of the feature table; empty = by size
                                                 ///< (choose_storage_tier, cache/storage.hpp)
-  std::int64_t cache_rows = 0;        ///< cache capacity per PE, rows
-  std::int64_t batch_size = 1024;     ///< global batch size B (all PEs together)
+  std::int64_t cache_rows = 0;                  ///< cache capacity per PE, rows
+  std::int64_t batch_size = 1024;               ///< global batch size B (all PEs together)
   int epochs = 100;
   float lr = 0.01f;
   float weight_decay = 5e-4f;
@@ -102,6 +102,10 @@ struct epoch_report {
   double eval_seconds = 0;   ///< wall time of evaluation
   work_counters work;        ///< summed over PEs and batches
   std::int64_t batches = 0;
+  /// CUDA backend: each PE's peak device memory in the epoch, bytes (its pool's high
+  /// watermark: replicas, optimizer state, graph copy, minibatches, all-to-all staging); empty
+  /// on the host and emulated backends.
+  std::vector<std::int64_t> peak_device_bytes;
 };
 
 }  // namespace coopgnn

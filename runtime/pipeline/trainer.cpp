@@ -1,5 +1,4 @@
 #include "runtime/pipeline/trainer.hpp"
-#include "runtime/pipeline/trainer_internal.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,14 +7,15 @@
 #include <numeric>
 #include <thread>
 
+#include "kernels/dense/elementwise.hpp"
 #include "models/layers.hpp"
 #include "models/metrics.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
-#include "runtime/graph/npy.hpp"
 #include "runtime/core/timer.hpp"
-#include "kernels/dense/elementwise.hpp"
+#include "runtime/graph/npy.hpp"
+#include "runtime/pipeline/trainer_internal.hpp"
 
 namespace coopgnn {
 
@@ -73,8 +73,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     setup_cuda_features();
   } else {
     auto const tier = choose_storage_tier(backend::host, ds.num_nodes * ds.feature_dim() * 4,
-                                          {0, default_host_budget_bytes()},
-                                          cfg.feature_storage,
+                                          {0, default_host_budget_bytes()}, cfg.feature_storage,
                                           ds.features_in_memory(), !ds.feature_file.empty());
     set_host_features(tier);
   }
@@ -102,7 +101,6 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   });
 }
 
-
 void trainer::set_host_features(storage_tier tier) {
   if (tier == storage_tier::mmap) {
     features_ = feature_table::map_npy(ds_.feature_file);
@@ -123,14 +121,12 @@ const models::gnn_model& trainer::host_model(int pe) const {
   const models::gnn_model& replica = pes_.at(pe)->model;
   if (replica.params().space() == memory_space::host) return replica;
   if (!host_copy_) {
-    host_copy_ = std::make_unique<models::gnn_model>(exec_context(backend::host),
-                                                     replica.config());
+    host_copy_ = std::make_unique<models::gnn_model>(exec_context(backend::host), replica.config());
   }
   bind_device(pe);
   host_copy_->copy_parameters_from(replica);
   return *host_copy_;
 }
-
 
 std::string trainer::metric_name() const { return ds_.num_classes == 2 ? "roc_auc" : "accuracy"; }
 
@@ -365,8 +361,8 @@ void trainer::place_graphs() {
       shared->indptr = upload<eid_t>(ctx, g_.indptr);
       shared->indices = upload<vid_t>(ctx, g_.indices);
       if (coop) shared->owners = upload<std::uint16_t>(ctx, owners_.map());
-      shared->graph = {g_.num_nodes, g_.num_edges(), shared->indptr.data(),
-                       shared->indices.data(), ctx.space()};
+      shared->graph = {g_.num_nodes, g_.num_edges(), shared->indptr.data(), shared->indices.data(),
+                       ctx.space()};
       shared->owner_of = shared->owners.view();
       synchronize(ctx);  // the other PEs on this device read it from their streams
       by_device.emplace_back(device, shared);
@@ -424,9 +420,8 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
   COOPGNN_NVTX_RANGE("sample/routes");
   for (auto const& b : in.mb.blocks) in.blocks.push_back(b.view());
   for (std::size_t l = 0; coop && l < L; ++l) {
-    std::int64_t const owner_rows = l + 1 < L
-                                        ? in.mb.blocks[l + 1].num_dst
-                                        : static_cast<std::int64_t>(in.mb.input_nodes.size());
+    std::int64_t const owner_rows = l + 1 < L ? in.mb.blocks[l + 1].num_dst
+                                              : static_cast<std::int64_t>(in.mb.input_nodes.size());
     in.routes.push_back(make_route(ctx, std::move(in.mb.plans[l]), owner_rows));
   }
   synchronize(ctx);
@@ -445,8 +440,8 @@ tensor<float> trainer::load_features(pe_state& pe, const step_batch& in, work_co
 void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
                           const work_counters& w0, std::span<const vid_t> seeds,
                           std::span<const block> blocks, double loss, double loss_sum,
-                          matrix<float> logits, std::vector<float> grads,
-                          std::int64_t working_set, std::int64_t staging) {
+                          matrix<float> logits, std::vector<float> grads, std::int64_t working_set,
+                          std::int64_t staging) {
   work_counters w = w0;
   w.alltoall_bytes += m.sent_bytes() - m.sent_start;
   w.allreduce_bytes += m.allreduce_bytes() - m.allreduce_start;
@@ -493,7 +488,7 @@ std::pair<double, double> trainer::evaluate(int pe) const {
     std::iota(all.begin(), all.end(), vid_t{0});
     gathered = features_->gather(all);
   }
-  const matrix<float>& x = ds_.features_in_memory() ? ds_.features
+  const matrix<float>& x = ds_.features_in_memory()     ? ds_.features
                            : owned_features_.rows() > 0 ? owned_features_
                                                         : gathered;
   // Host inference: on the CUDA backend the host's cores are otherwise idle, so use them all.
@@ -529,6 +524,7 @@ epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
     pe->work = {};
     pe->loss = 0;
   }
+  reset_peak_device_memory();
   auto const order = epoch_order(epoch);
   auto const nb = batches_per_epoch();
   auto const n = static_cast<std::int64_t>(order.size());
@@ -548,6 +544,7 @@ epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
     rep.work += pe->work;
   }
   rep.train_loss = nb > 0 ? pes_[0]->loss / static_cast<double>(nb) : 0.0;
+  rep.peak_device_bytes = peak_device_memory();
   rep.val_metric = rep.test_metric = std::numeric_limits<double>::quiet_NaN();
   if (evaluate_now || (cfg_.eval_every > 0 && epoch % cfg_.eval_every == 0)) {
     scoped_timer et(nullptr);

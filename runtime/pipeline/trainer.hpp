@@ -129,11 +129,11 @@ class trainer {
   [[nodiscard]] const feature_table& features() const { return *features_; }
 
  private:
-  struct pe_state;     // trainer_internal.hpp
-  struct step_batch;   // what a step carries from sampling to the model (trainer_internal.hpp)
+  struct pe_state;      // trainer_internal.hpp
+  struct step_batch;    // what a step carries from sampling to the model (trainer_internal.hpp)
   struct placed_graph;  // the graph copied to a device for sampling there (trainer_internal.hpp)
-  struct step_meter;   // per-step stage clocks and traffic marks (trainer_internal.hpp)
-  struct device_state;  // CUDA backend resources (trainer_cuda.cpp)
+  struct step_meter;    // per-step stage clocks and traffic marks (trainer_internal.hpp)
+  struct device_state;  // CUDA backend resources (trainer_devices.cpp)
   struct device_state_deleter {
     void operator()(device_state* d) const noexcept;
   };
@@ -151,28 +151,31 @@ class trainer {
   /// The input rows of `in` in the PE's space: the host store (and its cache) for the host and
   /// mmap tiers, the device tiers' gather (and the GPU cache) otherwise.
   tensor<float> load_features(pe_state& pe, const step_batch& in, work_counters& w);
-  /// The device and pinned tiers' gather (trainer_cuda.cpp).
+  /// The device and pinned tiers' gather (trainer_devices.cpp).
   tensor<float> load_device_tier(pe_state& pe, const step_batch& in, work_counters& w);
   /// True when the feature table is read by device kernels (device or pinned tier).
   [[nodiscard]] bool device_tier() const;
   /// CUDA backend, before the PEs exist: the contexts, the tier and the device feature tables;
-  /// sets features_ (trainer_cuda.cpp).
+  /// sets features_ (trainer_devices.cpp).
   void setup_cuda_features();
   /// CUDA backend, after the PEs exist: device communicators, device graphs and GPU caches.
   void setup_cuda_pes();
   /// The exec_context PE p computes in (host, emulated, or its CUDA device).
   [[nodiscard]] exec_context compute_context(int p) const;
+  /// CUDA backend: every PE's pool high watermark (bytes), after restarting them with
+  /// reset_peak_device_memory; empty otherwise.
+  [[nodiscard]] std::vector<std::int64_t> peak_device_memory() const;
+  void reset_peak_device_memory() const;
   /// Makes PE p's device current on the calling thread (CUDA backend; no-op otherwise).
   void bind_device(int p) const;
   /// features_ for the host-readable tiers host and mmap (loads the .npy when it was left in
   /// the file and the tier is host).
   void set_host_features(storage_tier tier);
   /// What every step ends with: counters, loss, and the trace when asked for.
-  void finish_step(pe_state& pe, const step_options& opt, step_meter& meter,
-                   const work_counters& w, std::span<const vid_t> seeds,
-                   std::span<const block> blocks, double loss, double loss_sum,
-                   matrix<float> logits, std::vector<float> grads, std::int64_t working_set,
-                   std::int64_t staging);
+  void finish_step(pe_state& pe, const step_options& opt, step_meter& meter, const work_counters& w,
+                   std::span<const vid_t> seeds, std::span<const block> blocks, double loss,
+                   double loss_sum, matrix<float> logits, std::vector<float> grads,
+                   std::int64_t working_set, std::int64_t staging);
 
   const dataset& ds_;
   const csc_graph& g_;
@@ -185,7 +188,7 @@ class trainer {
   matrix<float> owned_features_;  // features read here when the dataset left them in the file
   std::shared_ptr<host_comm_group> group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
-  mutable std::unique_ptr<models::gnn_model> host_copy_;  // host_model() off the host backend
+  mutable std::unique_ptr<models::gnn_model> host_copy_;     // host_model() off the host backend
   std::vector<std::shared_ptr<const placed_graph>> graphs_;  // [P]; null: the PE samples on
                                                              // the host graph
 };

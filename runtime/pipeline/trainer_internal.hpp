@@ -1,4 +1,4 @@
-// Internal to the trainer's translation units (trainer.cpp, trainer_cuda.cpp): the per-PE state,
+// Internal to the trainer's translation units (trainer.cpp, trainer_devices.cpp): the per-PE state,
 // what one step carries from sampling to the model, and the per-step stage clocks. Not part of
 // the public interface.
 #pragma once
@@ -46,10 +46,10 @@ struct trainer::pe_state {
   models::gnn_model model;
   models::adam opt;
   feature_store store;
-  stage_seconds seconds;       // accumulated over the epoch
-  work_counters work;          // accumulated over the epoch
-  double loss = 0;             // accumulated global-batch loss (identical on every PE)
-  std::uint64_t run_seed = 0;  // PE 0's seed, broadcast at start (DESIGN.md section 4)
+  stage_seconds seconds;                // accumulated over the epoch
+  work_counters work;                   // accumulated over the epoch
+  double loss = 0;                      // accumulated global-batch loss (identical on every PE)
+  std::uint64_t run_seed = 0;           // PE 0's seed, broadcast at start (DESIGN.md section 4)
   communicator* device_comm = nullptr;  // CUDA backend: this PE's device communicator (dev_)
   /// The communicator of ctx.space(): the device communicator on the CUDA backend, the host one
   /// for host and emulated memory.
@@ -82,8 +82,12 @@ struct trainer::placed_graph {
 /// other PEs, attributed to a layer and direction by record().
 struct trainer::step_meter {
   explicit step_meter(std::vector<const communicator*> c)
-      : comms(std::move(c)), cpu_mark(thread_cpu_seconds()), comm_mark(comm_seconds()),
-        sent_mark(sent_bytes()), sent_start(sent_mark), allreduce_start(allreduce_bytes()) {}
+      : comms(std::move(c)),
+        cpu_mark(thread_cpu_seconds()),
+        comm_mark(comm_seconds()),
+        sent_mark(sent_bytes()),
+        sent_start(sent_mark),
+        allreduce_start(allreduce_bytes()) {}
   [[nodiscard]] double comm_seconds() const {
     double s = 0;
     for (auto const* c : comms) s += c->stats().seconds;
@@ -124,7 +128,7 @@ struct trainer::step_meter {
   double cpu_mark;
   double comm_mark;
   std::int64_t sent_mark;
-  std::int64_t sent_start;       // totals when the step began
+  std::int64_t sent_start;  // totals when the step began
   std::int64_t allreduce_start;
 };
 

@@ -10,6 +10,8 @@
 #include "kernels/dense/elementwise.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "kernels/gather/gather.hpp"
+#include "kernels/sparse/edge_softmax.hpp"
+#include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
 #include "runtime/core/memory.hpp"
 
@@ -23,7 +25,6 @@ std::vector<float> ints(std::size_t n, int k, std::uint64_t seed) {
   for (auto& x : v) x = static_cast<float>(static_cast<int>(gen() % (2 * k + 1)) - k);
   return v;
 }
-
 
 template <typename T>
 void append(std::vector<double>& out, const std::vector<T>& v) {
@@ -48,7 +49,8 @@ csr_case make_csr(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
       for (std::int64_t t = 0; t < cols; ++t) c.indices.push_back(t);
     } else if (s > 1 && cols > 0) {
       auto const d = static_cast<std::int64_t>(gen() % 5);
-      for (std::int64_t e = 0; e < d; ++e) c.indices.push_back(static_cast<std::int64_t>(gen() % cols));
+      for (std::int64_t e = 0; e < d; ++e)
+        c.indices.push_back(static_cast<std::int64_t>(gen() % cols));
     }
     c.indptr.push_back(static_cast<eid_t>(c.indices.size()));
   }
@@ -70,7 +72,8 @@ std::vector<op_case> parity_cases() {
       for (op ob : {op::none, op::transpose}) {
         for (float beta : {0.0f, 1.0f}) {
           std::int64_t const k = 17;
-          all.push_back({"gemm " + sz + (oa == op::none ? " N" : " T") + (ob == op::none ? "N" : "T") +
+          all.push_back({"gemm " + sz + (oa == op::none ? " N" : " T") +
+                             (ob == op::none ? "N" : "T") +
                              " beta=" + std::to_string(static_cast<int>(beta)),
                          1e-5, [=](const exec_context& ctx) {
                            auto a = ints(static_cast<std::size_t>(m * k), 3, 1);
@@ -96,8 +99,8 @@ std::vector<op_case> parity_cases() {
       ip = upload<eid_t>(ctx, csr.indptr);
       ix = upload<std::int64_t>(ctx, csr.indices);
       vals = upload<float>(ctx, ints(csr.indices.size(), 2, 5));
-      return csr_view{csr.rows, csr.cols, static_cast<std::int64_t>(csr.indices.size()), ip.data(),
-                      ix.data(), ctx.space()};
+      return csr_view{csr.rows,  csr.cols,  static_cast<std::int64_t>(csr.indices.size()),
+                      ip.data(), ix.data(), ctx.space()};
     };
     all.push_back({"spmm " + sz, 1e-5, [=](const exec_context& ctx) {
                      buffer<eid_t> ip;
@@ -124,15 +127,15 @@ std::vector<op_case> parity_cases() {
                      return out;
                    }});
     for (bool relu : {false, true}) {
-      all.push_back({"bias_activation " + sz + (relu ? " relu" : ""), 0.0,
-                     [=](const exec_context& ctx) {
-                       auto o = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 10)));
-                       auto b = upload<float>(ctx, ints(static_cast<std::size_t>(n), 4, 11));
-                       bias_activation<float>(ctx, o.view(), b.view(), relu);
-                       std::vector<double> out;
-                       append(out, download<float>(ctx, o.view()).values());
-                       return out;
-                     }});
+      all.push_back(
+          {"bias_activation " + sz + (relu ? " relu" : ""), 0.0, [=](const exec_context& ctx) {
+             auto o = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 10)));
+             auto b = upload<float>(ctx, ints(static_cast<std::size_t>(n), 4, 11));
+             bias_activation<float>(ctx, o.view(), b.view(), relu);
+             std::vector<double> out;
+             append(out, download<float>(ctx, o.view()).values());
+             return out;
+           }});
     }
     all.push_back({"relu_backward " + sz, 0.0, [=](const exec_context& ctx) {
                      auto g = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 12)));
@@ -176,7 +179,7 @@ std::vector<op_case> parity_cases() {
                      std::vector<std::int64_t> deg(static_cast<std::size_t>(csr.cols));
                      for (std::int64_t t = 0; t < csr.cols; ++t) deg[t] = (t * 7) % 11;
                      auto ddeg = upload<std::int64_t>(ctx, deg);
-                     block_view const b{csr.rows,   csr.cols,  a.num_edges, nullptr,     a.indptr,
+                     block_view const b{csr.rows,  csr.cols,    a.num_edges, nullptr,    a.indptr,
                                         a.indices, vals.data(), ddeg.data(), ctx.space()};
                      buffer<float> ev(ctx, static_cast<std::size_t>(a.num_edges));
                      gcn_edge_values<float>(ctx, b, ev.view());
@@ -199,6 +202,39 @@ std::vector<op_case> parity_cases() {
                      std::vector<double> out{static_cast<double>(loss)};
                      append(out, download<float>(ctx, g.view()).values());
                      return out;
+                   }});
+    all.push_back({"sddmm " + sz, 1e-5, [=](const exec_context& ctx) {
+                     buffer<eid_t> ip;
+                     buffer<std::int64_t> ix;
+                     buffer<float> vals;
+                     auto const a = sparse_inputs(ctx, ip, ix, vals);
+                     auto da = upload(ctx, matrix<float>(csr.rows, n, ints(csr.rows * n, 3, 25)));
+                     auto dx = upload(ctx, matrix<float>(csr.cols, n, ints(csr.cols * n, 3, 26)));
+                     buffer<float> out(ctx, static_cast<std::size_t>(a.num_edges));
+                     buffer<float> out1(ctx, static_cast<std::size_t>(a.num_edges));
+                     sddmm<float>(ctx, a, da.view(), dx.view(), vals.view(), out.view());
+                     sddmm<float>(ctx, a, da.view(), dx.view(), {}, out1.view());
+                     std::vector<double> r;
+                     append(r, download<float>(ctx, out.view()));
+                     append(r, download<float>(ctx, out1.view()));
+                     return r;
+                   }});
+    all.push_back({"edge_softmax forward+backward " + sz, 1e-5, [=](const exec_context& ctx) {
+                     buffer<eid_t> ip;
+                     buffer<std::int64_t> ix;
+                     buffer<float> vals;
+                     auto const a = sparse_inputs(ctx, ip, ix, vals);
+                     auto const e = static_cast<std::size_t>(a.num_edges);
+                     auto scores = upload<float>(ctx, ints(e, 4, 27));
+                     auto gy = upload<float>(ctx, ints(e, 3, 28));
+                     buffer<float> y(ctx, e);
+                     buffer<float> gs(ctx, e);
+                     edge_softmax<float>(ctx, a, scores.view(), y.view());
+                     edge_softmax_backward<float>(ctx, a, y.view(), gy.view(), gs.view());
+                     std::vector<double> r;
+                     append(r, download<float>(ctx, y.view()));
+                     append(r, download<float>(ctx, gs.view()));
+                     return r;
                    }});
     all.push_back({"gather_rows " + sz, 0.0, [=](const exec_context& ctx) {
                      auto t = upload(ctx, matrix<float>(m + 1, n, ints((m + 1) * n, 9, 21)));
@@ -230,7 +266,6 @@ std::vector<op_case> parity_cases() {
   }
   return all;
 }
-
 
 void expect_parity(const exec_context& target, const std::string& backend_name, bool exact) {
   exec_context const host;

@@ -19,8 +19,9 @@ struct op_case {
   std::function<std::vector<double>(const exec_context&)> run;
 };
 
-/// Every op case: gemm (all op combinations, beta 0 and 1), spmm and its transpose, the
-/// element-wise ops, the loss, Adam and the gather, on shapes that include empty, 1, 31/32/33
+/// Every op case: gemm (all op combinations, beta 0 and 1), spmm and its transpose, SDDMM (with
+/// and without edge scales), edge softmax and its backward, the element-wise ops, the loss, Adam
+/// and the gather, on shapes that include empty, 1, 31/32/33
 /// and widths that are not multiples of 4, over CSRs with a zero-degree row next to a row with
 /// an edge from every source. Inputs are integer-valued.
 std::vector<op_case> parity_cases();

@@ -140,8 +140,8 @@ TEST_P(TrainerCuda, CooperativeOnOneDeviceEqualsSinglePe) {
 
 INSTANTIATE_TEST_SUITE_P(
     Usecases, TrainerCuda,
-    ::testing::Values(usecase{"sage", sampler_kind::ns, {4, 3}, 64, false, 8},     // aggregate first
-                      usecase{"sage", sampler_kind::labor, {5, 5}, 50, true, 16},   // head
+    ::testing::Values(usecase{"sage", sampler_kind::ns, {4, 3}, 64, false, 8},  // aggregate first
+                      usecase{"sage", sampler_kind::labor, {5, 5}, 50, true, 16},  // head
                       usecase{"gcn", sampler_kind::ns, {-1, 3}, 33, true, 8},
                       usecase{"gcn", sampler_kind::labor, {3}, 40, false, 4}));  // transform first
 
@@ -177,8 +177,7 @@ TEST(TrainerCudaTiers, GpuCacheCountsWhatItsHostReferenceCounts) {
   // of the host table (the host reference): the same hits and misses, batch after batch.
   for (auto mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
     SCOPED_TRACE(to_string(mode));
-    auto c = make_cfg({"sage", sampler_kind::labor, {4, 4}, 64, false, 8}, mode, 2,
-                      backend::cuda);
+    auto c = make_cfg({"sage", sampler_kind::labor, {4, 4}, 64, false, 8}, mode, 2, backend::cuda);
     c.batch_dependency = 4;
     c.cache_policy = cache_policy_kind::setassoc;
     c.cache_rows = 60;
@@ -220,6 +219,10 @@ TEST(TrainerCudaEpochs, LearnsLikeTheHostBackend) {
   EXPECT_NEAR(rd.test_metric, rh.test_metric, 0.03);
   EXPECT_GT(rd.test_metric, 0.6) << "4 classes, homophilous graph: well above chance";
   EXPECT_EQ(rd.work.sampled_edges, rh.work.sampled_edges);
+  // Each PE's peak device memory is measured on the GPU (its pool's watermark), not on the host.
+  ASSERT_EQ(rd.peak_device_bytes.size(), 2u);
+  for (auto b : rd.peak_device_bytes) EXPECT_GT(b, 0);
+  EXPECT_TRUE(rh.peak_device_bytes.empty());
 }
 
 }  // namespace

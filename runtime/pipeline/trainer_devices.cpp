@@ -2,12 +2,11 @@
 // communicators, the device feature tables and GPU caches, and the two step stages that only
 // exist on a GPU (device sampling, the device and pinned tiers' gather). Everything else of a
 // step is trainer::pe_step, the same for every backend.
-#include "runtime/pipeline/trainer_internal.hpp"
-
 #include <set>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
+#include "runtime/pipeline/trainer_internal.hpp"
 
 #ifdef COOPGNN_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -30,7 +29,7 @@ struct trainer::device_state {
   // Device tier: one copy per device ordinal (nullptr for devices without PEs); pinned tier:
   // one page-locked table at index 0, read by every device over UVA; host/mmap: empty.
   std::vector<std::unique_ptr<feature_table>> tables;
-  std::vector<std::unique_ptr<communicator>> comms;                // [P]
+  std::vector<std::unique_ptr<communicator>> comms;  // [P]
   [[nodiscard]] std::size_t device_of(int pe) const {
     return static_cast<std::size_t>(ctxs.at(static_cast<std::size_t>(pe))->device());
   }
@@ -92,7 +91,8 @@ void trainer::setup_cuda_features() {
   }
   // Half of the free memory of the fullest device may hold the table (the rest: minibatches).
   std::int64_t device_budget = std::numeric_limits<std::int64_t>::max();
-  for (auto const& c : dev_->ctxs) device_budget = std::min(device_budget, free_device_bytes(*c) / 2);
+  for (auto const& c : dev_->ctxs)
+    device_budget = std::min(device_budget, free_device_bytes(*c) / 2);
   auto const forced = cfg_.feature_storage;
   // setassoc is the GPU cache's policy: it fronts a device or pinned table on the device (and
   // the host/mmap tiers through its exact host reference). The host-only policies (lru, clock,
@@ -100,17 +100,17 @@ void trainer::setup_cuda_features() {
   // --feature-storage auto the table stays on the host (or mapped) and loaded rows are copied.
   bool const cache = cfg_.cache_policy != cache_policy_kind::none &&
                      cfg_.cache_policy != cache_policy_kind::setassoc;
-  COOPGNN_EXPECTS(!cache || !forced || (*forced != storage_tier::device &&
-                                        *forced != storage_tier::pinned),
-                  "--cache-policy {} with --feature-storage {}: on the CUDA backend this policy "
-                  "is a host cache in front of the host and mmap tiers; use --feature-storage "
-                  "host, mmap or auto, or --cache-policy setassoc (the GPU cache)",
-                  to_string(cfg_.cache_policy), to_string(*forced));
+  COOPGNN_EXPECTS(
+      !cache || !forced || (*forced != storage_tier::device && *forced != storage_tier::pinned),
+      "--cache-policy {} with --feature-storage {}: on the CUDA backend this policy "
+      "is a host cache in front of the host and mmap tiers; use --feature-storage "
+      "host, mmap or auto, or --cache-policy setassoc (the GPU cache)",
+      to_string(cfg_.cache_policy), to_string(*forced));
   std::int64_t const table_bytes = ds_.num_nodes * ds_.feature_dim() * 4;
   if (cache && !forced) {
-    dev_->tier = choose_storage_tier(backend::host, table_bytes, {0, default_host_budget_bytes()},
-                                     std::nullopt, ds_.features_in_memory(),
-                                     !ds_.feature_file.empty());
+    dev_->tier =
+        choose_storage_tier(backend::host, table_bytes, {0, default_host_budget_bytes()},
+                            std::nullopt, ds_.features_in_memory(), !ds_.feature_file.empty());
   } else {
     dev_->tier = choose_storage_tier(backend::cuda, table_bytes,
                                      {device_budget, default_host_budget_bytes()}, forced,
@@ -156,6 +156,21 @@ void trainer::setup_cuda_pes() {
 
 void trainer::bind_device(int p) const {
   if (dev_) dev_->ctxs.at(static_cast<std::size_t>(p))->make_current();
+}
+
+std::vector<std::int64_t> trainer::peak_device_memory() const {
+  std::vector<std::int64_t> peaks;
+  if (!dev_) return peaks;
+  for (auto const& c : dev_->ctxs) {
+    c->synchronize();  // frees enqueued by the epoch have happened
+    peaks.push_back(static_cast<std::int64_t>(c->peak_used_bytes()));
+  }
+  return peaks;
+}
+
+void trainer::reset_peak_device_memory() const {
+  if (!dev_) return;
+  for (auto const& c : dev_->ctxs) c->reset_peak_used();
 }
 
 trainer::~trainer() {
@@ -236,6 +251,8 @@ void trainer::setup_cuda_pes() {
 }
 void trainer::bind_device(int /*p*/) const {}
 trainer::~trainer() = default;
+std::vector<std::int64_t> trainer::peak_device_memory() const { return {}; }
+void trainer::reset_peak_device_memory() const {}
 exec_context trainer::compute_context(int p) const {
   return exec_context(cfg_.compute_backend, p, cfg_.sample_threads);
 }
