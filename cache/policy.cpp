@@ -140,8 +140,8 @@ cache_policy::cache_policy(std::int64_t capacity_rows) : capacity_(capacity_rows
 }
 
 void cache_policy::access_batch(std::span<const std::int64_t> keys, std::span<std::uint8_t> hit) {
-  COOPGNN_EXPECTS(hit.size() == keys.size(),
-                  "cache_policy::access_batch: {} keys but {} hit flags", keys.size(), hit.size());
+  COOPGNN_EXPECTS(hit.size() == keys.size(), "cache_policy::access_batch: {} keys but {} hit flags",
+                  keys.size(), hit.size());
   begin_batch();
   for (std::size_t i = 0; i < keys.size(); ++i) hit[i] = query(keys[i]) ? 1 : 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -393,7 +393,7 @@ std::unique_ptr<cache_policy> make_cache_policy(const std::string& name,
   if (name == "setassoc") return std::make_unique<set_assoc_policy>(capacity_rows);
   COOPGNN_FAIL(
       "make_cache_policy: unknown cache policy '{}' (expected lru, clock, sieve, s3fifo, setassoc)",
-               name);
+      name);
 }
 
 }  // namespace coopgnn

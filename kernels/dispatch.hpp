@@ -20,7 +20,7 @@ namespace coopgnn::detail {
 
 /// Checks each named operand's space against the context (see expect_space).
 inline void expect_spaces(const exec_context& ctx, const char* fn,
-                   std::initializer_list<std::pair<const char*, memory_space>> operands) {
+                          std::initializer_list<std::pair<const char*, memory_space>> operands) {
   for (auto const& [name, space] : operands) expect_space(ctx, space, fn, name);
 }
 
@@ -28,8 +28,7 @@ inline void expect_spaces(const exec_context& ctx, const char* fn,
 template <class T>
 void expect_cuda_type(const char* fn) {
   if constexpr (!std::is_same_v<T, float>) {
-    COOPGNN_FAIL("{}: the CUDA backend computes in float32 only (float64 is a host reference)",
-                 fn);
+    COOPGNN_FAIL("{}: the CUDA backend computes in float32 only (float64 is a host reference)", fn);
   }
 }
 

@@ -20,8 +20,8 @@ namespace coopgnn::models {
 template <typename T>
 std::size_t parameter_set<T>::add(std::string name, std::int64_t rows, std::int64_t cols) {
   COOPGNN_EXPECTS(!allocated_, "parameter_set::add: '{}' after allocate()", name);
-  COOPGNN_EXPECTS(rows >= 0 && cols >= 0, "parameter_set::add: '{}' has shape [{}, {}]", name,
-                  rows, cols);
+  COOPGNN_EXPECTS(rows >= 0 && cols >= 0, "parameter_set::add: '{}' has shape [{}, {}]", name, rows,
+                  cols);
   for (auto const& p : infos_) {
     COOPGNN_EXPECTS(p.name != name, "parameter_set::add: '{}' is registered twice", name);
   }
@@ -151,8 +151,7 @@ edge_weights<T> weights_of(const exec_context& ctx, const block_view& b) {
 }
 
 buffer_view<const std::int64_t> degrees_of(const block_view& b) {
-  return {b.src_degree, b.src_degree == nullptr ? 0 : static_cast<std::size_t>(b.num_src),
-          b.space};
+  return {b.src_degree, b.src_degree == nullptr ? 0 : static_cast<std::size_t>(b.num_src), b.space};
 }
 
 void check_dims(std::int64_t in_dim, std::int64_t out_dim, float dropout, const char* what) {
@@ -209,7 +208,8 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
 template <typename T>
 void conv_layer<T>::init(const exec_context& ctx, std::uint64_t seed) {
   detail::glorot_uniform(ctx, *params_, w_self_, seed, layer_index_, 0);
-  if (kind_ == conv_kind::sage) detail::glorot_uniform(ctx, *params_, w_neigh_, seed, layer_index_, 1);
+  if (kind_ == conv_kind::sage)
+    detail::glorot_uniform(ctx, *params_, w_neigh_, seed, layer_index_, 1);
   detail::zero_param(ctx, *params_, bias_);
 }
 
@@ -226,8 +226,8 @@ void conv_layer<T>::check_block(const exec_context& ctx, const block_view& b, st
   COOPGNN_EXPECTS(b.num_dst >= 0 && b.num_dst <= b.num_src,
                   "{}: block has num_dst = {} but {} sources", fn, b.num_dst, b.num_src);
   COOPGNN_EXPECTS(h_rows == b.num_src && h_cols == in_dim_,
-                  "{}: h_src is [{}, {}] but the block has {} sources and in_dim is {}", fn,
-                  h_rows, h_cols, b.num_src, in_dim_);
+                  "{}: h_src is [{}, {}] but the block has {} sources and in_dim is {}", fn, h_rows,
+                  h_cols, b.num_src, in_dim_);
   if (kind_ == conv_kind::gcn) {
     COOPGNN_EXPECTS(b.src_degree != nullptr || b.num_src == 0,
                     "{}: the block has no src_degree for its {} sources (GCN needs degrees)", fn,
@@ -335,9 +335,9 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
   COOPGNN_EXPECTS(!gcn || static_cast<std::int64_t>(cache.edge_values.size()) == b.num_edges,
                   "{}: cache has {} GCN edge values for {} edges", fn, cache.edge_values.size(),
                   b.num_edges);
-  COOPGNN_EXPECTS(cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == num_src * in,
-                  "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(),
-                  num_src * in);
+  COOPGNN_EXPECTS(
+      cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == num_src * in,
+      "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(), num_src * in);
 
   // g = relu'(out) * grad_out (grad_out itself without ReLU).
   tensor<T> relu_g;
@@ -378,8 +378,8 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
         gemm<T>(ctx, op::none, op::transpose, T{1}, g, w_self, T{0}, gh.view().first_rows(num_dst));
       }
       tensor<T> gagg(ctx, num_dst, in);
-      gemm<T>(ctx, op::none, op::transpose, T{1}, g, gcn ? w_self : params_->value(w_neigh_),
-              T{0}, gagg.view());
+      gemm<T>(ctx, op::none, op::transpose, T{1}, g, gcn ? w_self : params_->value(w_neigh_), T{0},
+              gagg.view());
       spmm_transpose_add<T>(ctx, a, ev, gagg.view(), gh.view());
       if (gcn) gcn_self_add<T>(ctx, deg, gagg.view(), gh.view().first_rows(num_dst));
     }
@@ -413,7 +413,10 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
 template <typename T>
 linear_layer<T>::linear_layer(std::int64_t in_dim, std::int64_t out_dim, std::uint32_t layer_index,
                               float dropout, parameter_set<T>& params)
-    : in_dim_(in_dim), out_dim_(out_dim), layer_index_(layer_index), dropout_(dropout),
+    : in_dim_(in_dim),
+      out_dim_(out_dim),
+      layer_index_(layer_index),
+      dropout_(dropout),
       params_(&params) {
   detail::check_dims(in_dim, out_dim, dropout, "linear_layer");
   weight_ = params.add(fmt::format("linear{}.weight", layer_index), in_dim, out_dim);
@@ -443,9 +446,9 @@ tensor<T> linear_layer<T>::forward(const exec_context& ctx, tensor_view<const T>
   }
   linear_cache<T> local;
   linear_cache<T>& c = cache != nullptr ? *cache : local;
-  tensor_view<const T> const xin = detail::layer_input<T>(
-      ctx, x, row_ids, key, layer_index_, dropout_, drop, cache != nullptr, c.x, c.keep,
-      c.keep_scale);
+  tensor_view<const T> const xin =
+      detail::layer_input<T>(ctx, x, row_ids, key, layer_index_, dropout_, drop, cache != nullptr,
+                             c.x, c.keep, c.keep_scale);
   tensor<T> y(ctx, x.rows, out_dim_);
   gemm<T>(ctx, op::none, op::none, T{1}, xin, params_->value(weight_), T{0}, y.view());
   bias_activation<T>(ctx, y.view(), params_->value(bias_).flat(), false);
@@ -458,14 +461,14 @@ tensor<T> linear_layer<T>::backward(const exec_context& ctx, tensor_view<const T
   constexpr const char* fn = "linear_layer::backward";
   COOPGNN_NVTX_RANGE("model/head/backward");
   COOPGNN_EXPECTS(cache.x.cols() == in_dim_,
-                  "{}: cache.x is [{}, {}] but in_dim is {} (was forward called with a cache?)",
-                  fn, cache.x.rows(), cache.x.cols(), in_dim_);
+                  "{}: cache.x is [{}, {}] but in_dim is {} (was forward called with a cache?)", fn,
+                  cache.x.rows(), cache.x.cols(), in_dim_);
   COOPGNN_EXPECTS(grad_out.rows == cache.x.rows() && grad_out.cols == out_dim_,
                   "{}: grad_out is [{}, {}], expected [{}, {}]", fn, grad_out.rows, grad_out.cols,
                   cache.x.rows(), out_dim_);
-  COOPGNN_EXPECTS(cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == cache.x.size(),
-                  "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(),
-                  cache.x.size());
+  COOPGNN_EXPECTS(
+      cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == cache.x.size(),
+      "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(), cache.x.size());
   bias_grad_add<T>(ctx, grad_out, params_->grad(bias_).flat());
   gemm<T>(ctx, op::transpose, op::none, T{1}, cache.x.view(), grad_out, T{1},
           params_->grad(weight_));

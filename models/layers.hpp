@@ -112,12 +112,12 @@ bool dropout_keeps(std::uint64_t run_seed, std::uint32_t batch, std::uint32_t la
 /// tests and the pipeline can look at intermediate values; treat as opaque otherwise.
 template <typename T>
 struct conv_cache {
-  tensor<T> h;                  ///< [num_src, in_dim] input after dropout (a copy)
-  buffer<std::uint8_t> keep;    ///< [num_src * in_dim] dropout mask, empty when none applied
-  T keep_scale = T{1};          ///< 1 / (1 - p) for kept elements
-  tensor<T> mid;                ///< aggregate [num_dst, in_dim] or transform [num_src, out]
-  tensor<T> out;                ///< [num_dst, out_dim] layer output (after ReLU)
-  buffer<T> edge_values;        ///< [num_edges] GCN edge coefficients (empty for SAGE)
+  tensor<T> h;                ///< [num_src, in_dim] input after dropout (a copy)
+  buffer<std::uint8_t> keep;  ///< [num_src * in_dim] dropout mask, empty when none applied
+  T keep_scale = T{1};        ///< 1 / (1 - p) for kept elements
+  tensor<T> mid;              ///< aggregate [num_dst, in_dim] or transform [num_src, out]
+  tensor<T> out;              ///< [num_dst, out_dim] layer output (after ReLU)
+  buffer<T> edge_values;      ///< [num_edges] GCN edge coefficients (empty for SAGE)
   /// Bytes held (working-set accounting).
   [[nodiscard]] std::int64_t bytes() const {
     return static_cast<std::int64_t>(h.bytes() + keep.bytes() + mid.bytes() + out.bytes() +
@@ -221,8 +221,8 @@ class conv_layer {
 /// What linear_layer::forward keeps for backward.
 template <typename T>
 struct linear_cache {
-  tensor<T> x;                 ///< [n, in_dim] input after dropout (a copy)
-  buffer<std::uint8_t> keep;   ///< dropout mask, empty when none applied
+  tensor<T> x;                ///< [n, in_dim] input after dropout (a copy)
+  buffer<std::uint8_t> keep;  ///< dropout mask, empty when none applied
   T keep_scale = T{1};
   [[nodiscard]] std::int64_t bytes() const {
     return static_cast<std::int64_t>(x.bytes() + keep.bytes());

@@ -131,7 +131,8 @@ tensor<float> gnn_model::backward(std::span<const block_view> blocks,
     gv = g.view();
   }
   for (std::size_t i = convs_.size(); i-- > 0;) {
-    tensor<float> next = convs_[i].backward(ctx_, blocks[i], gv, cache.convs[i], i > 0 || input_grad);
+    tensor<float> next =
+        convs_[i].backward(ctx_, blocks[i], gv, cache.convs[i], i > 0 || input_grad);
     g = std::move(next);
     gv = g.view();
   }
@@ -164,8 +165,8 @@ matrix<float> gnn_model::infer_full(const csc_graph& g, const matrix<float>& fea
     placed.indices = upload<std::int64_t>(ctx, full.indices);
     placed.weights = upload<float>(ctx, full.weights);
     placed.src_degree = upload<std::int64_t>(ctx, full.src_degree);
-    bv = {full.num_dst,         full.num_src(),        full.num_edges(),
-          placed.src_ids.data(), placed.indptr.data(), placed.indices.data(),
+    bv = {full.num_dst,          full.num_src(),           full.num_edges(),
+          placed.src_ids.data(), placed.indptr.data(),     placed.indices.data(),
           placed.weights.data(), placed.src_degree.data(), ctx.space()};
     x_placed = upload<float>(ctx, features);
     x = x_placed.view();

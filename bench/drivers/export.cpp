@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <fstream>
 
+#include "kernels/dense/elementwise.hpp"
 #include "kernels/gather/gather.hpp"
 #include "models/layers.hpp"
 #include "models/model.hpp"
-#include "kernels/dense/elementwise.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/npy.hpp"
@@ -95,8 +95,8 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
       replica.zero_grad();
       tensor<float> out = replica.forward(views, host_view(x), key, &cache);
       tensor<float> grad(ctx, out.rows(), out.cols());
-      softmax_cross_entropy<float>(ctx, out.view(), host_view(labels),
-                                   1.0f / static_cast<float>(B), grad.view());
+      softmax_cross_entropy<float>(ctx, out.view(), host_view(labels), 1.0f / static_cast<float>(B),
+                                   grad.view());
       // The input features need no gradient (as in the PyG baseline, whose x is a leaf).
       replica.backward(views, grad.view(), cache, false);
       times.push_back(t.seconds());

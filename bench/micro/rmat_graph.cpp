@@ -29,7 +29,8 @@ std::vector<vid_t> bench_seeds(vid_t num_nodes, std::int64_t count, std::uint64_
   for (std::int64_t i = 0; i < count; ++i) {
     auto const r = rng::draw4(st, static_cast<std::uint64_t>(i), 0, 0);
     std::uint64_t const x = (static_cast<std::uint64_t>(r[0]) << 32) | r[1];
-    out[static_cast<std::size_t>(i)] = static_cast<vid_t>(x % static_cast<std::uint64_t>(num_nodes));
+    out[static_cast<std::size_t>(i)] =
+        static_cast<vid_t>(x % static_cast<std::uint64_t>(num_nodes));
   }
   return out;
 }

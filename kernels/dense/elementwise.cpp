@@ -22,8 +22,8 @@ namespace {
 template <typename T>
 void expect_same_shape(const char* fn, tensor_view<const T> a, const char* an,
                        tensor_view<const T> b, const char* bn) {
-  COOPGNN_EXPECTS(a.rows == b.rows && a.cols == b.cols, "{}: {} is [{}, {}] but {} is [{}, {}]",
-                  fn, an, a.rows, a.cols, bn, b.rows, b.cols);
+  COOPGNN_EXPECTS(a.rows == b.rows && a.cols == b.cols, "{}: {} is [{}, {}] but {} is [{}, {}]", fn,
+                  an, a.rows, a.cols, bn, b.rows, b.cols);
 }
 
 }  // namespace
@@ -65,11 +65,11 @@ void bias_activation(const exec_context& ctx, tensor_view<T> out, buffer_view<co
 }
 
 template <typename T>
-void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out,
-                   tensor_view<const T> out, tensor_view<T> grad_in) {
+void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out, tensor_view<const T> out,
+                   tensor_view<T> grad_in) {
   constexpr const char* fn = "relu_backward";
-  detail::expect_spaces(ctx, fn,
-                        {{"grad_out", grad_out.space}, {"out", out.space}, {"grad_in", grad_in.space}});
+  detail::expect_spaces(
+      ctx, fn, {{"grad_out", grad_out.space}, {"out", out.space}, {"grad_in", grad_in.space}});
   expect_same_shape<T>(fn, grad_out, "grad_out", out, "out");
   expect_same_shape<T>(fn, grad_out, "grad_out", grad_in, "grad_in");
   if (grad_in.size() == 0) return;
@@ -116,9 +116,9 @@ void bias_grad_add(const exec_context& ctx, tensor_view<const T> g, buffer_view<
 }
 
 template <typename T>
-void dropout_forward(const exec_context& ctx, tensor_view<const T> x,
-                     buffer_view<const vid_t> ids, const dropout_key& key, float p, T scale,
-                     tensor_view<T> y, buffer_view<std::uint8_t> keep) {
+void dropout_forward(const exec_context& ctx, tensor_view<const T> x, buffer_view<const vid_t> ids,
+                     const dropout_key& key, float p, T scale, tensor_view<T> y,
+                     buffer_view<std::uint8_t> keep) {
   constexpr const char* fn = "dropout_forward";
   detail::expect_spaces(ctx, fn,
                         {{"x", x.space}, {"ids", ids.space}, {"y", y.space}, {"keep", keep.space}});
@@ -218,11 +218,12 @@ template <typename T>
 void gcn_self_add(const exec_context& ctx, buffer_view<const std::int64_t> src_degree,
                   tensor_view<const T> x, tensor_view<T> y) {
   constexpr const char* fn = "gcn_self_add";
-  detail::expect_spaces(ctx, fn, {{"src_degree", src_degree.space}, {"x", x.space}, {"y", y.space}});
-  COOPGNN_EXPECTS(x.rows >= y.rows && x.cols == y.cols &&
-                      static_cast<std::int64_t>(src_degree.size) >= y.rows,
-                  "{}: x is [{}, {}], y is [{}, {}] and src_degree has {} entries", fn, x.rows,
-                  x.cols, y.rows, y.cols, src_degree.size);
+  detail::expect_spaces(ctx, fn,
+                        {{"src_degree", src_degree.space}, {"x", x.space}, {"y", y.space}});
+  COOPGNN_EXPECTS(
+      x.rows >= y.rows && x.cols == y.cols && static_cast<std::int64_t>(src_degree.size) >= y.rows,
+      "{}: x is [{}, {}], y is [{}, {}] and src_degree has {} entries", fn, x.rows, x.cols, y.rows,
+      y.cols, src_degree.size);
   if (y.size() == 0) return;
   if (!ctx.runs_on_host()) {
     detail::expect_cuda_type<T>(fn);
@@ -307,16 +308,16 @@ T softmax_cross_entropy(const exec_context& ctx, tensor_view<const T> logits,
 void adam_update(const exec_context& ctx, buffer_view<float> value, buffer_view<const float> grad,
                  buffer_view<float> m, buffer_view<float> v, const adam_step_params& a) {
   constexpr const char* fn = "adam_update";
-  detail::expect_spaces(ctx, fn,
-                        {{"value", value.space}, {"grad", grad.space}, {"m", m.space}, {"v", v.space}});
+  detail::expect_spaces(
+      ctx, fn, {{"value", value.space}, {"grad", grad.space}, {"m", m.space}, {"v", v.space}});
   COOPGNN_EXPECTS(grad.size == value.size && m.size == value.size && v.size == value.size,
                   "{}: value has {} elements, grad {}, m {}, v {}", fn, value.size, grad.size,
                   m.size, v.size);
   if (value.empty()) return;
   if (!ctx.runs_on_host()) {
 #ifdef COOPGNN_WITH_CUDA
-    cuda::adam_step(value.data, grad.data, m.data, v.data, static_cast<std::int64_t>(value.size),
-                    a, ctx.cuda()->compute());
+    cuda::adam_step(value.data, grad.data, m.data, v.data, static_cast<std::int64_t>(value.size), a,
+                    ctx.cuda()->compute());
     return;
 #else
     detail::no_cuda_build(fn);

@@ -30,8 +30,8 @@ void bias_activation(const exec_context& ctx, tensor_view<T> out, buffer_view<co
 /// grad_in[e] = out[e] > 0 ? grad_out[e] : 0 (the ReLU derivative taken at the output).
 /// @param grad_out, out, grad_in  same shape; grad_in may be exactly grad_out. Bitwise on CUDA.
 template <typename T>
-void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out,
-                   tensor_view<const T> out, tensor_view<T> grad_in);
+void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out, tensor_view<const T> out,
+                   tensor_view<T> grad_in);
 
 /// bias_grad[j] += sum_i g[i, j] (the bias gradient). Host: rows in ascending order. CUDA: a
 /// fixed lane-strided order (exact on integer data, else within a relative 1e-5).
@@ -55,9 +55,9 @@ struct dropout_key {
 /// @param keep  [rows * cols] uint8, overwritten; @param p in [0, 1); scale = 1 / (1 - p)
 /// @throws logic_error on size/space mismatches or p outside [0, 1).
 template <typename T>
-void dropout_forward(const exec_context& ctx, tensor_view<const T> x,
-                     buffer_view<const vid_t> ids, const dropout_key& key, float p, T scale,
-                     tensor_view<T> y, buffer_view<std::uint8_t> keep);
+void dropout_forward(const exec_context& ctx, tensor_view<const T> x, buffer_view<const vid_t> ids,
+                     const dropout_key& key, float p, T scale, tensor_view<T> y,
+                     buffer_view<std::uint8_t> keep);
 
 /// g[e] = keep[e] ? g[e] * scale : 0, in place (the backward of dropout_forward). Bitwise on CUDA.
 template <typename T>

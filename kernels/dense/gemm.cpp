@@ -167,7 +167,8 @@ void gemm(const exec_context& ctx, op op_a, op op_b, T alpha, tensor_view<const 
   // columns (op::transpose); the host reference gives the same bits for any split.
   parallel_rows(m, ctx.threads(), [&](std::int64_t i0, std::int64_t i1) {
     if (i0 == i1 && m > 0) return;
-    const T* a0 = a.data == nullptr ? nullptr : (op_a == op::none ? a.data + i0 * a.cols : a.data + i0);
+    const T* a0 =
+        a.data == nullptr ? nullptr : (op_a == op::none ? a.data + i0 * a.cols : a.data + i0);
     gemm<T>(op_a, op_b, i1 - i0, n, k, alpha, a0, a.cols, b.data, b.cols, beta,
             c.data == nullptr ? nullptr : c.data + i0 * c.cols, c.cols);
   });

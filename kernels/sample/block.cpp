@@ -14,9 +14,10 @@ block_view view(const block& b) {
   COOPGNN_EXPECTS(b.src_degree.empty() || b.src_degree.size() == b.src_ids.size(),
                   "block: src_degree has {} entries for {} sources", b.src_degree.size(),
                   b.src_ids.size());
-  return {b.num_dst,        b.num_src(),     b.num_edges(),
-          b.src_ids.data(), b.indptr.data(), b.indices.data(),
-          b.weights.data(), b.src_degree.empty() ? nullptr : b.src_degree.data(),
+  return {b.num_dst,         b.num_src(),
+          b.num_edges(),     b.src_ids.data(),
+          b.indptr.data(),   b.indices.data(),
+          b.weights.data(),  b.src_degree.empty() ? nullptr : b.src_degree.data(),
           memory_space::host};
 }
 

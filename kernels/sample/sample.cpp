@@ -1,5 +1,4 @@
 #include "kernels/sample/sample.hpp"
-#include "kernels/sample/sampling.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -7,6 +6,7 @@
 #include <unordered_map>
 
 #include "kernels/dispatch.hpp"
+#include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
 
@@ -170,8 +170,7 @@ block make_block_host(const csc_view& g, std::span<const vid_t> dst,
                       std::span<const float> s_weights) {
   auto const n = static_cast<std::int64_t>(dst.size());
   COOPGNN_EXPECTS(static_cast<std::int64_t>(s_indptr.size()) == n + 1,
-                  "make_block: {} destinations but the sample has {} offsets", n,
-                  s_indptr.size());
+                  "make_block: {} destinations but the sample has {} offsets", n, s_indptr.size());
   COOPGNN_EXPECTS(s_nbrs.size() == s_weights.size() &&
                       static_cast<eid_t>(s_nbrs.size()) == s_indptr[static_cast<std::size_t>(n)],
                   "make_block: the sample has {} neighbours, {} weights and {} by its offsets",
@@ -271,8 +270,9 @@ sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
   }
 #ifdef COOPGNN_WITH_CUDA
   auto d = cuda::sample_neighbors(
-      *ctx.cuda(), cuda::device_csc_view(g.num_nodes, {g.indptr, static_cast<std::size_t>(g.num_nodes + 1)},
-                                         {g.indices, static_cast<std::size_t>(g.num_edges)}),
+      *ctx.cuda(),
+      cuda::device_csc_view(g.num_nodes, {g.indptr, static_cast<std::size_t>(g.num_nodes + 1)},
+                            {g.indices, static_cast<std::size_t>(g.num_edges)}),
       {seeds.data, seeds.size}, params);
   return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
           buffer<float>::adopt(std::move(d.weights))};
@@ -283,8 +283,9 @@ sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
 
 block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view<const vid_t> dst,
                          const sampled_buffers& s) {
-  detail::expect_spaces(ctx, "make_block",
-                        {{"the graph", g.space}, {"dst", dst.space}, {"the sample", s.nbrs.space()}});
+  detail::expect_spaces(
+      ctx, "make_block",
+      {{"the graph", g.space}, {"dst", dst.space}, {"the sample", s.nbrs.space()}});
   block_buffers out;
   out.num_dst = static_cast<std::int64_t>(dst.size);
   if (ctx.runs_on_host()) {
@@ -338,8 +339,8 @@ owner_split split_by_owner(const exec_context& ctx, buffer_view<const std::uint1
     out.counts.assign(P, 0);
     for (std::size_t i = 0; i < m; ++i) {
       vid_t const v = ids.data[i];
-      COOPGNN_EXPECTS(v >= 0 && v < n, "split_by_owner: id {} at position {} is outside [0, {})",
-                      v, i, n);
+      COOPGNN_EXPECTS(v >= 0 && v < n, "split_by_owner: id {} at position {} is outside [0, {})", v,
+                      i, n);
       auto const q = owner_of.data[v];
       COOPGNN_EXPECTS(q < P, "split_by_owner: vertex {} has owner {} of {} PEs", v, q, P);
       ++out.counts[q];

@@ -1,8 +1,8 @@
 // Neighbour sampling on the host backend (the reference; sampling.hpp has the entries of every
-// backend, sample_cuda.hpp the CUDA kernels; nvcc compiles this header): uniform without replacement (NS) and LABOR-0
-// (DESIGN.md section 4; LABOR: Balin & Catalyurek, "Layer-Neighbor Sampling", NeurIPS 2023,
-// section 3, Poisson form). The CUDA backend (issue 3) implements the same rules with the same
-// keys, so both return identical samples.
+// backend, sample_cuda.hpp the CUDA kernels; nvcc compiles this header): uniform without
+// replacement (NS) and LABOR-0 (DESIGN.md section 4; LABOR: Balin & Catalyurek, "Layer-Neighbor
+// Sampling", NeurIPS 2023, section 3, Poisson form). The CUDA backend (issue 3) implements the same
+// rules with the same keys, so both return identical samples.
 #pragma once
 
 #include <cstdint>

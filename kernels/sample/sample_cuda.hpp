@@ -41,8 +41,8 @@ class device_span {
   device_span() = default;
   device_span(T* data, std::size_t size) : data_(data), size_(size) {}
   template <class U>
-    requires std::is_same_v<const U, T> || std::is_same_v<U, T>
-  device_span(const device_buffer<U>& b)  // NOLINT(google-explicit-constructor)
+  requires std::is_same_v<const U, T> || std::is_same_v<U, T> device_span(
+      const device_buffer<U>& b)  // NOLINT(google-explicit-constructor)
       : data_(b.data()), size_(b.size()) {}
   [[nodiscard]] T* data() const { return data_; }
   [[nodiscard]] std::size_t size() const { return size_; }
@@ -151,9 +151,9 @@ device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const owners
 /// An id list split by owner PE (DESIGN.md section 6, step 2): ids[perm[0 .. counts[0])] are
 /// owned by PE 0, the next counts[1] by PE 1, and so on; within a PE, input order (stable).
 struct device_owner_split {
-  std::vector<std::int64_t> counts;    ///< [P] host copy of the per-PE counts
-  device_buffer<std::int64_t> perm;    ///< [m] positions into ids, grouped by owner
-  device_buffer<vid_t> sorted_ids;     ///< [m] ids[perm[i]]
+  std::vector<std::int64_t> counts;  ///< [P] host copy of the per-PE counts
+  device_buffer<std::int64_t> perm;  ///< [m] positions into ids, grouped by owner
+  device_buffer<vid_t> sorted_ids;   ///< [m] ids[perm[i]]
 };
 
 /// Splits `ids` by owner on the device: a stable CUB radix sort of (owner, position) and a

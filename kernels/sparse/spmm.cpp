@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "kernels/sparse/csr_check.hpp"
 #include "kernels/dispatch.hpp"
+#include "kernels/sparse/csr_check.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/parallel.hpp"
 
@@ -47,8 +47,8 @@ void spmm_rows_raw(const char* fn, const eid_t* indptr, const std::int64_t* indi
 /// x_grad[indices[e], :] += values[e] y_grad[s, :] for s ascending, e in edge order.
 template <typename T, typename V>
 void spmm_t_add_raw(const char* fn, const eid_t* indptr, std::int64_t num_dst,
-                    const std::int64_t* indices, const V* values, const T* y_grad,
-                    std::int64_t d, T* x_grad, std::int64_t num_src) {
+                    const std::int64_t* indices, const V* values, const T* y_grad, std::int64_t d,
+                    T* x_grad, std::int64_t num_src) {
   for (std::int64_t s = 0; s < num_dst; ++s) {
     const T* __restrict grow = y_grad + s * d;
     for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) {
@@ -151,8 +151,10 @@ void check_entry(const exec_context& ctx, const char* fn, const csr_view& a,
                  buffer_view<const T> values, tensor_view<const T> dense_src, const char* src_name,
                  tensor_view<const T> dense_dst, const char* dst_name) {
   detail::expect_spaces(ctx, fn,
-                        {{"the sparse operand", a.space}, {"values", values.space},
-                         {src_name, dense_src.space}, {dst_name, dense_dst.space}});
+                        {{"the sparse operand", a.space},
+                         {"values", values.space},
+                         {src_name, dense_src.space},
+                         {dst_name, dense_dst.space}});
   COOPGNN_EXPECTS(a.num_rows >= 0 && a.num_cols >= 0 && a.num_edges >= 0,
                   "{}: negative CSR shape [{}, {}] with {} edges", fn, a.num_rows, a.num_cols,
                   a.num_edges);
@@ -163,7 +165,8 @@ void check_entry(const exec_context& ctx, const char* fn, const csr_view& a,
   COOPGNN_EXPECTS(dense_src.data != dense_dst.data || dense_src.size() == 0,
                   "{}: {} and {} are the same memory", fn, src_name, dst_name);
   if (a.space == memory_space::host && ctx.get_backend() == backend::host) {
-    detail::check_indptr(fn, std::span<const eid_t>(a.indptr, static_cast<std::size_t>(a.num_rows + 1)),
+    detail::check_indptr(fn,
+                         std::span<const eid_t>(a.indptr, static_cast<std::size_t>(a.num_rows + 1)),
                          a.num_edges);
   }
 }
@@ -182,8 +185,8 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
     detail::expect_cuda_type<T>(fn);
 #ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
-      cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges, a.indptr, a.indices,
-                               values.data};
+      cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges,
+                               a.indptr,   a.indices,  values.data};
       cuda::spmm(v, x.data, x.cols, y.data, ctx.cuda()->compute());
     }
     return;
@@ -203,15 +206,15 @@ void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<
   constexpr const char* fn = "spmm_transpose_add";
   check_entry<T>(ctx, fn, a, values, y_grad, "y_grad", x_grad, "x_grad");
   COOPGNN_EXPECTS(y_grad.rows == a.num_rows && x_grad.rows == a.num_cols,
-                  "{}: y_grad is [{}, {}] and x_grad is [{}, {}] for a [{}, {}] sparse operand",
-                  fn, y_grad.rows, y_grad.cols, x_grad.rows, x_grad.cols, a.num_rows, a.num_cols);
+                  "{}: y_grad is [{}, {}] and x_grad is [{}, {}] for a [{}, {}] sparse operand", fn,
+                  y_grad.rows, y_grad.cols, x_grad.rows, x_grad.cols, a.num_rows, a.num_cols);
   if (!ctx.runs_on_host()) {
     detail::expect_cuda_type<T>(fn);
 #ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       if (a.num_edges == 0 || y_grad.cols == 0) return;
-      cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges, a.indptr, a.indices,
-                               values.data};
+      cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges,
+                               a.indptr,   a.indices,  values.data};
       // The transposed CSR (by source) makes the backward a deterministic gather; its workspace
       // and arrays come from the context's pool, stream-ordered.
       std::size_t const bytes = cuda::transpose_workspace_bytes(a.num_cols, a.num_edges);
@@ -257,8 +260,8 @@ grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_value
   std::vector<eid_t> offsets(static_cast<std::size_t>(num_values) + 1, 0);
   for (std::int64_t e = 0; e < m; ++e) {
     std::int64_t const v = values.data[e];
-    COOPGNN_EXPECTS(v >= 0 && v < num_values, "{}: value {} at position {} is outside [0, {})",
-                    fn, v, e, num_values);
+    COOPGNN_EXPECTS(v >= 0 && v < num_values, "{}: value {} at position {} is outside [0, {})", fn,
+                    v, e, num_values);
     ++offsets[static_cast<std::size_t>(v) + 1];
   }
   for (std::int64_t v = 0; v < num_values; ++v) {

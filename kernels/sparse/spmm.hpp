@@ -37,8 +37,8 @@ inline csr_view csr_of(const block_view& b) {
 
 /// Positions grouped by value: the transpose of a CSR's column indices.
 struct grouped_positions {
-  buffer<eid_t> offsets;              ///< [num_values + 1]: value v's positions start at offsets[v]
-  buffer<std::int64_t> positions;     ///< [m] 0..m-1 sorted by value, ascending within a value
+  buffer<eid_t> offsets;           ///< [num_values + 1]: value v's positions start at offsets[v]
+  buffer<std::int64_t> positions;  ///< [m] 0..m-1 sorted by value, ascending within a value
 };
 
 /// Groups the positions of `values` by value (a stable counting sort; the transposed CSR that

@@ -43,6 +43,6 @@ void launch(const char* name, const char* file, int line, void (*kernel)(Params.
 
 /// COOPGNN_LAUNCH(kernel, grid, block, smem, stream, args...): the checked launch above, with
 /// the kernel's name and the call site in its error message.
-#define COOPGNN_LAUNCH(kernel, grid, block, smem, stream, ...)                                 \
+#define COOPGNN_LAUNCH(kernel, grid, block, smem, stream, ...)                                    \
   ::coopgnn::cuda::detail::launch(#kernel, __FILE__, __LINE__, kernel, grid, block, smem, stream, \
                                   ##__VA_ARGS__)

@@ -16,8 +16,7 @@ exec_context::exec_context(backend b, int pe, int threads)
 }
 
 exec_context::exec_context(const cuda::cuda_context& cuda, int threads)
-    : backend_(backend::cuda), pe_(cuda.pe()), threads_(threads < 1 ? 1 : threads),
-      cuda_(&cuda) {}
+    : backend_(backend::cuda), pe_(cuda.pe()), threads_(threads < 1 ? 1 : threads), cuda_(&cuda) {}
 
 std::string_view to_string(memory_space s) { return s == memory_space::host ? "host" : "device"; }
 
@@ -48,9 +47,10 @@ const char* backend_name(backend b) {
 void expect_space(const exec_context& ctx, memory_space s, const char* fn, const char* arg) {
   if (s == ctx.space()) [[likely]]
     return;
-  COOPGNN_FAIL("{}: {} is {} memory but the context computes in {} memory (backend {}); copy it "
-               "with upload/download first",
-               fn, arg, to_string(s), to_string(ctx.space()), backend_name(ctx.get_backend()));
+  COOPGNN_FAIL(
+      "{}: {} is {} memory but the context computes in {} memory (backend {}); copy it "
+      "with upload/download first",
+      fn, arg, to_string(s), to_string(ctx.space()), backend_name(ctx.get_backend()));
 }
 
 void expect_host(memory_space s, const char* what) {

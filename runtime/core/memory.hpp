@@ -40,7 +40,7 @@ namespace detail {
 struct raw_allocation {
   void* ptr = nullptr;
   std::size_t bytes = 0;
-  bool cuda = false;              ///< freed stream-ordered on `stream` (cudaFreeAsync)
+  bool cuda = false;  ///< freed stream-ordered on `stream` (cudaFreeAsync)
   cuda::stream_t stream = nullptr;
 };
 
@@ -89,8 +89,7 @@ struct buffer_view {
     return {data + offset, count, space};
   }
   operator buffer_view<const T>() const  // NOLINT(google-explicit-constructor)
-    requires(!std::is_const_v<T>)
-  {
+      requires(!std::is_const_v<T>) {
     return {data, size, space};
   }
 };
@@ -219,8 +218,7 @@ struct tensor_view {
     return data + i * cols;
   }
   operator tensor_view<const T>() const  // NOLINT(google-explicit-constructor)
-    requires(!std::is_const_v<T>)
-  {
+      requires(!std::is_const_v<T>) {
     return {data, rows, cols, space};
   }
 };
@@ -247,8 +245,7 @@ class tensor {
   /// A tensor over `b` (b.size() == rows * cols). @throws logic_error otherwise.
   tensor(buffer<T>&& b, std::int64_t rows, std::int64_t cols)
       : buf_(std::move(b)), rows_(rows), cols_(cols) {
-    COOPGNN_EXPECTS(rows >= 0 && cols >= 0 &&
-                        static_cast<std::int64_t>(buf_.size()) == rows * cols,
+    COOPGNN_EXPECTS(rows >= 0 && cols >= 0 && static_cast<std::int64_t>(buf_.size()) == rows * cols,
                     "tensor: buffer of {} elements for shape [{}, {}]", buf_.size(), rows, cols);
   }
   /// A host tensor taking over `m`'s storage (no copy).

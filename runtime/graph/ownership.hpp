@@ -24,7 +24,9 @@ class ownership {
   [[nodiscard]] int owner(vid_t v) const { return owner_[static_cast<std::size_t>(v)]; }
   [[nodiscard]] int num_pes() const { return num_pes_; }
   /// The owner of every vertex, [|V|] PE ids (the owner map the sampling kernels take).
-  [[nodiscard]] std::span<const std::uint16_t> map() const { return {owner_.data(), owner_.size()}; }
+  [[nodiscard]] std::span<const std::uint16_t> map() const {
+    return {owner_.data(), owner_.size()};
+  }
   [[nodiscard]] vid_t num_nodes() const { return static_cast<vid_t>(owner_.size()); }
   /// Number of vertices owned by each PE ([P]); sizes differ by at most one.
   [[nodiscard]] std::vector<vid_t> counts() const;

@@ -27,8 +27,9 @@ backend resolve_backend(const std::string& name, int cuda_devices,
   if (name == "emulated") return backend::emulated;
   if (name == "auto") return built && cuda_devices > 0 ? backend::cuda : backend::host;
   COOPGNN_EXPECTS(name == "cuda", "--backend '{}': expected auto, host, cuda or emulated", name);
-  COOPGNN_EXPECTS(built, "--backend cuda: this build has no CUDA backend (configure with nvcc "
-                         "available, COOPGNN_CUDA=ON)");
+  COOPGNN_EXPECTS(built,
+                  "--backend cuda: this build has no CUDA backend (configure with nvcc "
+                  "available, COOPGNN_CUDA=ON)");
   COOPGNN_EXPECTS(cuda_devices > 0, "--backend cuda: no CUDA device ({})", no_device_reason);
   return backend::cuda;
 }

@@ -16,15 +16,18 @@ exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_o
   // recv_pos: send_perm grouped by value; a permutation has exactly one position per value.
   for (std::int64_t j = 0; j < n; ++j) {
     auto const i = plan.send_perm[static_cast<std::size_t>(j)];
-    COOPGNN_EXPECTS(i >= 0 && i < n, "exchange plan: send_perm[{}] = {} is not part of a "
-                    "permutation of [0, {})", j, i, n);
+    COOPGNN_EXPECTS(i >= 0 && i < n,
+                    "exchange plan: send_perm[{}] = {} is not part of a "
+                    "permutation of [0, {})",
+                    j, i, n);
   }
   auto pos = group_by_value(host, n, host_view(plan.send_perm));
   auto const off = pos.offsets.host();
   for (std::int64_t i = 0; i < n; ++i) {
     COOPGNN_EXPECTS(off[static_cast<std::size_t>(i) + 1] == i + 1,
                     "exchange plan: send_perm is not a permutation of [0, {}) (value {} appears "
-                    "{} times)", n, i, off[static_cast<std::size_t>(i) + 1] - off[static_cast<std::size_t>(i)]);
+                    "{} times)",
+                    n, i, off[static_cast<std::size_t>(i) + 1] - off[static_cast<std::size_t>(i)]);
   }
   for (std::size_t r = 0; r < plan.recv_inv.size(); ++r) {
     auto const o = plan.recv_inv[r];
@@ -67,11 +70,11 @@ exchange_route make_route(const exec_context& ctx, placed_plan&& plan,
 exchange_route make_route(const exec_context& ctx, const exchange_plan& plan,
                           std::int64_t num_owner_rows) {
   (void)make_exchange_index(plan, num_owner_rows);  // validates the plan on the host
-  return make_route(ctx,
-                    placed_plan{plan.send_counts, plan.recv_counts,
-                                upload<std::int64_t>(ctx, plan.send_perm),
-                                upload<std::int64_t>(ctx, plan.recv_inv)},
-                    num_owner_rows);
+  return make_route(
+      ctx,
+      placed_plan{plan.send_counts, plan.recv_counts, upload<std::int64_t>(ctx, plan.send_perm),
+                  upload<std::int64_t>(ctx, plan.recv_inv)},
+      num_owner_rows);
 }
 
 namespace {
@@ -101,8 +104,7 @@ tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
 }
 
 tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route,
-                            tensor_view<const float> requester_grads) {
+                            const exchange_route& route, tensor_view<const float> requester_grads) {
   COOPGNN_NVTX_RANGE("comm/exchange_push");
   COOPGNN_EXPECTS(requester_grads.rows == route.num_requester_rows,
                   "exchange_push: {} requester rows for a route with {}", requester_grads.rows,
@@ -110,13 +112,14 @@ tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
   std::int64_t const d = requester_grads.cols;
   tensor<float> const sent = gather(ctx, requester_grads, route.send_perm);
   auto const m = static_cast<std::int64_t>(route.recv_inv.size());
-  tensor<float> recv(alltoallv_rows<float>(ctx, comm, sent.view().flat(), route.send_counts,
-                                           route.recv_counts, d),
-                     m, d);
+  tensor<float> recv(
+      alltoallv_rows<float>(ctx, comm, sent.view().flat(), route.send_counts, route.recv_counts, d),
+      m, d);
   tensor<float> out(ctx, route.num_owner_rows, d);
   // Owner row o = the sum of its requests' rows in receive order, from zero.
-  csr_view const push{route.num_owner_rows, m, m, route.push_indptr.data(),
-                      route.push_sources.data(), route.push_indptr.space()};
+  csr_view const push{
+      route.num_owner_rows,     m, m, route.push_indptr.data(), route.push_sources.data(),
+      route.push_indptr.space()};
   spmm<float>(ctx, push, route.push_weights.view(), recv.view(), out.view());
   return out;
 }

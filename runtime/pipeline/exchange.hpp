@@ -61,8 +61,7 @@ struct exchange_route {
 /// arrays are built there (group_by_value), nothing goes through the host. The plan's arrays
 /// move into the route. Not validated beyond the kernels' own checks (the protocols build
 /// valid plans); the host backend's group_by_value range-checks the values.
-exchange_route make_route(const exec_context& ctx, placed_plan&& plan,
-                          std::int64_t num_owner_rows);
+exchange_route make_route(const exec_context& ctx, placed_plan&& plan, std::int64_t num_owner_rows);
 
 /// Places a host `plan` in ctx.space() with its exchange_index (validated first).
 /// @param num_owner_rows  |S^{l+1}_p|: the owner side's rows (the next layer's num_dst, or the

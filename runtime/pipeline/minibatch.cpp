@@ -72,7 +72,7 @@ minibatch sample_cooperative(const exec_context& ctx, communicator& comm, const 
     comm.alltoall(plan.send_counts, plan.recv_counts);
     auto const sent0 = comm.stats().alltoall_bytes_sent;
     buffer<vid_t> const recv_ids = alltoallv_rows<vid_t>(ctx, comm, split.sorted_ids.view(),
-                                                          plan.send_counts, plan.recv_counts);
+                                                         plan.send_counts, plan.recv_counts);
     out.id_bytes.push_back(comm.stats().alltoall_bytes_sent - sent0);
 
     // Owner-side deduplication: S^{l+1}_p sorted, and the inverse map of every request.

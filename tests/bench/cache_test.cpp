@@ -72,8 +72,8 @@ TEST(BenchCache, ReplayMatchesTheTrainersCounters) {
   auto const res = run_cache_bench(ctx, data().g, data().ds.train, data().ds.feature_dim(), o);
   ASSERT_EQ(res.rows.size(), 2u * 2u * 1u * 2u * 2u);  // policy x kappa x fraction x mode x P
   for (auto const& r : res.rows) {
-    SCOPED_TRACE(r.policy + " " + r.mode + " P=" + std::to_string(r.pes) + " K=" +
-                 std::to_string(r.kappa));
+    SCOPED_TRACE(r.policy + " " + r.mode + " P=" + std::to_string(r.pes) +
+                 " K=" + std::to_string(r.kappa));
     auto const [hits, misses] =
         trainer_counts(o, parse_mode(r.mode), r.pes, r.kappa, r.policy, r.cache_rows);
     EXPECT_EQ(r.hits, hits);
@@ -149,12 +149,19 @@ TEST(BenchCache, RejectsBadOptionsNamingThem) {
     void (*edit)(cache_options&);
     const char* option;
   };
-  for (auto const& u : {usecase{[](cache_options& o) { o.kappas = {1, -2}; }, "--kappas"},
-                        usecase{[](cache_options& o) { o.kappas = {4, 4}; }, "--kappas"},
+  for (auto const& u : {usecase{[](cache_options& o) {
+                                  o.kappas = {1, -2};
+                                },
+                                "--kappas"},
+                        usecase{[](cache_options& o) {
+                                  o.kappas = {4, 4};
+                                },
+                                "--kappas"},
                         usecase{[](cache_options& o) {
                                   o.sampler = sampler_kind::ns;
                                   o.kappas = {4};
-                                }, "--kappas"},
+                                },
+                                "--kappas"},
                         usecase{[](cache_options& o) { o.fractions = {1.5}; }, "--fractions"},
                         usecase{[](cache_options& o) { o.pes = {0}; }, "--pes"},
                         usecase{[](cache_options& o) { o.policies = {"fifo"}; }, "--policies"},

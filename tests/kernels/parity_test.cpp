@@ -4,6 +4,8 @@
 // against CUDA in parity_gpu_test.cpp. The emulated device runs the host code on device-marked
 // memory, so this checks the entries' memory-space handling, uploads and downloads; the second
 // test checks that wrong spaces are rejected.
+#include "tests/common/parity.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 
 #include "kernels/dense/gemm.hpp"
 #include "runtime/core/memory.hpp"
-#include "tests/common/parity.hpp"
 
 namespace coopgnn {
 namespace {
@@ -33,9 +34,9 @@ TEST(KernelParity, EntriesRejectOperandsInTheWrongMemorySpace) {
   } catch (const logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("A is host memory"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(gemm<float>(exec_context{}, op::none, op::none, 1.0f, da.view(), db.view(), 0.0f,
-                           dc.view()),
-               logic_error);
+  EXPECT_THROW(
+      gemm<float>(exec_context{}, op::none, op::none, 1.0f, da.view(), db.view(), 0.0f, dc.view()),
+      logic_error);
   // Device memory is not readable through the host accessors.
   EXPECT_THROW((void)dc.view().host_row(0), logic_error);
   EXPECT_THROW((void)dc.storage().host(), logic_error);

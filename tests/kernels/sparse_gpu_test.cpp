@@ -350,9 +350,8 @@ TEST(dense_gpu, elementwise_and_loss_match_host) {
   std::vector<std::int64_t> labels(n);
   for (std::int64_t i = 0; i < n; ++i) labels[i] = (i * 7) % classes;
   matrix<float> grad_ref(n, classes);
-  float const loss_ref = softmax_cross_entropy<float>(exec_context{}, host_view(logits),
-                                                      host_view(labels), 1.0f / n,
-                                                      host_view(grad_ref));
+  float const loss_ref = softmax_cross_entropy<float>(
+      exec_context{}, host_view(logits), host_view(labels), 1.0f / n, host_view(grad_ref));
   dev_array<float> dl(logits.values());
   dev_array<std::int64_t> dlab(labels);
   dev_array<float> dgrad(static_cast<std::size_t>(n * classes));

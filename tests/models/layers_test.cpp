@@ -8,8 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <span>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -120,7 +120,8 @@ struct owned {
   std::size_t find(const std::string& suffix) const {
     for (std::size_t i = 0; i < params.count(); ++i) {
       auto const& n = params.info(i).name;
-      if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      if (n.size() >= suffix.size() &&
+          n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
         return i;
     }
     throw std::runtime_error("no parameter " + suffix);
@@ -225,7 +226,8 @@ TEST(conv_layer, forward_matches_formulas_in_both_orders) {
     randomise_bias(l, 5);
     EXPECT_EQ(l.layer.transform_first(), u.in_dim > u.out_dim);
     auto const h = random_matrix(b.num_src(), u.in_dim, 3);
-    auto const out = host(l.layer.forward(l.ctx, view(b), host_view(h), step_key{1, 0, true}, nullptr));
+    auto const out =
+        host(l.layer.forward(l.ctx, view(b), host_view(h), step_key{1, 0, true}, nullptr));
     auto const ref = conv_reference(u, b, h, l);
     ASSERT_EQ(out.rows(), b.num_dst);
     ASSERT_EQ(out.cols(), u.out_dim);
@@ -237,8 +239,8 @@ TEST(conv_layer, forward_matches_formulas_in_both_orders) {
     EXPECT_TRUE(any);
     // Host kernels split rows over the context's threads; every row is computed the same way.
     for (int threads : {1, 2, 3}) {
-      auto const inf = host(l.layer.forward(l.ctx.with_threads(threads), view(b), host_view(h),
-                                            step_key{}, nullptr));
+      auto const inf = host(
+          l.layer.forward(l.ctx.with_threads(threads), view(b), host_view(h), step_key{}, nullptr));
       EXPECT_EQ(inf.values(), out.values()) << "threads " << threads;
     }
   }
@@ -472,7 +474,8 @@ TEST(linear_layer, backward_matches_finite_differences) {
       std::vector<double> const analytic(l.grad_of(i).begin(), l.grad_of(i).end());
       expect_gradient("d/d" + l.params.info(i).name, l.value_of(i), analytic, loss);
     }
-    auto const inf = host(l.layer.forward(l.ctx.with_threads(3), host_view(x), {}, step_key{}, nullptr));
+    auto const inf =
+        host(l.layer.forward(l.ctx.with_threads(3), host_view(x), {}, step_key{}, nullptr));
     auto const fwd = host(l.layer.forward(l.ctx, host_view(x), {}, step_key{}, nullptr));
     EXPECT_EQ(inf.values(), fwd.values());
   }
@@ -490,8 +493,7 @@ TEST(linear_layer, dropout_needs_row_ids) {
 
 /// The loss entry on the host with matrices (grad, when given, is sized to the logits here).
 template <typename T>
-T sce(const matrix<T>& logits, const std::vector<std::int64_t>& labels, T scale,
-      matrix<T>* grad) {
+T sce(const matrix<T>& logits, const std::vector<std::int64_t>& labels, T scale, matrix<T>* grad) {
   exec_context const ctx;
   tensor_view<T> g{};
   if (grad != nullptr) {
@@ -515,8 +517,7 @@ TEST(softmax_cross_entropy, value_and_gradient) {
   }
   EXPECT_NEAR(loss, scale * expected, 1e-12);
   expect_gradient(
-      "d/dlogits", logits, grad,
-      [&] { return sce<double>(logits, labels, scale, nullptr); }, 1e-5);
+      "d/dlogits", logits, grad, [&] { return sce<double>(logits, labels, scale, nullptr); }, 1e-5);
 }
 
 TEST(softmax_cross_entropy, large_logits_do_not_overflow) {
@@ -553,8 +554,8 @@ TEST(softmax_cross_entropy, bad_label_names_row_and_value) {
   // A gradient of the wrong shape is named.
   matrix<float> wrong(3, 3);
   exec_context const ctx;
-  EXPECT_THROW((void)coopgnn::softmax_cross_entropy<float>(ctx, host_view(logits), host_view(labels),
-                                                           1.0f, host_view(wrong)),
+  EXPECT_THROW((void)coopgnn::softmax_cross_entropy<float>(
+                   ctx, host_view(logits), host_view(labels), 1.0f, host_view(wrong)),
                logic_error);
 }
 

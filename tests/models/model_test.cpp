@@ -251,12 +251,11 @@ std::vector<float> train_in(const exec_context& ctx, const model_config& cfg, co
   tensor<float> logits;
   for (int step = 0; step < steps; ++step) {
     model_cache cache;
-    logits = m.forward(blocks, xd.view(), step_key{9, static_cast<std::uint32_t>(step), true},
-                       &cache);
+    logits =
+        m.forward(blocks, xd.view(), step_key{9, static_cast<std::uint32_t>(step), true}, &cache);
     tensor<float> grad(ctx, logits.rows(), logits.cols());
-    losses.push_back(softmax_cross_entropy<float>(ctx, logits.view(), yd.view(),
-                                                  1.0f / static_cast<float>(labels.size()),
-                                                  grad.view()));
+    losses.push_back(softmax_cross_entropy<float>(
+        ctx, logits.view(), yd.view(), 1.0f / static_cast<float>(labels.size()), grad.view()));
     m.zero_grad();
     (void)m.backward(blocks, grad.view(), cache, step % 2 == 0);
     opt.step();

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "runtime/pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
 

@@ -74,20 +74,19 @@ TEST_P(EmulatedDevice, StepGivesTheHostBackendsBits) {
 INSTANTIATE_TEST_SUITE_P(
     Steps, EmulatedDevice,
     ::testing::Values(
-        emulated_usecase{"sage", sampler_kind::ns, {4, 3}, 64, false, minibatch_mode::cooperative,
-                         1},
-        emulated_usecase{"sage", sampler_kind::ns, {4, 3}, 64, false, minibatch_mode::cooperative,
-                         4},
-        emulated_usecase{"sage", sampler_kind::labor, {5, 5, 5}, 50, true,
-                         minibatch_mode::cooperative, 3},
-        emulated_usecase{"gcn", sampler_kind::ns, {-1, 3}, 33, true, minibatch_mode::cooperative,
-                         2},
-        emulated_usecase{"gcn", sampler_kind::labor, {3}, 5, false, minibatch_mode::cooperative,
-                         8},
-        emulated_usecase{"sage", sampler_kind::ns, {4, 3}, 64, true, minibatch_mode::independent,
-                         4},
-        emulated_usecase{"gcn", sampler_kind::labor, {4, 4}, 40, false,
-                         minibatch_mode::independent, 2}));
+        emulated_usecase{
+            "sage", sampler_kind::ns, {4, 3}, 64, false, minibatch_mode::cooperative, 1},
+        emulated_usecase{
+            "sage", sampler_kind::ns, {4, 3}, 64, false, minibatch_mode::cooperative, 4},
+        emulated_usecase{
+            "sage", sampler_kind::labor, {5, 5, 5}, 50, true, minibatch_mode::cooperative, 3},
+        emulated_usecase{
+            "gcn", sampler_kind::ns, {-1, 3}, 33, true, minibatch_mode::cooperative, 2},
+        emulated_usecase{"gcn", sampler_kind::labor, {3}, 5, false, minibatch_mode::cooperative, 8},
+        emulated_usecase{
+            "sage", sampler_kind::ns, {4, 3}, 64, true, minibatch_mode::independent, 4},
+        emulated_usecase{
+            "gcn", sampler_kind::labor, {4, 4}, 40, false, minibatch_mode::independent, 2}));
 
 TEST(EmulatedDevice, CooperativeOnSeveralPesEqualsOnePe) {
   // Several PEs, each with its own emulated device, against one PE: the cooperative invariant
@@ -109,8 +108,8 @@ TEST(EmulatedDevice, CooperativeOnSeveralPesEqualsOnePe) {
 }
 
 TEST(EmulatedDevice, EpochsTrainAndEvaluateLikeTheHost) {
-  emulated_usecase const u{"sage", sampler_kind::ns, {5, 5}, 128, false,
-                           minibatch_mode::cooperative, 3};
+  emulated_usecase const u{
+      "sage", sampler_kind::ns, {5, 5}, 128, false, minibatch_mode::cooperative, 3};
   auto cfg = make_cfg(u, backend::host);
   cfg.hidden = 16;
   cfg.lr = 0.02f;

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "runtime/graph/dataset.hpp"
+#include "runtime/graph/generate.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/convert.hpp"
-#include "runtime/graph/generate.hpp"
 #include "tools/coopgnn/info.hpp"
 
 namespace coopgnn::cli {

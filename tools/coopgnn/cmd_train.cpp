@@ -215,10 +215,9 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     fmt::print(
         "{} minibatching: backend={} P={} model={} hidden={} fanouts={} sampler={} batch={} "
         "params={} batches/epoch={}\n",
-        to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes, models::to_string(o.cfg.model),
-        o.cfg.hidden,
-        fmt::join(o.cfg.fanouts, ","), o.sampler, o.cfg.batch_size, tr.model(0).num_parameters(),
-        tr.batches_per_epoch());
+        to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
+        models::to_string(o.cfg.model), o.cfg.hidden, fmt::join(o.cfg.fanouts, ","), o.sampler,
+        o.cfg.batch_size, tr.model(0).num_parameters(), tr.batches_per_epoch());
     if (o.cfg.cache_policy != cache_policy_kind::none && !tr.device_cache_holds_rows()) {
       fmt::print(
           "note: --cache-policy {} is a host cache model: it decides hits and misses exactly as "

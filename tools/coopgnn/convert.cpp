@@ -177,7 +177,6 @@ void finish_edges(dataset& ds, const convert_options& opt, convert_report* repor
 
 }  // namespace
 
-
 // ---- OGB -------------------------------------------------------------------------------------
 
 dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_report* report) {

@@ -15,7 +15,6 @@
 
 namespace coopgnn {
 
-
 /// Options shared by the converters.
 struct convert_options {
   bool symmetrize = false;       ///< add reverse edges (undirected inputs stored once)
