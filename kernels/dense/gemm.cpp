@@ -153,10 +153,12 @@ void gemm(const exec_context& ctx, op op_a, op op_b, T alpha, tensor_view<const 
                   c.rows, c.cols, m, n);
   if (!ctx.runs_on_host()) {
     detail::expect_cuda_type<T>("gemm");
+    if (m == 0 || n == 0) return;  // as the host: nothing to write (cuBLAS wants ld >= 1)
 #ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
-      cuda::gemm(ctx.cuda()->cublas(), op_a, op_b, m, n, k, alpha, a.data, a.cols, b.data, b.cols,
-                 beta, c.data, c.cols, ctx.cuda()->compute());
+      cuda::gemm(ctx.cuda()->cublas(), op_a, op_b, m, n, k, alpha, a.data,
+                 std::max<std::int64_t>(a.cols, 1), b.data, std::max<std::int64_t>(b.cols, 1), beta,
+                 c.data, c.cols, ctx.cuda()->compute());
     }
     return;
 #else

@@ -223,11 +223,12 @@ __global__ void degrees_per_vertex(const vid_t* ids, std::int64_t m, const eid_t
 // ---------------------------------------------------------------------
 
 __global__ void owners_per_id(const vid_t* ids, std::int64_t m, const std::uint16_t* owner_of,
-                              vid_t num_nodes, std::uint16_t* owner, ull* counts, ull* bad) {
+                              vid_t num_nodes, int num_pes, std::uint16_t* owner, ull* counts,
+                              ull* bad) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
        i += std::int64_t{gridDim.x} * blockDim.x) {
     vid_t const v = ids[i];
-    if (v < 0 || v >= num_nodes) {
+    if (v < 0 || v >= num_nodes || owner_of[v] >= num_pes) {
       atomicMin(bad, static_cast<ull>(i));
       owner[i] = 0;
       continue;
@@ -531,7 +532,8 @@ device_owner_split split_by_owner(const cuda_context& ctx,
   auto owner = ctx.allocate<std::uint16_t>(m);
   auto bad = make_flag(ctx);
   ITEMS_LAUNCH(s, m, owners_per_id, ids.data(), m, owner_of.data(),
-               static_cast<vid_t>(owner_of.size()), owner.data(), counts.data(), bad.data());
+               static_cast<vid_t>(owner_of.size()), num_pes, owner.data(), counts.data(),
+               bad.data());
   auto positions = ctx.allocate<std::int64_t>(m);
   ITEMS_LAUNCH(s, m, iota_per_thread, positions.data(), m);
   auto owner_sorted = ctx.allocate<std::uint16_t>(m);
@@ -544,7 +546,8 @@ device_owner_split split_by_owner(const cuda_context& ctx,
     COOPGNN_CUDA_EXPECTS(false, "split_by_owner: id " +
                                     std::to_string(read_one(ids.data() + first_bad, s)) +
                                     " (position " + std::to_string(first_bad) +
-                                    ") is outside [0, " + std::to_string(owner_of.size()) + ")");
+                                    ") is outside [0, " + std::to_string(owner_of.size()) +
+                                    ") or its owner is not below " + std::to_string(num_pes));
   }
   auto const host_counts = ctx.to_host(counts);
   out.counts.assign(host_counts.begin(), host_counts.end());

@@ -70,7 +70,8 @@ struct owner_split {
 /// @param owner_of  [|V|] owner PE per vertex (ownership::map()), in ctx.space()
 /// @param num_pes   P in [1, 65535]; every owner_of entry must be < P
 /// @param ids       [m] ids in [0, |V|), in ctx.space()
-/// @throws logic_error naming the first id outside [0, |V|) (on CUDA after a synchronisation).
+/// @throws logic_error naming the first id outside [0, |V|), or whose owner is not below P (on
+///         CUDA after a synchronisation).
 owner_split split_by_owner(const exec_context& ctx, buffer_view<const std::uint16_t> owner_of,
                            int num_pes, buffer_view<const vid_t> ids);
 

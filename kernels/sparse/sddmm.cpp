@@ -88,6 +88,9 @@ void sddmm(const exec_context& ctx, const csr_view& c, tensor_view<const T> a,
     coopgnn::detail::expect_cuda_type<T>(fn);
 #ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
+      COOPGNN_EXPECTS(c.num_rows <= c.num_cols,
+                      "{}: the CUDA kernel takes a block's shape (rows <= columns), got [{}, {}]",
+                      fn, c.num_rows, c.num_cols);
       cuda::block_view const v{c.num_rows, c.num_cols, c.num_edges,
                                c.indptr,   c.indices,  edge_scale.data};
       cuda::sddmm(v, a.data, x.data, x.cols, !edge_scale.empty(), out.data, ctx.cuda()->compute());

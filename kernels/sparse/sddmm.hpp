@@ -51,7 +51,8 @@ void sddmm(const block& b, const matrix<T>& a, const matrix<T>& x, bool scale_by
 /// CUDA (float32): sddmm_row_per_warp, within a relative 1e-5 (exact on integer data).
 /// @param a [>= c.num_rows, d]; @param x [c.num_cols, d]; @param edge_scale [c.num_edges] or
 ///        empty for 1; @param out [c.num_edges], overwritten
-/// @throws logic_error naming the operand on a space or shape mismatch.
+/// @throws logic_error naming the operand on a space or shape mismatch, and on CUDA when
+///         c.num_rows > c.num_cols (the kernel takes a block's shape).
 template <typename T>
 void sddmm(const exec_context& ctx, const csr_view& c, tensor_view<const T> a,
            tensor_view<const T> x, buffer_view<const T> edge_scale, buffer_view<T> out);

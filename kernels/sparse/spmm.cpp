@@ -185,8 +185,11 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
     detail::expect_cuda_type<T>(fn);
 #ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
-      cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges,
-                               a.indptr,   a.indices,  values.data};
+      // The CUDA kernel's block view asks num_dst <= num_src (a block's destinations are a
+      // prefix of its sources); spmm reads x only at indices[e] < num_cols, so a generic CSR with
+      // more rows than columns (an exchange's push CSR) passes with a widened num_src.
+      cuda::block_view const v{a.num_rows, std::max(a.num_cols, a.num_rows), a.num_edges,
+                               a.indptr,   a.indices,                        values.data};
       cuda::spmm(v, x.data, x.cols, y.data, ctx.cuda()->compute());
     }
     return;
@@ -213,6 +216,9 @@ void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<
 #ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       if (a.num_edges == 0 || y_grad.cols == 0) return;
+      COOPGNN_EXPECTS(a.num_rows <= a.num_cols,
+                      "{}: the CUDA kernel takes a block's shape (rows <= columns), got [{}, {}]",
+                      fn, a.num_rows, a.num_cols);
       cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges,
                                a.indptr,   a.indices,  values.data};
       // The transposed CSR (by source) makes the backward a deterministic gather; its workspace

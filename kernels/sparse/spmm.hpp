@@ -44,8 +44,9 @@ struct grouped_positions {
 /// Groups the positions of `values` by value (a stable counting sort; the transposed CSR that
 /// makes SpMM's backward a gather, and the index of a cooperative exchange). Host and emulated
 /// backends: the counting sort (a value outside [0, num_values) throws logic_error naming its
-/// position). CUDA: build_transpose (a stable CUB radix sort; values not checked), the same
-/// result. Allocates the outputs (and, on CUDA, the workspace) from ctx.
+/// position). CUDA: build_transpose (a stable CUB radix sort on the bits of num_values), the same
+/// result for valid values; values are NOT checked there (an out-of-range value is misplaced
+/// silently), so callers pass indices they built themselves. Allocates the outputs (and, on CUDA, the workspace) from ctx.
 /// @param values [m] int64 in ctx.space()
 grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_values,
                                  buffer_view<const std::int64_t> values);
@@ -68,7 +69,8 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
 /// (float32): a gather over the transposed CSR (build_transpose; workspace from ctx's pool,
 /// stream-ordered), which adds each element's terms in the same order: bitwise equal.
 /// @param y_grad [a.num_rows, d]; @param x_grad [a.num_cols, d], accumulated into
-/// @throws logic_error as spmm.
+/// @throws logic_error as spmm, and on CUDA when a.num_rows > a.num_cols (the kernel takes a
+///         block's shape: destinations are a prefix of the sources).
 template <typename T>
 void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<const T> values,
                         tensor_view<const T> y_grad, tensor_view<T> x_grad);

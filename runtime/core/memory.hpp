@@ -53,7 +53,9 @@ void free_bytes(raw_allocation& a) noexcept;
 /// Copies `bytes` from src (in src_space) to dst (in dst_space) under ctx. Host-only contexts
 /// (host, emulated) memcpy. CUDA: cudaMemcpyAsync on the compute stream; when dst is host memory
 /// the stream is synchronised before returning (the bytes are readable); a pageable host source
-/// is staged by the driver before the call returns. @throws cuda_error.
+/// is staged by the driver before the call returns, but a pinned or registered host source is
+/// read asynchronously: keep it alive and unchanged until the stream reaches the copy.
+/// @throws cuda_error.
 void copy_bytes(const exec_context& ctx, void* dst, memory_space dst_space, const void* src,
                 memory_space src_space, std::size_t bytes);
 /// Sets `bytes` at p (in ctx.space()) to zero: memset, or cudaMemsetAsync on the compute stream.
