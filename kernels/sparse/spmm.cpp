@@ -188,8 +188,9 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
       // The CUDA kernel's block view asks num_dst <= num_src (a block's destinations are a
       // prefix of its sources); spmm reads x only at indices[e] < num_cols, so a generic CSR with
       // more rows than columns (an exchange's push CSR) passes with a widened num_src.
-      cuda::block_view const v{a.num_rows, std::max(a.num_cols, a.num_rows), a.num_edges,
-                               a.indptr,   a.indices,                        values.data};
+      cuda::block_view const v{a.num_rows,  std::max(a.num_cols, a.num_rows),
+                               a.num_edges, a.indptr,
+                               a.indices,   values.data};
       cuda::spmm(v, x.data, x.cols, y.data, ctx.cuda()->compute());
     }
     return;
