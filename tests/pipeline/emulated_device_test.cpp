@@ -88,6 +88,22 @@ INSTANTIATE_TEST_SUITE_P(
         emulated_usecase{
             "gcn", sampler_kind::labor, {4, 4}, 40, false, minibatch_mode::independent, 2}));
 
+TEST(EmulatedDevice, SamplingOnTheHostThenCopyingGivesTheSameStep) {
+  // --sample-on host: the protocols run on the host graph, then blocks, plans and input ids are
+  // copied to the device (the CUDA backend's second sampling path).
+  for (minibatch_mode mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
+    emulated_usecase const u{"gcn", sampler_kind::labor, {4, 3}, 48, true, mode, 3};
+    auto const host = test::run_protocol_step(make_cfg(u, backend::host));
+    auto cfg = make_cfg(u, backend::emulated);
+    cfg.sample_on_device = false;
+    auto const emu = test::run_protocol_step(cfg);
+    for (std::size_t l = 0; l < host.edges.size(); ++l) EXPECT_EQ(emu.edges[l], host.edges[l]);
+    EXPECT_EQ(emu.logits, host.logits);
+    EXPECT_EQ(emu.grads, host.grads);
+    EXPECT_EQ(emu.work.alltoall_bytes, host.work.alltoall_bytes);
+  }
+}
+
 TEST(EmulatedDevice, CooperativeOnSeveralPesEqualsOnePe) {
   // Several PEs, each with its own emulated device, against one PE: the cooperative invariant
   // on the device path (DESIGN.md section 8).
