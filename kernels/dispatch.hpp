@@ -12,10 +12,6 @@
 #include "runtime/core/exec_context.hpp"
 #include "runtime/core/memory.hpp"
 
-#ifdef COOPGNN_WITH_CUDA
-#include "runtime/core/cuda_context.hpp"
-#endif
-
 namespace coopgnn::detail {
 
 /// Checks each named operand's space against the context (see expect_space).

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
 
 namespace coopgnn::models {
@@ -148,26 +149,13 @@ matrix<float> gnn_model::infer_full(const csc_graph& g, const matrix<float>& fea
   exec_context const ctx = ctx_.with_threads(threads);
   block const full = full_neighbor_block(g);
   // The block and the features where the model computes: views on the host, copies elsewhere.
-  struct placed_block {
-    buffer<vid_t> src_ids;
-    buffer<eid_t> indptr;
-    buffer<std::int64_t> indices;
-    buffer<float> weights;
-    buffer<std::int64_t> src_degree;
-  };
   block_view bv = view(full);
-  placed_block placed;
+  block_buffers placed;
   tensor<float> x_placed;
   tensor_view<const float> x = host_view(features);
   if (ctx.space() != memory_space::host) {
-    placed.src_ids = upload<vid_t>(ctx, full.src_ids);
-    placed.indptr = upload<eid_t>(ctx, full.indptr);
-    placed.indices = upload<std::int64_t>(ctx, full.indices);
-    placed.weights = upload<float>(ctx, full.weights);
-    placed.src_degree = upload<std::int64_t>(ctx, full.src_degree);
-    bv = {full.num_dst,          full.num_src(),           full.num_edges(),
-          placed.src_ids.data(), placed.indptr.data(),     placed.indices.data(),
-          placed.weights.data(), placed.src_degree.data(), ctx.space()};
+    placed = upload_block(ctx, full);
+    bv = placed.view();
     x_placed = upload<float>(ctx, features);
     x = x_placed.view();
   }
@@ -179,8 +167,7 @@ matrix<float> gnn_model::infer_full(const csc_graph& g, const matrix<float>& fea
     in = h.view();
   }
   if (head_) h = head_->forward(ctx, in, {}, none, nullptr);
-  if (h.space() == memory_space::host) return std::move(h).release_host();
-  return download<float>(ctx, h.view());
+  return to_host(ctx, std::move(h));
 }
 
 }  // namespace coopgnn::models

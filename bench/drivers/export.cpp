@@ -47,7 +47,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   trainer tr(ds, g, cfg);  // validates the configuration; provides the keyed order and the model
   auto const order = tr.epoch_order(1);
   auto const B = std::min<std::int64_t>(o.batch_size, static_cast<std::int64_t>(order.size()));
-  const models::gnn_model& model = tr.host_model(0);
+  models::gnn_model& model = tr.model(0);  // the host backend: a host replica
 
   std::filesystem::create_directories(out / "params");
   nlohmann::json meta;
@@ -70,9 +70,6 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
     write_mat(out / "params" / (info.name + ".npy"), download<float>(ctx, model.params().value(i)));
     meta["params"].push_back({{"name", info.name}, {"shape", {info.rows, info.cols}}});
   }
-  // The benchmark drives its own host replica (same initial weights as the trainer's).
-  models::gnn_model replica(ctx, model.config());
-  replica.copy_parameters_from(model);
   std::vector<int> const fanouts = o.fanouts;
   meta["batches"] = nlohmann::json::array();
   for (int b = 0; b < o.batches; ++b) {
@@ -92,13 +89,13 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
     for (int r = 0; r < o.repeats; ++r) {
       scoped_timer t(nullptr);
       models::model_cache cache;
-      replica.zero_grad();
-      tensor<float> out = replica.forward(views, host_view(x), key, &cache);
+      model.zero_grad();
+      tensor<float> out = model.forward(views, host_view(x), key, &cache);
       tensor<float> grad(ctx, out.rows(), out.cols());
       softmax_cross_entropy<float>(ctx, out.view(), host_view(labels), 1.0f / static_cast<float>(B),
                                    grad.view());
       // The input features need no gradient (as in the PyG baseline, whose x is a leaf).
-      replica.backward(views, grad.view(), cache, false);
+      model.backward(views, grad.view(), cache, false);
       times.push_back(t.seconds());
       logits = std::move(out).release_host();
     }

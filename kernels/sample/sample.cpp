@@ -1,13 +1,12 @@
 #include "kernels/sample/sample.hpp"
 
 #include <algorithm>
-#include <exception>
-#include <thread>
 #include <unordered_map>
 
 #include "kernels/dispatch.hpp"
 #include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/parallel.hpp"
 #include "runtime/core/rng.hpp"
 
 #ifdef COOPGNN_WITH_CUDA
@@ -120,29 +119,10 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
       kept[i] = keep;
     }
   };
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(host_threads));
-  auto work = [&](std::int64_t begin, std::int64_t end, int t) noexcept {
-    try {
-      work_range(begin, end);
-    } catch (...) {
-      errors[static_cast<std::size_t>(t)] = std::current_exception();
-    }
-  };
+  // At least 256 seeds a thread; the result does not depend on the split.
   int const threads =
       static_cast<int>(std::min<std::int64_t>(host_threads, std::max<std::int64_t>(n / 256, 1)));
-  if (threads <= 1) {
-    work_range(0, n);
-  } else {
-    {
-      std::vector<std::jthread> pool;
-      for (int t = 0; t < threads; ++t) {
-        pool.emplace_back(work, n * t / threads, n * (t + 1) / threads, t);
-      }
-    }
-    for (auto const& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
-  }
+  parallel_rows(n, threads, work_range);
 
   sampled_neighbors out;
   out.indptr.assign(static_cast<std::size_t>(n) + 1, 0);
@@ -325,6 +305,40 @@ block to_host(const exec_context& ctx, const block_buffers& b) {
   h.weights = download<float>(ctx, b.weights.view());
   h.src_degree = download<std::int64_t>(ctx, b.src_degree.view());
   return h;
+}
+
+block to_host(const exec_context& ctx, block_buffers&& b) {
+  block h;
+  h.num_dst = b.num_dst;
+  h.src_ids = to_host(ctx, std::move(b.src_ids));
+  h.indptr = to_host(ctx, std::move(b.indptr));
+  h.indices = to_host(ctx, std::move(b.indices));
+  h.weights = to_host(ctx, std::move(b.weights));
+  h.src_degree = to_host(ctx, std::move(b.src_degree));
+  return h;
+}
+
+block_buffers copy_block(const exec_context& ctx, const block_buffers& b) {
+  return {b.num_dst,
+          clone<vid_t>(ctx, b.src_ids.view()),
+          clone<eid_t>(ctx, b.indptr.view()),
+          clone<std::int64_t>(ctx, b.indices.view()),
+          clone<float>(ctx, b.weights.view()),
+          clone<std::int64_t>(ctx, b.src_degree.view())};
+}
+
+csc_buffers upload_graph(const exec_context& ctx, const csc_graph& g) {
+  return {g.num_nodes, upload<eid_t>(ctx, g.indptr), upload<vid_t>(ctx, g.indices)};
+}
+
+block_buffers upload_block(const exec_context& ctx, const block& b) {
+  (void)view(b);  // validates the sizes
+  return {b.num_dst,
+          upload<vid_t>(ctx, b.src_ids),
+          upload<eid_t>(ctx, b.indptr),
+          upload<std::int64_t>(ctx, b.indices),
+          upload<float>(ctx, b.weights),
+          upload<std::int64_t>(ctx, b.src_degree)};
 }
 
 owner_split split_by_owner(const exec_context& ctx, buffer_view<const std::uint16_t> owner_of,

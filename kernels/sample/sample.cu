@@ -497,25 +497,8 @@ block to_host(const cuda_context& ctx, const device_block& b) {
   return h;
 }
 
-device_block upload(const cuda_context& ctx, const block& b) {
-  device_block d;
-  d.num_dst = b.num_dst;
-  d.src_ids = ctx.to_device(std::span<const vid_t>(b.src_ids));
-  d.indptr = ctx.to_device(std::span<const eid_t>(b.indptr));
-  d.indices = ctx.to_device(std::span<const std::int64_t>(b.indices));
-  d.weights = ctx.to_device(std::span<const float>(b.weights));
-  d.src_degree = ctx.to_device(std::span<const std::int64_t>(b.src_degree));
-  return d;
-}
-
 device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const ownership& owners) {
-  std::vector<std::uint16_t> map(static_cast<std::size_t>(owners.num_nodes()));
-  for (vid_t v = 0; v < owners.num_nodes(); ++v) {
-    map[static_cast<std::size_t>(v)] = static_cast<std::uint16_t>(owners.owner(v));
-  }
-  auto d = ctx.to_device(std::span<const std::uint16_t>(map));
-  detail::synchronize(ctx.compute());  // `map` is pageable and dies here
-  return d;
+  return ctx.to_device(owners.map());  // pageable: staged by the driver before this returns
 }
 
 device_owner_split split_by_owner(const cuda_context& ctx,

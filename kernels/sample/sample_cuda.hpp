@@ -140,11 +140,6 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
 /// Copies a device block to the host (synchronises ctx.compute()).
 block to_host(const cuda_context& ctx, const device_block& b);
 
-/// Copies a host block to the device on ctx.compute() (the inverse of to_host). The host block
-/// may be destroyed when the call returns (pageable sources are staged by the driver).
-/// @throws cuda_error when out of device memory.
-device_block upload(const cuda_context& ctx, const block& b);
-
 /// The owner map of `owners` in device memory: [|V|] uint16 PE ids.
 device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const ownership& owners);
 
@@ -157,7 +152,7 @@ struct device_owner_split {
 };
 
 /// Splits `ids` by owner on the device: a stable CUB radix sort of (owner, position) and a
-/// per-PE histogram. Matches the host partition of runtime/pipeline/minibatch.cpp exactly.
+/// per-PE histogram. Matches the host reference of split_by_owner (sample.cpp) exactly.
 /// @param owner_of  [|V|] device owner map (upload_owners)
 /// @param num_pes   P in [1, 65535], as in the ownership the map came from
 /// @param ids       [m] device ids in [0, |V|)

@@ -22,6 +22,20 @@ namespace coopgnn {
 // results are placed in the context's space) or the CUDA kernels of sample_cuda.hpp (bitwise the
 // same results, synchronising the compute stream where sizes are known only on the device).
 
+/// A CSC (csc_graph's arrays) in a memory space: the graph the sampling entries read there.
+struct csc_buffers {
+  vid_t num_nodes = 0;
+  buffer<eid_t> indptr;   ///< [num_nodes + 1]
+  buffer<vid_t> indices;  ///< [num_edges]
+  [[nodiscard]] csc_view view() const {
+    return {num_nodes, static_cast<eid_t>(indices.size()), indptr.data(), indices.data(),
+            indices.space()};
+  }
+};
+
+/// A copy of `g` in ctx.space() (the host backend samples from view(g) without one).
+csc_buffers upload_graph(const exec_context& ctx, const csc_graph& g);
+
 /// A sample of in-neighbours (sampled_neighbors' arrays) in a memory space.
 struct sampled_buffers {
   buffer<eid_t> indptr;   ///< [num_seeds + 1]
@@ -57,6 +71,12 @@ block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view
 
 /// A host copy of a block (downloads; on the host a copy of the arrays).
 block to_host(const exec_context& ctx, const block_buffers& b);
+/// The block on the host, moved out without a copy when `b` is host memory.
+block to_host(const exec_context& ctx, block_buffers&& b);
+/// A copy of `b` (in any space) in ctx.space().
+block_buffers copy_block(const exec_context& ctx, const block_buffers& b);
+/// A copy of host block `b` in ctx.space(). @throws logic_error for an inconsistent block.
+block_buffers upload_block(const exec_context& ctx, const block& b);
 
 /// An id list split by owner PE (DESIGN.md section 6, step 2): ids[perm[0 .. counts[0])] are
 /// owned by PE 0, the next counts[1] by PE 1, and so on; within a PE, input order (stable).

@@ -222,16 +222,12 @@ void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<
                       fn, a.num_rows, a.num_cols);
       cuda::block_view const v{a.num_rows, a.num_cols, a.num_edges,
                                a.indptr,   a.indices,  values.data};
-      // The transposed CSR (by source) makes the backward a deterministic gather; its workspace
-      // and arrays come from the context's pool, stream-ordered.
-      std::size_t const bytes = cuda::transpose_workspace_bytes(a.num_cols, a.num_edges);
-      buffer<unsigned char> workspace(ctx, bytes);
-      buffer<std::int64_t> t_indptr(ctx, static_cast<std::size_t>(a.num_cols + 1));
-      buffer<std::int64_t> t_edges(ctx, static_cast<std::size_t>(a.num_edges));
-      auto const s = ctx.cuda()->compute();
-      cuda::build_transpose(v, workspace.data(), bytes, t_indptr.data(), t_edges.data(), s);
-      cuda::spmm_transpose_add(v, t_indptr.data(), t_edges.data(), y_grad.data, y_grad.cols,
-                               x_grad.data, s);
+      // The transposed CSR (the edges grouped by source) makes the backward a deterministic
+      // gather.
+      auto const t = group_by_value(ctx, a.num_cols,
+                                    {a.indices, static_cast<std::size_t>(a.num_edges), a.space});
+      cuda::spmm_transpose_add(v, t.offsets.data(), t.positions.data(), y_grad.data, y_grad.cols,
+                               x_grad.data, ctx.cuda()->compute());
     }
     return;
 #else

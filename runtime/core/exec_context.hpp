@@ -4,6 +4,8 @@
 // model code only ever pass the context through; kernel entries dispatch on it.
 #pragma once
 
+#include <string>
+
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
@@ -11,6 +13,9 @@ namespace coopgnn {
 namespace cuda {
 class cuda_context;
 }  // namespace cuda
+
+/// "host", "cuda" or "emulated" (the --backend names).
+std::string to_string(backend b);
 
 /// Execution resources of one PE. Nothing in it is global; each PE thread owns one. Cheap to
 /// copy (it refers to the cuda_context, which must outlive every copy).

@@ -20,6 +20,18 @@ exec_context::exec_context(const cuda::cuda_context& cuda, int threads)
 
 std::string_view to_string(memory_space s) { return s == memory_space::host ? "host" : "device"; }
 
+std::string to_string(backend b) {
+  switch (b) {
+    case backend::cuda:
+      return "cuda";
+    case backend::emulated:
+      return "emulated";
+    case backend::host:
+      break;
+  }
+  return "host";
+}
+
 void synchronize(const exec_context& ctx) {
 #ifdef COOPGNN_WITH_CUDA
   if (ctx.cuda() != nullptr) cuda::detail::synchronize(ctx.cuda()->compute());
@@ -30,27 +42,13 @@ void synchronize(const exec_context& ctx) {
 
 namespace detail {
 
-namespace {
-const char* backend_name(backend b) {
-  switch (b) {
-    case backend::host:
-      return "host";
-    case backend::cuda:
-      return "cuda";
-    case backend::emulated:
-      return "emulated";
-  }
-  return "?";
-}
-}  // namespace
-
 void expect_space(const exec_context& ctx, memory_space s, const char* fn, const char* arg) {
   if (s == ctx.space()) [[likely]]
     return;
   COOPGNN_FAIL(
       "{}: {} is {} memory but the context computes in {} memory (backend {}); copy it "
       "with upload/download first",
-      fn, arg, to_string(s), to_string(ctx.space()), backend_name(ctx.get_backend()));
+      fn, arg, to_string(s), to_string(ctx.space()), to_string(ctx.get_backend()));
 }
 
 void expect_host(memory_space s, const char* what) {

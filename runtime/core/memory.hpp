@@ -346,6 +346,21 @@ tensor<T> to_space(const exec_context& ctx, matrix<T>&& m) {
   return upload<T>(ctx, m);
 }
 
+/// A copy of `src` in ctx.space() (src may be in any space).
+template <class T>
+buffer<T> clone(const exec_context& ctx, buffer_view<const T> src) {
+  buffer<T> out(ctx, src.size);
+  copy<T>(ctx, out.view(), src);
+  return out;
+}
+
+/// The elements of `b` on the host: its storage moved out when `b` is host memory (no copy),
+/// a download otherwise.
+template <class T>
+std::vector<T> to_host(const exec_context& ctx, buffer<T>&& b);
+template <class T>
+matrix<T> to_host(const exec_context& ctx, tensor<T>&& t);
+
 /// A host copy of `src` (synchronises ctx's compute stream on the CUDA backend).
 template <class T>
 std::vector<T> download(const exec_context& ctx, buffer_view<const T> src) {
@@ -354,10 +369,20 @@ std::vector<T> download(const exec_context& ctx, buffer_view<const T> src) {
   return out;
 }
 template <class T>
+std::vector<T> to_host(const exec_context& ctx, buffer<T>&& b) {
+  if (b.space() == memory_space::host) return std::move(b).release_host();
+  return download<T>(ctx, b.view());
+}
+template <class T>
 matrix<T> download(const exec_context& ctx, tensor_view<const T> src) {
   matrix<T> out(src.rows, src.cols);
   copy<T>(ctx, host_view(out).flat(), src.flat());
   return out;
+}
+template <class T>
+matrix<T> to_host(const exec_context& ctx, tensor<T>&& t) {
+  if (t.space() == memory_space::host) return std::move(t).release_host();
+  return download<T>(ctx, t.view());
 }
 
 }  // namespace coopgnn

@@ -34,18 +34,6 @@ backend resolve_backend(const std::string& name, int cuda_devices,
   return backend::cuda;
 }
 
-std::string to_string(backend b) {
-  switch (b) {
-    case backend::cuda:
-      return "cuda";
-    case backend::emulated:
-      return "emulated";
-    case backend::host:
-      break;
-  }
-  return "host";
-}
-
 work_counters& work_counters::operator+=(const work_counters& o) {
   seeds += o.seeds;
   sampled_edges += o.sampled_edges;

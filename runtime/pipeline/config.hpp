@@ -29,8 +29,6 @@ std::string to_string(minibatch_mode m);
 ///         or with no device (the message gives `no_device_reason`).
 backend resolve_backend(const std::string& name, int cuda_devices,
                         const std::string& no_device_reason);
-/// "host", "cuda" or "emulated".
-std::string to_string(backend b);
 
 /// Everything that decides a training run. Defaults are what `coopgnn train` uses.
 struct train_config {

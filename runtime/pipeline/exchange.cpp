@@ -9,36 +9,6 @@
 
 namespace coopgnn {
 
-exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows) {
-  COOPGNN_EXPECTS(num_owner_rows >= 0, "exchange plan: {} owner rows", num_owner_rows);
-  exec_context const host;
-  auto const n = static_cast<std::int64_t>(plan.send_perm.size());
-  // recv_pos: send_perm grouped by value; a permutation has exactly one position per value.
-  for (std::int64_t j = 0; j < n; ++j) {
-    auto const i = plan.send_perm[static_cast<std::size_t>(j)];
-    COOPGNN_EXPECTS(i >= 0 && i < n,
-                    "exchange plan: send_perm[{}] = {} is not part of a "
-                    "permutation of [0, {})",
-                    j, i, n);
-  }
-  auto pos = group_by_value(host, n, host_view(plan.send_perm));
-  auto const off = pos.offsets.host();
-  for (std::int64_t i = 0; i < n; ++i) {
-    COOPGNN_EXPECTS(off[static_cast<std::size_t>(i) + 1] == i + 1,
-                    "exchange plan: send_perm is not a permutation of [0, {}) (value {} appears "
-                    "{} times)",
-                    n, i, off[static_cast<std::size_t>(i) + 1] - off[static_cast<std::size_t>(i)]);
-  }
-  for (std::size_t r = 0; r < plan.recv_inv.size(); ++r) {
-    auto const o = plan.recv_inv[r];
-    COOPGNN_EXPECTS(o >= 0 && o < num_owner_rows,
-                    "exchange plan: recv_inv[{}] = {} is outside [0, {})", r, o, num_owner_rows);
-  }
-  auto push = group_by_value(host, num_owner_rows, host_view(plan.recv_inv));
-  return {std::move(pos.positions).release_host(), std::move(push.offsets).release_host(),
-          std::move(push.positions).release_host()};
-}
-
 std::int64_t exchange_route::bytes() const {
   return static_cast<std::int64_t>(send_perm.bytes() + recv_pos.bytes() + recv_inv.bytes() +
                                    push_indptr.bytes() + push_sources.bytes() +
@@ -57,6 +27,16 @@ exchange_route make_route(const exec_context& ctx, placed_plan&& plan,
   // recv_pos: the inverse of send_perm (each value once); the push CSR: recv_inv grouped by
   // owner row, ascending request order. Both stay in ctx.space().
   auto pos = group_by_value(ctx, r.num_requester_rows, plan.send_perm.view());
+  if (ctx.runs_on_host()) {
+    // Where the offsets are readable: send_perm must be a permutation (each value once).
+    auto const* off = pos.offsets.data();
+    for (std::int64_t i = 0; i < r.num_requester_rows; ++i) {
+      COOPGNN_EXPECTS(off[i + 1] == i + 1,
+                      "make_route: send_perm is not a permutation of [0, {}) (value {} appears {} "
+                      "times)",
+                      r.num_requester_rows, i, off[i + 1] - off[i]);
+    }
+  }
   auto push = group_by_value(ctx, num_owner_rows, plan.recv_inv.view());
   r.recv_pos = std::move(pos.positions);
   r.push_indptr = std::move(push.offsets);
@@ -65,16 +45,6 @@ exchange_route make_route(const exec_context& ctx, placed_plan&& plan,
   r.send_perm = std::move(plan.send_perm);
   r.recv_inv = std::move(plan.recv_inv);
   return r;
-}
-
-exchange_route make_route(const exec_context& ctx, const exchange_plan& plan,
-                          std::int64_t num_owner_rows) {
-  (void)make_exchange_index(plan, num_owner_rows);  // validates the plan on the host
-  return make_route(
-      ctx,
-      placed_plan{plan.send_counts, plan.recv_counts, upload<std::int64_t>(ctx, plan.send_perm),
-                  upload<std::int64_t>(ctx, plan.recv_inv)},
-      num_owner_rows);
 }
 
 namespace {

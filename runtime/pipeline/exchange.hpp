@@ -19,24 +19,11 @@
 
 namespace coopgnn {
 
-/// The index arrays of a plan for both directions, computed on the host. recv_pos: the inverse of
-/// send_perm (recv_pos[send_perm[j]] = j), i.e. the position among the received rows of local
-/// source i. The push CSR groups the requests by owner row: owner row o sums the received rows
-/// push_sources[push_indptr[o] .. push_indptr[o + 1]) in ascending request order.
-struct exchange_index {
-  std::vector<std::int64_t> recv_pos;      ///< [send_perm.size()]
-  std::vector<std::int64_t> push_indptr;   ///< [num_owner_rows + 1]
-  std::vector<std::int64_t> push_sources;  ///< [recv_inv.size()]
-};
-
-/// Builds the exchange_index of `plan` on the host (group_by_value; O(n + m)), validating it.
-/// @param num_owner_rows  |S^{l+1}_p|
-/// @throws logic_error naming the position when send_perm is not a permutation of
-///         [0, send_perm.size()) or a recv_inv entry is outside [0, num_owner_rows).
-exchange_index make_exchange_index(const exchange_plan& plan, std::int64_t num_owner_rows);
-
-/// An exchange_plan placed in a PE's memory space with its exchange_index, ready for both
-/// directions. Counts stay on the host.
+/// An exchange_plan placed in a PE's memory space with its index arrays, ready for both
+/// directions. recv_pos is the inverse of send_perm (recv_pos[send_perm[j]] = j: the position
+/// among the received rows of local source i); the push CSR groups the requests by owner row
+/// (owner row o sums the received rows push_sources[push_indptr[o] .. push_indptr[o + 1]) in
+/// ascending request order). Counts stay on the host.
 struct exchange_route {
   std::vector<std::int64_t> send_counts;  ///< [P] as exchange_plan
   std::vector<std::int64_t> recv_counts;  ///< [P] as exchange_plan
@@ -57,18 +44,15 @@ struct exchange_route {
   [[nodiscard]] std::int64_t bytes() const;
 };
 
-/// A route from a plan already in ctx.space() (what the sampling protocols return): the index
-/// arrays are built there (group_by_value), nothing goes through the host. The plan's arrays
-/// move into the route. Not validated beyond the kernels' own checks (the protocols build
-/// valid plans); the host backend's group_by_value range-checks the values.
-exchange_route make_route(const exec_context& ctx, placed_plan&& plan, std::int64_t num_owner_rows);
-
-/// Places a host `plan` in ctx.space() with its exchange_index (validated first).
+/// The route of a plan in ctx.space() (what the sampling protocols return): the index arrays
+/// are built there with group_by_value, nothing goes through the host. The plan's arrays move
+/// into the route.
 /// @param num_owner_rows  |S^{l+1}_p|: the owner side's rows (the next layer's num_dst, or the
 ///                        number of input nodes for the last layer)
-/// @throws logic_error as make_exchange_index; cuda_error on CUDA failures.
-exchange_route make_route(const exec_context& ctx, const exchange_plan& plan,
-                          std::int64_t num_owner_rows);
+/// @throws logic_error naming the value when send_perm or recv_inv is outside its range, or
+///         (host and emulated backends, where the offsets are readable) when send_perm is not a
+///         permutation; on CUDA the values are not checked (group_by_value).
+exchange_route make_route(const exec_context& ctx, placed_plan&& plan, std::int64_t num_owner_rows);
 
 /// Typed all-to-all-v of rows in ctx.space() through `comm`: `send` holds send_counts[q] rows of
 /// `row` elements for PE q, back to back; returns the recv_counts[q] rows from each PE q, back to

@@ -1,7 +1,6 @@
 #include "runtime/pipeline/minibatch.hpp"
 
 #include <algorithm>
-#include <type_traits>
 
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/exchange.hpp"
@@ -21,13 +20,6 @@ sample_params layer_params(const batch_key& key, std::size_t l) {
 
 namespace {
 
-/// A copy of `src` in ctx.space() (a frontier that outlives the block it came from).
-buffer<vid_t> copy_ids(const exec_context& ctx, buffer_view<const vid_t> src) {
-  buffer<vid_t> out(ctx, src.size);
-  copy<vid_t>(ctx, out.view(), src);
-  return out;
-}
-
 /// Samples layer l for `frontier` and appends the compacted block, counting its edges (the first
 /// half of a layer in both protocols).
 const block_buffers& sample_layer(const exec_context& ctx, const csc_view& g,
@@ -44,11 +36,11 @@ const block_buffers& sample_layer(const exec_context& ctx, const csc_view& g,
 minibatch sample_independent(const exec_context& ctx, const csc_view& g,
                              buffer_view<const vid_t> seeds, const batch_key& key) {
   minibatch out;
-  buffer<vid_t> frontier = copy_ids(ctx, seeds);
+  buffer<vid_t> frontier = clone<vid_t>(ctx, seeds);
   for (std::size_t l = 0; l < key.fanouts.size(); ++l) {
     block_buffers const& b = sample_layer(ctx, g, frontier, key, l, out);
     out.work.sampled_vertices += static_cast<std::int64_t>(b.src_ids.size());
-    frontier = copy_ids(ctx, b.src_ids.view());
+    frontier = clone<vid_t>(ctx, b.src_ids.view());
   }
   out.input_nodes = std::move(frontier);
   out.work.seeds = static_cast<std::int64_t>(seeds.size);
@@ -60,7 +52,7 @@ minibatch sample_cooperative(const exec_context& ctx, communicator& comm, const 
                              buffer_view<const vid_t> owned_seeds, const batch_key& key) {
   auto const P = static_cast<std::size_t>(comm.size());
   minibatch out;
-  buffer<vid_t> frontier = copy_ids(ctx, owned_seeds);
+  buffer<vid_t> frontier = clone<vid_t>(ctx, owned_seeds);
   for (std::size_t l = 0; l < key.fanouts.size(); ++l) {
     block_buffers const& b = sample_layer(ctx, g, frontier, key, l, out);
 
@@ -103,60 +95,23 @@ sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, co
                                          host_view(owned_seeds), key));
 }
 
-namespace {
-template <class T>
-std::vector<T> host_vector(const exec_context& ctx, buffer<T>&& b) {
-  if (b.space() == memory_space::host) return std::move(b).release_host();
-  return download<T>(ctx, b.view());
-}
-}  // namespace
-
 sampled_batch to_host(const exec_context& ctx, minibatch&& mb) {
   sampled_batch out;
-  for (auto& b : mb.blocks) {
-    block h;
-    h.num_dst = b.num_dst;
-    h.src_ids = host_vector(ctx, std::move(b.src_ids));
-    h.indptr = host_vector(ctx, std::move(b.indptr));
-    h.indices = host_vector(ctx, std::move(b.indices));
-    h.weights = host_vector(ctx, std::move(b.weights));
-    h.src_degree = host_vector(ctx, std::move(b.src_degree));
-    out.blocks.push_back(std::move(h));
-  }
+  for (auto& b : mb.blocks) out.blocks.push_back(to_host(ctx, std::move(b)));
   for (auto& p : mb.plans) {
     out.plans.push_back({std::move(p.send_counts), std::move(p.recv_counts),
-                         host_vector(ctx, std::move(p.send_perm)),
-                         host_vector(ctx, std::move(p.recv_inv))});
+                         to_host(ctx, std::move(p.send_perm)),
+                         to_host(ctx, std::move(p.recv_inv))});
   }
-  out.input_nodes = host_vector(ctx, std::move(mb.input_nodes));
+  out.input_nodes = to_host(ctx, std::move(mb.input_nodes));
   out.work = mb.work;
   out.id_bytes = std::move(mb.id_bytes);
   return out;
 }
 
-block_buffers copy_block(const exec_context& ctx, const block_buffers& b) {
-  auto dup = [&](const auto& src) {
-    using T = std::remove_cvref_t<decltype(*src.data())>;
-    buffer<T> d(ctx, src.size());
-    copy<T>(ctx, d.view(), src.view());
-    return d;
-  };
-  block_buffers out;
-  out.num_dst = b.num_dst;
-  out.src_ids = dup(b.src_ids);
-  out.indptr = dup(b.indptr);
-  out.indices = dup(b.indices);
-  out.weights = dup(b.weights);
-  out.src_degree = dup(b.src_degree);
-  return out;
-}
-
 placed_plan copy_plan(const exec_context& ctx, const placed_plan& p) {
-  placed_plan out{p.send_counts, p.recv_counts, buffer<std::int64_t>(ctx, p.send_perm.size()),
-                  buffer<std::int64_t>(ctx, p.recv_inv.size())};
-  copy<std::int64_t>(ctx, out.send_perm.view(), p.send_perm.view());
-  copy<std::int64_t>(ctx, out.recv_inv.view(), p.recv_inv.view());
-  return out;
+  return {p.send_counts, p.recv_counts, clone<std::int64_t>(ctx, p.send_perm.view()),
+          clone<std::int64_t>(ctx, p.recv_inv.view())};
 }
 
 std::int64_t minibatch::bytes() const {
@@ -168,22 +123,6 @@ std::int64_t minibatch::bytes() const {
                                        sizeof(std::int64_t));
   }
   return b + static_cast<std::int64_t>(input_nodes.bytes());
-}
-
-std::int64_t sampled_batch::bytes() const {
-  std::int64_t b = 0;
-  for (auto const& blk : blocks) {
-    b += static_cast<std::int64_t>(
-        blk.src_ids.size() * sizeof(vid_t) + blk.indptr.size() * sizeof(eid_t) +
-        blk.indices.size() * sizeof(std::int64_t) + blk.weights.size() * sizeof(float) +
-        blk.src_degree.size() * sizeof(std::int64_t));
-  }
-  for (auto const& p : plans) {
-    b += static_cast<std::int64_t>(
-        (p.send_perm.size() + p.recv_inv.size() + p.send_counts.size() + p.recv_counts.size()) *
-        sizeof(std::int64_t));
-  }
-  return b + static_cast<std::int64_t>(input_nodes.size() * sizeof(vid_t));
 }
 
 }  // namespace coopgnn

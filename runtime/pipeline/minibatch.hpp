@@ -33,9 +33,6 @@ struct sampled_batch {
   std::vector<vid_t> input_nodes;      ///< vertices whose features this PE loads from storage
   work_counters work;                  ///< sampled edges and vertices of this PE
   std::vector<std::int64_t> id_bytes;  ///< [L] cooperative: id bytes sent to other PEs per layer
-
-  /// Bytes held by the blocks and plans (what a PE keeps for the whole step).
-  [[nodiscard]] std::int64_t bytes() const;
 };
 
 /// An exchange_plan in a memory space: the counts on the host, the index arrays where the PE
@@ -57,8 +54,7 @@ struct minibatch {
   work_counters work;                  ///< sampled edges and vertices of this PE
   std::vector<std::int64_t> id_bytes;  ///< [L] cooperative: id bytes sent to other PEs per layer
 
-  /// Bytes held by the blocks, plans and input ids (what a PE keeps for the whole step); equal
-  /// to the host copy's sampled_batch::bytes().
+  /// Bytes held by the blocks, plans and input ids (what a PE keeps for the whole step).
   [[nodiscard]] std::int64_t bytes() const;
 };
 
@@ -66,9 +62,7 @@ struct minibatch {
 /// is in host memory, downloaded otherwise.
 sampled_batch to_host(const exec_context& ctx, minibatch&& mb);
 
-/// A copy of block `b` in ctx.space() (e.g. blocks sampled on the host for a device PE).
-block_buffers copy_block(const exec_context& ctx, const block_buffers& b);
-/// A copy of plan `p` in ctx.space().
+/// A copy of plan `p` in ctx.space() (blocks: copy_block, kernels/sample/sampling.hpp).
 placed_plan copy_plan(const exec_context& ctx, const placed_plan& p);
 
 /// Samplers' keys for layer l of global minibatch `batch`.

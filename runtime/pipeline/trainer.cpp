@@ -333,8 +333,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   matrix<float> logits_h;
   std::vector<float> grads_h;
   if (opt.trace != nullptr) {
-    logits_h = logits.space() == memory_space::host ? std::move(logits).release_host()
-                                                    : download<float>(ctx, logits.view());
+    logits_h = to_host(ctx, std::move(logits));
     grads_h = download<float>(ctx, pe.model.params().grads());
   }
   finish_step(pe, opt, m, w, seeds, in.host_blocks, loss, loss_sum, std::move(logits_h),
@@ -358,12 +357,8 @@ void trainer::place_graphs() {
     if (!shared) {
       bind_device(static_cast<int>(p));
       shared = std::make_shared<placed_graph>();
-      shared->indptr = upload<eid_t>(ctx, g_.indptr);
-      shared->indices = upload<vid_t>(ctx, g_.indices);
+      shared->graph = upload_graph(ctx, g_);
       if (coop) shared->owners = upload<std::uint16_t>(ctx, owners_.map());
-      shared->graph = {g_.num_nodes, g_.num_edges(), shared->indptr.data(), shared->indices.data(),
-                       ctx.space()};
-      shared->owner_of = shared->owners.view();
       synchronize(ctx);  // the other PEs on this device read it from their streams
       by_device.emplace_back(device, shared);
     }
@@ -382,9 +377,9 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
   bool const here = ctx.space() == memory_space::host || pg != nullptr;
   const exec_context& sctx = here ? ctx : pe.host_ctx;
   communicator& scomm = here ? pe.rows_comm() : pe.comm;
-  csc_view const graph = pg != nullptr ? pg->graph : view(g_);
+  csc_view const graph = pg != nullptr ? pg->graph.view() : view(g_);
   buffer_view<const std::uint16_t> const owner_of =
-      pg != nullptr ? pg->owner_of : host_view(owners_.map());
+      pg != nullptr ? pg->owners.view() : host_view(owners_.map());
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("sample/minibatch");
@@ -395,11 +390,10 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
       // Sampled on the host for a device PE: the blocks and input ids go to the device.
       for (auto& b : in.mb.blocks) b = copy_block(ctx, b);
       for (auto& pl : in.mb.plans) pl = copy_plan(ctx, pl);
-      buffer<vid_t> ids(ctx, in.mb.input_nodes.size());
-      copy<vid_t>(ctx, ids.view(), in.mb.input_nodes.view());
-      in.input_host = download<vid_t>(sctx, in.mb.input_nodes.view());
+      buffer<vid_t> ids = clone<vid_t>(ctx, in.mb.input_nodes.view());
+      in.input_host = std::move(in.mb.input_nodes).release_host();
       in.mb.input_nodes = std::move(ids);
-    } else if (!device_tier()) {
+    } else if (ctx.space() != memory_space::host && !device_tier()) {
       // The host and mmap tiers load through the host feature store: the ids go there.
       in.input_host = download<vid_t>(ctx, in.mb.input_nodes.view());
     }
@@ -431,7 +425,7 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
 tensor<float> trainer::load_features(pe_state& pe, const step_batch& in, work_counters& w) {
   if (device_tier()) return load_device_tier(pe, in, w);
   auto const before = pe.store.stats();
-  matrix<float> rows = pe.store.load(in.input_host);
+  matrix<float> rows = pe.store.load(in.input_ids_on_host());
   w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
   w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
   return to_space(pe.ctx, std::move(rows));

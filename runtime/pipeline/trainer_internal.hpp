@@ -62,18 +62,21 @@ struct trainer::step_batch {
   std::vector<block> host_blocks;      // host copies of the blocks, for traces only
   std::vector<block_view> blocks;      // [L] sampling order, views of mb.blocks
   std::vector<exchange_route> routes;  // [L] cooperative: routes[l] serves blocks[l] sources
-  std::vector<vid_t> input_host;       // the input ids on the host, for host-tier loads
+  std::vector<vid_t> input_host;       // off the host: the input ids copied there, for
+                                       // host-tier loads
   std::int64_t sample_bytes = 0;       // blocks, plans and input ids (working set)
+  /// The input ids as host memory: the minibatch's own on the host backend, else input_host.
+  [[nodiscard]] std::span<const vid_t> input_ids_on_host() const {
+    if (mb.input_nodes.space() == memory_space::host) return mb.input_nodes.host();
+    return input_host;
+  }
 };
 
 /// The graph and the owner map copied into one device's memory (or the emulated device's), for
 /// sampling there; PEs sharing a device share the copy.
 struct trainer::placed_graph {
-  buffer<eid_t> indptr;
-  buffer<vid_t> indices;
+  csc_buffers graph;
   buffer<std::uint16_t> owners;  // cooperative only
-  csc_view graph;
-  buffer_view<const std::uint16_t> owner_of;
 };
 
 /// Stage clocks of one step on one PE. Stage time excludes the time spent inside collectives,

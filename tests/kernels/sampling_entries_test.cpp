@@ -19,17 +19,6 @@ namespace {
 exec_context const host;
 exec_context const emulated(backend::emulated);
 
-struct placed_graph {
-  buffer<eid_t> indptr;
-  buffer<vid_t> indices;
-  csc_view view;
-};
-placed_graph place(const exec_context& ctx, const csc_graph& g) {
-  placed_graph p{upload<eid_t>(ctx, g.indptr), upload<vid_t>(ctx, g.indices), {}};
-  p.view = {g.num_nodes, g.num_edges(), p.indptr.data(), p.indices.data(), ctx.space()};
-  return p;
-}
-
 TEST(SamplingEntries, SampleAndBlockOnEveryBackendEqualTheHostReference) {
   auto const ds = test::synthetic_dataset(300, 3, 4, 9, 5);
   auto const g = build_csc(ds.num_nodes, ds.src, ds.dst);
@@ -44,13 +33,14 @@ TEST(SamplingEntries, SampleAndBlockOnEveryBackendEqualTheHostReference) {
     auto const want_s = sample_neighbors(host, g, seeds, p);
     auto const want_b = make_block(g, seeds, want_s);
     for (const exec_context* ctx : {&host, &emulated}) {
-      auto const pg = place(*ctx, g);
+      auto const placed = upload_graph(*ctx, g);
+      csc_view const gv = placed.view();
       auto const ds_seeds = upload<vid_t>(*ctx, seeds);
-      auto const s = sample_neighbors(*ctx, pg.view, ds_seeds.view(), p);
+      auto const s = sample_neighbors(*ctx, gv, ds_seeds.view(), p);
       EXPECT_EQ(download<eid_t>(*ctx, s.indptr.view()), want_s.indptr);
       EXPECT_EQ(download<vid_t>(*ctx, s.nbrs.view()), want_s.nbrs);
       EXPECT_EQ(download<float>(*ctx, s.weights.view()), want_s.weights);
-      auto const b = to_host(*ctx, make_block(*ctx, pg.view, ds_seeds.view(), s));
+      auto const b = to_host(*ctx, make_block(*ctx, gv, ds_seeds.view(), s));
       EXPECT_EQ(b.src_ids, want_b.src_ids);
       EXPECT_EQ(b.indptr, want_b.indptr);
       EXPECT_EQ(b.indices, want_b.indices);

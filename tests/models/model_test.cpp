@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/dense/elementwise.hpp"
+#include "kernels/sample/sampling.hpp"
 #include "models/metrics.hpp"
 #include "models/optimizer.hpp"
 #include "runtime/core/error.hpp"
@@ -230,21 +231,10 @@ std::vector<float> train_in(const exec_context& ctx, const model_config& cfg, co
   gnn_model m(ctx, cfg);
   adam opt(ctx, m.params(), adam_options{0.02f, 0.9f, 0.999f, 1e-8f, 5e-4f});
   block const full = full_neighbor_block(g);
-  std::vector<buffer<vid_t>> ids;
-  std::vector<buffer<eid_t>> indptr;
-  std::vector<buffer<std::int64_t>> indices, degree;
-  std::vector<buffer<float>> weights;
+  std::vector<block_buffers> placed;
   std::vector<block_view> blocks;
-  for (int l = 0; l < cfg.num_layers; ++l) {
-    ids.push_back(upload<vid_t>(ctx, full.src_ids));
-    indptr.push_back(upload<eid_t>(ctx, full.indptr));
-    indices.push_back(upload<std::int64_t>(ctx, full.indices));
-    weights.push_back(upload<float>(ctx, full.weights));
-    degree.push_back(upload<std::int64_t>(ctx, full.src_degree));
-    blocks.push_back({full.num_dst, full.num_src(), full.num_edges(), ids.back().data(),
-                      indptr.back().data(), indices.back().data(), weights.back().data(),
-                      degree.back().data(), ctx.space()});
-  }
+  for (int l = 0; l < cfg.num_layers; ++l) placed.push_back(upload_block(ctx, full));
+  for (auto const& b : placed) blocks.push_back(b.view());
   tensor<float> const xd = upload<float>(ctx, x);
   buffer<std::int64_t> const yd = upload<std::int64_t>(ctx, labels);
   std::vector<float> losses;

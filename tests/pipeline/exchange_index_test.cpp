@@ -1,6 +1,7 @@
-// make_exchange_index (runtime/pipeline/minibatch.hpp): the host-built indices the device
-// exchanges use (runtime/pipeline/exchange_cuda.cpp) reproduce the host exchanges exactly. The
-// expected values are the host exchange loops of minibatch.cpp, written out here.
+// The index arrays of an exchange route (make_route, runtime/pipeline/exchange.hpp): the push CSR
+// and recv_pos with which every backend's exchanges reproduce the plain scatter-add and scatter
+// of a plan exactly. The expected values are those plain loops, written out here; broken plans
+// are rejected.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +25,23 @@ exchange_plan random_plan(std::int64_t requester_rows, std::int64_t owner_rows,
   std::uniform_int_distribution<std::int64_t> row(0, owner_rows - 1);
   for (std::int64_t r = 0; r < requests; ++r) plan.recv_inv.push_back(row(rng));
   return plan;
+}
+
+/// The route of `plan` on the host, and its index arrays as host vectors.
+struct host_route {
+  std::vector<std::int64_t> recv_pos, push_indptr, push_sources;
+};
+host_route make_exchange_index(const exchange_plan& plan, std::int64_t owner_rows) {
+  exec_context const host;
+  auto r = make_route(
+      host,
+      placed_plan{plan.send_counts, plan.recv_counts, upload<std::int64_t>(host, plan.send_perm),
+                  upload<std::int64_t>(host, plan.recv_inv)},
+      owner_rows);
+  auto vec = [](const buffer<std::int64_t>& b) {
+    return std::vector<std::int64_t>(b.host().begin(), b.host().end());
+  };
+  return {vec(r.recv_pos), vec(r.push_indptr), vec(r.push_sources)};
 }
 
 TEST(ExchangeIndex, PushCsrSumsLikeTheHostScatterAdd) {

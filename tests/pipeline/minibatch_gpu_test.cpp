@@ -82,11 +82,9 @@ std::vector<pe_sample> device_cooperative(const csc_graph& g, const ownership& o
   {
     auto comms = make_device_communicators(cps, "peer", std::chrono::seconds(60));
     exec_context const x0(*ctxs[0]);
-    auto const indptr = upload<eid_t>(x0, g.indptr);
-    auto const indices = upload<vid_t>(x0, g.indices);
+    auto const graph = upload_graph(x0, g);
     auto const owner_of = upload<std::uint16_t>(x0, owners.map());
-    csc_view const dg{g.num_nodes, g.num_edges(), indptr.data(), indices.data(),
-                      memory_space::device};
+    csc_view const dg = graph.view();
     ctxs[0]->synchronize();
     try {
       on_pes(P, [&](int p) {
@@ -184,10 +182,8 @@ TEST(DeviceSamplingProtocol, IndependentEqualsHost) {
   auto const want = sample_independent(exec_context{}, g, seeds, key);
   cuda::cuda_context cuda(0);
   exec_context const ctx(cuda);
-  auto const indptr = upload<eid_t>(ctx, g.indptr);
-  auto const indices = upload<vid_t>(ctx, g.indices);
-  csc_view const dg{g.num_nodes, g.num_edges(), indptr.data(), indices.data(),
-                    memory_space::device};
+  auto const graph = upload_graph(ctx, g);
+  csc_view const dg = graph.view();
   auto const placed = upload<vid_t>(ctx, seeds);
   auto const got = to_host(ctx, sample_independent(ctx, dg, placed.view(), key));
   ASSERT_EQ(got.blocks.size(), want.blocks.size());
