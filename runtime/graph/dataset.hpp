@@ -1,9 +1,10 @@
-// An in-memory node-classification dataset and its on-disk form (DESIGN.md section 3): a
+// An in-memory dataset (node classification and/or link prediction) and its on-disk form (DESIGN.md section 3): a
 // directory in DGL GraphBolt's OnDiskDataset layout, metadata.yaml plus NumPy .npy arrays.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,38 @@
 #include "runtime/core/types.hpp"
 
 namespace coopgnn {
+
+/// Pairs (u, v) of a link-prediction item set, as GraphBolt's `link_prediction` task stores them
+/// (DESIGN.md section 7): `seeds` [M, 2] (column 0 = src, 1 = dst), optional `labels` [M] (1 = a
+/// true edge, 0 = a negative) and `indexes` [M] (the query each pair belongs to: a positive and
+/// its negatives share one index; DGL's ogbl-citation2 example writes them so). GraphBolt's older
+/// per-positive layout (`node_pairs` / `seeds` [N, 2] with `negative_dsts` [N, K]) is read into
+/// this form: query i = positive i (label 1) followed by its K tail-corrupted pairs (label 0).
+struct pair_set {
+  std::vector<vid_t> src;             ///< [M] pair sources
+  std::vector<vid_t> dst;             ///< [M] pair destinations
+  std::vector<std::int64_t> labels;   ///< [M] 1 or 0; empty = every pair is a positive
+  std::vector<std::int64_t> indexes;  ///< [M] query ids, non-decreasing; empty = no queries
+
+  [[nodiscard]] std::int64_t size() const { return static_cast<std::int64_t>(src.size()); }
+  [[nodiscard]] bool empty() const { return src.empty(); }
+};
+
+/// A link-prediction task (DESIGN.md section 7): the training positives (whose edges the
+/// dataset's graph holds, unless they were held out) and the evaluation pairs.
+struct link_task {
+  std::string name;    ///< the task's name in metadata.yaml
+  pair_set train;      ///< positives to train on (labels and indexes empty)
+  pair_set valid;      ///< validation pairs (positives with their negatives, or positives only)
+  pair_set test;       ///< test pairs
+  /// User-item data (LightGCN layout, coopgnn convert --from lightgcn): users are the vertices
+  /// [0, item_begin), items [item_begin, item_end); evaluation ranks every item for each user
+  /// (Recall@K / NDCG@K). item_end == 0: not user-item data. Stored in metadata.yaml as the
+  /// task's extra keys `item_begin` / `item_end`.
+  vid_t item_begin = 0;
+  vid_t item_end = 0;
+  [[nodiscard]] bool user_item() const { return item_end > item_begin; }
+};
 
 /// A homogeneous graph with node features, labels and a train/validation/test split.
 /// The edge list is directed as stored: an undirected graph holds both directions.
@@ -31,6 +64,8 @@ struct dataset {
   std::vector<vid_t> train;          ///< training seed vertices
   std::vector<vid_t> valid;          ///< validation vertices
   std::vector<vid_t> test;           ///< test vertices
+  /// The link-prediction task, when the dataset has one (then labels/num_classes may be empty).
+  std::optional<link_task> link;
 
   [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
   /// F: the loaded features' width, else feature_cols (features left in their file).
