@@ -1,4 +1,5 @@
 #include "models/layers.hpp"
+#include "models/param_init.hpp"
 
 #include <fmt/format.h>
 
@@ -69,7 +70,6 @@ tensor_view<const T> parameter_set<T>::grad(std::size_t i) const {
 }
 
 namespace detail {
-namespace {
 
 /// Glorot-uniform values of parameter `i` on the host: element (r, c) of matrix `which` is
 /// (2u - 1) * sqrt(6 / (fan_in + fan_out)); copied into the set's space, gradient cleared.
@@ -127,6 +127,23 @@ tensor_view<const T> layer_input(const exec_context& ctx, tensor_view<const T> x
   kept = std::move(c);
   return kept.view();
 }
+
+template void glorot_uniform<float>(const exec_context&, parameter_set<float>&, std::size_t,
+                                    std::uint64_t, std::uint32_t, std::uint32_t);
+template void glorot_uniform<double>(const exec_context&, parameter_set<double>&, std::size_t,
+                                     std::uint64_t, std::uint32_t, std::uint32_t);
+template void zero_param<float>(const exec_context&, parameter_set<float>&, std::size_t);
+template void zero_param<double>(const exec_context&, parameter_set<double>&, std::size_t);
+template tensor_view<const float> layer_input<float>(const exec_context&, tensor_view<const float>,
+                                                     buffer_view<const vid_t>, const step_key&,
+                                                     std::uint32_t, float, bool, bool,
+                                                     tensor<float>&, buffer<std::uint8_t>&,
+                                                     float&);
+template tensor_view<const double> layer_input<double>(
+    const exec_context&, tensor_view<const double>, buffer_view<const vid_t>, const step_key&,
+    std::uint32_t, float, bool, bool, tensor<double>&, buffer<std::uint8_t>&, double&);
+
+namespace {
 
 /// A block's Hajek weights as values of type T: the block's own float array for T = float; a
 /// converted copy for T = double (the host reference's double precision, host code only).

@@ -45,21 +45,60 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
   COOPGNN_EXPECTS(config.dropout >= 0.0f && config.dropout < 1.0f,
                   "gnn_model: dropout = {} is outside [0, 1)", config.dropout);
   convs_.reserve(static_cast<std::size_t>(config.num_layers));
+  bool const custom_post = config.layer_norm || config.activation != activation_kind::relu;
   for (int i = 0; i < config.num_layers; ++i) {
     bool const last = i + 1 == config.num_layers;
     std::int64_t const in = i == 0 ? config.in_dim : config.hidden;
     std::int64_t const out = last && !config.linear_head ? config.num_classes : config.hidden;
-    bool const relu = !last || config.linear_head;
-    convs_.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i), relu, config.dropout,
-                        params_);
+    bool const activated = !last || config.linear_head;
+    convs_.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i),
+                        activated && !custom_post, config.dropout, params_);
+    posts_.emplace_back();
+    if (activated && custom_post) {
+      posts_.back().emplace(out, config.layer_norm, config.activation,
+                            static_cast<std::uint32_t>(i), params_);
+    }
   }
   if (config.linear_head) {
     head_.emplace(config.hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),
                   config.dropout, params_);
   }
+  if (config.decoder) {
+    decoder_.emplace(*config.decoder, config.num_classes, config.decoder_hidden,
+                     static_cast<std::uint32_t>(config.num_layers + 1), params_);
+  }
   params_.allocate(ctx_);
   for (auto& c : convs_) c.init(ctx_, config.seed);
+  for (auto& p : posts_) {
+    if (p) p->init(ctx_);
+  }
   if (head_) head_->init(ctx_, config.seed);
+  if (decoder_) decoder_->init(ctx_, config.seed);
+}
+
+tensor<float> gnn_model::forward_layer(int i, const exec_context& ctx, const block_view& b,
+                                       tensor_view<const float> h_src, const step_key& key,
+                                       layer_cache* cache) const {
+  tensor<float> h = layer(i).forward(ctx, b, h_src, key, cache != nullptr ? &cache->conv : nullptr);
+  const norm_activation<float>* p = post(i);
+  if (p == nullptr) return h;
+  return p->forward(ctx, h.view(), cache != nullptr ? &cache->post : nullptr);
+}
+
+tensor<float> gnn_model::backward_layer(int i, const exec_context& ctx, const block_view& b,
+                                        tensor_view<const float> grad_out,
+                                        const layer_cache& cache, bool input_grad) {
+  auto& p = posts_.at(static_cast<std::size_t>(i));
+  if (!p) return layer(i).backward(ctx, b, grad_out, cache.conv, input_grad);
+  tensor<float> const g = p->backward(ctx, grad_out, cache.post);
+  return layer(i).backward(ctx, b, g.view(), cache.conv, input_grad);
+}
+
+const norm_activation<float>* gnn_model::post(int i) const {
+  COOPGNN_EXPECTS(i >= 0 && i < num_layers(), "gnn_model::post: index {} outside [0, {})", i,
+                  num_layers());
+  auto const& p = posts_[static_cast<std::size_t>(i)];
+  return p ? &*p : nullptr;
 }
 
 conv_layer<float>& gnn_model::layer(int i) {
@@ -108,7 +147,8 @@ tensor<float> gnn_model::forward(std::span<const block_view> blocks, tensor_view
   tensor<float> h;
   tensor_view<const float> in = x;
   for (std::size_t i = 0; i < convs_.size(); ++i) {
-    h = convs_[i].forward(ctx_, blocks[i], in, key, cache != nullptr ? &cache->convs[i] : nullptr);
+    h = forward_layer(static_cast<int>(i), ctx_, blocks[i], in, key,
+                      cache != nullptr ? &cache->convs[i] : nullptr);
     in = h.view();
   }
   if (!head_) return h;
@@ -132,8 +172,8 @@ tensor<float> gnn_model::backward(std::span<const block_view> blocks,
     gv = g.view();
   }
   for (std::size_t i = convs_.size(); i-- > 0;) {
-    tensor<float> next =
-        convs_[i].backward(ctx_, blocks[i], gv, cache.convs[i], i > 0 || input_grad);
+    tensor<float> next = backward_layer(static_cast<int>(i), ctx_, blocks[i], gv, cache.convs[i],
+                                        i > 0 || input_grad);
     g = std::move(next);
     gv = g.view();
   }
@@ -162,8 +202,8 @@ matrix<float> gnn_model::infer_full(const csc_graph& g, const matrix<float>& fea
   tensor<float> h;
   tensor_view<const float> in = x;
   step_key const none{};
-  for (const auto& c : convs_) {
-    h = c.forward(ctx, bv, in, none, nullptr);
+  for (int i = 0; i < num_layers(); ++i) {
+    h = forward_layer(i, ctx, bv, in, none, nullptr);
     in = h.view();
   }
   if (head_) h = head_->forward(ctx, in, {}, none, nullptr);

@@ -11,6 +11,7 @@
 
 #include "kernels/sample/block.hpp"
 #include "models/layers.hpp"
+#include "models/link_layers.hpp"
 #include "runtime/core/exec_context.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/memory.hpp"
@@ -28,6 +29,14 @@ struct model_config {
   bool linear_head = false;      ///< add a linear hidden -> num_classes layer after the convs
   float dropout = 0.0f;          ///< p in [0, 1) on the input of every conv and of the head
   std::uint64_t seed = 0;        ///< initialisation seed (rng::purpose::init)
+  /// After every hidden conv (those followed by an activation): LayerNorm before the activation
+  /// (the TMA paper's Conv -> LayerNorm -> PReLU -> Dropout).
+  bool layer_norm = false;
+  activation_kind activation = activation_kind::relu;  ///< of every hidden conv
+  /// Link prediction: the edge decoder scoring pairs of the encoder's outputs (num_classes is
+  /// then the embedding width); empty for node classification.
+  std::optional<decoder_kind> decoder;
+  std::int64_t decoder_hidden = 0;  ///< mlp decoder width, >= 1 with decoder mlp
 };
 
 /// The full-neighbour block of a graph: every vertex is a destination and a source in id order
@@ -38,9 +47,17 @@ struct model_config {
 /// @returns  a block with num_dst = num_src = g.num_nodes. Empty graph: an empty block.
 block full_neighbor_block(const csc_graph& g);
 
-/// What gnn_model::forward keeps for backward: one cache per conv and the head's.
+/// What one layer of a gnn_model (its conv and, on hidden layers with LayerNorm or PReLU, the
+/// norm_activation after it) keeps for backward.
+struct layer_cache {
+  conv_cache<float> conv;
+  norm_activation_cache<float> post;
+  [[nodiscard]] std::int64_t bytes() const { return conv.bytes() + post.bytes(); }
+};
+
+/// What gnn_model::forward keeps for backward: one cache per layer and the head's.
 struct model_cache {
-  std::vector<conv_cache<float>> convs;
+  std::vector<layer_cache> convs;
   linear_cache<float> head;
 };
 
@@ -51,8 +68,11 @@ struct model_cache {
 /// num_classes without a head (and then has no ReLU), to hidden with a head (ReLU after every
 /// conv). Dropout p on the input of every conv and of the head. Layer i (conv) has layer_index i,
 /// the head has layer_index num_layers: they key dropout masks and initialisation (from
-/// config.seed) separately. All parameters share one parameter_set (params()): convs in order,
-/// then the head.
+/// config.seed) separately. With layer_norm or activation prelu, every conv followed by an
+/// activation computes without ReLU and a norm_activation (layer_index i) follows it. With a
+/// decoder (link prediction) a link_decoder (layer_index num_layers + 1) scores pairs of the
+/// outputs. All parameters share one parameter_set (params()): each conv then its
+/// norm_activation, in layer order, then the head, then the decoder.
 class gnn_model {
  public:
   /// Builds the layers, allocates the parameters in ctx.space() and initialises them (computed
@@ -68,6 +88,21 @@ class gnn_model {
   /// Conv layer i in [0, num_layers()); @throws logic_error for an out-of-range i.
   conv_layer<float>& layer(int i);
   const conv_layer<float>& layer(int i) const;
+  /// Layer i's forward: conv i, then its norm_activation when it has one.
+  /// @param b, h_src, key as conv_layer::forward; @param cache filled for backward when not null
+  tensor<float> forward_layer(int i, const exec_context& ctx, const block_view& b,
+                              tensor_view<const float> h_src, const step_key& key,
+                              layer_cache* cache) const;
+  /// Backward of forward_layer: ADDS the layer's parameter gradients, returns dL/dh_src (empty
+  /// when input_grad is false).
+  tensor<float> backward_layer(int i, const exec_context& ctx, const block_view& b,
+                               tensor_view<const float> grad_out, const layer_cache& cache,
+                               bool input_grad);
+  /// The norm_activation after conv i, or nullptr.
+  const norm_activation<float>* post(int i) const;
+  /// The link decoder, or nullptr for node classification.
+  link_decoder<float>* decoder() { return decoder_ ? &*decoder_ : nullptr; }
+  const link_decoder<float>* decoder() const { return decoder_ ? &*decoder_ : nullptr; }
   /// The linear head, or nullptr when config.linear_head is false.
   linear_layer<float>* head() { return head_ ? &*head_ : nullptr; }
   const linear_layer<float>* head() const { return head_ ? &*head_ : nullptr; }
@@ -121,7 +156,9 @@ class gnn_model {
   model_config config_;
   parameter_set<float> params_;
   std::vector<conv_layer<float>> convs_;
+  std::vector<std::optional<norm_activation<float>>> posts_;  // [num_layers]
   std::optional<linear_layer<float>> head_;
+  std::optional<link_decoder<float>> decoder_;
 };
 
 }  // namespace coopgnn::models

@@ -25,6 +25,7 @@ enum class purpose : std::uint32_t {
   generate = 7,      ///< synthetic graph generators
   split = 8,         ///< generated train/val/test splits
   labor_window = 9,  ///< dependent minibatching normals (issue 4)
+  negative = 10,     ///< link prediction: tail-corrupted training negatives
 };
 
 /// A Philox key: the stream of one (run seed, purpose, layer).

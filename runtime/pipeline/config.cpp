@@ -16,6 +16,10 @@ std::string to_string(minibatch_mode m) {
   return m == minibatch_mode::independent ? "independent" : "cooperative";
 }
 
+std::string to_string(task_kind t) {
+  return t == task_kind::link_prediction ? "link_prediction" : "node_classification";
+}
+
 backend resolve_backend(const std::string& name, int cuda_devices,
                         const std::string& no_device_reason) {
 #ifdef COOPGNN_WITH_CUDA

@@ -10,6 +10,7 @@
 #include "cache/storage.hpp"
 #include "kernels/sample/sample.hpp"
 #include "models/layers.hpp"
+#include "models/link_layers.hpp"
 #include "runtime/comm/device_comm.hpp"
 #include "runtime/core/types.hpp"
 
@@ -17,6 +18,13 @@ namespace coopgnn {
 
 /// The two minibatch protocols of DESIGN.md section 6.
 enum class minibatch_mode { independent, cooperative };
+
+/// What a run trains (DESIGN.md sections 6 and 7).
+enum class task_kind {
+  node_classification,  ///< softmax cross-entropy on labelled seed vertices
+  link_prediction,      ///< binary cross-entropy on positive edges and tail-corrupted negatives
+};
+std::string to_string(task_kind t);  ///< "node_classification" / "link_prediction" (GraphBolt's names)
 
 /// Parses "independent" or "cooperative". @throws logic_error otherwise.
 minibatch_mode parse_mode(const std::string& name);
@@ -60,6 +68,20 @@ struct train_config {
   int eval_every = 1;            ///< evaluate every N epochs (and after the last)
   int sample_threads = 1;        ///< host threads per PE used by the sampler
   double comm_timeout_s = 3600;  ///< a PE waiting this long for its peers fails the run
+
+  task_kind task = task_kind::node_classification;
+  /// Hidden conv layers: LayerNorm before the activation, and the activation (both tasks).
+  bool layer_norm = false;
+  models::activation_kind activation = models::activation_kind::relu;
+  /// Learnable input embeddings of this width instead of the dataset's features (0 = use the
+  /// features; required > 0 when the dataset has none).
+  std::int64_t embedding_dim = 0;
+  // Link prediction (task_kind::link_prediction):
+  models::decoder_kind decoder = models::decoder_kind::dot;
+  std::int64_t decoder_hidden = 0;  ///< mlp decoder width; 0 = hidden
+  std::int64_t out_dim = 0;         ///< the encoder's output (embedding) width; 0 = hidden
+  int negatives = 1;                ///< k tail-corrupted negatives per positive
+  int topk = 20;                    ///< K of Recall@K / NDCG@K on user-item data
 };
 
 /// Work of one PE (or summed over PEs) in a batch or an epoch (DESIGN.md section 6, "Work
@@ -94,7 +116,13 @@ struct epoch_report {
   double train_loss = 0;  ///< mean over batches of the global-batch mean loss
   double val_metric = 0;  ///< NaN when not evaluated this epoch
   double test_metric = 0;
-  std::string metric_name;   ///< "accuracy" or "roc_auc"
+  std::string metric_name;   ///< the model-selection metric: "accuracy", "roc_auc", "mrr",
+                             ///< "recall@20"
+  std::string task = "node_classification";  ///< to_string(task_kind)
+  /// Every metric evaluated this epoch (name, value): the link-prediction metrics (mrr, mrr_ogb,
+  /// hits@1/10/50, roc_auc, average_precision, recall@K, ndcg@K) where they apply; empty when
+  /// not evaluated.
+  std::vector<std::pair<std::string, double>> val_metrics, test_metrics;
   stage_seconds seconds;     ///< per stage: the maximum over PEs of the epoch's total
   double epoch_seconds = 0;  ///< wall time of the training part of the epoch
   double eval_seconds = 0;   ///< wall time of evaluation

@@ -47,32 +47,42 @@ minibatch sample_independent(const exec_context& ctx, const csc_view& g,
   return out;
 }
 
+owner_exchange exchange_with_owners(const exec_context& ctx, communicator& comm,
+                                    buffer_view<const std::uint16_t> owner_of,
+                                    buffer_view<const vid_t> ids) {
+  auto const P = static_cast<std::size_t>(comm.size());
+  // Partition the local list by owner (stable), then send each id to its owner.
+  auto split = split_by_owner(ctx, owner_of, comm.size(), ids);
+  exchange_plan plan;
+  plan.send_counts = std::move(split.counts);
+  plan.recv_counts.assign(P, 0);
+  comm.alltoall(plan.send_counts, plan.recv_counts);
+  auto const sent0 = comm.stats().alltoall_bytes_sent;
+  buffer<vid_t> const recv_ids = alltoallv_rows<vid_t>(ctx, comm, split.sorted_ids.view(),
+                                                       plan.send_counts, plan.recv_counts);
+  owner_exchange out;
+  out.id_bytes = comm.stats().alltoall_bytes_sent - sent0;
+  // Owner-side deduplication: the owned ids sorted, and the inverse map of every request.
+  auto u = unique_with_inverse(ctx, recv_ids.view());
+  out.plan = {std::move(plan.send_counts), std::move(plan.recv_counts), std::move(split.perm),
+              std::move(u.inverse)};
+  out.owned = std::move(u.unique);
+  return out;
+}
+
 minibatch sample_cooperative(const exec_context& ctx, communicator& comm, const csc_view& g,
                              buffer_view<const std::uint16_t> owner_of,
                              buffer_view<const vid_t> owned_seeds, const batch_key& key) {
-  auto const P = static_cast<std::size_t>(comm.size());
   minibatch out;
   buffer<vid_t> frontier = clone<vid_t>(ctx, owned_seeds);
   for (std::size_t l = 0; l < key.fanouts.size(); ++l) {
     block_buffers const& b = sample_layer(ctx, g, frontier, key, l, out);
 
-    // Partition the local source list by owner (stable), then send each id to its owner.
-    auto split = split_by_owner(ctx, owner_of, comm.size(), b.src_ids.view());
-    exchange_plan plan;
-    plan.send_counts = std::move(split.counts);
-    plan.recv_counts.assign(P, 0);
-    comm.alltoall(plan.send_counts, plan.recv_counts);
-    auto const sent0 = comm.stats().alltoall_bytes_sent;
-    buffer<vid_t> const recv_ids = alltoallv_rows<vid_t>(ctx, comm, split.sorted_ids.view(),
-                                                         plan.send_counts, plan.recv_counts);
-    out.id_bytes.push_back(comm.stats().alltoall_bytes_sent - sent0);
-
-    // Owner-side deduplication: S^{l+1}_p sorted, and the inverse map of every request.
-    auto u = unique_with_inverse(ctx, recv_ids.view());
-    out.work.sampled_vertices += static_cast<std::int64_t>(u.unique.size());
-    out.plans.push_back({std::move(plan.send_counts), std::move(plan.recv_counts),
-                         std::move(split.perm), std::move(u.inverse)});
-    frontier = std::move(u.unique);
+    owner_exchange x = exchange_with_owners(ctx, comm, owner_of, b.src_ids.view());
+    out.id_bytes.push_back(x.id_bytes);
+    out.work.sampled_vertices += static_cast<std::int64_t>(x.owned.size());
+    out.plans.push_back(std::move(x.plan));
+    frontier = std::move(x.owned);
   }
   out.input_nodes = std::move(frontier);
   out.work.seeds = static_cast<std::int64_t>(owned_seeds.size);

@@ -77,6 +77,23 @@ struct batch_key {
 /// The sampler parameters of layer l (l < key.fanouts.size()) under `key`.
 sample_params layer_params(const batch_key& key, std::size_t l);
 
+/// One cooperative id exchange (Algorithm 1 of the cooperative paper, lines 4-7): `ids` (this
+/// PE's requester-side list, duplicates allowed) is split by owner (stable), the counts (host) and
+/// the ids (an all-to-all-v of ctx.space() memory through `comm`) are exchanged, and what arrives
+/// is deduplicated. `plan` routes rows between the two sides: exchange_pull(make_route(ctx,
+/// plan, owned.size)) turns rows of `owned` into rows of `ids`, exchange_push sums them back.
+/// Collective over `comm` (every PE calls it); `comm` must move ctx.space() memory.
+/// @param owner_of [|V|] owner map in ctx.space(); @param ids [n] vertex ids in ctx.space()
+/// @throws comm_error if a peer fails; logic_error as split_by_owner / unique_with_inverse.
+struct owner_exchange {
+  placed_plan plan;          ///< requester positions <-> owner rows
+  buffer<vid_t> owned;       ///< the distinct ids other PEs (or this one) asked this PE for, sorted
+  std::int64_t id_bytes = 0;  ///< id bytes this PE sent to other PEs
+};
+owner_exchange exchange_with_owners(const exec_context& ctx, communicator& comm,
+                                    buffer_view<const std::uint16_t> owner_of,
+                                    buffer_view<const vid_t> ids);
+
 /// Independent minibatching (DESIGN.md section 6): samples every layer locally for `seeds` (this
 /// PE's part of the global batch) with the sampling entries of ctx's backend; input_nodes = the
 /// sources of the last block. No communication.

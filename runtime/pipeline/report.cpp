@@ -15,6 +15,14 @@ double hit_rate(const work_counters& w) {
   return n > 0 ? static_cast<double>(w.cache_hits) / static_cast<double>(n) : 0.0;
 }
 std::string metric_text(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "-"; }
+/// The test metrics beyond the selection metric ("  test mrr_ogb 0.41 hits@10 0.62 ...").
+std::string extra_metrics(const epoch_report& r) {
+  std::string out;
+  for (auto const& [k, v] : r.test_metrics) {
+    if (k != r.metric_name) out += fmt::format(" {} {}", k, metric_text(v));
+  }
+  return out.empty() ? out : "  |  test" + out;
+}
 }  // namespace
 
 nlohmann::json to_json(const epoch_report& r) {
@@ -27,6 +35,13 @@ nlohmann::json to_json(const epoch_report& r) {
   j["val_metric"] = number_or_null(r.val_metric);
   j["test_metric"] = number_or_null(r.test_metric);
   j["metric_name"] = r.metric_name;
+  j["task"] = r.task;
+  if (!r.val_metrics.empty() || !r.test_metrics.empty()) {
+    nlohmann::json val = nlohmann::json::object(), test = nlohmann::json::object();
+    for (auto const& [k, v] : r.val_metrics) val[k] = number_or_null(v);
+    for (auto const& [k, v] : r.test_metrics) test[k] = number_or_null(v);
+    j["metrics"] = {{"val", val}, {"test", test}};
+  }
   j["batches"] = r.batches;
   j["seconds"] = {{"sample", r.seconds.sample},
                   {"feature_load", r.seconds.feature_load},
@@ -69,6 +84,7 @@ std::string format_epoch_line(const epoch_report& r) {
              s.backward, s.communication, s.optimizer, r.work.sampled_edges,
              r.work.sampled_vertices, r.work.feature_rows,
              static_cast<double>(r.work.alltoall_bytes) / 1e6) +
+         extra_metrics(r) +
          (r.work.cache_hits > 0 ? fmt::format("  cache hit rate {:.3f}", hit_rate(r.work)) : "");
 }
 

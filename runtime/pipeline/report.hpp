@@ -10,7 +10,8 @@
 namespace coopgnn {
 
 /// One JSON object per epoch and mode: mode, pes, epoch, train_loss, val_metric, test_metric,
-/// metric_name, seconds {sample, feature_load, forward, backward, communication, optimizer,
+/// metric_name, task ("node_classification" / "link_prediction"), metrics {val: {name: value},
+/// test: {...}} (link prediction: every metric evaluated; absent when none), seconds {sample, feature_load, forward, backward, communication, optimizer,
 /// epoch, eval}, work {seeds, sampled_edges, sampled_vertices, feature_rows, feature_bytes,
 /// alltoall_bytes, allreduce_bytes} (summed over PEs and batches), cache {hits, misses,
 /// miss_rate} (summed over PEs; without a cache every row is a miss), batches. NaN metrics (not

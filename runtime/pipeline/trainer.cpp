@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "kernels/dense/elementwise.hpp"
+#include "kernels/dense/link_ops.hpp"
 #include "models/layers.hpp"
 #include "models/metrics.hpp"
 #include "runtime/core/error.hpp"
@@ -21,12 +22,22 @@ namespace coopgnn {
 
 namespace {
 
+/// The init stream of the embedding table (models use layer indices 0..num_layers + 2).
+constexpr std::uint32_t kEmbeddingLayerIndex = 1U << 20;
+
 models::model_config make_model_config(const dataset& ds, const train_config& cfg) {
   models::model_config mc;
+  bool const link = cfg.task == task_kind::link_prediction;
   mc.kind = cfg.model;
-  mc.in_dim = ds.feature_dim();
+  mc.in_dim = cfg.embedding_dim > 0 ? cfg.embedding_dim : ds.feature_dim();
   mc.hidden = cfg.hidden;
-  mc.num_classes = ds.num_classes;
+  mc.num_classes = link ? (cfg.out_dim > 0 ? cfg.out_dim : cfg.hidden) : ds.num_classes;
+  mc.layer_norm = cfg.layer_norm;
+  mc.activation = cfg.activation;
+  if (link) {
+    mc.decoder = cfg.decoder;
+    mc.decoder_hidden = cfg.decoder_hidden > 0 ? cfg.decoder_hidden : cfg.hidden;
+  }
   mc.num_layers = static_cast<int>(cfg.fanouts.size());
   mc.linear_head = cfg.linear_head;
   mc.dropout = cfg.dropout;
@@ -48,16 +59,44 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   COOPGNN_EXPECTS(cfg.dropout >= 0.0f && cfg.dropout < 1.0f, "--dropout {} is outside [0, 1)",
                   cfg.dropout);
   COOPGNN_EXPECTS(cfg.epochs >= 0, "--epochs must be non-negative, got {}", cfg.epochs);
-  COOPGNN_EXPECTS(ds.feature_dim() > 0,
-                  "dataset '{}' has no node features; attach a task with `coopgnn generate task`",
+  bool const link = cfg.task == task_kind::link_prediction;
+  COOPGNN_EXPECTS(cfg.embedding_dim >= 0, "--embedding-dim {} is negative", cfg.embedding_dim);
+  COOPGNN_EXPECTS(ds.feature_dim() > 0 || cfg.embedding_dim > 0,
+                  "dataset '{}' has no node features; learn embeddings with --embedding-dim D, "
+                  "or attach features with `coopgnn generate task`",
                   ds.name);
-  COOPGNN_EXPECTS(!ds.labels.empty() && ds.num_classes >= 2,
-                  "dataset '{}' has no classification labels", ds.name);
-  COOPGNN_EXPECTS(!ds.train.empty(), "dataset '{}' has an empty training split", ds.name);
   COOPGNN_EXPECTS(g.num_nodes == ds.num_nodes, "graph has {} vertices, dataset {}", g.num_nodes,
                   ds.num_nodes);
-  for (vid_t v : ds.train) {
-    COOPGNN_EXPECTS(ds.labels[v] >= 0, "training vertex {} has no label", v);
+  if (link) {
+    COOPGNN_EXPECTS(ds.link.has_value(),
+                    "dataset '{}' has no link-prediction task; make one with `coopgnn "
+                    "split-edges`",
+                    ds.name);
+    COOPGNN_EXPECTS(!ds.link->train.empty(), "dataset '{}': the link-prediction task has no "
+                    "training pairs", ds.name);
+    COOPGNN_EXPECTS(cfg.negatives >= 1, "--negatives {} must be at least 1", cfg.negatives);
+    COOPGNN_EXPECTS(cfg.out_dim >= 0 && cfg.decoder_hidden >= 0,
+                    "--out-dim {} and --decoder-hidden {} must be non-negative", cfg.out_dim,
+                    cfg.decoder_hidden);
+    // Fail now rather than after training when a set cannot be scored.
+    for (const pair_set* set : {&ds.link->valid, &ds.link->test}) {
+      if (!set->empty()) (void)link_metric_name(*ds.link, *set, cfg.topk);
+    }
+    COOPGNN_EXPECTS(!ds.link->user_item() || cfg.decoder == models::decoder_kind::dot,
+                    "dataset '{}' is user-item data, evaluated by ranking every item: use "
+                    "--decoder dot",
+                    ds.name);
+    items_.resize(static_cast<std::size_t>(ds.link->train.size()));
+    std::iota(items_.begin(), items_.end(), vid_t{0});
+  } else {
+    COOPGNN_EXPECTS(!ds.labels.empty() && ds.num_classes >= 2,
+                    "dataset '{}' has no classification labels{}", ds.name,
+                    ds.link ? " (it has a link-prediction task: --task link_prediction)" : "");
+    COOPGNN_EXPECTS(!ds.train.empty(), "dataset '{}' has an empty training split", ds.name);
+    for (vid_t v : ds.train) {
+      COOPGNN_EXPECTS(ds.labels[v] >= 0, "training vertex {} has no label", v);
+    }
+    items_ = ds.train;
   }
   if (cfg.mode == minibatch_mode::cooperative) {
     owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
@@ -68,25 +107,38 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
       cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
   auto const mc = make_model_config(ds, cfg);
   // The feature table's tier. Host backend: host, or the mapped .npy file. CUDA backend:
-  // setup_cuda_features picks device, pinned, host or mmap and makes the device copies.
+  // setup_cuda_features picks device, pinned, host or mmap and makes the device copies. With
+  // learnable embeddings there is no feature table.
+  bool const table = cfg.embedding_dim == 0;
   if (cfg.compute_backend == backend::cuda) {
     setup_cuda_features();
-  } else {
+  } else if (table) {
     auto const tier = choose_storage_tier(backend::host, ds.num_nodes * ds.feature_dim() * 4,
                                           {0, default_host_budget_bytes()}, cfg.feature_storage,
                                           ds.features_in_memory(), !ds.feature_file.empty());
     set_host_features(tier);
   }
-  COOPGNN_EXPECTS(features_->rows() == ds.num_nodes && features_->cols() == ds.feature_dim(),
-                  "{}: the mapped features are [{}, {}], the dataset's [{}, {}]",
-                  ds.feature_file.string(), features_->rows(), features_->cols(), ds.num_nodes,
-                  ds.feature_dim());
+  if (table) {
+    COOPGNN_EXPECTS(features_->rows() == ds.num_nodes && features_->cols() == ds.feature_dim(),
+                    "{}: the mapped features are [{}, {}], the dataset's [{}, {}]",
+                    ds.feature_file.string(), features_->rows(), features_->cols(), ds.num_nodes,
+                    ds.feature_dim());
+  }
   for (int p = 0; p < cfg.num_pes; ++p) {
     bind_device(p);  // a replica's parameters are allocated and initialised on its device
     pes_.push_back(
         std::make_unique<pe_state>(p, cfg, compute_context(p), mc, group_, features_.get()));
     if (cfg.cache_policy != cache_policy_kind::none) {
+      COOPGNN_EXPECTS(table, "--cache-policy {}: there is no feature table to cache with "
+                      "--embedding-dim", to_string(cfg.cache_policy));
       pes_.back()->store.set_cache(make_cache_policy(to_string(cfg.cache_policy), cfg.cache_rows));
+    }
+    if (!table) {
+      // Every replica starts from the same table (keyed init) under a layer index no model
+      // layer uses.
+      pes_.back()->emb = std::make_unique<models::embedding_table>(
+          pes_.back()->ctx, ds.num_nodes, cfg.embedding_dim, cfg.seed, kEmbeddingLayerIndex,
+          detail::adam_options_of(cfg));
     }
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
@@ -121,17 +173,26 @@ const models::gnn_model& trainer::host_model(int pe) const {
   const models::gnn_model& replica = pes_.at(pe)->model;
   if (replica.params().space() == memory_space::host) return replica;
   if (!host_copy_) {
-    host_copy_ = std::make_unique<models::gnn_model>(exec_context(backend::host), replica.config());
+    host_copy_ =
+        std::make_unique<models::gnn_model>(exec_context(backend::host), replica.config());
   }
   bind_device(pe);
   host_copy_->copy_parameters_from(replica);
   return *host_copy_;
 }
 
-std::string trainer::metric_name() const { return ds_.num_classes == 2 ? "roc_auc" : "accuracy"; }
+std::string trainer::metric_name() const {
+  if (cfg_.task == task_kind::link_prediction) {
+    return link_metric_name(*ds_.link, ds_.link->valid.empty() ? ds_.link->test : ds_.link->valid,
+                            cfg_.topk);
+  }
+  return ds_.num_classes == 2 ? "roc_auc" : "accuracy";
+}
+
+const models::embedding_table* trainer::embeddings(int pe) const { return pes_.at(pe)->emb.get(); }
 
 std::int64_t trainer::batches_per_epoch() const {
-  auto const n = static_cast<std::int64_t>(ds_.train.size());
+  auto const n = static_cast<std::int64_t>(items_.size());
   return (n + cfg_.batch_size - 1) / cfg_.batch_size;
 }
 
@@ -152,7 +213,7 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 }
 
 std::vector<vid_t> trainer::epoch_order(int epoch) const {
-  return coopgnn::epoch_order(ds_.train, cfg_.seed, epoch);
+  return coopgnn::epoch_order(items_, cfg_.seed, epoch);
 }
 
 std::vector<vid_t> trainer::cyclic_batch(std::span<const vid_t> order, std::int64_t index) const {
@@ -197,12 +258,33 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
   if (first) std::rethrow_exception(first);
 }
 
+link_batch trainer::link_pairs(const pe_state& pe, std::span<const vid_t> global_batch,
+                              std::uint32_t batch_index) const {
+  int const P = cfg_.num_pes;
+  int const p = pe.comm.rank();
+  auto const B = static_cast<std::int64_t>(global_batch.size());
+  std::vector<vid_t> mine;
+  if (cfg_.mode == minibatch_mode::cooperative) {
+    for (vid_t i : global_batch) {
+      COOPGNN_EXPECTS(i >= 0 && i < ds_.link->train.size(),
+                      "link batch: positive {} is outside the {} training pairs", i,
+                      ds_.link->train.size());
+      if (owners_.owner(ds_.link->train.src[static_cast<std::size_t>(i)]) == p) mine.push_back(i);
+    }
+  } else {
+    auto const lo = B * p / P, hi = B * (p + 1) / P;
+    mine.assign(global_batch.begin() + lo, global_batch.begin() + hi);
+  }
+  return make_link_batch(*ds_.link, mine, cfg_.negatives, pe.run_seed, batch_index, ds_.num_nodes);
+}
+
 void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                       const step_options& opt) {
   int const P = cfg_.num_pes;
   int const p = pe.comm.rank();
   auto const L = cfg_.fanouts.size();
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
+  bool const link = cfg_.task == task_kind::link_prediction;
   auto const B = static_cast<std::int64_t>(global_batch.size());
   const exec_context& ctx = pe.ctx;
   communicator& rows = pe.rows_comm();
@@ -212,9 +294,30 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   work_counters w;
   std::int64_t staging = 0;
 
-  // 1. This PE's seeds: the ones it owns (cooperative) or its slice (independent).
+  // 1. This PE's seeds. Node classification: the batch's vertices it owns (cooperative) or its
+  //    slice (independent). Link prediction: the distinct endpoints of the pairs it scores
+  //    (independent), or the endpoints any PE asked it for (cooperative; the pairs' route).
   std::vector<vid_t> seeds;
-  if (coop) {
+  link_batch lb;
+  exchange_route pair_route;
+  if (link) {
+    scoped_timer timer(nullptr);
+    COOPGNN_NVTX_RANGE("sample/pairs");
+    lb = link_pairs(pe, global_batch, batch_index);
+    if (coop) {
+      // The pairs are host data: their endpoints go to the owners over the host communicator,
+      // and the route is placed in the PE's space for the row exchanges.
+      owner_exchange x = exchange_with_owners(pe.host_ctx, pe.comm, host_view(owners_.map()),
+                                              host_view(std::as_const(lb.targets)));
+      m.traffic.push_back({-1, "ids", x.id_bytes});
+      seeds = std::move(x.owned).release_host();
+      pair_route = make_route(ctx, copy_plan(ctx, x.plan), static_cast<std::int64_t>(seeds.size()));
+    } else {
+      seeds = lb.targets;
+    }
+    m.mark_sent();
+    m.stage_end(m.t.sample, m.cpu.sample, timer);
+  } else if (coop) {
     for (vid_t v : global_batch) {
       if (owners_.owner(v) == p) seeds.push_back(v);
     }
@@ -231,12 +334,13 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   sample(pe, seeds, key, opt, m, w, in);
   auto const& blocks = in.blocks;
 
-  // 2. Feature loading: storage rows for the input nodes, then (cooperative) owner -> requester.
+  // 2. Feature loading: storage rows (or embedding rows) for the input nodes, then
+  //    (cooperative) owner -> requester.
   tensor<float> h;
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("cache/load_features");
-    h = load_features(pe, in, w);
+    h = pe.emb ? pe.emb->gather(in.mb.input_nodes.view()) : load_features(pe, in, w);
     w.feature_rows += h.rows();
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
     if (coop) {
@@ -249,18 +353,23 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   }
   std::int64_t working_set = in.sample_bytes + static_cast<std::int64_t>(h.bytes());
 
-  // 3. Forward: model layer i consumes block L-1-i.
+  // 3. Forward: model layer i consumes block L-1-i; then the head (node classification) or the
+  //    endpoints' rows reach the scoring PE and the decoder scores the pairs (link prediction).
   models::step_key const sk{pe.run_seed, batch_index, true};
-  std::vector<models::conv_cache<float>> caches(L);
+  std::vector<models::layer_cache> caches(L);
   models::linear_cache<float> head_cache;
+  models::decoder_cache<float> dec_cache;
   tensor<float> logits;
+  buffer<std::int64_t> pair_src, pair_dst;
+  buffer<float> scores;
+  std::int64_t z_rows = 0;
   buffer_view<const vid_t> const seed_ids{blocks[0].src_ids, seeds.size(), blocks[0].space};
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("model/forward");
     for (std::size_t i = 0; i < L; ++i) {
       std::size_t const b = L - 1 - i;
-      h = pe.model.layer(static_cast<int>(i)).forward(ctx, blocks[b], h.view(), sk, &caches[i]);
+      h = pe.model.forward_layer(static_cast<int>(i), ctx, blocks[b], h.view(), sk, &caches[i]);
       working_set += caches[i].bytes();
       if (coop && b > 0) {
         staging = std::max(staging, detail::staging_of(in.routes[b - 1], h.cols()));
@@ -268,7 +377,19 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
         m.record(static_cast<int>(b - 1), "forward");
       }
     }
-    if (auto* head = pe.model.head()) {
+    if (link) {
+      if (coop) {
+        staging = std::max(staging, detail::staging_of(pair_route, h.cols()));
+        h = exchange_pull(ctx, rows, pair_route, h.view());
+        m.record(-1, "forward");
+      }
+      z_rows = h.rows();
+      pair_src = upload<std::int64_t>(ctx, lb.src_rows);
+      pair_dst = upload<std::int64_t>(ctx, lb.dst_rows);
+      scores = pe.model.decoder()->forward(ctx, h.view(), pair_src.view(), pair_dst.view(),
+                                           &dec_cache);
+      working_set += dec_cache.bytes() + static_cast<std::int64_t>(h.bytes() + scores.bytes());
+    } else if (auto* head = pe.model.head()) {
       logits = head->forward(ctx, h.view(), seed_ids, sk, &head_cache);
     } else {
       logits = std::move(h);
@@ -278,31 +399,55 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     m.stage_end(m.t.forward, m.cpu.forward, timer);
   }
 
-  // 4. Loss on this PE's seeds, normalised by the global batch size; backward mirrors forward.
-  std::vector<std::int64_t> labels(seeds.size());
-  for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds_.labels[seeds[i]];
-  buffer<std::int64_t> const labels_placed = to_space(ctx, std::move(labels));
+  // 4. Loss on this PE's seeds (or pairs), normalised by the global batch's seeds (or pairs);
+  //    backward mirrors forward.
   double loss = 0;
   std::int64_t grad_peak = 0;
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("model/backward");
     pe.model.zero_grad();
-    tensor<float> grad(ctx, logits.rows(), logits.cols());
-    loss = softmax_cross_entropy<float>(ctx, logits.view(), labels_placed.view(),
-                                        1.0f / static_cast<float>(B), grad.view());
-    if (auto* head = pe.model.head()) grad = head->backward(ctx, grad.view(), head_cache);
+    tensor<float> grad;
+    if (link) {
+      auto const pairs_total = static_cast<float>(B * (1 + cfg_.negatives));
+      buffer<float> const labels_placed = upload<float>(ctx, lb.labels);
+      buffer<float> gs(ctx, scores.size());
+      loss = bce_with_logits<float>(ctx, scores.view(), labels_placed.view(), 1.0f / pairs_total,
+                                    gs.view());
+      grad = pe.model.decoder()->backward(ctx, gs.view(), pair_src.view(), pair_dst.view(), z_rows,
+                                          dec_cache);
+      if (coop) {
+        grad = exchange_push(ctx, rows, pair_route, grad.view());
+        m.record(-1, "backward");
+      }
+    } else {
+      std::vector<std::int64_t> labels(seeds.size());
+      for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds_.labels[seeds[i]];
+      buffer<std::int64_t> const labels_placed = to_space(ctx, std::move(labels));
+      grad = tensor<float>(ctx, logits.rows(), logits.cols());
+      loss = softmax_cross_entropy<float>(ctx, logits.view(), labels_placed.view(),
+                                          1.0f / static_cast<float>(B), grad.view());
+      if (auto* head = pe.model.head()) grad = head->backward(ctx, grad.view(), head_cache);
+    }
     for (std::size_t ii = L; ii-- > 0;) {
       std::size_t const b = L - 1 - ii;
-      // Layer 0 consumes the input features: no gradient flows further.
-      grad = pe.model.layer(static_cast<int>(ii))
-                 .backward(ctx, blocks[b], grad.view(), caches[ii], ii > 0);
+      // Layer 0 consumes the input rows: a gradient flows further only into embeddings.
+      grad = pe.model.backward_layer(static_cast<int>(ii), ctx, blocks[b], grad.view(), caches[ii],
+                                     ii > 0 || pe.emb != nullptr);
       grad_peak = std::max(grad_peak, static_cast<std::int64_t>(grad.bytes()));
       if (b + 1 < L && coop) {
         staging = std::max(staging, detail::staging_of(in.routes[b], grad.cols()));
         grad = exchange_push(ctx, rows, in.routes[b], grad.view());
         m.record(static_cast<int>(b), "backward");
       }
+    }
+    if (pe.emb) {
+      // The input rows' gradients go back to the PE that loaded them, into the table.
+      if (coop) {
+        grad = exchange_push(ctx, rows, in.routes[L - 1], grad.view());
+        m.record(static_cast<int>(L - 1), "features_backward");
+      }
+      pe.emb->accumulate(in.mb.input_nodes.view(), grad.view());
     }
     synchronize(ctx);
     m.stage_end(m.t.backward, m.cpu.backward, timer);
@@ -318,6 +463,12 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_EXPECTS(rows.serves(ctx), "PE {}: its communicator does not move its memory", p);
     auto const grads = pe.model.params().grads();
     rows.allreduce_sum(std::span<float>(grads.data, grads.size));
+    if (pe.emb) {
+      auto const eg = pe.emb->grads();
+      rows.allreduce_sum(std::span<float>(eg.data, eg.size));
+      auto const touched = pe.emb->touched();
+      rows.allreduce_sum(std::span<float>(touched.data, touched.size));
+    }
     buffer<double> loss_placed = upload<double>(ctx, std::span<const double>(&loss_sum, 1));
     rows.allreduce_sum(std::span<double>(loss_placed.data(), 1));
     loss_sum = download<double>(ctx, loss_placed.view()).at(0);
@@ -326,18 +477,27 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("model/optimizer");
-    if (opt.update) pe.opt.step();
+    if (opt.update) {
+      pe.opt.step();
+      if (pe.emb) pe.emb->step();
+    }
     synchronize(ctx);
     m.stage_end(m.t.optimizer, m.cpu.optimizer, timer);
   }
   matrix<float> logits_h;
   std::vector<float> grads_h;
   if (opt.trace != nullptr) {
-    logits_h = to_host(ctx, std::move(logits));
+    logits_h = link ? matrix<float>(static_cast<std::int64_t>(scores.size()), 1,
+                                    download<float>(ctx, scores.view()))
+                    : to_host(ctx, std::move(logits));
     grads_h = download<float>(ctx, pe.model.params().grads());
+    auto& tr = (*opt.trace)[static_cast<std::size_t>(p)];
+    tr.pairs = lb.pairs;
+    tr.pair_labels = lb.labels;
   }
-  finish_step(pe, opt, m, w, seeds, in.host_blocks, loss, loss_sum, std::move(logits_h),
-              std::move(grads_h), working_set + grad_peak, staging);
+  finish_step(pe, opt, m, w, link ? std::span<const vid_t>(lb.targets) : std::span<const vid_t>(seeds),
+              in.host_blocks, loss, loss_sum, std::move(logits_h), std::move(grads_h),
+              working_set + grad_peak, staging);
 }
 
 void trainer::place_graphs() {
@@ -393,7 +553,7 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
       buffer<vid_t> ids = clone<vid_t>(ctx, in.mb.input_nodes.view());
       in.input_host = std::move(in.mb.input_nodes).release_host();
       in.mb.input_nodes = std::move(ids);
-    } else if (ctx.space() != memory_space::host && !device_tier()) {
+    } else if (ctx.space() != memory_space::host && !device_tier() && features_) {
       // The host and mmap tiers load through the host feature store: the ids go there.
       in.input_host = download<vid_t>(ctx, in.mb.input_nodes.view());
     }
@@ -473,22 +633,32 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
   run_pes([&](pe_state& pe) { pe_step(pe, global_batch, batch_index, opt); });
 }
 
-std::pair<double, double> trainer::evaluate(int pe) const {
-  const models::gnn_model& model = host_model(pe);
-  // Layer-wise inference reads every row: from memory, or gathered once from the mapped file.
-  matrix<float> gathered;
-  if (!ds_.features_in_memory() && owned_features_.rows() == 0) {
-    std::vector<vid_t> all(static_cast<std::size_t>(ds_.num_nodes));
-    std::iota(all.begin(), all.end(), vid_t{0});
-    gathered = features_->gather(all);
+matrix<float> trainer::inference_input(int pe) const {
+  if (const auto* emb = pes_.at(pe)->emb.get()) {
+    bind_device(pe);
+    return emb->to_host_matrix();
   }
-  const matrix<float>& x = ds_.features_in_memory()     ? ds_.features
-                           : owned_features_.rows() > 0 ? owned_features_
-                                                        : gathered;
-  // Host inference: on the CUDA backend the host's cores are otherwise idle, so use them all.
-  int const threads =
-      dev_ ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : cfg_.num_pes;
-  auto const logits = model.infer_full(g_, x, threads);
+  if (ds_.features_in_memory()) return ds_.features;
+  if (owned_features_.rows() > 0) return owned_features_;
+  // Layer-wise inference reads every row: gathered once from the mapped file.
+  std::vector<vid_t> all(static_cast<std::size_t>(ds_.num_nodes));
+  std::iota(all.begin(), all.end(), vid_t{0});
+  return features_->gather(all);
+}
+
+namespace {
+/// Host threads for evaluation: on the CUDA backend the host's cores are otherwise idle.
+int eval_threads(bool cuda, int pes) {
+  return cuda ? std::max(1, static_cast<int>(std::thread::hardware_concurrency())) : pes;
+}
+}  // namespace
+
+std::pair<double, double> trainer::evaluate(int pe) const {
+  COOPGNN_EXPECTS(cfg_.task == task_kind::node_classification,
+                  "trainer::evaluate is node classification's; use evaluate_link");
+  const models::gnn_model& model = host_model(pe);
+  matrix<float> const x = inference_input(pe);
+  auto const logits = model.infer_full(g_, x, eval_threads(dev_ != nullptr, cfg_.num_pes));
   auto metric = [&](const std::vector<vid_t>& rows) -> double {
     if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
     if (ds_.num_classes == 2) {
@@ -505,6 +675,29 @@ std::pair<double, double> trainer::evaluate(int pe) const {
   return {metric(ds_.valid), metric(ds_.test)};
 }
 
+std::pair<link_eval, link_eval> trainer::evaluate_link(int pe) const {
+  COOPGNN_EXPECTS(cfg_.task == task_kind::link_prediction,
+                  "trainer::evaluate_link needs a link-prediction run");
+  const models::gnn_model& model = host_model(pe);
+  matrix<float> const x = inference_input(pe);
+  int const threads = eval_threads(dev_ != nullptr, cfg_.num_pes);
+  matrix<float> const z = model.infer_full(g_, x, threads);
+  const link_task& t = *ds_.link;
+  auto one = [&](const pair_set& set) {
+    link_eval e;
+    if (set.empty()) {
+      e.metric_name = metric_name();
+      e.value = std::numeric_limits<double>::quiet_NaN();
+      return e;
+    }
+    if (link_metric_name(t, set, cfg_.topk).starts_with("recall@")) {
+      return evaluate_user_item(*model.decoder(), z, t, set, cfg_.topk, threads);
+    }
+    return evaluate_pairs(*model.decoder(), z, set);
+  };
+  return {one(t.valid), one(t.test)};
+}
+
 epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
   epoch_report rep;
@@ -513,6 +706,7 @@ epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
   rep.pes = cfg_.num_pes;
   rep.epoch = epoch;
   rep.metric_name = metric_name();
+  rep.task = to_string(cfg_.task);
   for (auto& pe : pes_) {
     pe->seconds = {};
     pe->work = {};
@@ -542,7 +736,15 @@ epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
   rep.val_metric = rep.test_metric = std::numeric_limits<double>::quiet_NaN();
   if (evaluate_now || (cfg_.eval_every > 0 && epoch % cfg_.eval_every == 0)) {
     scoped_timer et(nullptr);
-    std::tie(rep.val_metric, rep.test_metric) = evaluate(0);
+    if (cfg_.task == task_kind::link_prediction) {
+      auto [val, test] = evaluate_link(0);
+      rep.val_metric = val.value;
+      rep.test_metric = test.value;
+      rep.val_metrics = std::move(val.all);
+      rep.test_metrics = std::move(test.all);
+    } else {
+      std::tie(rep.val_metric, rep.test_metric) = evaluate(0);
+    }
     rep.eval_seconds = et.seconds();
   }
   return rep;

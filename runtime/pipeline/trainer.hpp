@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cache/feature_store.hpp"
+#include "models/embedding.hpp"
 #include "models/model.hpp"
 #include "models/optimizer.hpp"
 #include "runtime/comm/host_communicator.hpp"
@@ -15,6 +16,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/ownership.hpp"
 #include "runtime/pipeline/config.hpp"
+#include "runtime/pipeline/link.hpp"
 #include "runtime/pipeline/minibatch.hpp"
 
 namespace coopgnn {
@@ -32,7 +34,10 @@ struct pe_trace {
   std::vector<std::vector<std::pair<vid_t, vid_t>>> edges;  ///< [L] sampled (src, dst) global ids
                                                             ///< (only with capture_edges)
   std::vector<vid_t> seeds;   ///< output vertices of this PE, in logits row order
-  matrix<float> logits;       ///< [seeds, C]
+                              ///< (link prediction: the distinct endpoints of its pairs)
+  matrix<float> logits;       ///< [seeds, C]; link prediction: [pairs, 1] the pairs' scores
+  std::vector<std::pair<vid_t, vid_t>> pairs;  ///< link prediction: the scored pairs
+  std::vector<float> pair_labels;              ///< link prediction: 1 positive, 0 negative
   std::vector<float> grads;   ///< all-reduced weight gradients, flattened in params() order
   work_counters work;         ///< this PE's work in the step
   double loss = 0;            ///< this PE's contribution (sum over its seeds / B)
@@ -58,7 +63,20 @@ struct step_options {
 /// @param train  [N] training vertex ids; O(N log N).
 std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch);
 
-/// Trains a GNN with P PE threads. Weights are replicated: every PE starts from the same
+/// Trains a GNN with P PE threads, for node classification or link prediction
+/// (train_config::task; DESIGN.md sections 6 and 7).
+///
+/// Link prediction: the items are the positive training edges (link_task::train); a global
+/// batch of B positives gets k keyed tail-corrupted negatives each (negative_tail); the
+/// encoder's seeds are the pairs' distinct endpoints. Independent: PE p scores positives
+/// [B p / P, B (p + 1) / P) of the batch and samples from their endpoints. Cooperative: a pair is
+/// scored by the owner of its source; the endpoints it needs are requested from their owners
+/// with the same id exchange as a sampling layer (exchange_with_owners, on the host: the pairs
+/// are host data), the owners' outputs reach the scorer by exchange_pull and the decoder's
+/// gradients go back by exchange_push. The loss is the binary cross-entropy over the B (1 + k)
+/// pairs, normalised by B (1 + k). With embedding_dim > 0 the input rows come from a learnable
+/// embedding table per replica (models::embedding_table) whose gradients are all-reduced with
+/// the weights' and applied to the touched rows only. Weights are replicated: every PE starts from the same
 /// initialisation, all-reduces gradients and applies the same Adam step, so replicas stay equal.
 ///
 /// One step for every backend (DESIGN.md section 2): sampling, then the feature load, the
@@ -93,7 +111,9 @@ class trainer {
                          const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
   /// One training step on `global_batch` with global minibatch index `batch_index`, run on all
-  /// PEs (threads are started and joined inside). For tests and benchmarks.
+  /// PEs (threads are started and joined inside). For tests and benchmarks. The batch holds
+  /// items: seed vertices (node classification) or indices into link_task::train (link
+  /// prediction).
   void step(std::span<const vid_t> global_batch, std::uint32_t batch_index,
             const step_options& opt);
 
@@ -102,7 +122,12 @@ class trainer {
   /// the call. A replica off the host is first copied into a host model (host_model).
   std::pair<double, double> evaluate(int pe = 0) const;
 
-  /// The training seeds of epoch `epoch`, in the order they are batched (keyed shuffle).
+  /// Link prediction: the validation and test metrics of replica `pe` (full-neighbour
+  /// embeddings on the host, then evaluate_pairs or evaluate_user_item of link.hpp).
+  /// @throws logic_error for node classification.
+  std::pair<link_eval, link_eval> evaluate_link(int pe = 0) const;
+
+  /// The training items of epoch `epoch`, in the order they are batched (keyed shuffle).
   [[nodiscard]] std::vector<vid_t> epoch_order(int epoch) const;
   /// Global batch `index` of `order` with min(batch_size, |order|) seeds, wrapping around the end
   /// of `order` (benchmarks run more batches than an epoch holds). Empty order gives no seeds.
@@ -118,6 +143,8 @@ class trainer {
   [[nodiscard]] const models::gnn_model& host_model(int pe) const;
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
+  /// Replica `pe`'s embedding table, or nullptr without embedding_dim.
+  [[nodiscard]] const models::embedding_table* embeddings(int pe) const;
   /// True when the run's feature cache holds rows for real: the GPU cache (--cache-policy
   /// setassoc in front of a device or pinned table on the CUDA backend). The host policies
   /// model a cache: they count hits and misses, rows still come from the table
@@ -171,6 +198,13 @@ class trainer {
   /// features_ for the host-readable tiers host and mmap (loads the .npy when it was left in
   /// the file and the tier is host).
   void set_host_features(storage_tier tier);
+  /// Link prediction: this PE's pairs of the global batch (cooperative: those whose source it
+  /// owns) with their negatives.
+  link_batch link_pairs(const pe_state& pe, std::span<const vid_t> global_batch,
+                        std::uint32_t batch_index) const;
+  /// The input rows as a host matrix for full-neighbour inference: the features, or replica
+  /// `pe`'s embedding table.
+  matrix<float> inference_input(int pe) const;
   /// What every step ends with: counters, loss, and the trace when asked for.
   void finish_step(pe_state& pe, const step_options& opt, step_meter& meter, const work_counters& w,
                    std::span<const vid_t> seeds, std::span<const block> blocks, double loss,
@@ -191,6 +225,7 @@ class trainer {
   mutable std::unique_ptr<models::gnn_model> host_copy_;     // host_model() off the host backend
   std::vector<std::shared_ptr<const placed_graph>> graphs_;  // [P]; null: the PE samples on
                                                              // the host graph
+  std::vector<vid_t> items_;  // the training items: ds.train, or 0..|link.train|-1
 };
 
 }  // namespace coopgnn

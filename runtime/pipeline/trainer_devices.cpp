@@ -89,6 +89,7 @@ void trainer::setup_cuda_features() {
   for (int p = 0; p < P; ++p) {
     dev_->ctxs.push_back(std::make_unique<cuda::cuda_context>(p / K, p));
   }
+  if (cfg_.embedding_dim > 0) return;  // learnable embeddings: no feature table
   // Half of the free memory of the fullest device may hold the table (the rest: minibatches).
   std::int64_t device_budget = std::numeric_limits<std::int64_t>::max();
   for (auto const& c : dev_->ctxs)

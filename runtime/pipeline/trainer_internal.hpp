@@ -51,6 +51,7 @@ struct trainer::pe_state {
   double loss = 0;                      // accumulated global-batch loss (identical on every PE)
   std::uint64_t run_seed = 0;           // PE 0's seed, broadcast at start (DESIGN.md section 4)
   communicator* device_comm = nullptr;  // CUDA backend: this PE's device communicator (dev_)
+  std::unique_ptr<models::embedding_table> emb;  // learnable input rows (embedding_dim > 0)
   /// The communicator of ctx.space(): the device communicator on the CUDA backend, the host one
   /// for host and emulated memory.
   communicator& rows_comm() { return device_comm != nullptr ? *device_comm : comm; }

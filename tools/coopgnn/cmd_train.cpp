@@ -37,6 +37,9 @@ struct train_options {
   std::string cache_policy = "none";
   std::string feature_storage = "auto";
   std::string device_comm = "auto";
+  std::string task = "auto";
+  std::string decoder = "dot";
+  std::string activation = "relu";
   int pes = 0;  ///< 0: the backend's default (4 host PEs, or one per GPU x --pes-per-gpu)
   train_config cfg;
 };
@@ -49,6 +52,44 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->check(CLI::IsMember({"sage", "gcn"}))
       ->capture_default_str();
   cmd->add_option("--hidden", o.cfg.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--task", o.task,
+                  "What to train: node_classification, link_prediction, or auto (the dataset's "
+                  "node-classification task when it has one, else its link-prediction task; "
+                  "the choice is printed)")
+      ->check(CLI::IsMember({"auto", "node_classification", "link_prediction"}))
+      ->capture_default_str();
+  cmd->add_option("--layer-norm", o.cfg.layer_norm,
+                  "LayerNorm after every hidden GNN layer, before its activation (the TMA "
+                  "paper's Conv -> LayerNorm -> PReLU -> Dropout); true or false")
+      ->capture_default_str();
+  cmd->add_option("--activation", o.activation,
+                  "Activation of the hidden GNN layers: relu, or prelu (one learnable slope per "
+                  "layer, 0.25 at start)")
+      ->check(CLI::IsMember({"relu", "prelu"}))
+      ->capture_default_str();
+  cmd->add_option("--embedding-dim", o.cfg.embedding_dim,
+                  "Learn an input embedding of this width per vertex instead of reading node "
+                  "features (needed when the dataset has none); 0 = use the features. Rows are "
+                  "updated only when a step touched them (lazy Adam)")
+      ->capture_default_str();
+  cmd->add_option("--decoder", o.decoder,
+                  "Link prediction: edge decoder, dot (<z_u, z_v>) or mlp (Linear -> PReLU -> "
+                  "Linear on z_u * z_v, the TMA paper's decoder)")
+      ->check(CLI::IsMember({"dot", "mlp"}))
+      ->capture_default_str();
+  cmd->add_option("--decoder-hidden", o.cfg.decoder_hidden,
+                  "Link prediction: width of the mlp decoder; 0 = --hidden")
+      ->capture_default_str();
+  cmd->add_option("--out-dim", o.cfg.out_dim,
+                  "Link prediction: width of the encoder's output embedding; 0 = --hidden")
+      ->capture_default_str();
+  cmd->add_option("--negatives", o.cfg.negatives,
+                  "Link prediction: uniform tail-corrupted negatives per positive edge (never the "
+                  "source itself; items only on user-item data)")
+      ->capture_default_str();
+  cmd->add_option("--topk", o.cfg.topk,
+                  "Link prediction on user-item data: K of Recall@K and NDCG@K")
+      ->capture_default_str();
   cmd->add_flag("--linear-head", o.cfg.linear_head,
                 "Add a linear head after the last GNN layer (the last layer then outputs "
                 "--hidden features)");
@@ -139,6 +180,28 @@ void parse_typed_options(train_options& o) {
   o.cfg.cache_policy = parse_cache_policy_kind(o.cache_policy);
   o.cfg.feature_storage = parse_storage_tier(o.feature_storage);
   o.cfg.device_comm = parse_device_comm_choice(o.device_comm);
+  o.cfg.decoder = models::parse_decoder_kind(o.decoder);
+  o.cfg.activation = models::parse_activation_kind(o.activation);
+}
+
+/// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
+/// labels, else link prediction).
+void resolve_task(train_options& o, const dataset& ds) {
+  bool const nc = !ds.labels.empty() && ds.num_classes >= 2;
+  if (o.task == "auto") {
+    COOPGNN_EXPECTS(nc || ds.link.has_value(),
+                    "dataset '{}' has neither a node-classification nor a link-prediction task",
+                    ds.name);
+    o.cfg.task = nc ? task_kind::node_classification : task_kind::link_prediction;
+  } else {
+    o.cfg.task =
+        o.task == "link_prediction" ? task_kind::link_prediction : task_kind::node_classification;
+  }
+  if (o.cfg.task == task_kind::link_prediction && o.cfg.embedding_dim == 0 &&
+      ds.feature_dim() == 0) {
+    COOPGNN_FAIL("dataset '{}' has no node features: give --embedding-dim D to learn them",
+                 ds.name);
+  }
 }
 
 std::unique_ptr<loaded_dataset> load(train_options& o) {
@@ -154,13 +217,26 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
         static_cast<std::int64_t>(o.cache_fraction * static_cast<double>(data->ds.num_nodes));
   }
   COOPGNN_EXPECTS(o.cfg.cache_rows >= 0, "--cache-rows {} is negative", o.cfg.cache_rows);
+  resolve_task(o, data->ds);
   if (!o.quiet) {
-    fmt::print(
-        "dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
-        "(loaded in {:.2f}s)\n",
-        data->ds.name, o.dataset, data->ds.num_nodes, data->ds.num_edges(), data->ds.feature_dim(),
-        data->ds.num_classes, data->ds.train.size(), data->ds.valid.size(), data->ds.test.size(),
-        t.seconds());
+    auto const& ds = data->ds;
+    if (o.cfg.task == task_kind::link_prediction) {
+      fmt::print(
+          "dataset {} ({}): |V| {} |E| {} features {} task link_prediction ('{}'{}) train/val/"
+          "test pairs {}/{}/{} (loaded in {:.2f}s)\n",
+          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.link->name,
+          o.task == "auto" ? ", chosen: the dataset has no node labels" : "",
+          ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(), t.seconds());
+    } else {
+      fmt::print(
+          "dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
+          "(loaded in {:.2f}s){}\n",
+          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.num_classes,
+          ds.train.size(), ds.valid.size(), ds.test.size(), t.seconds(),
+          o.task == "auto" && ds.link ? "; it also has a link-prediction task "
+                                        "(--task link_prediction)"
+                                      : "");
+    }
   }
   return data;
 }

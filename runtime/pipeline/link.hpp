@@ -1,0 +1,75 @@
+// Link prediction above the kernels (DESIGN.md section 7; issue 11): the scored pairs of a
+// minibatch of positive edges with keyed tail-corrupted negatives, and the evaluation of
+// full-neighbour embeddings on a dataset's validation / test pairs.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/link_layers.hpp"
+#include "runtime/core/matrix.hpp"
+#include "runtime/graph/dataset.hpp"
+
+namespace coopgnn {
+
+/// Negative j of training positive `positive` (an index into link_task::train) in global
+/// minibatch `batch`: the tail of (src, ?) drawn uniformly from [lo, hi) without the source
+/// itself. Attempt a = 0, 1, ... draws w = rng::draw4(make_stream(run_seed, purpose::negative,
+/// a), positive, j, batch) and maps the 64-bit value (w[0] << 32 | w[1]) to lo + floor(x (hi -
+/// lo) / 2^64); the first candidate != src is returned. A pure function of its arguments, so
+/// every PE and every protocol draws the same negatives for a batch (the cooperative == single-PE
+/// invariant holds for link prediction).
+/// @throws logic_error when hi - lo < 2 (no vertex other than the source to draw) or when 64
+///         attempts all hit the source (probability below 2^-64 for hi - lo >= 2).
+vid_t negative_tail(std::uint64_t run_seed, std::uint32_t batch, std::int64_t positive, int j,
+                    vid_t src, vid_t lo, vid_t hi);
+
+/// The pairs one PE scores in one step: its positives, each followed by its k negatives, and
+/// the distinct endpoints they read (the rows of the encoder's output the decoder needs).
+struct link_batch {
+  std::vector<vid_t> targets;             ///< distinct endpoints, in first-appearance order
+  std::vector<std::int64_t> src_rows;     ///< [m] pair source as a row of targets
+  std::vector<std::int64_t> dst_rows;     ///< [m] pair destination as a row of targets
+  std::vector<float> labels;              ///< [m] 1 for a positive, 0 for a negative
+  std::vector<std::pair<vid_t, vid_t>> pairs;  ///< [m] the pairs as global ids
+};
+
+/// Builds the pairs of `positives` (indices into task.train; this PE's share of the global
+/// batch) with `negatives` keyed negatives each (negative_tail; tails over the items on
+/// user-item data, over [0, num_nodes) otherwise). O(m) expected with a hash map.
+/// @throws logic_error for an index outside task.train or negatives < 0.
+link_batch make_link_batch(const link_task& task, std::span<const vid_t> positives, int negatives,
+                           std::uint64_t run_seed, std::uint32_t batch, vid_t num_nodes);
+
+/// Metrics of one evaluation set: the model-selection value and every metric computed.
+struct link_eval {
+  std::string metric_name;  ///< "mrr" (queries), "roc_auc" (labelled pairs), "recall@K"
+  double value = 0;
+  std::vector<std::pair<std::string, double>> all;  ///< name, value
+};
+
+/// Which metric selects models on `set` (see evaluate_pairs / evaluate_user_item).
+/// @throws logic_error when the set cannot be scored (positives only on non-user-item data).
+std::string link_metric_name(const link_task& task, const pair_set& set, int topk);
+
+/// Scores every pair of `set` with `decoder` on host embeddings z [|V|, d] (in chunks) and
+/// computes: with `indexes`, MRR (ties against the positive), OGB's MRR, Hits@1/10/50
+/// (models/link_metrics.hpp); with both labels present, ROC-AUC and average precision.
+/// metric_name: "mrr" with queries, else "roc_auc".
+/// @throws logic_error when the set has no negatives, or as the metrics.
+link_eval evaluate_pairs(const models::link_decoder<float>& decoder, const matrix<float>& z,
+                         const pair_set& set);
+
+/// Top-K recommendation over all items (LightGCN's protocol, shared/data/README.md): for every
+/// user with pairs in `set`, the dot-product score of every item, the user's training items
+/// (task.train) excluded; Recall@K and NDCG@K averaged over those users. metric_name
+/// "recall@K". Scores come from a blocked GEMM of user rows against item rows on the host.
+/// @throws logic_error when the decoder is not dot (full ranking with the MLP decoder would
+///         evaluate |U| |I| MLPs) or the set is empty.
+link_eval evaluate_user_item(const models::link_decoder<float>& decoder, const matrix<float>& z,
+                             const link_task& task, const pair_set& set, int topk, int threads);
+
+}  // namespace coopgnn

@@ -1,0 +1,217 @@
+// Link-prediction layers (issue 11): norm_activation (LayerNorm, PReLU) and both decoders
+// against formulas written here and central finite differences in double; the embedding
+// table's lazy Adam touches exactly the rows a step read.
+#include "models/link_layers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "models/embedding.hpp"
+#include "runtime/core/error.hpp"
+#include "tests/common/gradcheck.hpp"
+
+namespace coopgnn::models {
+namespace {
+
+using test::expect_gradient;
+
+matrix<double> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  matrix<double> m(rows, cols);
+  for (double& v : m.values()) v = u(gen);
+  return m;
+}
+
+double dot(const matrix<double>& a, const matrix<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.values().size(); ++i) s += a.values()[i] * b.values()[i];
+  return s;
+}
+
+/// Every parameter of `ps` randomised (so PReLU slopes and LayerNorm gains are not trivial).
+void randomise(parameter_set<double>& ps, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(0.2, 1.2);
+  for (double& v : ps.values().host()) v = u(gen);
+}
+
+TEST(norm_activation, forward_matches_formulas) {
+  exec_context const ctx;
+  parameter_set<double> ps;
+  norm_activation<double> na(5, true, activation_kind::prelu, 3, ps);
+  ps.allocate(ctx);
+  na.init(ctx);
+  ASSERT_EQ(ps.count(), 3u);
+  EXPECT_EQ(ps.info(0).name, "ln3.gamma");
+  EXPECT_EQ(ps.info(2).name, "prelu3.alpha");
+  randomise(ps, 4);
+  auto const x = random_matrix(4, 5, 1);
+  auto const y = std::move(na.forward(ctx, host_view(x), nullptr)).release_host();
+  auto const gamma = ps.value(0).flat().host();
+  auto const beta = ps.value(1).flat().host();
+  double const alpha = ps.value(2).flat().host()[0];
+  for (std::int64_t i = 0; i < 4; ++i) {
+    double mu = 0, var = 0;
+    for (std::int64_t j = 0; j < 5; ++j) mu += x(i, j) / 5;
+    for (std::int64_t j = 0; j < 5; ++j) var += (x(i, j) - mu) * (x(i, j) - mu) / 5;
+    for (std::int64_t j = 0; j < 5; ++j) {
+      double const n = (x(i, j) - mu) / std::sqrt(var + 1e-5) * gamma[j] + beta[j];
+      EXPECT_NEAR(y(i, j), n > 0 ? n : alpha * n, 1e-12);
+    }
+  }
+}
+
+TEST(norm_activation, backward_matches_finite_differences) {
+  for (bool ln : {false, true}) {
+    for (auto act : {activation_kind::relu, activation_kind::prelu}) {
+      if (!ln && act == activation_kind::relu) continue;  // the conv's own ReLU
+      SCOPED_TRACE(std::string(ln ? "layernorm+" : "") + to_string(act));
+      exec_context const ctx;
+      parameter_set<double> ps;
+      norm_activation<double> na(6, ln, act, 0, ps);
+      ps.allocate(ctx);
+      na.init(ctx);
+      randomise(ps, 8);
+      auto x = random_matrix(5, 6, 2);
+      auto const r = random_matrix(5, 6, 3);
+      auto loss = [&] {
+        return dot(r, std::move(na.forward(ctx, host_view(x), nullptr)).release_host());
+      };
+      norm_activation_cache<double> cache;
+      (void)na.forward(ctx, host_view(x), &cache);
+      fill_zero(ctx, ps.grads());
+      auto const gx = std::move(na.backward(ctx, host_view(r), cache)).release_host();
+      expect_gradient("d/dx", x, gx, loss);
+      for (std::size_t i = 0; i < ps.count(); ++i) {
+        auto const g = ps.grad(i).flat().host();
+        std::vector<double> const analytic(g.begin(), g.end());
+        expect_gradient("d/d" + ps.info(i).name, ps.value(i).flat().host(), analytic, loss);
+      }
+    }
+  }
+}
+
+TEST(link_decoder, dot_scores_and_mlp_formula) {
+  exec_context const ctx;
+  auto const z = random_matrix(6, 4, 5);
+  std::vector<std::int64_t> const src = {0, 0, 5, 3, 2};
+  std::vector<std::int64_t> const dst = {1, 4, 5, 0, 2};
+  {
+    parameter_set<double> ps;
+    link_decoder<double> dec(decoder_kind::dot, 4, 0, 9, ps);
+    ps.allocate(ctx);
+    EXPECT_EQ(ps.count(), 0u);
+    auto const s = dec.forward(ctx, host_view(z), host_view(src), host_view(dst), nullptr);
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      double e = 0;
+      for (std::int64_t j = 0; j < 4; ++j) e += z(src[i], j) * z(dst[i], j);
+      EXPECT_NEAR(s.host()[i], e, 1e-12);
+    }
+  }
+  parameter_set<double> ps;
+  link_decoder<double> dec(decoder_kind::mlp, 4, 3, 9, ps);
+  ps.allocate(ctx);
+  dec.init(ctx, 1);
+  randomise(ps, 6);
+  ASSERT_EQ(ps.count(), 5u);  // W1, b1, alpha, w2, b2
+  auto const s = dec.forward(ctx, host_view(z), host_view(src), host_view(dst), nullptr);
+  auto const w1 = ps.value(0);
+  auto const b1 = ps.value(1).flat().host();
+  double const alpha = ps.value(2).flat().host()[0];
+  auto const w2 = ps.value(3);
+  double const b2 = ps.value(4).flat().host()[0];
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    double e = b2;
+    for (std::int64_t o = 0; o < 3; ++o) {
+      double a = b1[o];
+      for (std::int64_t j = 0; j < 4; ++j) a += z(src[i], j) * z(dst[i], j) * w1.host_row(j)[o];
+      e += (a > 0 ? a : alpha * a) * w2.host_row(o)[0];
+    }
+    EXPECT_NEAR(s.host()[i], e, 1e-12);
+  }
+  EXPECT_THROW(
+      dec.forward(ctx, host_view(z), host_view(std::vector<std::int64_t>{6}),
+                  host_view(std::vector<std::int64_t>{0}), nullptr),
+      logic_error);
+}
+
+TEST(link_decoder, backward_matches_finite_differences) {
+  for (auto kind : {decoder_kind::dot, decoder_kind::mlp}) {
+    SCOPED_TRACE(to_string(kind));
+    exec_context const ctx;
+    parameter_set<double> ps;
+    link_decoder<double> dec(kind, 4, 5, 2, ps);
+    ps.allocate(ctx);
+    dec.init(ctx, 3);
+    if (kind == decoder_kind::mlp) randomise(ps, 11);
+    auto z = random_matrix(7, 4, 12);
+    // Row 6 is read by no pair: its gradient must be zero. Row 0 is read several times.
+    std::vector<std::int64_t> const src = {0, 0, 1, 3, 2, 0};
+    std::vector<std::int64_t> const dst = {1, 4, 5, 0, 2, 0};
+    auto const r = random_matrix(6, 1, 13);
+    auto loss = [&] {
+      auto const s = dec.forward(ctx, host_view(z), host_view(src), host_view(dst), nullptr);
+      double l = 0;
+      for (std::size_t i = 0; i < src.size(); ++i) l += r(static_cast<std::int64_t>(i), 0) *
+                                                        s.host()[i];
+      return l;
+    };
+    decoder_cache<double> cache;
+    (void)dec.forward(ctx, host_view(z), host_view(src), host_view(dst), &cache);
+    fill_zero(ctx, ps.grads());
+    std::vector<double> const gs(r.values().begin(), r.values().end());
+    auto const gz = std::move(dec.backward(ctx, host_view(gs), host_view(src), host_view(dst), 7,
+                                           cache))
+                        .release_host();
+    for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(gz(6, j), 0.0);
+    expect_gradient("d/dz", z, gz, loss);
+    for (std::size_t i = 0; i < ps.count(); ++i) {
+      auto const g = ps.grad(i).flat().host();
+      std::vector<double> const analytic(g.begin(), g.end());
+      expect_gradient("d/d" + ps.info(i).name, ps.value(i).flat().host(), analytic, loss);
+    }
+  }
+}
+
+TEST(embedding_table, lazy_adam_moves_only_touched_rows) {
+  exec_context const ctx;
+  adam_options opt;
+  opt.lr = 0.1f;
+  opt.weight_decay = 0.0f;
+  embedding_table t(ctx, 6, 3, 7, 1u << 20, opt);
+  matrix<float> const before = t.to_host_matrix();
+  // Keyed init, standard deviation 0.1: |value| <= sqrt(3) * 0.1.
+  for (float v : before.values()) EXPECT_LE(std::abs(v), std::sqrt(3.0f) * 0.1f + 1e-6f);
+  std::vector<vid_t> const ids = {4, 1, 4};
+  matrix<float> g(3, 3);
+  for (std::int64_t i = 0; i < 3; ++i) {
+    for (std::int64_t j = 0; j < 3; ++j) g(i, j) = static_cast<float>(i + 1) * (j % 2 ? 1 : -1);
+  }
+  auto const rows = t.gather(host_view(ids));
+  for (std::int64_t j = 0; j < 3; ++j) EXPECT_EQ(rows.view().host_row(0)[j], before(4, j));
+  t.accumulate(host_view(ids), host_view(std::as_const(g)));
+  EXPECT_EQ(t.touched().host()[4], 2.0f);
+  EXPECT_EQ(t.touched().host()[1], 1.0f);
+  t.step();
+  matrix<float> const after = t.to_host_matrix();
+  for (std::int64_t r = 0; r < 6; ++r) {
+    for (std::int64_t j = 0; j < 3; ++j) {
+      if (r == 1 || r == 4) {
+        // First Adam step: the update is -lr * sign(g) (m / bc1 = g, sqrt(v / bc2) = |g|).
+        double const grad = r == 4 ? g(0, j) + g(2, j) : g(1, j);
+        EXPECT_NEAR(after(r, j), before(r, j) - 0.1 * (grad > 0 ? 1 : -1), 1e-6);
+      } else {
+        EXPECT_EQ(after(r, j), before(r, j)) << "untouched row " << r << " moved";
+      }
+    }
+  }
+  for (float c : t.touched().host()) EXPECT_EQ(c, 0.0f);
+  for (float c : t.grads().host()) EXPECT_EQ(c, 0.0f);
+}
+
+}  // namespace
+}  // namespace coopgnn::models
