@@ -20,6 +20,14 @@ inline void expect_spaces(const exec_context& ctx, const char* fn,
   for (auto const& [name, space] : operands) expect_space(ctx, space, fn, name);
 }
 
+/// Throws logic_error "<fn>: <an> is [r, c] but <bn> is [r, c]" unless a and b have one shape.
+template <typename T>
+void expect_same_shape(const char* fn, tensor_view<const T> a, const char* an,
+                       tensor_view<const T> b, const char* bn) {
+  COOPGNN_EXPECTS(a.rows == b.rows && a.cols == b.cols, "{}: {} is [{}, {}] but {} is [{}, {}]", fn,
+                  an, a.rows, a.cols, bn, b.rows, b.cols);
+}
+
 /// The CUDA kernels compute in float32: any other element type on the CUDA backend is an error.
 template <class T>
 void expect_cuda_type(const char* fn) {

@@ -17,17 +17,6 @@
 
 namespace coopgnn {
 
-namespace {
-
-template <typename T>
-void expect_same_shape(const char* fn, tensor_view<const T> a, const char* an,
-                       tensor_view<const T> b, const char* bn) {
-  COOPGNN_EXPECTS(a.rows == b.rows && a.cols == b.cols, "{}: {} is [{}, {}] but {} is [{}, {}]", fn,
-                  an, a.rows, a.cols, bn, b.rows, b.cols);
-}
-
-}  // namespace
-
 template <typename T>
 void bias_activation(const exec_context& ctx, tensor_view<T> out, buffer_view<const T> bias,
                      bool relu) {
@@ -70,8 +59,8 @@ void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out, tenso
   constexpr const char* fn = "relu_backward";
   detail::expect_spaces(
       ctx, fn, {{"grad_out", grad_out.space}, {"out", out.space}, {"grad_in", grad_in.space}});
-  expect_same_shape<T>(fn, grad_out, "grad_out", out, "out");
-  expect_same_shape<T>(fn, grad_out, "grad_out", grad_in, "grad_in");
+  detail::expect_same_shape<T>(fn, grad_out, "grad_out", out, "out");
+  detail::expect_same_shape<T>(fn, grad_out, "grad_out", grad_in, "grad_in");
   if (grad_in.size() == 0) return;
   if (!ctx.runs_on_host()) {
     detail::expect_cuda_type<T>(fn);
@@ -122,7 +111,7 @@ void dropout_forward(const exec_context& ctx, tensor_view<const T> x, buffer_vie
   constexpr const char* fn = "dropout_forward";
   detail::expect_spaces(ctx, fn,
                         {{"x", x.space}, {"ids", ids.space}, {"y", y.space}, {"keep", keep.space}});
-  expect_same_shape<T>(fn, x, "x", y, "y");
+  detail::expect_same_shape<T>(fn, x, "x", y, "y");
   COOPGNN_EXPECTS(static_cast<std::int64_t>(ids.size) == x.rows, "{}: {} ids for {} rows", fn,
                   ids.size, x.rows);
   COOPGNN_EXPECTS(static_cast<std::int64_t>(keep.size) == x.size(),
@@ -323,15 +312,8 @@ void adam_update(const exec_context& ctx, buffer_view<float> value, buffer_view<
     detail::no_cuda_build(fn);
 #endif
   }
-  double const b1 = a.beta1, b2 = a.beta2, lr = a.lr, eps = a.eps, wd = a.weight_decay;
   for (std::size_t e = 0; e < value.size; ++e) {
-    double const g = static_cast<double>(grad.data[e]) + wd * static_cast<double>(value.data[e]);
-    double const mn = b1 * static_cast<double>(m.data[e]) + (1.0 - b1) * g;
-    double const vn = b2 * static_cast<double>(v.data[e]) + (1.0 - b2) * g * g;
-    m.data[e] = static_cast<float>(mn);
-    v.data[e] = static_cast<float>(vn);
-    double const update = lr * (mn / a.bc1) / (std::sqrt(vn / a.bc2) + eps);
-    value.data[e] = static_cast<float>(static_cast<double>(value.data[e]) - update);
+    adam_element(value.data[e], grad.data[e], m.data[e], v.data[e], a);
   }
 }
 

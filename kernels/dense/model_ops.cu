@@ -78,20 +78,8 @@ __global__ void gcn_self_add_per_thread(const std::int64_t* __restrict__ src_deg
 __global__ void adam_per_thread(float* __restrict__ value, const float* __restrict__ grad,
                                 float* __restrict__ m, float* __restrict__ v, std::int64_t n,
                                 adam_step_params a) {
-  double const one_b1 = 1.0 - a.beta1;
-  double const one_b2 = 1.0 - a.beta2;
   for (std::int64_t e = global_thread(); e < n; e += thread_count()) {
-    double const x = static_cast<double>(value[e]);
-    double const g = __dadd_rn(static_cast<double>(grad[e]), __dmul_rn(a.weight_decay, x));
-    double const mn =
-        __dadd_rn(__dmul_rn(a.beta1, static_cast<double>(m[e])), __dmul_rn(one_b1, g));
-    double const vn = __dadd_rn(__dmul_rn(a.beta2, static_cast<double>(v[e])),
-                                __dmul_rn(__dmul_rn(one_b2, g), g));
-    m[e] = __double2float_rn(mn);
-    v[e] = __double2float_rn(vn);
-    double const update = __ddiv_rn(__dmul_rn(a.lr, __ddiv_rn(mn, a.bc1)),
-                                    __dadd_rn(__dsqrt_rn(__ddiv_rn(vn, a.bc2)), a.eps));
-    value[e] = __double2float_rn(__dsub_rn(x, update));
+    adam_element(value[e], grad[e], m[e], v[e], a);
   }
 }
 
