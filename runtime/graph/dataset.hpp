@@ -1,5 +1,6 @@
-// An in-memory dataset (node classification and/or link prediction) and its on-disk form (DESIGN.md section 3): a
-// directory in DGL GraphBolt's OnDiskDataset layout, metadata.yaml plus NumPy .npy arrays.
+// An in-memory dataset (node classification and/or link prediction) and its on-disk form (DESIGN.md
+// section 3): a directory in DGL GraphBolt's OnDiskDataset layout, metadata.yaml plus NumPy .npy
+// arrays.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +36,10 @@ struct pair_set {
 /// A link-prediction task (DESIGN.md section 7): the training positives (whose edges the
 /// dataset's graph holds, unless they were held out) and the evaluation pairs.
 struct link_task {
-  std::string name;    ///< the task's name in metadata.yaml
-  pair_set train;      ///< positives to train on (labels and indexes empty)
-  pair_set valid;      ///< validation pairs (positives with their negatives, or positives only)
-  pair_set test;       ///< test pairs
+  std::string name;  ///< the task's name in metadata.yaml
+  pair_set train;    ///< positives to train on (labels and indexes empty)
+  pair_set valid;    ///< validation pairs (positives with their negatives, or positives only)
+  pair_set test;     ///< test pairs
   /// User-item data (LightGCN layout, coopgnn convert --from lightgcn): users are the vertices
   /// [0, item_begin), items [item_begin, item_end); evaluation ranks every item for each user
   /// (Recall@K / NDCG@K). item_end == 0: not user-item data. Stored in metadata.yaml as the
@@ -54,9 +55,9 @@ struct link_task {
 struct dataset {
   std::string name;
   vid_t num_nodes = 0;
-  std::vector<vid_t> src;            ///< [E] edge sources (edge src[e] -> dst[e])
-  std::vector<vid_t> dst;            ///< [E] edge destinations
-  matrix<float> features;            ///< [num_nodes, F] float32; F = 0 when there are none
+  std::vector<vid_t> src;  ///< [E] edge sources (edge src[e] -> dst[e])
+  std::vector<vid_t> dst;  ///< [E] edge destinations
+  matrix<float> features;  ///< [num_nodes, F] float32; F = 0 when there are none
   /// The .npy file the features come from (read_dataset), for the memory-mapped storage tier
   /// (cache/storage.hpp); empty for datasets built in memory.
   std::filesystem::path feature_file;

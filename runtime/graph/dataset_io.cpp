@@ -240,9 +240,9 @@ enum class task_kind { node_classification, link_prediction };
 task_kind classify_task(const fs::path& dir, const task_meta& t, std::size_t ti) {
   const std::vector<item_set_meta>* first = nullptr;
   const char* set_key = nullptr;
-  for (auto [sets, key] : {std::pair{&t.train_set, "train_set"},
-                           std::pair{&t.validation_set, "validation_set"},
-                           std::pair{&t.test_set, "test_set"}}) {
+  for (auto [sets, key] :
+       {std::pair{&t.train_set, "train_set"}, std::pair{&t.validation_set, "validation_set"},
+        std::pair{&t.test_set, "test_set"}}) {
     if (!sets->empty()) {
       first = sets;
       set_key = key;

@@ -273,8 +273,8 @@ dataset_metadata parse_metadata(std::string_view yaml_text, const std::string& w
           r.fail_kind(n, reader::join(p, "num_classes"), "a non-negative class count");
         }
       }
-      for (auto [key, slot] : {std::pair{"item_begin", &tm.item_begin},
-                               std::pair{"item_end", &tm.item_end}}) {
+      for (auto [key, slot] :
+           {std::pair{"item_begin", &tm.item_begin}, std::pair{"item_end", &tm.item_end}}) {
         if (auto n = tasks[i][key]; reader::present(n)) {
           *slot = r.integer(n, reader::join(p, key));
           if (**slot < 0) r.fail_kind(n, reader::join(p, key), "a non-negative vertex id");

@@ -185,12 +185,13 @@ TEST(LinkIo, ReadsLegacyNodePairsWithNegativeDsts) {
   write_i64(d / "set/train.npy", {0, 1, 1, 2, 2, 3}, {3, 2});
   write_i64(d / "set/valid.npy", {0, 4, 3, 1}, {2, 2});
   write_i64(d / "set/valid_neg.npy", {2, 3, 0, 4}, {2, 2});
-  write_graphbolt(d, "  - name: citation\n"
-                     "    num_classes: 3\n"        // ignored for link prediction
-                     "    some_unknown_key: true\n"  // GraphBolt keeps unknown keys; so do we
-                     + set_yaml("train_set", {{"node_pairs", "set/train.npy"}}) +
-                         set_yaml("validation_set", {{"node_pairs", "set/valid.npy"},
-                                                     {"negative_dsts", "set/valid_neg.npy"}}));
+  write_graphbolt(d,
+                  "  - name: citation\n"
+                  "    num_classes: 3\n"          // ignored for link prediction
+                  "    some_unknown_key: true\n"  // GraphBolt keeps unknown keys; so do we
+                      + set_yaml("train_set", {{"node_pairs", "set/train.npy"}}) +
+                      set_yaml("validation_set", {{"node_pairs", "set/valid.npy"},
+                                                  {"negative_dsts", "set/valid_neg.npy"}}));
   dataset const ds = read_dataset(d.path());
   ASSERT_TRUE(ds.link.has_value());
   EXPECT_EQ(ds.link->name, "citation");
@@ -295,9 +296,9 @@ TEST_F(LinkIoErrors, NegativeDstsOfWrongShapeOrRange) {
   temp_dir g;
   write_i64(g / "set/p.npy", {0, 1, 2, 3}, {2, 2});
   write_i64(g / "set/n.npy", {1, 2, 3}, {3, 1});
-  write_graphbolt(g, "  - name: lp\n" +
-                         set_yaml("train_set", {{"seeds", "set/p.npy"}}) +
-                         set_yaml("test_set", {{"seeds", "set/p.npy"}, {"negative_dsts", "set/n.npy"}}));
+  write_graphbolt(
+      g, "  - name: lp\n" + set_yaml("train_set", {{"seeds", "set/p.npy"}}) +
+             set_yaml("test_set", {{"seeds", "set/p.npy"}, {"negative_dsts", "set/n.npy"}}));
   std::string msg = error_of([&] { (void)read_dataset(g.path()); });
   EXPECT_THAT(msg, HasSubstr("n.npy: negative_dsts must have shape (2, K)"));
   write_i64(g / "set/n.npy", {1, 9}, {2, 1});

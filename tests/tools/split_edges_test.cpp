@@ -132,8 +132,8 @@ TEST(SplitEdges, RandomSymmetricHoldsOutWholePairs) {
   const link_task& lt = *out.link;
   EXPECT_TRUE(rep.symmetric);
   EXPECT_EQ(rep.candidates, pairs);
-  EXPECT_EQ(rep.valid, 6);   // round(0.1 * 60)
-  EXPECT_EQ(rep.test, 12);   // round(0.2 * 60)
+  EXPECT_EQ(rep.valid, 6);  // round(0.1 * 60)
+  EXPECT_EQ(rep.test, 12);  // round(0.2 * 60)
   EXPECT_EQ(rep.train, 42);
   EXPECT_EQ(lt.train.size(), 42);
   EXPECT_EQ(lt.valid.size(), 12);  // K = 1 by default: one negative per positive
@@ -315,8 +315,7 @@ TEST(SplitEdges, RejectedOptions) {
               HasSubstr("need three non-negative fractions summing to 1"));
   opt = {};
   opt.scheme = split_scheme::tma;  // default 1000 negatives on 12 vertices
-  EXPECT_THAT(error_of([&] { (void)split_edges(in, opt); }),
-              HasSubstr("candidate negatives"));
+  EXPECT_THAT(error_of([&] { (void)split_edges(in, opt); }), HasSubstr("candidate negatives"));
 }
 
 // ---- uniformity of the negatives ---------------------------------------------------------

@@ -41,10 +41,10 @@ void write_and_summarise(const dataset& ds, const std::string& out_dir,
   if (ds.link) {
     fmt::print("link task '{}': {} train positives, {} valid pairs, {} test pairs{}\n",
                ds.link->name, ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(),
-               ds.link->user_item() ? fmt::format(", users [0, {}), items [{}, {})",
-                                                  ds.link->item_begin, ds.link->item_begin,
-                                                  ds.link->item_end)
-                                    : std::string());
+               ds.link->user_item()
+                   ? fmt::format(", users [0, {}), items [{}, {})", ds.link->item_begin,
+                                 ds.link->item_begin, ds.link->item_end)
+                   : std::string());
   }
 }
 
@@ -269,7 +269,8 @@ void add_split_edges(CLI::App& app) {
       "its own, and its reverse v->u (if present) leaves the training graph too, unless\n"
       "--keep-reverse.\n"
       "  --scheme random: a keyed permutation of the candidates, cut by --fractions\n"
-      "      (train,valid,test; GAE-style: --negatives default 1, as many negatives as positives).\n"
+      "      (train,valid,test; GAE-style: --negatives default 1, as many negatives as "
+      "positives).\n"
       "  --scheme tma: one outgoing edge per node (Zhu et al. 2023, sec. 4.1): nodes of IN's\n"
       "      validation (test) vertex split give one validation (test) edge each; without a\n"
       "      vertex split every node goes to validation or test by a keyed fair coin. Only nodes\n"
@@ -326,8 +327,9 @@ void add_split_edges(CLI::App& app) {
     fmt::print("read {} ({} nodes, {} edges, {})\n", a->input, in.num_nodes, in.num_edges(),
                rep.symmetric ? "symmetric: undirected pairs held out whole" : "directed");
     if (a->scheme == "tma") {
-      fmt::print("tma: {} nodes with >= 2 out-neighbours in the validation/test roles, {} skipped\n",
-                 rep.candidates, rep.skipped_nodes);
+      fmt::print(
+          "tma: {} nodes with >= 2 out-neighbours in the validation/test roles, {} skipped\n",
+          rep.candidates, rep.skipped_nodes);
     } else {
       fmt::print("random: {} candidate {}\n", rep.candidates,
                  rep.symmetric ? "undirected pairs" : "arcs");

@@ -621,36 +621,34 @@ dataset convert_lightgcn(const fs::path& dir, const convert_options& opt, conver
   std::vector<std::pair<vid_t, vid_t>> test;
   vid_t max_item = -1;
   vid_t next_user = 0;
-  read_user_lines(dir / "train.txt", rep,
-                  [&](const line_reader& in, vid_t u, const std::vector<vid_t>& items) {
-                    if (u != next_user) {
-                      in.fail(fmt::format(
-                          "user id {}, expected {}: train.txt lists users 0..U-1 in order, one "
+  read_user_lines(
+      dir / "train.txt", rep, [&](const line_reader& in, vid_t u, const std::vector<vid_t>& items) {
+        if (u != next_user) {
+          in.fail(
+              fmt::format("user id {}, expected {}: train.txt lists users 0..U-1 in order, one "
                           "line each",
                           u, next_user));
-                    }
-                    ++next_user;
-                    for (vid_t i : items) {
-                      train.emplace_back(u, i);
-                      max_item = std::max(max_item, i);
-                    }
-                  });
+        }
+        ++next_user;
+        for (vid_t i : items) {
+          train.emplace_back(u, i);
+          max_item = std::max(max_item, i);
+        }
+      });
   vid_t const users = next_user;
-  read_user_lines(dir / "test.txt", rep,
-                  [&](const line_reader& in, vid_t u, const std::vector<vid_t>& items) {
-                    if (u >= users) {
-                      in.fail(fmt::format(
-                          "user id {} is out of range: train.txt has {} users (ids 0..{})", u,
-                          users, users - 1));
-                    }
-                    for (vid_t i : items) {
-                      test.emplace_back(u, i);
-                      max_item = std::max(max_item, i);
-                    }
-                  });
+  read_user_lines(
+      dir / "test.txt", rep, [&](const line_reader& in, vid_t u, const std::vector<vid_t>& items) {
+        if (u >= users) {
+          in.fail(fmt::format("user id {} is out of range: train.txt has {} users (ids 0..{})", u,
+                              users, users - 1));
+        }
+        for (vid_t i : items) {
+          test.emplace_back(u, i);
+          max_item = std::max(max_item, i);
+        }
+      });
   if (train.empty()) {
-    COOPGNN_IO_FAIL("{}: no interactions (every user line is empty)",
-                    (dir / "train.txt").string());
+    COOPGNN_IO_FAIL("{}: no interactions (every user line is empty)", (dir / "train.txt").string());
   }
   vid_t const items = max_item + 1;
   dataset ds;

@@ -32,7 +32,8 @@ std::uint64_t join(std::uint32_t hi, std::uint32_t lo) {
 /// Distinct out-neighbours of u other than u.
 std::int64_t proper_degree(const out_adjacency& a, vid_t u) {
   auto const nb = a.neighbours(u);
-  return static_cast<std::int64_t>(nb.size()) - (std::binary_search(nb.begin(), nb.end(), u) ? 1 : 0);
+  return static_cast<std::int64_t>(nb.size()) -
+         (std::binary_search(nb.begin(), nb.end(), u) ? 1 : 0);
 }
 
 }  // namespace
@@ -93,8 +94,7 @@ std::int64_t negative_sampler::candidates(vid_t u) const {
   return full_.num_nodes() - 1 - proper_degree(full_, u);
 }
 
-void negative_sampler::draw(vid_t u, std::int64_t k, std::uint64_t query,
-                            std::vector<vid_t>& out) {
+void negative_sampler::draw(vid_t u, std::int64_t k, std::uint64_t query, std::vector<vid_t>& out) {
   vid_t const n = full_.num_nodes();
   COOPGNN_EXPECTS(u >= 0 && u < n, "negative_sampler::draw: source {} outside [0, {})", u, n);
   COOPGNN_EXPECTS(k >= 0, "negative_sampler::draw: negative count {}", k);
@@ -218,8 +218,10 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
     auto const c = static_cast<std::int64_t>(cand.size());
     rep.candidates = c;
     if (c == 0) COOPGNN_IO_FAIL("dataset '{}': no edges to split (only self-loops?)", in.name);
-    std::vector<vid_t> const perm = keyed_permutation(c, opt.seed, rng::purpose::split, kSplitOrder);
-    auto const nv = std::min<std::int64_t>(std::llround(opt.fractions[1] * static_cast<double>(c)), c);
+    std::vector<vid_t> const perm =
+        keyed_permutation(c, opt.seed, rng::purpose::split, kSplitOrder);
+    auto const nv =
+        std::min<std::int64_t>(std::llround(opt.fractions[1] * static_cast<double>(c)), c);
     auto const nt =
         std::min<std::int64_t>(std::llround(opt.fractions[2] * static_cast<double>(c)), c - nv);
     std::vector<std::uint8_t> part(static_cast<std::size_t>(c), 0);  // 0 train, 1 valid, 2 test
@@ -265,7 +267,7 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
           std::int64_t const p = full.offsets[u] + static_cast<std::int64_t>(i);
           if (v == u || removed[p]) continue;
           std::int64_t const r = full.find(v, u);
-          if (r >= 0 && held[r]) continue;                          // the pair is held out already
+          if (r >= 0 && held[r]) continue;                           // the pair is held out already
           if (r >= 0 && !opt.keep_reverse && left[v] < 2) continue;  // v would lose its last edge
           ok.push_back(p);
         }
