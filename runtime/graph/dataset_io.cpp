@@ -383,6 +383,13 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
   return out;
 }
 
+/// Writes `values` (int64, `shape`) to dir/rel and records it as item data `name` of `set`.
+void write_item(const fs::path& dir, item_set_meta& set, const char* name, const std::string& rel,
+                std::span<const std::int64_t> values, std::span<const std::int64_t> shape) {
+  write_npy(dir / rel, values, shape);
+  set.data.push_back(item_data_meta{name, "numpy", true, rel});
+}
+
 bool type_matches(const std::optional<std::string>& t,
                   const std::optional<std::string>& node_type) {
   return !t || !node_type || *t == *node_type;
@@ -609,17 +616,13 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
       if (seeds.empty()) return sets;
       item_set_meta s;
       std::int64_t const shape[1] = {static_cast<std::int64_t>(seeds.size())};
-      std::string const seeds_rel = fmt::format("set/{}_seeds.npy", stem);
-      write_npy(dir / seeds_rel, std::span<const std::int64_t>(seeds), shape);
-      s.data.push_back(item_data_meta{"seeds", "numpy", true, seeds_rel});
+      write_item(dir, s, "seeds", fmt::format("set/{}_seeds.npy", stem), seeds, shape);
       if (!ds.labels.empty()) {
         std::vector<std::int64_t> lab(seeds.size());
         for (std::size_t i = 0; i < seeds.size(); ++i) {
           lab[i] = ds.labels[static_cast<std::size_t>(seeds[i])];
         }
-        std::string const labels_rel = fmt::format("set/{}_labels.npy", stem);
-        write_npy(dir / labels_rel, std::span<const std::int64_t>(lab), shape);
-        s.data.push_back(item_data_meta{"labels", "numpy", true, labels_rel});
+        write_item(dir, s, "labels", fmt::format("set/{}_labels.npy", stem), lab, shape);
       }
       sets.push_back(std::move(s));
       return sets;
@@ -651,15 +654,12 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
         pairs[2 * i + 1] = s.dst[i];
       }
       std::int64_t const pshape[2] = {s.size(), 2};
-      std::string const seeds_rel = fmt::format("set/link_{}_seeds.npy", stem);
-      write_npy(dir / seeds_rel, std::span<const std::int64_t>(pairs), pshape);
-      set.data.push_back(item_data_meta{"seeds", "numpy", true, seeds_rel});
+      write_item(dir, set, "seeds", fmt::format("set/link_{}_seeds.npy", stem), pairs, pshape);
       std::int64_t const shape[1] = {s.size()};
       for (auto [v, what] : {std::pair{&s.labels, "labels"}, std::pair{&s.indexes, "indexes"}}) {
-        if (v->empty()) continue;
-        std::string const rel = fmt::format("set/link_{}_{}.npy", stem, what);
-        write_npy(dir / rel, std::span<const std::int64_t>(*v), shape);
-        set.data.push_back(item_data_meta{what, "numpy", true, rel});
+        if (!v->empty()) {
+          write_item(dir, set, what, fmt::format("set/link_{}_{}.npy", stem, what), *v, shape);
+        }
       }
       sets.push_back(std::move(set));
       return sets;

@@ -18,6 +18,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 #include "tools/coopgnn/commands.hpp"
 namespace coopgnn {
@@ -25,19 +26,12 @@ namespace {
 
 using test::error_of;
 using test::read_text;
+using test::run_data_cli;
 using test::temp_dir;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using edge = std::pair<vid_t, vid_t>;
-
-void run_cli(std::vector<std::string> args) {
-  CLI::App app{"test"};
-  app.require_subcommand(1);
-  cli::add_data_commands(app);
-  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
-  app.parse(args);
-}
 
 /// A symmetric graph on n vertices: ring i -- i+1 plus chords i -- i+3 (i even), both
 /// directions, with a self-loop on 0, a duplicate edge, features and labels.
@@ -290,12 +284,12 @@ TEST(SplitEdges, DeterministicForASeedThroughTheCli) {
     std::vector<std::string> base = {"split-edges", (d / "in").string(), "", "--scheme",
                                      scheme,        "--negatives",       "4"};
     base[2] = a;
-    run_cli(base);
+    run_data_cli(base);
     base[2] = b;
-    run_cli(base);
+    run_data_cli(base);
     base[2] = c;
     base.insert(base.end(), {"--seed", "99"});
-    run_cli(base);
+    run_data_cli(base);
     auto const fa = files(a);
     EXPECT_TRUE(fa.count("set/link_valid_seeds.npy")) << scheme;
     EXPECT_TRUE(fa.count("set/link_test_indexes.npy")) << scheme;
