@@ -1,5 +1,6 @@
-// An in-memory dataset (node classification and/or link prediction) and its on-disk form (DESIGN.md section 3): a
-// directory in DGL GraphBolt's OnDiskDataset layout, metadata.yaml plus NumPy .npy arrays.
+// An in-memory dataset (node classification and/or link prediction) and its on-disk form (DESIGN.md
+// section 3): a directory in DGL GraphBolt's OnDiskDataset layout, metadata.yaml plus NumPy .npy
+// arrays.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,9 @@ namespace coopgnn {
 /// its negatives share one index; DGL's ogbl-citation2 example writes them so). GraphBolt's older
 /// per-positive layout (`node_pairs` / `seeds` [N, 2] with `negative_dsts` [N, K]) is read into
 /// this form: query i = positive i (label 1) followed by its K tail-corrupted pairs (label 0).
+/// Invariants (validate_dataset, read_dataset): ids in [0, |V|); labels 0 or 1; indexes >= 0 and
+/// non-decreasing (gaps allowed), every query holding at least one label-1 pair when both are
+/// present; labels without indexes = independent labelled pairs (AUC-style evaluation).
 struct pair_set {
   std::vector<vid_t> src;             ///< [M] pair sources
   std::vector<vid_t> dst;             ///< [M] pair destinations
@@ -32,10 +36,10 @@ struct pair_set {
 /// A link-prediction task (DESIGN.md section 7): the training positives (whose edges the
 /// dataset's graph holds, unless they were held out) and the evaluation pairs.
 struct link_task {
-  std::string name;    ///< the task's name in metadata.yaml
-  pair_set train;      ///< positives to train on (labels and indexes empty)
-  pair_set valid;      ///< validation pairs (positives with their negatives, or positives only)
-  pair_set test;       ///< test pairs
+  std::string name;  ///< the task's name in metadata.yaml
+  pair_set train;    ///< positives to train on (labels and indexes empty)
+  pair_set valid;    ///< validation pairs (positives with their negatives, or positives only)
+  pair_set test;     ///< test pairs
   /// User-item data (LightGCN layout, coopgnn convert --from lightgcn): users are the vertices
   /// [0, item_begin), items [item_begin, item_end); evaluation ranks every item for each user
   /// (Recall@K / NDCG@K). item_end == 0: not user-item data. Stored in metadata.yaml as the
@@ -45,14 +49,15 @@ struct link_task {
   [[nodiscard]] bool user_item() const { return item_end > item_begin; }
 };
 
-/// A homogeneous graph with node features, labels and a train/validation/test split.
+/// A homogeneous graph with node features, labels and a train/validation/test split, and
+/// optionally a link-prediction task.
 /// The edge list is directed as stored: an undirected graph holds both directions.
 struct dataset {
   std::string name;
   vid_t num_nodes = 0;
-  std::vector<vid_t> src;            ///< [E] edge sources (edge src[e] -> dst[e])
-  std::vector<vid_t> dst;            ///< [E] edge destinations
-  matrix<float> features;            ///< [num_nodes, F] float32; F = 0 when there are none
+  std::vector<vid_t> src;  ///< [E] edge sources (edge src[e] -> dst[e])
+  std::vector<vid_t> dst;  ///< [E] edge destinations
+  matrix<float> features;  ///< [num_nodes, F] float32; F = 0 when there are none
   /// The .npy file the features come from (read_dataset), for the memory-mapped storage tier
   /// (cache/storage.hpp); empty for datasets built in memory.
   std::filesystem::path feature_file;
@@ -86,18 +91,35 @@ struct dataset_read_options {
 /// Reads a dataset directory (metadata.yaml + .npy files), validating every array against the
 /// metadata (with opt.load_features false, the features' header only): sizes, dtypes, vertex
 /// ids against |V|, label range against num_classes.
-/// Accepts what DGL GraphBolt writes for a homogeneous graph with one node-classification task;
-/// labels come from the task's item sets (seeds + labels) or from a node feature named "label".
+/// Accepts what DGL GraphBolt writes for a homogeneous graph. Tasks are told apart by the seeds
+/// of their first item set: [N] (or [N, 1]) vertices make a node-classification task, [N, 2]
+/// pairs (or the legacy name `node_pairs`) a link-prediction task. The first node-classification
+/// task fills labels, num_classes and train/valid/test; labels come from its item sets (seeds +
+/// labels) or from a node feature named "label". The first link-prediction task fills `link`:
+/// each set's `seeds` [M, 2], optional `labels` [M] (0/1) and `indexes` [M] (non-decreasing
+/// query ids), or the legacy `negative_dsts` [M, K] (converted as pair_set describes); the
+/// task's extra keys `item_begin` / `item_end` give the user-item range. The training set keeps
+/// its positives only (label-0 pairs and indexes dropped: training draws its own negatives).
+/// A dataset may have both kinds, or only a link task (labels empty, num_classes 0 unless a
+/// "label" node feature exists). Further tasks are ignored.
 /// @throws io_error naming the file and the problem (missing file, broken yaml, truncated .npy,
-///         wrong shape or dtype, id >= |V|, empty graph).
+///         wrong shape or dtype, id >= |V|, empty graph; for link tasks: seeds not shaped
+///         (N, 2), labels not 0/1, labels or indexes whose length differs from the seeds',
+///         indexes "not grouped" (decreasing), a query with no positive, negative_dsts not
+///         (N, K), item_begin without item_end or outside [0, |V|]).
 dataset read_dataset(const std::filesystem::path& dir, const dataset_read_options& opt = {});
 
 /// Writes `ds` to `dir` (created if needed) in the same layout; files are written to temporaries
 /// and renamed, so an interrupted write never leaves a half-written array under a final name.
+/// The vertex split becomes a "node_classification" task; `link` becomes a second task named
+/// link.name (default "link_prediction") with set/link_{train,valid,test}_{seeds,labels,indexes}
+/// .npy (int64; seeds [M, 2]; labels and indexes omitted when empty) and item_begin / item_end
+/// when link->user_item().
 /// @throws io_error when a file cannot be written; logic_error when `ds` is inconsistent.
 void write_dataset(const dataset& ds, const std::filesystem::path& dir);
 
-/// Validates the in-memory invariants of `ds` (sizes agree, ids in range, labels in range).
+/// Validates the in-memory invariants of `ds` (sizes agree, ids in range, labels in range; for
+/// `link`: the pair_set invariants, link.train positives only, a valid user-item range).
 /// `what` names the source in messages. @throws io_error on the first violation.
 void validate_dataset(const dataset& ds, const std::string& what);
 

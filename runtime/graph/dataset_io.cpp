@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/error.hpp"
@@ -119,9 +120,9 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
       auto a = read_npy<std::int64_t>(p);
       if (a.rank() == 2 && a.shape[1] == 2) {
         COOPGNN_IO_FAIL(
-            "{}: seeds are node pairs (shape {}): link prediction tasks are not "
-            "supported yet",
-            p.string(), format_npy_shape(a.shape));
+            "{}: seeds are node pairs (shape {}) but {} is a node-classification task (its "
+            "first item set holds single vertices)",
+            p.string(), format_npy_shape(a.shape), key.substr(0, key.find('.')));
       }
       seeds = as_column(std::move(a), p.string(), "seeds");
       check_ids(seeds, lm.n, p.string(), "seed");
@@ -132,7 +133,7 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
     }
   }
   if (!seeds_file) {
-    COOPGNN_IO_FAIL("{}: {} has no 'seeds' data: only node-classification tasks are supported",
+    COOPGNN_IO_FAIL("{}: {} has no 'seeds' data (node classification needs seeds [N])",
                     (dir / kMetadataFile).string(), key);
   }
   if (labels_file) {
@@ -161,6 +162,232 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
     }
   }
   return seeds;
+}
+
+/// Names used in the messages of check_pair_set: the files (or in-memory fields) holding a pair
+/// set's seeds, labels and indexes.
+struct pair_names {
+  std::string seeds;
+  std::string labels;
+  std::string indexes;
+};
+
+/// The invariants of a pair_set (dataset.hpp) with messages naming `nm`: equal lengths, ids in
+/// [0, n), labels 0 or 1, indexes >= 0 and non-decreasing, a positive in every query.
+void check_pair_set(const pair_set& s, vid_t n, const pair_names& nm) {
+  std::size_t const m = s.src.size();
+  if (s.dst.size() != m) {
+    COOPGNN_IO_FAIL("{}: {} pair sources but {} pair destinations", nm.seeds, m, s.dst.size());
+  }
+  check_ids(s.src, n, nm.seeds, "pair source (column 0)");
+  check_ids(s.dst, n, nm.seeds, "pair destination (column 1)");
+  if (!s.labels.empty() && s.labels.size() != m) {
+    COOPGNN_IO_FAIL("{}: has {} labels but {} has {} pairs", nm.labels, s.labels.size(), nm.seeds,
+                    m);
+  }
+  if (!s.indexes.empty() && s.indexes.size() != m) {
+    COOPGNN_IO_FAIL("{}: has {} indexes but {} has {} pairs", nm.indexes, s.indexes.size(),
+                    nm.seeds, m);
+  }
+  for (std::size_t i = 0; i < s.labels.size(); ++i) {
+    if (s.labels[i] != 0 && s.labels[i] != 1) {
+      COOPGNN_IO_FAIL(
+          "{}: label index {} = {} is not 0 or 1 (link-prediction labels are 1 for a true "
+          "edge, 0 for a negative)",
+          nm.labels, i, s.labels[i]);
+    }
+  }
+  for (std::size_t i = 0; i < s.indexes.size(); ++i) {
+    if (s.indexes[i] < 0) {
+      COOPGNN_IO_FAIL("{}: index {} = {} is a negative query id", nm.indexes, i, s.indexes[i]);
+    }
+    if (i > 0 && s.indexes[i] < s.indexes[i - 1]) {
+      COOPGNN_IO_FAIL(
+          "{}: not grouped: index {} = {} follows {} (the pairs of one query must be "
+          "contiguous, so indexes must be non-decreasing)",
+          nm.indexes, i, s.indexes[i], s.indexes[i - 1]);
+    }
+  }
+  if (!s.labels.empty() && !s.indexes.empty()) {
+    for (std::size_t b = 0; b < m;) {
+      std::size_t e = b;
+      bool pos = false;
+      for (; e < m && s.indexes[e] == s.indexes[b]; ++e) pos = pos || s.labels[e] == 1;
+      if (!pos) {
+        COOPGNN_IO_FAIL("{}: query {} (pairs {}..{}) has no positive (label 1)", nm.labels,
+                        s.indexes[b], b, e - 1);
+      }
+      b = e;
+    }
+  }
+}
+
+/// The user-item range of a link task: both zero (none) or 0 <= begin < end <= n.
+void check_item_range(vid_t begin, vid_t end, vid_t n, const std::string& what) {
+  if (begin == 0 && end == 0) return;
+  if (begin < 0 || begin >= end || end > n) {
+    COOPGNN_IO_FAIL(
+        "{}: item_begin = {}, item_end = {}: user-item data needs 0 <= item_begin < item_end <= "
+        "|V| = {}",
+        what, begin, end, n);
+  }
+}
+
+/// Whether a task is node classification or link prediction, from the seeds of its first item
+/// set: [N] (or [N, 1]) vertices, or [N, 2] pairs (or GraphBolt's legacy `node_pairs`).
+enum class task_kind { node_classification, link_prediction };
+
+task_kind classify_task(const fs::path& dir, const task_meta& t, std::size_t ti) {
+  const std::vector<item_set_meta>* first = nullptr;
+  const char* set_key = nullptr;
+  for (auto [sets, key] :
+       {std::pair{&t.train_set, "train_set"}, std::pair{&t.validation_set, "validation_set"},
+        std::pair{&t.test_set, "test_set"}}) {
+    if (!sets->empty()) {
+      first = sets;
+      set_key = key;
+      break;
+    }
+  }
+  if (first == nullptr) return task_kind::node_classification;  // no sets: num_classes only
+  for (std::size_t j = 0; j < (*first)[0].data.size(); ++j) {
+    const item_data_meta& d = (*first)[0].data[j];
+    std::string const nm = d.name.value_or("seeds");
+    if (nm == "node_pairs") return task_kind::link_prediction;
+    if (nm != "seeds" && nm != "seed_nodes") continue;
+    fs::path const p =
+        data_file(dir, d.path, fmt::format("tasks[{}].{}[0].data[{}].path", ti, set_key, j));
+    npy_header const h = read_npy_header(p);
+    if (h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1)) {
+      return task_kind::node_classification;
+    }
+    if (h.shape.size() == 2 && h.shape[1] == 2) return task_kind::link_prediction;
+    COOPGNN_IO_FAIL(
+        "{}: seeds must have shape (N,) (node classification) or (N, 2) (link prediction), "
+        "found {}",
+        p.string(), format_npy_shape(h.shape));
+  }
+  return task_kind::node_classification;  // read_item_set reports the missing seeds
+}
+
+/// One train/validation/test set of a link-prediction task: `seeds` (or `node_pairs`) [M, 2],
+/// optional `labels` [M] and `indexes` [M], or the legacy `negative_dsts` [M, K] (converted to
+/// the grouped form of pair_set). The training set keeps its positives only.
+pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& sets,
+                       const std::string& key, vid_t n, bool training) {
+  pair_set out;
+  if (sets.empty()) return out;
+  if (sets.size() > 1) {
+    COOPGNN_IO_FAIL(
+        "{}: {} has {} item sets (one per type): heterogeneous graphs are not "
+        "supported yet",
+        (dir / kMetadataFile).string(), key, sets.size());
+  }
+  std::optional<fs::path> pairs_file;
+  std::optional<fs::path> labels_file;
+  std::optional<fs::path> indexes_file;
+  std::optional<fs::path> neg_file;
+  for (std::size_t j = 0; j < sets[0].data.size(); ++j) {
+    const item_data_meta& d = sets[0].data[j];
+    fs::path const p = data_file(dir, d.path, fmt::format("{}[0].data[{}].path", key, j));
+    std::string const nm = d.name.value_or("seeds");
+    if (nm == "seeds" || nm == "node_pairs" || nm == "seed_nodes") {
+      pairs_file = p;
+    } else if (nm == "labels") {
+      labels_file = p;
+    } else if (nm == "indexes") {
+      indexes_file = p;
+    } else if (nm == "negative_dsts") {
+      neg_file = p;
+    } else if (nm == "negative_srcs") {
+      COOPGNN_IO_FAIL(
+          "{}: negative_srcs (head-corrupted negatives) are not supported; write the negatives "
+          "as seeds with labels 0 and indexes",
+          p.string());
+    } else {
+      (void)read_npy_header(p);  // other item data: check it is a readable .npy
+    }
+  }
+  if (!pairs_file) {
+    COOPGNN_IO_FAIL("{}: {} has no 'seeds' data (link prediction needs seeds [N, 2])",
+                    (dir / kMetadataFile).string(), key);
+  }
+  {
+    auto a = read_npy<std::int64_t>(*pairs_file);
+    if (a.rank() != 2 || a.shape[1] != 2) {
+      COOPGNN_IO_FAIL(
+          "{}: seeds of a link-prediction task must be node pairs of shape (N, 2) (column 0 "
+          "sources, column 1 destinations), found {}",
+          pairs_file->string(), format_npy_shape(a.shape));
+    }
+    auto const m = static_cast<std::size_t>(a.shape[0]);
+    out.src.resize(m);
+    out.dst.resize(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      out.src[i] = a.data[2 * i];
+      out.dst[i] = a.data[2 * i + 1];
+    }
+  }
+  pair_names names{pairs_file->string(), labels_file ? labels_file->string() : "",
+                   indexes_file ? indexes_file->string() : ""};
+  if (labels_file) {
+    out.labels = as_column(read_npy<std::int64_t>(*labels_file), names.labels, "labels");
+  }
+  if (indexes_file) {
+    out.indexes = as_column(read_npy<std::int64_t>(*indexes_file), names.indexes, "indexes");
+  }
+  if (neg_file) {
+    if (labels_file || indexes_file) {
+      COOPGNN_IO_FAIL(
+          "{}: negative_dsts together with labels or indexes: use one layout (seeds + labels + "
+          "indexes, or the legacy seeds + negative_dsts)",
+          neg_file->string());
+    }
+    check_pair_set(out, n, names);
+    auto neg = read_npy<std::int64_t>(*neg_file);
+    if (neg.rank() != 2 || neg.shape[0] != out.size()) {
+      COOPGNN_IO_FAIL("{}: negative_dsts must have shape ({}, K) ({} has {} pairs), found {}",
+                      neg_file->string(), out.size(), pairs_file->string(), out.size(),
+                      format_npy_shape(neg.shape));
+    }
+    check_ids(neg.data, n, neg_file->string(), "negative destination");
+    auto const k = static_cast<std::size_t>(neg.shape[1]);
+    pair_set g;
+    std::size_t const m = out.src.size();
+    for (auto* v : {&g.src, &g.dst}) v->reserve(m * (k + 1));
+    g.labels.reserve(m * (k + 1));
+    g.indexes.reserve(m * (k + 1));
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t j = 0; j <= k; ++j) {
+        g.src.push_back(out.src[i]);
+        g.dst.push_back(j == 0 ? out.dst[i] : neg.data[i * k + j - 1]);
+        g.labels.push_back(j == 0 ? 1 : 0);
+        g.indexes.push_back(static_cast<std::int64_t>(i));
+      }
+    }
+    out = std::move(g);
+    names.labels = names.indexes = neg_file->string();
+  }
+  check_pair_set(out, n, names);
+  if (training && (!out.labels.empty() || !out.indexes.empty())) {
+    // Training draws its own negatives (DESIGN.md section 7): keep the positives.
+    pair_set pos;
+    for (std::size_t i = 0; i < out.src.size(); ++i) {
+      if (out.labels.empty() || out.labels[i] == 1) {
+        pos.src.push_back(out.src[i]);
+        pos.dst.push_back(out.dst[i]);
+      }
+    }
+    out = std::move(pos);
+  }
+  return out;
+}
+
+/// Writes `values` (int64, `shape`) to dir/rel and records it as item data `name` of `set`.
+void write_item(const fs::path& dir, item_set_meta& set, const char* name, const std::string& rel,
+                std::span<const std::int64_t> values, std::span<const std::int64_t> shape) {
+  write_npy(dir / rel, values, shape);
+  set.data.push_back(item_data_meta{name, "numpy", true, rel});
 }
 
 bool type_matches(const std::optional<std::string>& t,
@@ -272,9 +499,17 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
     ds.feature_cols = cols;
   }
 
-  // ---- labels and splits
+  // ---- tasks: the first node-classification task gives the labels and the vertex split, the
+  // first link-prediction task gives ds.link; further tasks are ignored.
+  std::optional<std::size_t> nc_task;
+  std::optional<std::size_t> lp_task;
+  for (std::size_t i = 0; i < meta.tasks.size(); ++i) {
+    task_kind const k = classify_task(dir, meta.tasks[i], i);
+    if (k == task_kind::node_classification && !nc_task) nc_task = i;
+    if (k == task_kind::link_prediction && !lp_task) lp_task = i;
+  }
   std::optional<std::int64_t> num_classes;
-  if (!meta.tasks.empty()) num_classes = meta.tasks[0].num_classes;
+  if (nc_task) num_classes = meta.tasks[*nc_task].num_classes;
   if (label_idx) {
     fs::path const p = dir / meta.feature_data[*label_idx].path;
     ds.labels = as_column(read_npy<std::int64_t>(p), p.string(), "the 'label' node feature");
@@ -288,12 +523,13 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
       }
     }
   }
-  if (!meta.tasks.empty()) {
-    const task_meta& t = meta.tasks[0];
+  if (nc_task) {
+    const task_meta& t = meta.tasks[*nc_task];
+    std::string const tkey = fmt::format("tasks[{}]", *nc_task);
     label_merge lm{ds.labels, n, num_classes};
-    ds.train = read_item_set(dir, t.train_set, "tasks[0].train_set", lm);
-    ds.valid = read_item_set(dir, t.validation_set, "tasks[0].validation_set", lm);
-    ds.test = read_item_set(dir, t.test_set, "tasks[0].test_set", lm);
+    ds.train = read_item_set(dir, t.train_set, tkey + ".train_set", lm);
+    ds.valid = read_item_set(dir, t.validation_set, tkey + ".validation_set", lm);
+    ds.test = read_item_set(dir, t.test_set, tkey + ".test_set", lm);
   }
   if (num_classes) {
     ds.num_classes = *num_classes;
@@ -302,12 +538,32 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
     for (std::int64_t l : ds.labels) mx = std::max(mx, l);
     ds.num_classes = mx + 1;
   }
-  if (ds.num_classes > 0 && ds.labels.empty() && !meta.tasks.empty() &&
+  if (ds.num_classes > 0 && ds.labels.empty() && nc_task &&
       (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty())) {
     COOPGNN_IO_FAIL(
-        "{}: tasks[0] declares {} classes but no labels were found (neither 'labels' "
+        "{}: tasks[{}] declares {} classes but no labels were found (neither 'labels' "
         "item data nor a node feature named 'label')",
-        meta_name, ds.num_classes);
+        meta_name, *nc_task, ds.num_classes);
+  }
+  if (lp_task) {
+    const task_meta& t = meta.tasks[*lp_task];
+    std::string const tkey = fmt::format("tasks[{}]", *lp_task);
+    link_task lt;
+    lt.name = t.name;
+    lt.train = read_pair_set(dir, t.train_set, tkey + ".train_set", n, true);
+    lt.valid = read_pair_set(dir, t.validation_set, tkey + ".validation_set", n, false);
+    lt.test = read_pair_set(dir, t.test_set, tkey + ".test_set", n, false);
+    if (t.item_begin.has_value() != t.item_end.has_value()) {
+      COOPGNN_IO_FAIL("{}: {} has {} but not {}: user-item data needs both", meta_name, tkey,
+                      t.item_begin ? "item_begin" : "item_end",
+                      t.item_begin ? "item_end" : "item_begin");
+    }
+    if (t.item_begin) {
+      check_item_range(*t.item_begin, *t.item_end, n, fmt::format("{}: {}", meta_name, tkey));
+      lt.item_begin = *t.item_begin;
+      lt.item_end = *t.item_end;
+    }
+    ds.link = std::move(lt);
   }
   validate_dataset(ds, dir.string());
   return ds;
@@ -360,17 +616,13 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
       if (seeds.empty()) return sets;
       item_set_meta s;
       std::int64_t const shape[1] = {static_cast<std::int64_t>(seeds.size())};
-      std::string const seeds_rel = fmt::format("set/{}_seeds.npy", stem);
-      write_npy(dir / seeds_rel, std::span<const std::int64_t>(seeds), shape);
-      s.data.push_back(item_data_meta{"seeds", "numpy", true, seeds_rel});
+      write_item(dir, s, "seeds", fmt::format("set/{}_seeds.npy", stem), seeds, shape);
       if (!ds.labels.empty()) {
         std::vector<std::int64_t> lab(seeds.size());
         for (std::size_t i = 0; i < seeds.size(); ++i) {
           lab[i] = ds.labels[static_cast<std::size_t>(seeds[i])];
         }
-        std::string const labels_rel = fmt::format("set/{}_labels.npy", stem);
-        write_npy(dir / labels_rel, std::span<const std::int64_t>(lab), shape);
-        s.data.push_back(item_data_meta{"labels", "numpy", true, labels_rel});
+        write_item(dir, s, "labels", fmt::format("set/{}_labels.npy", stem), lab, shape);
       }
       sets.push_back(std::move(s));
       return sets;
@@ -378,6 +630,43 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
     task.train_set = write_set(ds.train, "train");
     task.validation_set = write_set(ds.valid, "valid");
     task.test_set = write_set(ds.test, "test");
+    meta.tasks.push_back(std::move(task));
+  }
+  if (ds.link) {
+    const link_task& lt = *ds.link;
+    task_meta task;
+    task.name = lt.name.empty() ? "link_prediction" : lt.name;
+    if (lt.user_item()) {
+      task.item_begin = lt.item_begin;
+      task.item_end = lt.item_end;
+    }
+    // GraphBolt's grouped layout: seeds [M, 2], labels [M], indexes [M] (dgl
+    // tests/python/pytorch/graphbolt/impl/test_ondisk_dataset.py, "link_prediction" task with
+    // names ("seeds", "labels", "indexes"); examples/graphbolt/link_prediction.py reads
+    // split._items[0..2] as seeds, labels, indexes for MRR).
+    auto write_set = [&](const pair_set& s, const char* stem) {
+      std::vector<item_set_meta> sets;
+      if (s.empty()) return sets;
+      item_set_meta set;
+      std::vector<std::int64_t> pairs(2 * s.src.size());
+      for (std::size_t i = 0; i < s.src.size(); ++i) {
+        pairs[2 * i] = s.src[i];
+        pairs[2 * i + 1] = s.dst[i];
+      }
+      std::int64_t const pshape[2] = {s.size(), 2};
+      write_item(dir, set, "seeds", fmt::format("set/link_{}_seeds.npy", stem), pairs, pshape);
+      std::int64_t const shape[1] = {s.size()};
+      for (auto [v, what] : {std::pair{&s.labels, "labels"}, std::pair{&s.indexes, "indexes"}}) {
+        if (!v->empty()) {
+          write_item(dir, set, what, fmt::format("set/link_{}_{}.npy", stem, what), *v, shape);
+        }
+      }
+      sets.push_back(std::move(set));
+      return sets;
+    };
+    task.train_set = write_set(lt.train, "train");
+    task.validation_set = write_set(lt.valid, "valid");
+    task.test_set = write_set(lt.test, "test");
     meta.tasks.push_back(std::move(task));
   }
   // metadata.yaml last: a directory whose metadata.yaml exists is complete.
@@ -416,6 +705,22 @@ void validate_dataset(const dataset& ds, const std::string& what) {
     }
   }
   if (ds.num_classes < 0) COOPGNN_IO_FAIL("{}: negative num_classes {}", what, ds.num_classes);
+  if (ds.link) {
+    const link_task& lt = *ds.link;
+    for (auto [s, key] : {std::pair{&lt.train, "link.train"}, std::pair{&lt.valid, "link.valid"},
+                          std::pair{&lt.test, "link.test"}}) {
+      check_pair_set(*s, n,
+                     pair_names{fmt::format("{}: {} seeds", what, key),
+                                fmt::format("{}: {} labels", what, key),
+                                fmt::format("{}: {} indexes", what, key)});
+    }
+    if (!lt.train.labels.empty() || !lt.train.indexes.empty()) {
+      COOPGNN_IO_FAIL(
+          "{}: link.train holds training positives only: its labels and indexes must be empty",
+          what);
+    }
+    check_item_range(lt.item_begin, lt.item_end, n, fmt::format("{}: link", what));
+  }
   // Splits: ids in range, no vertex twice (within or across splits), labelled when labels exist.
   std::vector<std::uint8_t> seen(static_cast<std::size_t>(n), 0);
   const std::vector<vid_t>* splits[3] = {&ds.train, &ds.valid, &ds.test};

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
@@ -272,6 +273,13 @@ dataset_metadata parse_metadata(std::string_view yaml_text, const std::string& w
           r.fail_kind(n, reader::join(p, "num_classes"), "a non-negative class count");
         }
       }
+      for (auto [key, slot] :
+           {std::pair{"item_begin", &tm.item_begin}, std::pair{"item_end", &tm.item_end}}) {
+        if (auto n = tasks[i][key]; reader::present(n)) {
+          *slot = r.integer(n, reader::join(p, key));
+          if (**slot < 0) r.fail_kind(n, reader::join(p, key), "a non-negative vertex id");
+        }
+      }
       tm.train_set = parse_sets(r, tasks[i], "train_set", p);
       tm.validation_set = parse_sets(r, tasks[i], "validation_set", p);
       tm.test_set = parse_sets(r, tasks[i], "test_set", p);
@@ -348,6 +356,8 @@ std::string emit_metadata(const dataset_metadata& m) {
       out << YAML::Key << "name" << YAML::Value;
       emit_str(out, t.name);
       if (t.num_classes) out << YAML::Key << "num_classes" << YAML::Value << *t.num_classes;
+      if (t.item_begin) out << YAML::Key << "item_begin" << YAML::Value << *t.item_begin;
+      if (t.item_end) out << YAML::Key << "item_end" << YAML::Value << *t.item_end;
       emit_sets(out, "train_set", t.train_set);
       emit_sets(out, "validation_set", t.validation_set);
       emit_sets(out, "test_set", t.test_set);

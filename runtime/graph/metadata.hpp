@@ -16,6 +16,15 @@
 //         - type: (optional)
 //           data: [{name: seeds | labels | indexes | ..., format: numpy, path:
 //           set/train_seeds.npy}]
+//     - name: link_prediction
+//       item_begin: 29858   (coopgnn's extra keys for user-item data; optional, both or neither)
+//       item_end: 70839
+//       train_set / validation_set / test_set:
+//         - data: [{name: seeds, ...}, {name: labels, ...}, {name: indexes, ...}]
+//
+// GraphBolt keeps a task's keys other than the three sets as free-form metadata
+// (dgl python/dgl/graphbolt/impl/ondisk_metadata.py, OnDiskTaskData(ExtraMetaData) with
+// extra="allow", v2.1.0 and later), so item_begin / item_end load in DGL unchanged.
 //
 // Numpy edges are int arrays shaped [2, E] (row 0 sources, row 1 destinations); csv edges are
 // "src,dst" lines without a header.
@@ -71,6 +80,8 @@ struct item_set_meta {
 struct task_meta {
   std::string name;
   std::optional<std::int64_t> num_classes;
+  std::optional<std::int64_t> item_begin;  ///< user-item link prediction: first item vertex
+  std::optional<std::int64_t> item_end;    ///< one past the last item vertex
   std::vector<item_set_meta> train_set;
   std::vector<item_set_meta> validation_set;
   std::vector<item_set_meta> test_set;
@@ -91,7 +102,8 @@ struct dataset_metadata {
 ///         "WHAT: missing required key 'graph.nodes[0].num'" for a missing key;
 ///         "WHAT: key 'K' (line L) must be ..." for a value of the wrong kind (a negative num, an
 ///         edge format other than csv or numpy, a feature format other than numpy, a domain other
-///         than node or edge, a non-boolean in_memory);
+///         than node or edge, a non-boolean in_memory, a negative num_classes, item_begin or
+///         item_end);
 ///         "WHAT: 'graph_topology' ... preprocessed" for GraphBolt's preprocessed metadata.
 dataset_metadata parse_metadata(std::string_view yaml_text, const std::string& what);
 

@@ -12,6 +12,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/info.hpp"
@@ -20,20 +21,12 @@ namespace {
 
 using test::error_of;
 using test::read_text;
+using test::run_data_cli;
 using test::temp_dir;
 using test::write_text;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-/// Parses `args` (without the program name) with the data commands registered.
-void run_cli(std::vector<std::string> args) {
-  CLI::App app{"test"};
-  app.require_subcommand(1);
-  cli::add_data_commands(app);
-  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
-  app.parse(args);
-}
 
 TEST(DatasetInfo, HandComputedStatistics) {
   // Edges: 0->1, 0->2, 1->2, 3->3 (self-loop); vertex 4 isolated.
@@ -82,31 +75,31 @@ TEST(DataCommands, ConvertGenerateAndInfo) {
     std::ofstream out(d / "g.txt");
     out << "# toy\n0 1\n1 2\n2 0\n2 2\n";
   }
-  run_cli({"convert", "--from", "snap", (d / "g.txt").string(), (d / "g").string(), "--symmetrize",
-           "--drop-self-loops", "--name", "toy"});
+  run_data_cli({"convert", "--from", "snap", (d / "g.txt").string(), (d / "g").string(),
+                "--symmetrize", "--drop-self-loops", "--name", "toy"});
   dataset const g = read_dataset(d / "g");
   EXPECT_EQ(g.name, "toy");
   EXPECT_EQ(g.num_nodes, 3);
   EXPECT_EQ(g.num_edges(), 6);
 
-  run_cli({"generate", "task", (d / "g").string(), (d / "gt").string(), "--classes", "2",
-           "--feature-dim", "4", "--seed", "3"});
+  run_data_cli({"generate", "task", (d / "g").string(), (d / "gt").string(), "--classes", "2",
+                "--feature-dim", "4", "--seed", "3"});
   dataset const gt = read_dataset(d / "gt");
   EXPECT_EQ(gt.num_classes, 2);
   EXPECT_EQ(gt.feature_dim(), 4);
   EXPECT_EQ(gt.train.size() + gt.valid.size() + gt.test.size(), 3u);
 
-  run_cli({"generate", "rmat", (d / "r").string(), "--scale", "6", "--edge-factor", "4"});
+  run_data_cli({"generate", "rmat", (d / "r").string(), "--scale", "6", "--edge-factor", "4"});
   EXPECT_EQ(read_dataset(d / "r").num_nodes, 64);
-  run_cli({"generate", "sbm", (d / "s").string(), "--nodes", "100", "--classes", "3",
-           "--avg-degree", "6", "--homophily", "0.9", "--feature-dim", "5"});
+  run_data_cli({"generate", "sbm", (d / "s").string(), "--nodes", "100", "--classes", "3",
+                "--avg-degree", "6", "--homophily", "0.9", "--feature-dim", "5"});
   EXPECT_EQ(read_dataset(d / "s").feature_dim(), 5);
-  run_cli({"info", (d / "s").string(), "--json"});
+  run_data_cli({"info", (d / "s").string(), "--json"});
 
   // Errors surface as io_error (main prints them), parse problems as CLI errors.
-  EXPECT_THROW(run_cli({"info", (d / "missing").string()}), io_error);
-  EXPECT_THROW(run_cli({"convert", "--from", "xml", "a", "b"}), CLI::ValidationError);
-  EXPECT_THROW(run_cli({"generate", "rmat", (d / "x").string()}), CLI::RequiredError);
+  EXPECT_THROW(run_data_cli({"info", (d / "missing").string()}), io_error);
+  EXPECT_THROW(run_data_cli({"convert", "--from", "xml", "a", "b"}), CLI::ValidationError);
+  EXPECT_THROW(run_data_cli({"generate", "rmat", (d / "x").string()}), CLI::RequiredError);
 }
 
 }  // namespace

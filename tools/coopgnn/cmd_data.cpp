@@ -1,15 +1,20 @@
-// `coopgnn convert`, `coopgnn generate {rmat,sbm,task}` and `coopgnn info` (DESIGN.md section 3).
+// `coopgnn convert`, `coopgnn generate {rmat,sbm,task}`, `coopgnn split-edges` and `coopgnn info`
+// (DESIGN.md sections 3 and 7).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/generate.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/convert.hpp"
 #include "tools/coopgnn/info.hpp"
+#include "tools/coopgnn/split_edges.hpp"
 
 namespace coopgnn::cli {
 
@@ -33,6 +38,14 @@ void write_and_summarise(const dataset& ds, const std::string& out_dir,
   fmt::print("wrote {} ({} nodes, {} edges, {} features, {} classes, split {}/{}/{}) in {:.1f} s\n",
              out_dir, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.num_classes,
              ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0));
+  if (ds.link) {
+    fmt::print("link task '{}': {} train positives, {} valid pairs, {} test pairs{}\n",
+               ds.link->name, ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(),
+               ds.link->user_item()
+                   ? fmt::format(", users [0, {}), items [{}, {})", ds.link->item_begin,
+                                 ds.link->item_begin, ds.link->item_end)
+                   : std::string());
+  }
 }
 
 struct convert_args {
@@ -65,6 +78,15 @@ struct task_args {
   synthetic_task_options opt;
 };
 
+struct split_args {
+  std::string input;
+  std::string output;
+  std::string scheme = "random";
+  std::vector<double> fractions = {0.85, 0.05, 0.10};
+  split_options opt;
+  bool json = false;
+};
+
 struct info_args {
   std::string dir;
   bool json = false;
@@ -74,7 +96,8 @@ void add_convert(CLI::App& app) {
   auto a = std::make_shared<convert_args>();
   CLI::App* c = app.add_subcommand(
       "convert",
-      "Convert an OGB directory, a SNAP edge list or a NumPy .npz into a dataset directory");
+      "Convert an OGB directory, a SNAP edge list, a NumPy .npz or a LightGCN directory into a "
+      "dataset directory");
   c->footer(
       "Writes a dataset directory in DGL GraphBolt's OnDiskDataset layout (metadata.yaml + .npy).\n"
       "Duplicate edges are always removed; the counts are printed.\n"
@@ -83,11 +106,17 @@ void add_convert(CLI::App& app) {
       "  snap: a SNAP edge list (.txt or .txt.gz, '#' comments, 'src dst' per line)\n"
       "  npz:  a NumPy .npz archive (edges/edge_index, node_features/x, node_labels/y,\n"
       "        train_mask(s)/val_mask(s)/test_mask(s))\n"
-      "Example: coopgnn convert --from ogb ../shared/data/cora data/cora --symmetrize");
-  c->add_option("--from", a->from, "input format: ogb, snap or npz")
+      "  lightgcn: a LightGCN/NGCF directory (train.txt, test.txt: 'user item item ...' per\n"
+      "        line; users 0..U-1 in train.txt order, item i = vertex U + i, I = 1 + max item).\n"
+      "        Train interactions become edges in both directions and the link task's training\n"
+      "        positives; test interactions its test positives; item_begin = U, item_end = U + I.\n"
+      "Example: coopgnn convert --from ogb ../shared/data/cora data/cora --symmetrize\n"
+      "         coopgnn convert --from lightgcn ../shared/data/gowalla data/gowalla");
+  c->add_option("--from", a->from, "input format: ogb, snap, npz or lightgcn")
       ->required()
-      ->check(CLI::IsMember({"ogb", "snap", "npz"}));
-  c->add_option("input", a->input, "input directory (ogb) or file (snap, npz)")->required();
+      ->check(CLI::IsMember({"ogb", "snap", "npz", "lightgcn"}));
+  c->add_option("input", a->input, "input directory (ogb, lightgcn) or file (snap, npz)")
+      ->required();
   c->add_option("output", a->output, "output dataset directory (created if needed)")->required();
   c->add_flag("--symmetrize", a->opt.symmetrize,
               "add the reverse of every edge (for undirected graphs stored once)");
@@ -225,6 +254,95 @@ void add_generate(CLI::App& app) {
   });
 }
 
+void add_split_edges(CLI::App& app) {
+  auto a = std::make_shared<split_args>();
+  CLI::App* c = app.add_subcommand(
+      "split-edges",
+      "Hold out edges for link prediction: a training graph plus validation/test positives with "
+      "fixed negatives");
+  c->footer(
+      "Writes OUT: IN's graph minus the held-out edges, IN's node features, labels and vertex\n"
+      "split, and a link_prediction task in GraphBolt's layout (seeds [M, 2], labels [M],\n"
+      "indexes [M]: each query = one held-out positive followed by its K negatives).\n"
+      "Symmetric graph (every u->v has v->u): undirected pairs {u,v} are held out whole and\n"
+      "stored once as u->v with u < v. Directed graph: each distinct arc u->v is a candidate on\n"
+      "its own, and its reverse v->u (if present) leaves the training graph too, unless\n"
+      "--keep-reverse.\n"
+      "  --scheme random: a keyed permutation of the candidates, cut by --fractions\n"
+      "      (train,valid,test; GAE-style: --negatives default 1, as many negatives as "
+      "positives).\n"
+      "  --scheme tma: one outgoing edge per node (Zhu et al. 2023, sec. 4.1): nodes of IN's\n"
+      "      validation (test) vertex split give one validation (test) edge each; without a\n"
+      "      vertex split every node goes to validation or test by a keyed fair coin. Only nodes\n"
+      "      with >= 2 distinct out-neighbours (self-loops aside) give one up, so each keeps a\n"
+      "      training edge; a removal that would strip the other endpoint's last edge is avoided.\n"
+      "      --negatives default 1000 (fixed across runs, as the paper). --fractions is ignored.\n"
+      "Negatives: tail-corrupted u->w, w uniform over vertices other than u with no edge u->w\n"
+      "in the FULL graph, distinct within a query. Held-out edges and (without --keep-reverse)\n"
+      "their reverses leave the training graph; self-loops are never held out. Training\n"
+      "positives = the training graph's edges (symmetric: each undirected edge once, u < v).\n"
+      "Same IN and --seed: byte-identical output.\n"
+      "Example: coopgnn split-edges data/cora data/cora-lp --scheme random --seed 7");
+  c->add_option("input", a->input, "input dataset directory")->required();
+  c->add_option("output", a->output, "output dataset directory (created if needed)")->required();
+  c->add_option("--scheme", a->scheme, "random or tma")
+      ->check(CLI::IsMember({"random", "tma"}))
+      ->capture_default_str();
+  c->add_option("--fractions", a->fractions, "random: train,valid,test fractions (sum 1)")
+      ->delimiter(',')
+      ->expected(3)
+      ->capture_default_str();
+  c->add_option("--negatives", a->opt.negatives,
+                "negatives per held-out positive (default: 1 for random, 1000 for tma; 0 = none)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_flag("--keep-reverse", a->opt.keep_reverse,
+              "keep v->u in the training graph when u->v is held out");
+  c->add_option("--seed", a->opt.seed, "random seed")->capture_default_str();
+  c->add_option("--name", a->opt.name, "dataset name (default: the input's name)");
+  c->add_flag("--json", a->json, "print one JSON object instead of the summary");
+  c->callback([a] {
+    auto const t0 = std::chrono::steady_clock::now();
+    a->opt.scheme = a->scheme == "tma" ? split_scheme::tma : split_scheme::random;
+    std::copy(a->fractions.begin(), a->fractions.end(), a->opt.fractions.begin());
+    dataset const in = read_dataset(a->input);
+    split_report rep;
+    dataset const ds = split_edges(in, a->opt, &rep);
+    write_dataset(ds, a->output);
+    if (a->json) {
+      nlohmann::json j;
+      j["output"] = a->output;
+      j["scheme"] = a->scheme;
+      j["seed"] = a->opt.seed;
+      j["symmetric"] = rep.symmetric;
+      j["keep_reverse"] = a->opt.keep_reverse;
+      j["candidates"] = rep.candidates;
+      j["skipped_nodes"] = rep.skipped_nodes;
+      j["negatives"] = rep.negatives;
+      j["positives"] = {{"train", rep.train}, {"valid", rep.valid}, {"test", rep.test}};
+      j["edges"] = {{"input", rep.edges_in}, {"training_graph", rep.edges_out}};
+      j["seconds"] = seconds_since(t0);
+      fmt::print("{}\n", j.dump());
+      return;
+    }
+    fmt::print("read {} ({} nodes, {} edges, {})\n", a->input, in.num_nodes, in.num_edges(),
+               rep.symmetric ? "symmetric: undirected pairs held out whole" : "directed");
+    if (a->scheme == "tma") {
+      fmt::print(
+          "tma: {} nodes with >= 2 out-neighbours in the validation/test roles, {} skipped\n",
+          rep.candidates, rep.skipped_nodes);
+    } else {
+      fmt::print("random: {} candidate {}\n", rep.candidates,
+                 rep.symmetric ? "undirected pairs" : "arcs");
+    }
+    fmt::print(
+        "held out: {} valid, {} test positives, {} negatives each; {} train positives; training "
+        "graph {} of {} edges{}\n",
+        rep.valid, rep.test, rep.negatives, rep.train, rep.edges_out, rep.edges_in,
+        a->opt.keep_reverse ? " (reverses kept)" : "");
+    fmt::print("wrote {} in {:.1f} s\n", a->output, seconds_since(t0));
+  });
+}
+
 void add_info(CLI::App& app) {
   auto a = std::make_shared<info_args>();
   CLI::App* c = app.add_subcommand(
@@ -251,6 +369,7 @@ void add_info(CLI::App& app) {
 void add_data_commands(CLI::App& app) {
   add_convert(app);
   add_generate(app);
+  add_split_edges(app);
   add_info(app);
 }
 

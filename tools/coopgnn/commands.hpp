@@ -36,7 +36,8 @@ void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string
                                 const std::string& sampler_help, std::vector<int>& fanouts,
                                 std::int64_t& batch_size);
 
-/// Registers `convert`, `generate` and `info` (datasets; tools/coopgnn/cmd_data.cpp).
+/// Registers `convert`, `generate`, `split-edges` and `info` (datasets;
+/// tools/coopgnn/cmd_data.cpp).
 void add_data_commands(CLI::App& app);
 
 /// Registers `train` and `compare` (tools/coopgnn/cmd_train.cpp).

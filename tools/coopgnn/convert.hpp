@@ -1,5 +1,6 @@
 // Dataset converters (DESIGN.md section 3, "Converters read the formats people have"): OGB raw
-// node-property directories, SNAP edge lists and NumPy .npz archives, into the in-memory
+// node-property directories, SNAP edge lists, NumPy .npz archives and LightGCN user-item text
+// directories, into the in-memory
 // `dataset` that write_dataset stores in GraphBolt's OnDiskDataset layout.
 #pragma once
 
@@ -65,7 +66,23 @@ dataset convert_snap(const std::filesystem::path& file, const convert_options& o
 dataset convert_npz(const std::filesystem::path& file, const convert_options& opt,
                     convert_report* report = nullptr);
 
-/// Dispatches on `from` ("ogb", "snap" or "npz").
+/// Converts a LightGCN / NGCF user-item directory (He et al., SIGIR 2020; the layout of
+/// shared/data/gowalla): DIR/train.txt and DIR/test.txt, one line "u i1 i2 ... ik" per user
+/// (whitespace-separated non-negative ints; a user with no items may have a line "u"; blank
+/// lines skipped). train.txt lists users 0..U-1 in order (U = its number of user lines); test.txt
+/// may list any of them, in any order. I = 1 + the largest item id of both files. Vertices: users
+/// [0, U), items [U, U + I) (item i = vertex U + i). Edges: every distinct train pair, both
+/// directions (an undirected bipartite graph), sorted. link: train = the distinct train pairs
+/// (u, U + i) ascending; test = the test pairs (u, U + i) in file order, positives only (labels,
+/// indexes empty); valid empty; item_begin = U, item_end = U + I. No features, labels or vertex
+/// split. opt.symmetrize / drop_self_loops / split are not used.
+/// @throws io_error "FILE:LINE: ..." for a token that is not an integer, a negative id, a train
+///         user id out of sequence, a test user id >= U; "FILE: empty file" for a file without
+///         user lines (and "FILE: missing file").
+dataset convert_lightgcn(const std::filesystem::path& dir, const convert_options& opt,
+                         convert_report* report = nullptr);
+
+/// Dispatches on `from` ("ogb", "snap", "npz" or "lightgcn").
 /// @throws io_error for an unknown format name, and whatever the converter throws.
 dataset convert_dataset(std::string_view from, const std::filesystem::path& input,
                         const convert_options& opt, convert_report* report = nullptr);

@@ -32,6 +32,48 @@ nlohmann::json degree_json(const degree_stats& s) {
           {"median", s.median}, {"p99", s.p99}, {"zero", s.zero}};
 }
 
+pair_set_info pair_stats(const pair_set& s) {
+  pair_set_info i;
+  i.pairs = s.size();
+  i.positives = s.labels.empty()
+                    ? s.size()
+                    : static_cast<std::int64_t>(std::count(s.labels.begin(), s.labels.end(), 1));
+  bool first = true;
+  for (std::size_t b = 0; b < s.indexes.size();) {
+    std::size_t e = b;
+    std::int64_t neg = 0;
+    for (; e < s.indexes.size() && s.indexes[e] == s.indexes[b]; ++e) {
+      neg += !s.labels.empty() && s.labels[e] == 0 ? 1 : 0;
+    }
+    ++i.queries;
+    i.neg_min = first ? neg : std::min(i.neg_min, neg);
+    i.neg_max = first ? neg : std::max(i.neg_max, neg);
+    first = false;
+    b = e;
+  }
+  return i;
+}
+
+std::string pair_text(const pair_set_info& p) {
+  if (p.pairs == 0) return "none";
+  std::string s = fmt::format("{} pairs, {} positives", p.pairs, p.positives);
+  if (p.queries > 0) {
+    s += p.neg_min == p.neg_max
+             ? fmt::format(", {} queries x {} negatives", p.queries, p.neg_min)
+             : fmt::format(", {} queries, {}..{} negatives each", p.queries, p.neg_min, p.neg_max);
+  } else if (p.positives < p.pairs) {
+    s += fmt::format(", {} negatives (ungrouped)", p.pairs - p.positives);
+  }
+  return s;
+}
+
+nlohmann::json pair_json(const pair_set_info& p) {
+  return {{"pairs", p.pairs},
+          {"positives", p.positives},
+          {"queries", p.queries},
+          {"negatives_per_query", {p.neg_min, p.neg_max}}};
+}
+
 }  // namespace
 
 dataset_info compute_info(const dataset& ds) {
@@ -80,6 +122,15 @@ dataset_info compute_info(const dataset& ds) {
   info.train = static_cast<std::int64_t>(ds.train.size());
   info.valid = static_cast<std::int64_t>(ds.valid.size());
   info.test = static_cast<std::int64_t>(ds.test.size());
+  if (ds.link) {
+    info.link.present = true;
+    info.link.name = ds.link->name;
+    info.link.train = ds.link->train.size();
+    info.link.valid = pair_stats(ds.link->valid);
+    info.link.test = pair_stats(ds.link->test);
+    info.link.item_begin = ds.link->item_begin;
+    info.link.item_end = ds.link->item_end;
+  }
   return info;
 }
 
@@ -116,6 +167,17 @@ std::string format_info_table(const dataset_info& i) {
   } else {
     row("split", "none");
   }
+  if (i.link.present) {
+    row("link task", fmt::format("'{}'", i.link.name));
+    row("link train", fmt::format("{} positives", i.link.train));
+    row("link valid", pair_text(i.link.valid));
+    row("link test", pair_text(i.link.test));
+    if (i.link.item_end > i.link.item_begin) {
+      row("user-item", fmt::format("users [0, {}) ({}), items [{}, {}) ({})", i.link.item_begin,
+                                   i.link.item_begin, i.link.item_begin, i.link.item_end,
+                                   i.link.item_end - i.link.item_begin));
+    }
+  }
   return s;
 }
 
@@ -134,6 +196,19 @@ std::string info_to_json(const dataset_info& i) {
   j["unlabeled"] = i.unlabeled;
   j["edge_homophily"] = i.edge_homophily >= 0 ? nlohmann::json(i.edge_homophily) : nlohmann::json();
   j["split"] = {{"train", i.train}, {"valid", i.valid}, {"test", i.test}};
+  if (i.link.present) {
+    nlohmann::json l;
+    l["name"] = i.link.name;
+    l["train"] = i.link.train;
+    l["valid"] = pair_json(i.link.valid);
+    l["test"] = pair_json(i.link.test);
+    l["items"] = i.link.item_end > i.link.item_begin
+                     ? nlohmann::json{i.link.item_begin, i.link.item_end}
+                     : nlohmann::json();
+    j["link"] = l;
+  } else {
+    j["link"] = nullptr;
+  }
   return j.dump();
 }
 

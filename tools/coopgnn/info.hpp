@@ -20,6 +20,26 @@ struct degree_stats {
   std::int64_t zero = 0;  ///< vertices of degree 0
 };
 
+/// Sizes of one link-prediction pair set (validation or test).
+struct pair_set_info {
+  std::int64_t pairs = 0;      ///< rows of seeds
+  std::int64_t positives = 0;  ///< label-1 pairs (all pairs when there are no labels)
+  std::int64_t queries = 0;    ///< distinct indexes (0 when there are none)
+  std::int64_t neg_min = 0;    ///< fewest label-0 pairs in a query (0 when no queries)
+  std::int64_t neg_max = 0;    ///< most label-0 pairs in a query
+};
+
+/// The link-prediction task of a dataset, as `coopgnn info` reports it.
+struct link_info {
+  bool present = false;
+  std::string name;
+  std::int64_t train = 0;  ///< training positives
+  pair_set_info valid;
+  pair_set_info test;
+  std::int64_t item_begin = 0;  ///< user-item data: users [0, item_begin), items [item_begin,
+  std::int64_t item_end = 0;    ///< item_end); both 0 otherwise
+};
+
 /// What `coopgnn info` reports.
 struct dataset_info {
   std::string name;
@@ -38,6 +58,7 @@ struct dataset_info {
   std::int64_t train = 0;
   std::int64_t valid = 0;
   std::int64_t test = 0;
+  link_info link;
 };
 
 /// Computes the summary of `ds`. O(V log V + E) time. Does not validate `ds` (call
@@ -48,7 +69,9 @@ dataset_info compute_info(const dataset& ds);
 std::string format_info_table(const dataset_info& info);
 
 /// One JSON object with the fields of dataset_info (degree stats nested as "in_degree" and
-/// "out_degree"; "edge_homophily" is null when there are no labels).
+/// "out_degree"; "edge_homophily" is null when there are no labels; "link" is null without a
+/// link task, else {name, train, valid: {pairs, positives, queries, negatives_per_query: [min,
+/// max]}, test: {...}, items: [item_begin, item_end] or null}).
 std::string info_to_json(const dataset_info& info);
 
 }  // namespace coopgnn

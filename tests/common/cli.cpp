@@ -1,0 +1,18 @@
+#include "tests/common/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "tools/coopgnn/commands.hpp"
+
+namespace coopgnn::test {
+
+void run_data_cli(std::vector<std::string> args) {
+  CLI::App app{"test"};
+  app.require_subcommand(1);
+  cli::add_data_commands(app);
+  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+  app.parse(args);
+}
+
+}  // namespace coopgnn::test

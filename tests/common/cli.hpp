@@ -1,0 +1,14 @@
+// Running `coopgnn` subcommands in-process through CLI11, for the command-line tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace coopgnn::test {
+
+/// Parses `args` (without the program name) with the data commands registered
+/// (cli::add_data_commands: convert, generate, split-edges, info) and runs the chosen one.
+/// @throws what the command throws (io_error, ...) or CLI::ParseError for bad arguments.
+void run_data_cli(std::vector<std::string> args);
+
+}  // namespace coopgnn::test
