@@ -17,6 +17,7 @@
 #include "models/model.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/csc.hpp"
+#include "tests/common/gradients.hpp"
 
 namespace coopgnn::models {
 namespace {
@@ -68,42 +69,15 @@ double dot(const matrix<double>& a, const matrix<double>& b) {
   return s;
 }
 
-double norm(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x * x;
-  return std::sqrt(s);
-}
+using test::expect_gradient;
 
-/// Central differences of loss() with respect to every element of `var`, compared norm-wise with
-/// the analytic gradient: ||analytic - numeric|| / max(||analytic||, ||numeric||).
-void expect_gradient(const std::string& what, std::span<double> var,
-                     std::span<const double> analytic, const std::function<double()>& loss,
-                     double h = 1e-6) {
-  SCOPED_TRACE(what);
-  ASSERT_EQ(var.size(), analytic.size());
-  std::vector<double> numeric(var.size());
-  for (std::size_t i = 0; i < numeric.size(); ++i) {
-    double const v = var[i];
-    var[i] = v + h;
-    double const lp = loss();
-    var[i] = v - h;
-    double const lm = loss();
-    var[i] = v;
-    numeric[i] = (lp - lm) / (2 * h);
-  }
-  std::vector<double> diff(numeric.size());
-  for (std::size_t i = 0; i < numeric.size(); ++i) diff[i] = analytic[i] - numeric[i];
-  double const scale =
-      std::max(norm(std::vector<double>(analytic.begin(), analytic.end())), norm(numeric));
-  ASSERT_GT(scale, 1e-8) << "gradient is all zero: the check would be vacuous";
-  EXPECT_LT(norm(diff) / scale, 1e-6);
-}
+/// test::expect_gradient on a matrix variable and its analytic gradient.
 void expect_gradient(const std::string& what, matrix<double>& var, const matrix<double>& analytic,
                      const std::function<double()>& loss, double h = 1e-6) {
   ASSERT_EQ(var.rows(), analytic.rows());
   ASSERT_EQ(var.cols(), analytic.cols());
-  expect_gradient(what, std::span<double>(var.values()), std::span<const double>(analytic.values()),
-                  loss, h);
+  test::expect_gradient(what, std::span<double>(var.values()),
+                        std::span<const double>(analytic.values()), loss, h);
 }
 
 /// A layer with its own parameter set on a host context (what a model gives its layers).
