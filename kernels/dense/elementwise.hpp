@@ -93,6 +93,7 @@ T softmax_cross_entropy(const exec_context& ctx, tensor_view<const T> logits,
 /// One Adam update per element (Kingma & Ba 2015, Algorithm 1; models::adam):
 ///   g = grad + wd value; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 (in double)
 ///   value = float(value - lr (m / bc1) / (sqrt(v / bc2) + eps)); m, v stored as float.
+/// (adam_element of adam_params.hpp, shared with the CUDA kernel and adam_update_rows.)
 /// Bitwise equal on CUDA. @param value, grad, m, v [n] float32.
 void adam_update(const exec_context& ctx, buffer_view<float> value, buffer_view<const float> grad,
                  buffer_view<float> m, buffer_view<float> v, const adam_step_params& params);

@@ -5,6 +5,7 @@
 #include "kernels/cuda_check.cuh"
 #include "kernels/cuda_launch.cuh"
 #include "kernels/dense/link_ops_cuda.hpp"
+#include "kernels/dense/reductions.cuh"
 #include "runtime/core/cuda_launch.cuh"
 #include "runtime/core/nvtx.hpp"
 
@@ -94,69 +95,6 @@ struct layer_norm_gamma_term {
     return grad_out[i * d + j] * xh;
   }
 };
-
-/// The LayerNorm beta term grad_out[i, j].
-struct matrix_term {
-  const float* g;
-  std::int64_t d;
-  __device__ float operator()(std::int64_t i, std::int64_t j) const { return g[i * d + j]; }
-};
-
-constexpr int kTile = 32;  // columns per block and row lanes per column
-
-/// Block (kTile x kTile threads) per 32 columns: thread (lane r, column c) sums term(i, j) over
-/// rows i = r, r + 32, ... ascending; thread r == 0 then adds the 32 partials in lane order and
-/// adds the total to sums[j].
-template <typename Term>
-__global__ void col_sums_tile_per_block(Term term, std::int64_t rows, std::int64_t cols,
-                                        float* __restrict__ sums) {
-  __shared__ float partial[kTile][kTile + 1];
-  int const c = static_cast<int>(threadIdx.x);
-  int const r = static_cast<int>(threadIdx.y);
-  for (std::int64_t tile = blockIdx.x; tile * kTile < cols; tile += gridDim.x) {
-    std::int64_t const j = tile * kTile + c;
-    float acc = 0.0f;
-    if (j < cols) {
-      for (std::int64_t i = r; i < rows; i += kTile) acc += term(i, j);
-    }
-    partial[r][c] = acc;
-    __syncthreads();
-    if (r == 0 && j < cols) {
-      float total = 0.0f;
-      for (int k = 0; k < kTile; ++k) total += partial[k][c];
-      sums[j] += total;
-    }
-    __syncthreads();
-  }
-}
-
-template <typename Term>
-void launch_col_sums(Term term, std::int64_t rows, std::int64_t cols, float* sums,
-                     cudaStream_t stream) {
-  std::int64_t const tiles = (cols + kTile - 1) / kTile;
-  auto const grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, max_grid));
-  COOPGNN_LAUNCH(col_sums_tile_per_block<Term>, grid, dim3(kTile, kTile), 0, stream, term, rows,
-                 cols, sums);
-}
-
-constexpr int kSumThreads = 256;
-
-/// One block: thread t sums term(k) for k = t, t + 256, ... ascending in Acc, then a
-/// shared-memory tree in a fixed order; store(total) on thread 0.
-template <typename Acc, typename Term, typename Store>
-__global__ void sum_single_block(Term term, std::int64_t n, Store store) {
-  __shared__ Acc part[kSumThreads];
-  int const t = static_cast<int>(threadIdx.x);
-  Acc acc = 0;
-  for (std::int64_t k = t; k < n; k += kSumThreads) acc += term(k);
-  part[t] = acc;
-  __syncthreads();
-  for (int half = kSumThreads / 2; half > 0; half /= 2) {
-    if (t < half) part[t] += part[t + half];
-    __syncthreads();
-  }
-  if (t == 0) store(part[0]);
-}
 
 /// The PReLU slope term of flat element e (one shared slope).
 struct prelu_flat_term {
@@ -251,21 +189,6 @@ __global__ void bce_per_thread(const float* __restrict__ logits, const float* __
   }
 }
 
-/// Element k of a double array.
-struct double_array_term {
-  const double* v;
-  __device__ double operator()(std::int64_t k) const { return v[k]; }
-};
-
-/// *loss = float(scale * total).
-struct store_scaled {
-  float* loss;
-  float scale;
-  __device__ void operator()(double total) const {
-    *loss = static_cast<float>(static_cast<double>(scale) * total);
-  }
-};
-
 __global__ void adam_rows_per_thread(float* __restrict__ value, const float* __restrict__ grad,
                                      float* __restrict__ m, float* __restrict__ v, std::int64_t d,
                                      const std::int64_t* __restrict__ rows, std::int64_t num_rows,
@@ -345,10 +268,10 @@ void prelu_backward(const float* grad_out, const float* x, std::int64_t m, std::
                      "cuda::prelu_backward: a pointer is null");
   // The slope sums read grad_out before grad_in (possibly the same memory) is written.
   if (per_channel) {
-    detail::launch_col_sums(detail::prelu_slope_term{grad_out, x, d}, m, d, alpha_grad, stream);
+    detail::col_sums_add(detail::prelu_slope_term{grad_out, x, d}, m, d, alpha_grad, stream);
   } else {
     COOPGNN_LAUNCH((detail::sum_single_block<float, detail::prelu_flat_term, detail::add_to>), 1,
-                   detail::kSumThreads, 0, stream, detail::prelu_flat_term{grad_out, x}, m * d,
+                   detail::sum_threads, 0, stream, detail::prelu_flat_term{grad_out, x}, m * d,
                    detail::add_to{alpha_grad});
   }
   COOPGNN_LAUNCH(detail::prelu_grad_in_per_thread, detail::grid_for_threads(m * d),
@@ -384,9 +307,9 @@ void layer_norm_backward(const float* grad_out, const float* x, std::int64_t m, 
                          beta_grad != nullptr,
                      fn, ": a pointer is null");
   // Parameter gradients first: they read grad_out, which grad_in may overwrite.
-  detail::launch_col_sums(detail::layer_norm_gamma_term{grad_out, x, mean, rstd, d}, m, d,
-                          gamma_grad, stream);
-  detail::launch_col_sums(detail::matrix_term{grad_out, d}, m, d, beta_grad, stream);
+  detail::col_sums_add(detail::layer_norm_gamma_term{grad_out, x, mean, rstd, d}, m, d, gamma_grad,
+                       stream);
+  detail::col_sums_add(detail::matrix_term{grad_out, d}, m, d, beta_grad, stream);
   COOPGNN_LAUNCH(detail::layer_norm_grad_in_row_per_warp, detail::grid_for_warps(m),
                  detail::block_threads, 0, stream, grad_out, x, m, d, gamma, mean, rstd, grad_in);
 }
@@ -397,18 +320,13 @@ void bce_with_logits(const float* logits, const float* labels, std::int64_t n, f
   constexpr const char* fn = "cuda::bce_with_logits";
   COOPGNN_CU_EXPECTS(n >= 0, fn, ": negative size n=", n);
   COOPGNN_CU_EXPECTS(loss != nullptr, fn, ": loss is null");
-  if (n == 0) {
-    COOPGNN_CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float), stream));
-    return;
+  if (n > 0) {
+    COOPGNN_CU_EXPECTS(logits != nullptr && labels != nullptr && row_loss != nullptr, fn,
+                       ": logits, labels or row_loss is null");
+    COOPGNN_LAUNCH(detail::bce_per_thread, detail::grid_for_threads(n), detail::block_threads, 0,
+                   stream, logits, labels, n, scale, grad, row_loss);
   }
-  COOPGNN_CU_EXPECTS(logits != nullptr && labels != nullptr && row_loss != nullptr, fn,
-                     ": logits, labels or row_loss is null");
-  COOPGNN_LAUNCH(detail::bce_per_thread, detail::grid_for_threads(n), detail::block_threads, 0,
-                 stream, logits, labels, n, scale, grad, row_loss);
-  COOPGNN_LAUNCH(
-      (detail::sum_single_block<double, detail::double_array_term, detail::store_scaled>), 1,
-      detail::kSumThreads, 0, stream, detail::double_array_term{row_loss}, n,
-      detail::store_scaled{loss, scale});
+  detail::store_loss_sum(row_loss, n, scale, loss, stream);
 }
 
 void adam_update_rows(float* value, const float* grad, float* m, float* v, std::int64_t d,

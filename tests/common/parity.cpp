@@ -9,6 +9,7 @@
 
 #include "kernels/dense/elementwise.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/link_ops.hpp"
 #include "kernels/gather/gather.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/sddmm.hpp"
@@ -61,6 +62,119 @@ struct shape {
   std::int64_t rows, cols;
 };
 std::vector<shape> const kShapes = {{0, 4}, {1, 1}, {31, 3}, {32, 32}, {33, 5}, {7, 33}, {100, 4}};
+
+/// The cases of kernels/dense/link_ops.hpp for an [m, n] shape.
+void append_link_cases(std::vector<op_case>& all, std::int64_t m, std::int64_t n,
+                       const std::string& sz) {
+  all.push_back({"row_dot " + sz, 1e-5, [=](const exec_context& ctx) {
+                   auto a = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 30)));
+                   auto b = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 31)));
+                   buffer<float> o(ctx, static_cast<std::size_t>(m));
+                   row_dot<float>(ctx, a.view(), b.view(), o.view());
+                   std::vector<double> out;
+                   append(out, download<float>(ctx, o.view()));
+                   return out;
+                 }});
+  all.push_back({"scale_rows and hadamard " + sz, 0.0, [=](const exec_context& ctx) {
+                   auto s = upload<float>(ctx, ints(static_cast<std::size_t>(m), 3, 32));
+                   auto x = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 33)));
+                   auto b = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 34)));
+                   tensor<float> y(ctx, m, n);
+                   scale_rows<float>(ctx, s.view(), x.view(), y.view());
+                   hadamard<float>(ctx, y.view(), b.view(), b.view());  // in place
+                   std::vector<double> out;
+                   append(out, download<float>(ctx, y.view()).values());
+                   append(out, download<float>(ctx, b.view()).values());
+                   return out;
+                 }});
+  all.push_back({"scatter_add_rows " + sz, 0.0, [=](const exec_context& ctx) {
+                   std::int64_t const rows = m / 2 + 2;  // repeated ids; the last row never hit
+                   auto x = upload(ctx, matrix<float>(m, n, ints(m * n, 5, 35)));
+                   std::vector<std::int64_t> ids(static_cast<std::size_t>(m));
+                   for (std::int64_t i = 0; i < m; ++i) ids[i] = (i * 7 + 3) % (rows - 1);
+                   auto di = upload<std::int64_t>(ctx, ids);
+                   auto o = upload(ctx, matrix<float>(rows, n, ints(rows * n, 3, 36)));
+                   scatter_add_rows<float>(ctx, x.view(), di.view(), o.view());
+                   std::vector<double> out;
+                   append(out, download<float>(ctx, o.view()).values());
+                   return out;
+                 }});
+  for (bool per_channel : {false, true}) {
+    all.push_back({"prelu forward+backward " + sz + (per_channel ? " per channel" : " shared"),
+                   1e-5, [=](const exec_context& ctx) {
+                     std::size_t const na = per_channel ? static_cast<std::size_t>(n) : 1;
+                     std::vector<float> alpha(na);
+                     for (std::size_t c = 0; c < na; ++c)
+                       alpha[c] = 0.25f * static_cast<float>(c % 5) - 0.5f;
+                     auto da = upload<float>(ctx, alpha);
+                     auto x = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 37)));
+                     auto g = upload(ctx, matrix<float>(m, n, ints(m * n, 4, 38)));
+                     auto ag = upload<float>(ctx, ints(na, 3, 39));
+                     tensor<float> y(ctx, m, n);
+                     prelu_forward<float>(ctx, x.view(), da.view(), y.view());
+                     prelu_backward<float>(ctx, g.view(), x.view(), da.view(), g.view(), ag.view());
+                     std::vector<double> out;
+                     append(out, download<float>(ctx, y.view()).values());
+                     append(out, download<float>(ctx, g.view()).values());
+                     append(out, download<float>(ctx, ag.view()));
+                     return out;
+                   }});
+  }
+  all.push_back({"layer_norm forward+backward " + sz, 1e-5, [=](const exec_context& ctx) {
+                   auto x = upload(ctx, matrix<float>(m, n, ints(m * n, 6, 40)));
+                   auto gamma = upload<float>(ctx, ints(static_cast<std::size_t>(n), 2, 41));
+                   auto beta = upload<float>(ctx, ints(static_cast<std::size_t>(n), 2, 42));
+                   tensor<float> y(ctx, m, n);
+                   buffer<float> mean(ctx, static_cast<std::size_t>(m));
+                   buffer<float> rstd(ctx, static_cast<std::size_t>(m));
+                   layer_norm_forward<float>(ctx, x.view(), gamma.view(), beta.view(), 1e-5f,
+                                             y.view(), mean.view(), rstd.view());
+                   auto g = upload(ctx, matrix<float>(m, n, ints(m * n, 3, 43)));
+                   auto gg = upload<float>(ctx, ints(static_cast<std::size_t>(n), 2, 44));
+                   auto bg = upload<float>(ctx, ints(static_cast<std::size_t>(n), 2, 45));
+                   layer_norm_backward<float>(ctx, g.view(), x.view(), gamma.view(), mean.view(),
+                                              rstd.view(), g.view(), gg.view(), bg.view());
+                   std::vector<double> out;
+                   append(out, download<float>(ctx, y.view()).values());
+                   append(out, download<float>(ctx, mean.view()));
+                   append(out, download<float>(ctx, rstd.view()));
+                   append(out, download<float>(ctx, g.view()).values());
+                   append(out, download<float>(ctx, gg.view()));
+                   append(out, download<float>(ctx, bg.view()));
+                   return out;
+                 }});
+  all.push_back(
+      {"bce_with_logits " + sz, 1e-6, [=](const exec_context& ctx) {
+         auto const k = static_cast<std::size_t>(m * n);
+         auto l = upload<float>(ctx, ints(k, 5, 46));
+         std::vector<float> labels(k);
+         for (std::size_t i = 0; i < k; ++i) labels[i] = static_cast<float>(i * 5 / 3 % 2);
+         auto dl = upload<float>(ctx, labels);
+         buffer<float> g(ctx, k);
+         float const loss = bce_with_logits<float>(ctx, l.view(), dl.view(), 0.25f, g.view());
+         float const loss_only = bce_with_logits<float>(ctx, l.view(), dl.view(), 1.0f, {});
+         std::vector<double> out{static_cast<double>(loss), static_cast<double>(loss_only)};
+         append(out, download<float>(ctx, g.view()));
+         return out;
+       }});
+  all.push_back({"adam_update_rows " + sz, 0.0, [=](const exec_context& ctx) {
+                   std::int64_t const rows = m + 2;
+                   auto v = upload(ctx, matrix<float>(rows, n, ints(rows * n, 3, 47)));
+                   auto g = upload(ctx, matrix<float>(rows, n, ints(rows * n, 3, 48)));
+                   auto mm = upload(ctx, matrix<float>(rows, n, ints(rows * n, 1, 49)));
+                   auto vv = upload(ctx, matrix<float>(rows, n, 0.5f));
+                   std::vector<std::int64_t> sel;  // every other row, descending
+                   for (std::int64_t r = rows - 1; r >= 0; r -= 2) sel.push_back(r);
+                   auto ds = upload<std::int64_t>(ctx, sel);
+                   adam_step_params p{0.01, 0.9, 0.999, 1e-8, 5e-4, 0.1, 0.001};
+                   adam_update_rows(ctx, v.view(), g.view(), mm.view(), vv.view(), ds.view(), p);
+                   std::vector<double> out;
+                   append(out, download<float>(ctx, v.view()).values());
+                   append(out, download<float>(ctx, mm.view()).values());
+                   append(out, download<float>(ctx, vv.view()).values());
+                   return out;
+                 }});
+}
 
 }  // namespace
 
@@ -247,6 +361,7 @@ std::vector<op_case> parity_cases() {
                      append(out, download<float>(ctx, o.view()).values());
                      return out;
                    }});
+    append_link_cases(all, m, n, sz);
   }
   for (std::int64_t n : {0, 1, 33, 1000}) {
     all.push_back({"adam_update n=" + std::to_string(n), 0.0, [=](const exec_context& ctx) {

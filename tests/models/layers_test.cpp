@@ -17,7 +17,7 @@
 #include "models/model.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/csc.hpp"
-#include "tests/common/gradcheck.hpp"
+#include "tests/common/gradients.hpp"
 
 namespace coopgnn::models {
 namespace {

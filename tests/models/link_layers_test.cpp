@@ -11,7 +11,7 @@
 
 #include "models/embedding.hpp"
 #include "runtime/core/error.hpp"
-#include "tests/common/gradcheck.hpp"
+#include "tests/common/gradients.hpp"
 
 namespace coopgnn::models {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/common/gradcheck.hpp"
+#include "tests/common/gradients.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,18 +7,19 @@
 #include <vector>
 
 namespace coopgnn::test {
-
 namespace {
+
 double norm(std::span<const double> v) {
   double s = 0;
   for (double x : v) s += x * x;
   return std::sqrt(s);
 }
+
 }  // namespace
 
 void expect_gradient(const std::string& what, std::span<double> var,
                      std::span<const double> analytic, const std::function<double()>& loss,
-                     double h) {
+                     double h, double rel_tol) {
   SCOPED_TRACE(what);
   ASSERT_EQ(var.size(), analytic.size());
   std::vector<double> numeric(var.size());
@@ -35,7 +36,7 @@ void expect_gradient(const std::string& what, std::span<double> var,
   for (std::size_t i = 0; i < numeric.size(); ++i) diff[i] = analytic[i] - numeric[i];
   double const scale = std::max(norm(analytic), norm(numeric));
   ASSERT_GT(scale, 1e-8) << "gradient is all zero: the check would be vacuous";
-  EXPECT_LT(norm(diff) / scale, 1e-6);
+  EXPECT_LT(norm(diff) / scale, rel_tol);
 }
 
 void expect_gradient(const std::string& what, matrix<double>& var, const matrix<double>& analytic,
