@@ -5,6 +5,7 @@
 
 #include "kernels/dense/link_ops.hpp"
 #include "kernels/gather/gather.hpp"
+#include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
@@ -29,8 +30,6 @@ embedding_table::embedding_table(const exec_context& ctx, std::int64_t num_rows,
   }
   values_ = to_space(ctx, std::move(init));
   grads_ = zeros<float>(ctx, num_rows, dim);
-  tensor<float> t = zeros<float>(ctx, num_rows, 1);
-  touched_ = std::move(t.storage());
   m_ = zeros<float>(ctx, num_rows, dim);
   v_ = zeros<float>(ctx, num_rows, dim);
 }
@@ -41,26 +40,21 @@ tensor<float> embedding_table::gather(buffer_view<const vid_t> ids) const {
   return out;
 }
 
-void embedding_table::accumulate(buffer_view<const vid_t> ids, tensor_view<const float> g) {
-  COOPGNN_NVTX_RANGE("model/embedding/accumulate");
-  COOPGNN_EXPECTS(static_cast<std::int64_t>(ids.size) == g.rows && g.cols == dim(),
-                  "embedding_table::accumulate: {} ids for a [{}, {}] gradient (dim {})", ids.size,
-                  g.rows, g.cols, dim());
-  scatter_add_rows<float>(ctx_, g, ids, grads_.view());
-  tensor<float> ones(ctx_, g.rows, 1);
-  std::vector<float> const one(static_cast<std::size_t>(g.rows), 1.0f);
-  copy<float>(ctx_, ones.view().flat(), host_view(one));
-  scatter_add_rows<float>(ctx_, ones.view(), ids,
-                          tensor_view<float>{touched_.data(), rows(), 1, touched_.space()});
-}
-
-void embedding_table::step() {
+void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const float> g) {
   COOPGNN_NVTX_RANGE("model/embedding/adam");
-  std::vector<float> const counts = download<float>(ctx_, touched_.view());
-  std::vector<std::int64_t> rows_touched;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    if (counts[r] != 0.0f) rows_touched.push_back(static_cast<std::int64_t>(r));
-  }
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(ids.size) == g.rows && g.cols == dim(),
+                  "embedding_table::apply: {} ids for a [{}, {}] gradient (dim {})", ids.size,
+                  g.rows, g.cols, dim());
+  // The distinct rows and each one's gradient sum (compact, in ascending i per row).
+  auto u = unique_with_inverse(ctx_, ids);
+  auto const k = static_cast<std::int64_t>(u.unique.size());
+  tensor<float> sum = zeros<float>(ctx_, k, dim());
+  scatter_add_rows<float>(ctx_, g, u.inverse.view(), sum.view());
+  // Into the (zero) full-size gradient at those rows, Adam on them, then exactly back to zero
+  // (x + (-x) == 0 in IEEE arithmetic): the step costs O(k dim), not O(rows dim).
+  buffer_view<const std::int64_t> const rows_touched{u.unique.data(), u.unique.size(),
+                                                     u.unique.space()};
+  scatter_add_rows<float>(ctx_, sum.view(), rows_touched, grads_.view());
   auto const t = t_ + 1;
   adam_step_params a;
   a.lr = options_.lr;
@@ -70,12 +64,12 @@ void embedding_table::step() {
   a.weight_decay = options_.weight_decay;
   a.bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(t));
   a.bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(t));
-  buffer<std::int64_t> const placed = to_space(ctx_, std::move(rows_touched));
-  adam_update_rows(ctx_, values_.view(), grads_.view(), m_.view(), v_.view(), placed.view(), a);
+  adam_update_rows(ctx_, values_.view(), grads_.view(), m_.view(), v_.view(), rows_touched, a);
   t_ = t;
-  // Clear exactly what the step read (the gradient is zero elsewhere).
-  fill_zero(ctx_, grads_.view().flat());
-  fill_zero(ctx_, touched_.view());
+  std::vector<float> const minus(static_cast<std::size_t>(k), -1.0f);
+  buffer<float> const neg = upload<float>(ctx_, minus);
+  scale_rows<float>(ctx_, neg.view(), sum.view(), sum.view());
+  scatter_add_rows<float>(ctx_, sum.view(), rows_touched, grads_.view());
 }
 
 matrix<float> embedding_table::to_host_matrix() const { return download<float>(ctx_, values()); }

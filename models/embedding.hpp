@@ -12,15 +12,14 @@
 
 namespace coopgnn::models {
 
-/// A [num_rows, dim] float32 table in the memory space of a context, with its gradient, a
-/// per-row touch count and the lazy-Adam moments.
+/// A [num_rows, dim] float32 table in the memory space of a context, with the lazy-Adam moments.
 ///
-/// One step: gather() the minibatch's input rows; accumulate() their gradients (and mark them
-/// touched); the trainer all-reduces grads() and touched() over the PEs (so replicas stay equal
-/// in both protocols); step() then applies Adam (adam_update_rows, PyTorch SparseAdam semantics:
-/// one global step counter; moments of untouched rows are left as they are; weight decay, when
-/// set, applies to the touched rows only) to exactly the rows with a non-zero touch count, and
-/// clears their gradients and counts.
+/// One step: gather() the minibatch's input rows; the trainer all-gathers every PE's (input id,
+/// gradient row) pairs so that every replica sees the same list; apply() then sums the rows per
+/// id and applies Adam (adam_update_rows, PyTorch SparseAdam semantics: one global step counter;
+/// the moments of untouched rows are left as they are; weight decay, when set, applies to the
+/// touched rows only) to exactly the ids in the list. Replicas that apply the same list stay
+/// bitwise equal, in both protocols.
 ///
 /// Initialisation: element (r, c) = (2u - 1) sqrt(3) * 0.1 (standard deviation 0.1, as
 /// LightGCN's normal(0, 0.1) init), u from rng::draw4(make_stream(seed, purpose::init,
@@ -36,19 +35,14 @@ class embedding_table {
   [[nodiscard]] std::int64_t rows() const { return values_.rows(); }
   [[nodiscard]] std::int64_t dim() const { return values_.cols(); }
   [[nodiscard]] tensor_view<const float> values() const { return values_.view(); }
-  /// The gradient [num_rows, dim] and touch counts [num_rows] (what the trainer all-reduces).
-  [[nodiscard]] buffer_view<float> grads() { return grads_.view().flat(); }
-  [[nodiscard]] buffer_view<float> touched() { return touched_.view(); }
-
   /// out = values[ids] [m, dim] in ctx.space(). @param ids [m] in [0, rows) (host: checked,
   /// logic_error naming the first bad position; CUDA: the caller guarantees them).
   [[nodiscard]] tensor<float> gather(buffer_view<const vid_t> ids) const;
-  /// grads[ids[i]] += g[i] (i ascending) and touched[ids[i]] += 1.
-  /// @param ids [m]; @param g [m, dim]. @throws logic_error on a size or space mismatch.
-  void accumulate(buffer_view<const vid_t> ids, tensor_view<const float> g);
-  /// Adam on every row whose touch count is non-zero, then clears those rows' gradients and
-  /// counts. Synchronises ctx (the touched rows are listed on the host).
-  void step();
+  /// One Adam step on the rows named by `ids` with gradient sum_{i: ids[i] = r} g[i] (summed in
+  /// ascending i; ids may repeat and come in any order). Deterministic.
+  /// @param ids [m] in [0, rows); @param g [m, dim]. @throws logic_error on a size or space
+  ///        mismatch (host: an id outside [0, rows)).
+  void apply(buffer_view<const vid_t> ids, tensor_view<const float> g);
   /// The values on the host (downloaded off the host; synchronises).
   [[nodiscard]] matrix<float> to_host_matrix() const;
   /// Values copied from `other` (same shape, any space).
@@ -61,8 +55,7 @@ class embedding_table {
   exec_context ctx_;
   adam_options options_;
   tensor<float> values_;
-  tensor<float> grads_;
-  buffer<float> touched_;
+  tensor<float> grads_;  // zero between steps; apply() fills and clears the touched rows only
   tensor<float> m_;
   tensor<float> v_;
   std::int64_t t_ = 0;

@@ -86,6 +86,26 @@ buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_vie
   return recv;
 }
 
+/// All-gather-v of rows: every PE's `send` (rows of `row` elements), concatenated in rank order,
+/// on every PE, so every PE holds the same buffer. Built on the all-to-all-v (the rows are
+/// replicated once per peer in a staging buffer of P * send.size elements); the row counts are
+/// exchanged first. Collective.
+/// @throws as alltoallv_rows; logic_error when send.size is not a multiple of row.
+template <typename T>
+buffer<T> allgatherv_rows(const exec_context& ctx, communicator& comm, buffer_view<const T> send,
+                          std::int64_t row = 1) {
+  COOPGNN_EXPECTS(row >= 1 && static_cast<std::int64_t>(send.size) % row == 0,
+                  "allgatherv_rows: {} elements are not rows of {}", send.size, row);
+  auto const P = static_cast<std::size_t>(comm.size());
+  auto const rows = static_cast<std::int64_t>(send.size) / row;
+  std::vector<std::int64_t> const send_counts(P, rows);
+  std::vector<std::int64_t> recv_counts(P, 0);
+  comm.alltoall(send_counts, recv_counts);
+  buffer<T> staging(ctx, send.size * P);
+  for (std::size_t q = 0; q < P; ++q) copy<T>(ctx, staging.view().sub(q * send.size, send.size), send);
+  return alltoallv_rows<T>(ctx, comm, staging.view(), send_counts, recv_counts, row);
+}
+
 /// Owner -> requester (forward): request r is answered with owner_rows[recv_inv[r]]; the row
 /// received for local source i lands at row i. Copies only, so every backend moves the same
 /// bytes. Collective.

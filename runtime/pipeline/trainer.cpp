@@ -403,6 +403,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   //    backward mirrors forward.
   double loss = 0;
   std::int64_t grad_peak = 0;
+  tensor<float> input_grad;  // with embeddings: dL/d(input rows), one row per input node
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("model/backward");
@@ -441,14 +442,12 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
         m.record(static_cast<int>(b), "backward");
       }
     }
-    if (pe.emb) {
-      // The input rows' gradients go back to the PE that loaded them, into the table.
-      if (coop) {
-        grad = exchange_push(ctx, rows, in.routes[L - 1], grad.view());
-        m.record(static_cast<int>(L - 1), "features_backward");
-      }
-      pe.emb->accumulate(in.mb.input_nodes.view(), grad.view());
+    if (pe.emb && coop) {
+      // The input rows' gradients go back to the PE that loaded them.
+      grad = exchange_push(ctx, rows, in.routes[L - 1], grad.view());
+      m.record(static_cast<int>(L - 1), "features_backward");
     }
+    if (pe.emb) input_grad = std::move(grad);
     synchronize(ctx);
     m.stage_end(m.t.backward, m.cpu.backward, timer);
   }
@@ -456,6 +455,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   // 5. Gradient all-reduce (in place, on the communicator of the PE's space) and the same Adam
   //    step on every replica.
   double loss_sum = loss;
+  buffer<vid_t> emb_ids;
+  buffer<float> emb_grads;
   {
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
@@ -464,10 +465,9 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     auto const grads = pe.model.params().grads();
     rows.allreduce_sum(std::span<float>(grads.data, grads.size));
     if (pe.emb) {
-      auto const eg = pe.emb->grads();
-      rows.allreduce_sum(std::span<float>(eg.data, eg.size));
-      auto const touched = pe.emb->touched();
-      rows.allreduce_sum(std::span<float>(touched.data, touched.size));
+      // Every PE's (input id, gradient row) pairs on every PE: the replicas apply the same list.
+      emb_ids = allgatherv_rows<vid_t>(ctx, rows, in.mb.input_nodes.view());
+      emb_grads = allgatherv_rows<float>(ctx, rows, input_grad.view().flat(), input_grad.cols());
     }
     buffer<double> loss_placed = upload<double>(ctx, std::span<const double>(&loss_sum, 1));
     rows.allreduce_sum(std::span<double>(loss_placed.data(), 1));
@@ -479,7 +479,11 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_NVTX_RANGE("model/optimizer");
     if (opt.update) {
       pe.opt.step();
-      if (pe.emb) pe.emb->step();
+      if (pe.emb) {
+        auto const n = static_cast<std::int64_t>(emb_ids.size());
+        pe.emb->apply(emb_ids.view(),
+                      tensor_view<const float>{emb_grads.data(), n, pe.emb->dim(), emb_grads.space()});
+      }
     }
     synchronize(ctx);
     m.stage_end(m.t.optimizer, m.cpu.optimizer, timer);
