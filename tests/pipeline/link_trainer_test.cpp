@@ -14,138 +14,18 @@
 #include "runtime/core/rng.hpp"
 #include "runtime/pipeline/link.hpp"
 #include "runtime/pipeline/trainer.hpp"
-#include "tests/common/graphs.hpp"
+#include "tests/common/link_steps.hpp"
 
 namespace coopgnn {
 namespace {
 
-/// A link-prediction dataset on test::synthetic_dataset (homophilous, class-revealing
-/// features): every 8th undirected edge {u, v} (u < v, in id order) is held out for test with
-/// one uniform non-edge negative (u, w) each, both directions removed from the graph; the other
-/// undirected edges are the training positives (u < v) and stay in the graph in both directions.
-struct link_fixture {
-  dataset ds;
-  csc_graph g;
-};
+using test::expect_same;
+using test::link_cfg;
+using test::link_fixture;
+using test::link_step;
 
-link_fixture make_link_fixture(vid_t n, std::uint64_t seed) {
-  link_fixture f;
-  f.ds = test::synthetic_dataset(n, 4, 12, 10, seed);
-  std::set<std::pair<vid_t, vid_t>> edges;
-  for (std::int64_t e = 0; e < f.ds.num_edges(); ++e) {
-    edges.emplace(f.ds.src[static_cast<std::size_t>(e)], f.ds.dst[static_cast<std::size_t>(e)]);
-  }
-  link_task t;
-  t.name = "link";
-  std::vector<vid_t> src, dst;
-  std::int64_t k = 0;
-  auto const st = rng::make_stream(seed, rng::purpose::split, 99);
-  for (auto const& [u, v] : edges) {
-    if (u >= v) continue;
-    if (k++ % 8 == 0) {
-      t.test.src.push_back(u);
-      t.test.dst.push_back(v);
-      t.test.labels.push_back(1);
-      for (std::uint32_t a = 0;; ++a) {
-        auto const w4 = rng::draw4(st, static_cast<std::uint64_t>(k), a, 0);
-        auto const w = static_cast<vid_t>(w4[0] % static_cast<std::uint32_t>(n));
-        if (w != u && edges.count({u, w}) == 0) {
-          t.test.src.push_back(u);
-          t.test.dst.push_back(w);
-          t.test.labels.push_back(0);
-          break;
-        }
-      }
-      continue;
-    }
-    t.train.src.push_back(u);
-    t.train.dst.push_back(v);
-    src.insert(src.end(), {u, v});
-    dst.insert(dst.end(), {v, u});
-  }
-  f.ds.src = std::move(src);
-  f.ds.dst = std::move(dst);
-  f.ds.link = std::move(t);
-  f.g = build_csc(f.ds.num_nodes, f.ds.src, f.ds.dst);
-  return f;
-}
-
-const link_fixture& fixture() {
-  static const link_fixture f = make_link_fixture(600, 5);
-  return f;
-}
-
-train_config link_cfg(minibatch_mode mode, int P) {
-  train_config c;
-  c.task = task_kind::link_prediction;
-  c.mode = mode;
-  c.num_pes = P;
-  c.hidden = 8;
-  c.out_dim = 6;
-  c.fanouts = {4, 3};
-  c.batch_size = 37;
-  c.negatives = 2;
-  c.dropout = 0.2f;  // keyed by vertex: the same on every PE
-  c.seed = 13;
-  return c;
-}
-
-/// Every PE's pairs of one step merged: the scores of each (u, v, label), sorted (a pair may
-/// occur more than once), replica 0's gradients, the summed work and the loss.
-struct link_step {
-  std::map<std::tuple<vid_t, vid_t, float>, std::vector<float>> scores;
-  std::vector<float> grads;
-  work_counters work;
-  double loss = 0;
-  std::int64_t pairs = 0;
-};
-
-link_step run_link_step(const train_config& cfg, const link_fixture& f = fixture()) {
-  trainer tr(f.ds, f.g, cfg);
-  auto const order = tr.epoch_order(1);
-  std::vector<vid_t> const batch(order.begin(), order.begin() + cfg.batch_size);
-  std::vector<pe_trace> trace;
-  step_options opt;
-  opt.update = false;
-  opt.trace = &trace;
-  opt.capture_edges = false;
-  tr.step(batch, 5, opt);
-  link_step out;
-  out.grads = trace.at(0).grads;
-  for (auto const& t : trace) {
-    EXPECT_EQ(t.grads, out.grads) << "replicas' all-reduced gradients differ";
-    EXPECT_EQ(static_cast<std::int64_t>(t.pairs.size()), t.logits.rows());
-    for (std::size_t i = 0; i < t.pairs.size(); ++i) {
-      out.scores[{t.pairs[i].first, t.pairs[i].second, t.pair_labels[i]}].push_back(
-          t.logits(static_cast<std::int64_t>(i), 0));
-    }
-    out.pairs += static_cast<std::int64_t>(t.pairs.size());
-    out.work += t.work;
-    out.loss += t.loss;
-  }
-  for (auto& [k, v] : out.scores) std::sort(v.begin(), v.end());
-  return out;
-}
-
-void expect_same(const link_step& a, const link_step& ref) {
-  EXPECT_EQ(a.pairs, ref.pairs);
-  ASSERT_EQ(a.scores.size(), ref.scores.size());
-  for (auto const& [k, v] : ref.scores) {
-    auto const it = a.scores.find(k);
-    ASSERT_NE(it, a.scores.end()) << "pair " << std::get<0>(k) << "->" << std::get<1>(k)
-                                  << " not scored";
-    ASSERT_EQ(it->second.size(), v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(it->second[i], v[i], 1e-5f);
-  }
-  ASSERT_EQ(a.grads.size(), ref.grads.size());
-  float scale = 0;
-  for (float g : ref.grads) scale = std::max(scale, std::abs(g));
-  ASSERT_GT(scale, 0.0f) << "reference gradient is all zeros";
-  for (std::size_t i = 0; i < ref.grads.size(); ++i) {
-    EXPECT_NEAR(a.grads[i], ref.grads[i], 1e-4f * scale) << "gradient element " << i;
-  }
-  EXPECT_NEAR(a.loss, ref.loss, 1e-5 * std::max(1.0, std::abs(ref.loss)));
-}
+const link_fixture& fixture() { return test::link_data(); }
+link_step run_link_step(const train_config& cfg) { return test::run_link_step(cfg); }
 
 TEST(NegativeTail, NeverTheSourceInRangeAndKeyed) {
   for (std::int64_t i = 0; i < 2000; ++i) {
