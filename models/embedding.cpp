@@ -78,8 +78,7 @@ void embedding_table::copy_values_from(const embedding_table& other) {
   COOPGNN_EXPECTS(other.rows() == rows() && other.dim() == dim(),
                   "embedding_table::copy_values_from: [{}, {}] into [{}, {}]", other.rows(),
                   other.dim(), rows(), dim());
-  const exec_context& ctx =
-      values_.space() == memory_space::device ? ctx_ : other.ctx_;
+  const exec_context& ctx = values_.space() == memory_space::device ? ctx_ : other.ctx_;
   copy<float>(ctx, values_.view().flat(), other.values_.view().flat());
 }
 

@@ -1,5 +1,4 @@
 #include "models/layers.hpp"
-#include "models/param_init.hpp"
 
 #include <fmt/format.h>
 
@@ -10,6 +9,7 @@
 #include "kernels/dense/elementwise.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "kernels/sparse/spmm.hpp"
+#include "models/param_init.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
@@ -137,8 +137,7 @@ template void zero_param<double>(const exec_context&, parameter_set<double>&, st
 template tensor_view<const float> layer_input<float>(const exec_context&, tensor_view<const float>,
                                                      buffer_view<const vid_t>, const step_key&,
                                                      std::uint32_t, float, bool, bool,
-                                                     tensor<float>&, buffer<std::uint8_t>&,
-                                                     float&);
+                                                     tensor<float>&, buffer<std::uint8_t>&, float&);
 template tensor_view<const double> layer_input<double>(
     const exec_context&, tensor_view<const double>, buffer_view<const vid_t>, const step_key&,
     std::uint32_t, float, bool, bool, tensor<double>&, buffer<std::uint8_t>&, double&);

@@ -58,8 +58,10 @@ tensor<T> gather_pairs(const exec_context& ctx, tensor_view<const T> z,
     auto const* zs = z.data;
     for (std::size_t i = 0; i < idx.size; ++i) {
       std::int64_t const r = idx.data[i];
-      COOPGNN_EXPECTS(r >= 0 && r < z.rows, "link_decoder: pair row {} at position {} is outside "
-                      "[0, {})", r, i, z.rows);
+      COOPGNN_EXPECTS(r >= 0 && r < z.rows,
+                      "link_decoder: pair row {} at position {} is outside "
+                      "[0, {})",
+                      r, i, z.rows);
       for (std::int64_t j = 0; j < z.cols; ++j) {
         out.data()[static_cast<std::int64_t>(i) * z.cols + j] = zs[r * z.cols + j];
       }
@@ -135,10 +137,10 @@ template <typename T>
 tensor<T> norm_activation<T>::backward(const exec_context& ctx, tensor_view<const T> grad_out,
                                        const norm_activation_cache<T>& cache) {
   COOPGNN_NVTX_RANGE("model/norm_activation/backward");
-  COOPGNN_EXPECTS(grad_out.rows == cache.x.rows() && grad_out.cols == dim_ &&
-                      cache.x.cols() == dim_,
-                  "norm_activation::backward: grad_out is [{}, {}], the cache's input [{}, {}]",
-                  grad_out.rows, grad_out.cols, cache.x.rows(), cache.x.cols());
+  COOPGNN_EXPECTS(
+      grad_out.rows == cache.x.rows() && grad_out.cols == dim_ && cache.x.cols() == dim_,
+      "norm_activation::backward: grad_out is [{}, {}], the cache's input [{}, {}]", grad_out.rows,
+      grad_out.cols, cache.x.rows(), cache.x.cols());
   // The activation's input: LayerNorm's output, or x itself.
   tensor_view<const T> const a = layer_norm_ ? cache.pre.view() : cache.x.view();
   tensor<T> g(ctx, grad_out.rows, grad_out.cols);

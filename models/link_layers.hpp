@@ -36,11 +36,11 @@ decoder_kind parse_decoder_kind(const std::string& name);
 /// What norm_activation::forward keeps for backward.
 template <typename T>
 struct norm_activation_cache {
-  tensor<T> x;      ///< [n, d] the input (LayerNorm's input, or the activation's without it)
-  tensor<T> pre;    ///< [n, d] the activation's input (LayerNorm's output); empty without norm
-  buffer<T> mean;   ///< [n] LayerNorm statistics
-  buffer<T> rstd;   ///< [n]
-  tensor<T> out;    ///< [n, d] the output (ReLU's backward reads it)
+  tensor<T> x;     ///< [n, d] the input (LayerNorm's input, or the activation's without it)
+  tensor<T> pre;   ///< [n, d] the activation's input (LayerNorm's output); empty without norm
+  buffer<T> mean;  ///< [n] LayerNorm statistics
+  buffer<T> rstd;  ///< [n]
+  tensor<T> out;   ///< [n, d] the output (ReLU's backward reads it)
   [[nodiscard]] std::int64_t bytes() const {
     return static_cast<std::int64_t>(x.bytes() + pre.bytes() + mean.bytes() + rstd.bytes() +
                                      out.bytes());
@@ -57,8 +57,8 @@ template <typename T>
 class norm_activation {
  public:
   /// @throws logic_error when dim < 1 or params is already allocated.
-  norm_activation(std::int64_t dim, bool layer_norm, activation_kind act,
-                  std::uint32_t layer_index, parameter_set<T>& params);
+  norm_activation(std::int64_t dim, bool layer_norm, activation_kind act, std::uint32_t layer_index,
+                  parameter_set<T>& params);
   /// gamma = 1, beta = 0, alpha = 0.25; gradients cleared.
   void init(const exec_context& ctx);
   /// @param x [n, dim] in ctx.space(); @param cache filled for backward when not null
@@ -85,12 +85,12 @@ class norm_activation {
 /// What link_decoder::forward keeps for backward.
 template <typename T>
 struct decoder_cache {
-  tensor<T> zu, zv;           ///< [m, d] the endpoints' rows
-  linear_cache<T> l1, l2;     ///< mlp
-  tensor<T> pre;              ///< mlp: [m, hidden] W1 x + b1 (PReLU's input)
+  tensor<T> zu, zv;        ///< [m, d] the endpoints' rows
+  linear_cache<T> l1, l2;  ///< mlp
+  tensor<T> pre;           ///< mlp: [m, hidden] W1 x + b1 (PReLU's input)
   [[nodiscard]] std::int64_t bytes() const {
-    return static_cast<std::int64_t>(zu.bytes() + zv.bytes() + pre.bytes()) +
-           l1.bytes() + l2.bytes();
+    return static_cast<std::int64_t>(zu.bytes() + zv.bytes() + pre.bytes()) + l1.bytes() +
+           l2.bytes();
   }
 };
 
@@ -106,8 +106,8 @@ class link_decoder {
   /// @param dim     d, the encoder's output width, >= 1
   /// @param hidden  mlp width, >= 1 (ignored for dot)
   /// @throws logic_error on a width < 1 or an allocated params.
-  link_decoder(decoder_kind kind, std::int64_t dim, std::int64_t hidden,
-               std::uint32_t layer_index, parameter_set<T>& params);
+  link_decoder(decoder_kind kind, std::int64_t dim, std::int64_t hidden, std::uint32_t layer_index,
+               parameter_set<T>& params);
   /// Keyed Glorot init of the linears (as conv_layer::init), alpha = 0.25. No-op for dot.
   void init(const exec_context& ctx, std::uint64_t seed);
 

@@ -86,8 +86,8 @@ tensor<float> gnn_model::forward_layer(int i, const exec_context& ctx, const blo
 }
 
 tensor<float> gnn_model::backward_layer(int i, const exec_context& ctx, const block_view& b,
-                                        tensor_view<const float> grad_out,
-                                        const layer_cache& cache, bool input_grad) {
+                                        tensor_view<const float> grad_out, const layer_cache& cache,
+                                        bool input_grad) {
   auto& p = posts_.at(static_cast<std::size_t>(i));
   if (!p) return layer(i).backward(ctx, b, grad_out, cache.conv, input_grad);
   tensor<float> const g = p->backward(ctx, grad_out, cache.post);

@@ -24,7 +24,8 @@ enum class task_kind {
   node_classification,  ///< softmax cross-entropy on labelled seed vertices
   link_prediction,      ///< binary cross-entropy on positive edges and tail-corrupted negatives
 };
-std::string to_string(task_kind t);  ///< "node_classification" / "link_prediction" (GraphBolt's names)
+std::string to_string(
+    task_kind t);  ///< "node_classification" / "link_prediction" (GraphBolt's names)
 
 /// Parses "independent" or "cooperative". @throws logic_error otherwise.
 minibatch_mode parse_mode(const std::string& name);
@@ -116,8 +117,8 @@ struct epoch_report {
   double train_loss = 0;  ///< mean over batches of the global-batch mean loss
   double val_metric = 0;  ///< NaN when not evaluated this epoch
   double test_metric = 0;
-  std::string metric_name;   ///< the model-selection metric: "accuracy", "roc_auc", "mrr",
-                             ///< "recall@20"
+  std::string metric_name;  ///< the model-selection metric: "accuracy", "roc_auc", "mrr",
+                            ///< "recall@20"
   std::string task = "node_classification";  ///< to_string(task_kind)
   /// Every metric evaluated this epoch (name, value): the link-prediction metrics (mrr, mrr_ogb,
   /// hits@1/10/50, roc_auc, average_precision, recall@K, ndcg@K) where they apply; empty when

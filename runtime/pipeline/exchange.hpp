@@ -102,7 +102,8 @@ buffer<T> allgatherv_rows(const exec_context& ctx, communicator& comm, buffer_vi
   std::vector<std::int64_t> recv_counts(P, 0);
   comm.alltoall(send_counts, recv_counts);
   buffer<T> staging(ctx, send.size * P);
-  for (std::size_t q = 0; q < P; ++q) copy<T>(ctx, staging.view().sub(q * send.size, send.size), send);
+  for (std::size_t q = 0; q < P; ++q)
+    copy<T>(ctx, staging.view().sub(q * send.size, send.size), send);
   return alltoallv_rows<T>(ctx, comm, staging.view(), send_counts, recv_counts, row);
 }
 

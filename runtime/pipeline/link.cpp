@@ -15,13 +15,13 @@ namespace coopgnn {
 vid_t negative_tail(std::uint64_t run_seed, std::uint32_t batch, std::int64_t positive, int j,
                     vid_t src, vid_t lo, vid_t hi) {
   COOPGNN_EXPECTS(hi - lo >= 2,
-                  "negative sampling: the tail range [{}, {}) has no vertex besides the source",
-                  lo, hi);
+                  "negative sampling: the tail range [{}, {}) has no vertex besides the source", lo,
+                  hi);
   auto const range = static_cast<unsigned __int128>(hi - lo);
   for (std::uint32_t a = 0; a < 64; ++a) {
     auto const st = rng::make_stream(run_seed, rng::purpose::negative, a);
-    auto const w = rng::draw4(st, static_cast<std::uint64_t>(positive),
-                              static_cast<std::uint32_t>(j), batch);
+    auto const w =
+        rng::draw4(st, static_cast<std::uint64_t>(positive), static_cast<std::uint32_t>(j), batch);
     auto const x = (static_cast<std::uint64_t>(w[0]) << 32) | w[1];
     auto const t = lo + static_cast<vid_t>((static_cast<unsigned __int128>(x) * range) >> 64);
     if (t != src) return t;
@@ -189,8 +189,8 @@ link_eval evaluate_user_item(const models::link_decoder<float>& decoder, const m
         if (it != train_items.end()) exs = it->second;
         std::sort(exs.begin(), exs.end());
         exs.erase(std::unique(exs.begin(), exs.end()), exs.end());
-        auto const m = models::user_topk(std::span<const float>(&s(r, 0), items), exs,
-                                         test_items.at(u), topk);
+        auto const m =
+            models::user_topk(std::span<const float>(&s(r, 0), items), exs, test_items.at(u), topk);
         recall[lo + static_cast<std::size_t>(r)] = m.recall;
         ndcg[lo + static_cast<std::size_t>(r)] = m.ndcg;
       }

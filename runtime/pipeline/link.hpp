@@ -30,10 +30,10 @@ vid_t negative_tail(std::uint64_t run_seed, std::uint32_t batch, std::int64_t po
 /// The pairs one PE scores in one step: its positives, each followed by its k negatives, and
 /// the distinct endpoints they read (the rows of the encoder's output the decoder needs).
 struct link_batch {
-  std::vector<vid_t> targets;             ///< distinct endpoints, in first-appearance order
-  std::vector<std::int64_t> src_rows;     ///< [m] pair source as a row of targets
-  std::vector<std::int64_t> dst_rows;     ///< [m] pair destination as a row of targets
-  std::vector<float> labels;              ///< [m] 1 for a positive, 0 for a negative
+  std::vector<vid_t> targets;                  ///< distinct endpoints, in first-appearance order
+  std::vector<std::int64_t> src_rows;          ///< [m] pair source as a row of targets
+  std::vector<std::int64_t> dst_rows;          ///< [m] pair destination as a row of targets
+  std::vector<float> labels;                   ///< [m] 1 for a positive, 0 for a negative
   std::vector<std::pair<vid_t, vid_t>> pairs;  ///< [m] the pairs as global ids
 };
 

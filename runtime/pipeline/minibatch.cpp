@@ -58,8 +58,8 @@ owner_exchange exchange_with_owners(const exec_context& ctx, communicator& comm,
   plan.recv_counts.assign(P, 0);
   comm.alltoall(plan.send_counts, plan.recv_counts);
   auto const sent0 = comm.stats().alltoall_bytes_sent;
-  buffer<vid_t> const recv_ids = alltoallv_rows<vid_t>(ctx, comm, split.sorted_ids.view(),
-                                                       plan.send_counts, plan.recv_counts);
+  buffer<vid_t> const recv_ids =
+      alltoallv_rows<vid_t>(ctx, comm, split.sorted_ids.view(), plan.send_counts, plan.recv_counts);
   owner_exchange out;
   out.id_bytes = comm.stats().alltoall_bytes_sent - sent0;
   // Owner-side deduplication: the owned ids sorted, and the inverse map of every request.

@@ -86,8 +86,8 @@ sample_params layer_params(const batch_key& key, std::size_t l);
 /// @param owner_of [|V|] owner map in ctx.space(); @param ids [n] vertex ids in ctx.space()
 /// @throws comm_error if a peer fails; logic_error as split_by_owner / unique_with_inverse.
 struct owner_exchange {
-  placed_plan plan;          ///< requester positions <-> owner rows
-  buffer<vid_t> owned;       ///< the distinct ids other PEs (or this one) asked this PE for, sorted
+  placed_plan plan;     ///< requester positions <-> owner rows
+  buffer<vid_t> owned;  ///< the distinct ids other PEs (or this one) asked this PE for, sorted
   std::int64_t id_bytes = 0;  ///< id bytes this PE sent to other PEs
 };
 owner_exchange exchange_with_owners(const exec_context& ctx, communicator& comm,

@@ -72,8 +72,10 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                     "dataset '{}' has no link-prediction task; make one with `coopgnn "
                     "split-edges`",
                     ds.name);
-    COOPGNN_EXPECTS(!ds.link->train.empty(), "dataset '{}': the link-prediction task has no "
-                    "training pairs", ds.name);
+    COOPGNN_EXPECTS(!ds.link->train.empty(),
+                    "dataset '{}': the link-prediction task has no "
+                    "training pairs",
+                    ds.name);
     COOPGNN_EXPECTS(cfg.negatives >= 1, "--negatives {} must be at least 1", cfg.negatives);
     COOPGNN_EXPECTS(cfg.out_dim >= 0 && cfg.decoder_hidden >= 0,
                     "--out-dim {} and --decoder-hidden {} must be non-negative", cfg.out_dim,
@@ -129,8 +131,10 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     pes_.push_back(
         std::make_unique<pe_state>(p, cfg, compute_context(p), mc, group_, features_.get()));
     if (cfg.cache_policy != cache_policy_kind::none) {
-      COOPGNN_EXPECTS(table, "--cache-policy {}: there is no feature table to cache with "
-                      "--embedding-dim", to_string(cfg.cache_policy));
+      COOPGNN_EXPECTS(table,
+                      "--cache-policy {}: there is no feature table to cache with "
+                      "--embedding-dim",
+                      to_string(cfg.cache_policy));
       pes_.back()->store.set_cache(make_cache_policy(to_string(cfg.cache_policy), cfg.cache_rows));
     }
     if (!table) {
@@ -173,8 +177,7 @@ const models::gnn_model& trainer::host_model(int pe) const {
   const models::gnn_model& replica = pes_.at(pe)->model;
   if (replica.params().space() == memory_space::host) return replica;
   if (!host_copy_) {
-    host_copy_ =
-        std::make_unique<models::gnn_model>(exec_context(backend::host), replica.config());
+    host_copy_ = std::make_unique<models::gnn_model>(exec_context(backend::host), replica.config());
   }
   bind_device(pe);
   host_copy_->copy_parameters_from(replica);
@@ -259,7 +262,7 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
 }
 
 link_batch trainer::link_pairs(const pe_state& pe, std::span<const vid_t> global_batch,
-                              std::uint32_t batch_index) const {
+                               std::uint32_t batch_index) const {
   int const P = cfg_.num_pes;
   int const p = pe.comm.rank();
   auto const B = static_cast<std::int64_t>(global_batch.size());
@@ -386,8 +389,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       z_rows = h.rows();
       pair_src = upload<std::int64_t>(ctx, lb.src_rows);
       pair_dst = upload<std::int64_t>(ctx, lb.dst_rows);
-      scores = pe.model.decoder()->forward(ctx, h.view(), pair_src.view(), pair_dst.view(),
-                                           &dec_cache);
+      scores =
+          pe.model.decoder()->forward(ctx, h.view(), pair_src.view(), pair_dst.view(), &dec_cache);
       working_set += dec_cache.bytes() + static_cast<std::int64_t>(h.bytes() + scores.bytes());
     } else if (auto* head = pe.model.head()) {
       logits = head->forward(ctx, h.view(), seed_ids, sk, &head_cache);
@@ -481,8 +484,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       pe.opt.step();
       if (pe.emb) {
         auto const n = static_cast<std::int64_t>(emb_ids.size());
-        pe.emb->apply(emb_ids.view(),
-                      tensor_view<const float>{emb_grads.data(), n, pe.emb->dim(), emb_grads.space()});
+        pe.emb->apply(emb_ids.view(), tensor_view<const float>{emb_grads.data(), n, pe.emb->dim(),
+                                                               emb_grads.space()});
       }
     }
     synchronize(ctx);
@@ -499,7 +502,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     tr.pairs = lb.pairs;
     tr.pair_labels = lb.labels;
   }
-  finish_step(pe, opt, m, w, link ? std::span<const vid_t>(lb.targets) : std::span<const vid_t>(seeds),
+  finish_step(pe, opt, m, w,
+              link ? std::span<const vid_t>(lb.targets) : std::span<const vid_t>(seeds),
               in.host_blocks, loss, loss_sum, std::move(logits_h), std::move(grads_h),
               working_set + grad_peak, staging);
 }

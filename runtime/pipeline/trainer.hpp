@@ -33,9 +33,9 @@ struct layer_traffic {
 struct pe_trace {
   std::vector<std::vector<std::pair<vid_t, vid_t>>> edges;  ///< [L] sampled (src, dst) global ids
                                                             ///< (only with capture_edges)
-  std::vector<vid_t> seeds;   ///< output vertices of this PE, in logits row order
-                              ///< (link prediction: the distinct endpoints of its pairs)
-  matrix<float> logits;       ///< [seeds, C]; link prediction: [pairs, 1] the pairs' scores
+  std::vector<vid_t> seeds;  ///< output vertices of this PE, in logits row order
+                             ///< (link prediction: the distinct endpoints of its pairs)
+  matrix<float> logits;      ///< [seeds, C]; link prediction: [pairs, 1] the pairs' scores
   std::vector<std::pair<vid_t, vid_t>> pairs;  ///< link prediction: the scored pairs
   std::vector<float> pair_labels;              ///< link prediction: 1 positive, 0 negative
   std::vector<float> grads;   ///< all-reduced weight gradients, flattened in params() order
@@ -76,8 +76,9 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 /// gradients go back by exchange_push. The loss is the binary cross-entropy over the B (1 + k)
 /// pairs, normalised by B (1 + k). With embedding_dim > 0 the input rows come from a learnable
 /// embedding table per replica (models::embedding_table) whose gradients are all-reduced with
-/// the weights' and applied to the touched rows only. Weights are replicated: every PE starts from the same
-/// initialisation, all-reduces gradients and applies the same Adam step, so replicas stay equal.
+/// the weights' and applied to the touched rows only. Weights are replicated: every PE starts from
+/// the same initialisation, all-reduces gradients and applies the same Adam step, so replicas stay
+/// equal.
 ///
 /// One step for every backend (DESIGN.md section 2): sampling, then the feature load, the
 /// cooperative row exchanges, the model's forward and backward, the gradient all-reduce and Adam

@@ -78,7 +78,6 @@ train_config link_cfg(minibatch_mode mode, int P) {
   return c;
 }
 
-
 link_step run_link_step(const train_config& cfg, const link_fixture& f) {
   trainer tr(f.ds, f.g, cfg);
   auto const order = tr.epoch_order(1);

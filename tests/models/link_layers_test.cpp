@@ -133,10 +133,9 @@ TEST(link_decoder, dot_scores_and_mlp_formula) {
     }
     EXPECT_NEAR(s.host()[i], e, 1e-12);
   }
-  EXPECT_THROW(
-      dec.forward(ctx, host_view(z), host_view(std::vector<std::int64_t>{6}),
-                  host_view(std::vector<std::int64_t>{0}), nullptr),
-      logic_error);
+  EXPECT_THROW(dec.forward(ctx, host_view(z), host_view(std::vector<std::int64_t>{6}),
+                           host_view(std::vector<std::int64_t>{0}), nullptr),
+               logic_error);
 }
 
 TEST(link_decoder, backward_matches_finite_differences) {
@@ -157,17 +156,17 @@ TEST(link_decoder, backward_matches_finite_differences) {
     auto loss = [&] {
       auto const s = dec.forward(ctx, host_view(z), host_view(src), host_view(dst), nullptr);
       double l = 0;
-      for (std::size_t i = 0; i < src.size(); ++i) l += r(static_cast<std::int64_t>(i), 0) *
-                                                        s.host()[i];
+      for (std::size_t i = 0; i < src.size(); ++i)
+        l += r(static_cast<std::int64_t>(i), 0) * s.host()[i];
       return l;
     };
     decoder_cache<double> cache;
     (void)dec.forward(ctx, host_view(z), host_view(src), host_view(dst), &cache);
     fill_zero(ctx, ps.grads());
     std::vector<double> const gs(r.values().begin(), r.values().end());
-    auto const gz = std::move(dec.backward(ctx, host_view(gs), host_view(src), host_view(dst), 7,
-                                           cache))
-                        .release_host();
+    auto const gz =
+        std::move(dec.backward(ctx, host_view(gs), host_view(src), host_view(dst), 7, cache))
+            .release_host();
     for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(gz(6, j), 0.0);
     expect_gradient("d/dz", z, gz, loss);
     for (std::size_t i = 0; i < ps.count(); ++i) {

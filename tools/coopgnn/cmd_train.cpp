@@ -225,8 +225,8 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
           "dataset {} ({}): |V| {} |E| {} features {} task link_prediction ('{}'{}) train/val/"
           "test pairs {}/{}/{} (loaded in {:.2f}s)\n",
           ds.name, o.dataset, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.link->name,
-          o.task == "auto" ? ", chosen: the dataset has no node labels" : "",
-          ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(), t.seconds());
+          o.task == "auto" ? ", chosen: the dataset has no node labels" : "", ds.link->train.size(),
+          ds.link->valid.size(), ds.link->test.size(), t.seconds());
     } else {
       fmt::print(
           "dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
