@@ -120,6 +120,22 @@ TEST(LinkProtocol, MlpDecoderLayerNormPreluAndEmbeddingsCooperativeEqualsSingleP
   }
 }
 
+TEST(LinkProtocol, PesWithoutPairsAndPNotDividingB) {
+  // B = 3 positives over 8 PEs: most PEs score nothing (cooperative) or get no slice
+  // (independent) and still take part in every collective.
+  for (bool emb : {false, true}) {
+    auto cfg = link_cfg(minibatch_mode::independent, 1);
+    cfg.batch_size = 3;
+    cfg.embedding_dim = emb ? 3 : 0;
+    auto const ref = run_link_step(cfg);
+    for (auto mode : {minibatch_mode::independent, minibatch_mode::cooperative}) {
+      cfg.mode = mode;
+      cfg.num_pes = 8;
+      expect_same(run_link_step(cfg), ref);
+    }
+  }
+}
+
 TEST(LinkProtocol, EmulatedDeviceGivesTheHostStep) {
   for (auto mode : {minibatch_mode::independent, minibatch_mode::cooperative}) {
     auto cfg = link_cfg(mode, 2);
