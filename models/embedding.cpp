@@ -29,7 +29,6 @@ embedding_table::embedding_table(const exec_context& ctx, std::int64_t num_rows,
     }
   }
   values_ = to_space(ctx, std::move(init));
-  grads_ = zeros<float>(ctx, num_rows, dim);
   m_ = zeros<float>(ctx, num_rows, dim);
   v_ = zeros<float>(ctx, num_rows, dim);
 }
@@ -50,11 +49,8 @@ void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const floa
   auto const k = static_cast<std::int64_t>(u.unique.size());
   tensor<float> sum = zeros<float>(ctx_, k, dim());
   scatter_add_rows<float>(ctx_, g, u.inverse.view(), sum.view());
-  // Into the (zero) full-size gradient at those rows, Adam on them, then exactly back to zero
-  // (x + (-x) == 0 in IEEE arithmetic): the step costs O(k dim), not O(rows dim).
   buffer_view<const std::int64_t> const rows_touched{u.unique.data(), u.unique.size(),
                                                      u.unique.space()};
-  scatter_add_rows<float>(ctx_, sum.view(), rows_touched, grads_.view());
   auto const t = t_ + 1;
   adam_step_params a;
   a.lr = options_.lr;
@@ -64,12 +60,9 @@ void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const floa
   a.weight_decay = options_.weight_decay;
   a.bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(t));
   a.bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(t));
-  adam_update_rows(ctx_, values_.view(), grads_.view(), m_.view(), v_.view(), rows_touched, a);
+  // The compact sums go straight to Adam: the step costs O(k dim), not O(rows dim).
+  adam_update_rows(ctx_, values_.view(), sum.view(), m_.view(), v_.view(), rows_touched, a);
   t_ = t;
-  std::vector<float> const minus(static_cast<std::size_t>(k), -1.0f);
-  buffer<float> const neg = upload<float>(ctx_, minus);
-  scale_rows<float>(ctx_, neg.view(), sum.view(), sum.view());
-  scatter_add_rows<float>(ctx_, sum.view(), rows_touched, grads_.view());
 }
 
 matrix<float> embedding_table::to_host_matrix() const { return download<float>(ctx_, values()); }

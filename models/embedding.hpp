@@ -55,7 +55,6 @@ class embedding_table {
   exec_context ctx_;
   adam_options options_;
   tensor<float> values_;
-  tensor<float> grads_;  // zero between steps; apply() fills and clears the touched rows only
   tensor<float> m_;
   tensor<float> v_;
   std::int64_t t_ = 0;

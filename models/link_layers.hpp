@@ -121,7 +121,8 @@ class link_decoder {
                     decoder_cache<T>* cache) const;
 
   /// ADDS the parameters' gradients for dL/ds = grad_scores [m] and returns dL/dz [n, dim]
-  /// (zero rows for rows no pair reads; terms added in pair order, deterministic).
+  /// (zero rows for rows no pair reads; every pair's source term is added, in pair order,
+  /// then every destination term: deterministic, the same on every backend).
   /// @param n  z's row count in forward
   tensor<T> backward(const exec_context& ctx, buffer_view<const T> grad_scores,
                      buffer_view<const std::int64_t> src, buffer_view<const std::int64_t> dst,

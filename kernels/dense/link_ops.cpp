@@ -412,11 +412,13 @@ void adam_update_rows(const exec_context& ctx, tensor_view<float> value,
                          {"m", m.space},
                          {"v", v.space},
                          {"rows", rows.space}});
-  detail::expect_same_shape<float>(fn, value, "value", grad, "grad");
   detail::expect_same_shape<float>(fn, value, "value", m, "m");
   detail::expect_same_shape<float>(fn, value, "value", v, "v");
   auto const r = static_cast<std::int64_t>(rows.size);
   std::int64_t const d = value.cols;
+  COOPGNN_EXPECTS(grad.rows == r && grad.cols == d,
+                  "{}: grad is [{}, {}], expected [{}, {}] (one row per selected row)", fn,
+                  grad.rows, grad.cols, r, d);
   if (r == 0 || d == 0) return;
   if (!ctx.runs_on_host()) {
 #ifdef COOPGNN_WITH_CUDA
@@ -434,8 +436,9 @@ void adam_update_rows(const exec_context& ctx, tensor_view<float> value,
   }
   for (std::int64_t k = 0; k < r; ++k) {
     std::int64_t const base = rows.data[k] * d;
-    for (std::int64_t j = base; j < base + d; ++j) {
-      adam_element(value.data[j], grad.data[j], m.data[j], v.data[j], params);
+    for (std::int64_t j = 0; j < d; ++j) {
+      adam_element(value.data[base + j], grad.data[k * d + j], m.data[base + j], v.data[base + j],
+                   params);
     }
   }
 }

@@ -195,7 +195,7 @@ __global__ void adam_rows_per_thread(float* __restrict__ value, const float* __r
                                      adam_step_params a) {
   for (std::int64_t t = global_thread(); t < num_rows * d; t += thread_count()) {
     std::int64_t const e = rows[t / d] * d + t % d;
-    adam_element(value[e], grad[e], m[e], v[e], a);
+    adam_element(value[e], grad[t], m[e], v[e], a);  // grad is compact: row t / d of rows
   }
 }
 

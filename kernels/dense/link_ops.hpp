@@ -109,10 +109,13 @@ T bce_with_logits(const exec_context& ctx, buffer_view<const T> logits, buffer_v
 
 /// Lazy ("sparse") Adam on selected rows of a [n, d] parameter table (PyTorch's SparseAdam
 /// semantics: one global step counter in params, moments of untouched rows stay as they are):
-/// for every r in rows and j < d, element (r, j) gets exactly adam_update's formula
-/// (kernels/dense/elementwise.hpp), the one function adam_element of adam_params.hpp that both
-/// use on every backend; every other element is left bit-identical. Bitwise equal on CUDA.
-/// @param value, grad, m, v [n, d] float32; @param rows [r] int64, distinct, in [0, n) (host:
+/// for every k < r and j < d, element (rows[k], j) of value, m and v gets exactly adam_update's
+/// formula (kernels/dense/elementwise.hpp) with gradient grad[k, j] (a compact gradient, one
+/// row per updated row: the step costs O(r d) whatever n is), the one function adam_element of
+/// adam_params.hpp that both use on every backend; every other element is left bit-identical.
+/// Bitwise equal on CUDA.
+/// @param value, m, v [n, d] float32; @param grad [r, d] float32, row k for rows[k];
+/// @param rows [r] int64, distinct, in [0, n) (host:
 ///        every row is checked first, a row outside throws logic_error naming it; CUDA: not
 ///        checked; distinctness is not checked anywhere: a repeated row is updated twice on the
 ///        host and races on CUDA)

@@ -86,10 +86,11 @@ void layer_norm_backward(const float* grad_out, const float* x, std::int64_t m, 
 void bce_with_logits(const float* logits, const float* labels, std::int64_t n, float scale,
                      float* grad, double* row_loss, float* loss, cudaStream_t stream);
 
-/// adam_element (adam_params.hpp) on value[r, j], grad[r, j], m[r, j], v[r, j] for every r in
-/// rows[0 .. num_rows) and j < d: bitwise equal to the host. One thread per element
+/// adam_element (adam_params.hpp) on value[r, j], grad[k, j], m[r, j], v[r, j] for r = rows[k],
+/// k < num_rows and j < d: bitwise equal to the host. One thread per element
 /// (adam_rows_per_thread). Rows must be distinct and in range (not checked).
-/// @param value, grad, m, v [n, d] device; @param rows [num_rows] device int64
+/// @param value, m, v [n, d] device; @param grad [num_rows, d] device (compact);
+/// @param rows [num_rows] device int64
 void adam_update_rows(float* value, const float* grad, float* m, float* v, std::int64_t d,
                       const std::int64_t* rows, std::int64_t num_rows,
                       const adam_step_params& params, cudaStream_t stream);

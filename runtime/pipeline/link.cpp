@@ -15,7 +15,7 @@ namespace coopgnn {
 vid_t negative_tail(std::uint64_t run_seed, std::uint32_t batch, std::int64_t positive, int j,
                     vid_t src, vid_t lo, vid_t hi) {
   COOPGNN_EXPECTS(hi - lo >= 2,
-                  "negative sampling: the tail range [{}, {}) has no vertex besides the source", lo,
+                  "negative sampling: the tail range [{}, {}) has fewer than 2 candidate tails", lo,
                   hi);
   auto const range = static_cast<unsigned __int128>(hi - lo);
   for (std::uint32_t a = 0; a < 64; ++a) {
@@ -67,9 +67,13 @@ link_batch make_link_batch(const link_task& task, std::span<const vid_t> positiv
 }
 
 std::string link_metric_name(const link_task& task, const pair_set& set, int topk) {
-  if (!set.indexes.empty()) return "mrr";
   bool neg = false;
   for (auto l : set.labels) neg = neg || l == 0;
+  COOPGNN_EXPECTS(set.indexes.empty() || neg,
+                  "link-prediction task '{}': an evaluation set has queries (indexes) but no "
+                  "negatives (labels 0) to rank its positives against",
+                  task.name);
+  if (!set.indexes.empty()) return "mrr";
   if (neg) return "roc_auc";
   COOPGNN_EXPECTS(task.user_item(),
                   "link-prediction task '{}': an evaluation set holds positives only and the "

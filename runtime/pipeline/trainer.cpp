@@ -77,6 +77,10 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                     "training pairs",
                     ds.name);
     COOPGNN_EXPECTS(cfg.negatives >= 1, "--negatives {} must be at least 1", cfg.negatives);
+    COOPGNN_EXPECTS(!cfg.linear_head,
+                    "--linear-head is for node classification; in link prediction the decoder "
+                    "follows the last GNN layer (set its width with --out-dim)");
+    COOPGNN_EXPECTS(cfg.topk >= 1, "--topk {} must be at least 1", cfg.topk);
     COOPGNN_EXPECTS(cfg.out_dim >= 0 && cfg.decoder_hidden >= 0,
                     "--out-dim {} and --decoder-hidden {} must be non-negative", cfg.out_dim,
                     cfg.decoder_hidden);
@@ -186,8 +190,9 @@ const models::gnn_model& trainer::host_model(int pe) const {
 
 std::string trainer::metric_name() const {
   if (cfg_.task == task_kind::link_prediction) {
-    return link_metric_name(*ds_.link, ds_.link->valid.empty() ? ds_.link->test : ds_.link->valid,
-                            cfg_.topk);
+    const link_task& t = *ds_.link;
+    if (t.valid.empty() && t.test.empty()) return "none";  // nothing to evaluate
+    return link_metric_name(t, t.valid.empty() ? t.test : t.valid, cfg_.topk);
   }
   return ds_.num_classes == 2 ? "roc_auc" : "accuracy";
 }
@@ -469,8 +474,14 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     rows.allreduce_sum(std::span<float>(grads.data, grads.size));
     if (pe.emb) {
       // Every PE's (input id, gradient row) pairs on every PE: the replicas apply the same list.
+      m.mark_sent();
       emb_ids = allgatherv_rows<vid_t>(ctx, rows, in.mb.input_nodes.view());
       emb_grads = allgatherv_rows<float>(ctx, rows, input_grad.view().flat(), input_grad.cols());
+      m.record(static_cast<int>(L - 1), "embedding_allgather");
+      // Staging: P copies of what this PE sends, plus everything it receives.
+      auto const sent = static_cast<std::int64_t>(input_grad.bytes() + in.mb.input_nodes.bytes());
+      staging = std::max(staging,
+                         P * sent + static_cast<std::int64_t>(emb_ids.bytes() + emb_grads.bytes()));
     }
     buffer<double> loss_placed = upload<double>(ctx, std::span<const double>(&loss_sum, 1));
     rows.allreduce_sum(std::span<double>(loss_placed.data(), 1));

@@ -40,7 +40,8 @@ struct pe_trace {
   std::vector<float> pair_labels;              ///< link prediction: 1 positive, 0 negative
   std::vector<float> grads;   ///< all-reduced weight gradients, flattened in params() order
   work_counters work;         ///< this PE's work in the step
-  double loss = 0;            ///< this PE's contribution (sum over its seeds / B)
+  double loss = 0;            ///< this PE's contribution (sum over its seeds / B; link
+                              ///< prediction: over its pairs / (B (1 + k)))
   stage_seconds seconds;      ///< this PE's wall time per stage in the step
   stage_seconds cpu_seconds;  ///< this PE thread's CPU time per stage (excludes waiting)
   std::vector<layer_traffic> traffic;  ///< cooperative: bytes per layer and direction
@@ -75,8 +76,10 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 /// are host data), the owners' outputs reach the scorer by exchange_pull and the decoder's
 /// gradients go back by exchange_push. The loss is the binary cross-entropy over the B (1 + k)
 /// pairs, normalised by B (1 + k). With embedding_dim > 0 the input rows come from a learnable
-/// embedding table per replica (models::embedding_table) whose gradients are all-reduced with
-/// the weights' and applied to the touched rows only. Weights are replicated: every PE starts from
+/// embedding table per replica (models::embedding_table): every PE's (input id, gradient row)
+/// pairs are all-gathered (allgatherv_rows) and every replica applies the same list to the
+/// touched rows only (lazy Adam), so replicas stay equal. With no validation or test pairs,
+/// metric_name() is "none" and evaluation gives NaN. Weights are replicated: every PE starts from
 /// the same initialisation, all-reduces gradients and applies the same Adam step, so replicas stay
 /// equal.
 ///

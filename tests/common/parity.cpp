@@ -160,11 +160,12 @@ void append_link_cases(std::vector<op_case>& all, std::int64_t m, std::int64_t n
   all.push_back({"adam_update_rows " + sz, 0.0, [=](const exec_context& ctx) {
                    std::int64_t const rows = m + 2;
                    auto v = upload(ctx, matrix<float>(rows, n, ints(rows * n, 3, 47)));
-                   auto g = upload(ctx, matrix<float>(rows, n, ints(rows * n, 3, 48)));
                    auto mm = upload(ctx, matrix<float>(rows, n, ints(rows * n, 1, 49)));
                    auto vv = upload(ctx, matrix<float>(rows, n, 0.5f));
                    std::vector<std::int64_t> sel;  // every other row, descending
                    for (std::int64_t r = rows - 1; r >= 0; r -= 2) sel.push_back(r);
+                   auto const k = static_cast<std::int64_t>(sel.size());
+                   auto g = upload(ctx, matrix<float>(k, n, ints(k * n, 3, 48)));  // compact
                    auto ds = upload<std::int64_t>(ctx, sel);
                    adam_step_params p{0.01, 0.9, 0.999, 1e-8, 5e-4, 0.1, 0.001};
                    adam_update_rows(ctx, v.view(), g.view(), mm.view(), vv.view(), ds.view(), p);

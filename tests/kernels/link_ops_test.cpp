@@ -484,9 +484,12 @@ TEST(link_ops, adam_update_rows_is_adam_update_on_the_selected_rows_only) {
   auto const v0 = matrix<float>(n, d, std::vector<float>(static_cast<std::size_t>(n * d), 0.5f));
   adam_step_params const p{0.01, 0.9, 0.999, 1e-8, 5e-4, 0.1, 0.001};
   std::vector<std::int64_t> const rows{5, 0, 3};
+  // The compact gradient: row k for rows[k].
+  matrix<float> compact(3, d);
+  for (std::int64_t k = 0; k < 3; ++k) std::copy_n(grad.row(rows[k]), d, compact.row(k));
   auto value = value0, m = m0, v = v0;
-  adam_update_rows(host, host_view(value), host_view(grad), host_view(m), host_view(v),
-                   host_view(rows), p);
+  adam_update_rows(host, host_view(value), host_view(std::as_const(compact)), host_view(m),
+                   host_view(v), host_view(rows), p);
   for (std::int64_t r = 0; r < n; ++r) {
     SCOPED_TRACE("row " + std::to_string(r));
     bool const selected = r == 5 || r == 0 || r == 3;
@@ -506,12 +509,13 @@ TEST(link_ops, adam_update_rows_is_adam_update_on_the_selected_rows_only) {
   }
   // No rows or no columns: nothing happens.
   auto untouched = value0;
-  adam_update_rows(host, host_view(untouched), host_view(grad), host_view(m), host_view(v), {}, p);
+  adam_update_rows(host, host_view(untouched), tensor_view<const float>{nullptr, 0, d},
+                   host_view(m), host_view(v), {}, p);
   EXPECT_EQ(untouched.values(), value0.values());
 }
 
 TEST(link_ops, adam_update_rows_rejects_rows_out_of_range_and_shape_mismatches) {
-  matrix<float> value(3, 2), grad(3, 2), m(3, 2), v(3, 2), short_v(2, 2);
+  matrix<float> value(3, 2), grad(2, 2), m(3, 2), v(3, 2), short_v(2, 2), grad1(1, 2);
   adam_step_params const p{0.01, 0.9, 0.999, 1e-8, 0.0, 0.1, 0.001};
   std::vector<std::int64_t> const bad{0, 3};
   try {
@@ -522,8 +526,12 @@ TEST(link_ops, adam_update_rows_rejects_rows_out_of_range_and_shape_mismatches) 
     EXPECT_NE(std::string(e.what()).find("row 3"), std::string::npos) << e.what();
   }
   std::vector<std::int64_t> const ok{1};
-  EXPECT_THROW(adam_update_rows(host, host_view(value), host_view(grad), host_view(m),
+  EXPECT_THROW(adam_update_rows(host, host_view(value), host_view(grad1), host_view(m),
                                 host_view(short_v), host_view(ok), p),
+               logic_error);
+  // The gradient must have one row per selected row.
+  EXPECT_THROW(adam_update_rows(host, host_view(value), host_view(grad), host_view(m), host_view(v),
+                                host_view(ok), p),
                logic_error);
 }
 

@@ -146,6 +146,41 @@ TEST(LinkProtocol, EmulatedDeviceGivesTheHostStep) {
   }
 }
 
+TEST(LinkProtocol, EmulatedDeviceTrainsBitForBitLikeTheHost) {
+  // Three updating steps (the embedding all-gather and lazy Adam, the decoder's and the norm's
+  // parameters) on the emulated device, sampling there or on the host: the host's weights and
+  // tables, bit for bit.
+  auto const& f = fixture();
+  auto run = [&](backend b, bool sample_on_device, minibatch_mode mode) {
+    auto cfg = link_cfg(mode, 2);
+    cfg.compute_backend = b;
+    cfg.sample_on_device = sample_on_device;
+    cfg.embedding_dim = 5;
+    cfg.decoder = models::decoder_kind::mlp;
+    cfg.decoder_hidden = 4;
+    cfg.layer_norm = true;
+    cfg.activation = models::activation_kind::prelu;
+    trainer tr(f.ds, f.g, cfg);
+    auto const order = tr.epoch_order(1);
+    for (std::uint32_t s = 0; s < 3; ++s) {
+      std::vector<vid_t> const batch(order.begin() + s * 37, order.begin() + (s + 1) * 37);
+      tr.step(batch, s, step_options{});
+    }
+    auto const& p = tr.host_model(1).params();
+    std::vector<float> w(p.values().host().begin(), p.values().host().end());
+    return std::make_pair(w, tr.embeddings(1)->to_host_matrix().values());
+  };
+  for (auto mode : {minibatch_mode::independent, minibatch_mode::cooperative}) {
+    auto const host = run(backend::host, true, mode);
+    for (bool on_device : {true, false}) {
+      auto const emu = run(backend::emulated, on_device, mode);
+      EXPECT_EQ(emu.first, host.first)
+          << to_string(mode) << " weights, sample on device " << on_device;
+      EXPECT_EQ(emu.second, host.second) << to_string(mode) << " embeddings";
+    }
+  }
+}
+
 TEST(LinkProtocol, EmbeddingReplicasStayEqualAndOnlyTouchedRowsMove) {
   auto const& f = fixture();
   auto cfg = link_cfg(minibatch_mode::independent, 2);
@@ -214,6 +249,17 @@ TEST(LinkProtocol, ConfigurationErrorsNameTheProblem) {
   dataset pos_only = f.ds;
   pos_only.link->test.labels.clear();
   EXPECT_THROW(trainer(pos_only, f.g, cfg), logic_error);
+  // The linear head is node classification's.
+  auto head = cfg;
+  head.linear_head = true;
+  EXPECT_THROW(trainer(f.ds, f.g, head), logic_error);
+  // Nothing to evaluate: training runs, metrics are NaN.
+  dataset no_eval = f.ds;
+  no_eval.link->test = {};
+  trainer t(no_eval, f.g, cfg);
+  EXPECT_EQ(t.metric_name(), "none");
+  auto const rep = t.run_epoch(1, true);
+  EXPECT_TRUE(std::isnan(rep.test_metric));
 }
 
 }  // namespace
