@@ -472,8 +472,9 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_EXPECTS(rows.serves(ctx), "PE {}: its communicator does not move its memory", p);
     auto const grads = pe.model.params().grads();
     rows.allreduce_sum(std::span<float>(grads.data, grads.size));
-    if (pe.emb) {
-      // Every PE's (input id, gradient row) pairs on every PE: the replicas apply the same list.
+    if (pe.emb && !coop) {
+      // Independent: every PE's (input id, gradient row) pairs on every PE, so the replicas
+      // apply the same list. (Cooperative: a PE's input rows are its own, owner-partitioned.)
       m.mark_sent();
       emb_ids = allgatherv_rows<vid_t>(ctx, rows, in.mb.input_nodes.view());
       emb_grads = allgatherv_rows<float>(ctx, rows, input_grad.view().flat(), input_grad.cols());
@@ -493,7 +494,11 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_NVTX_RANGE("model/optimizer");
     if (opt.update) {
       pe.opt.step();
-      if (pe.emb) {
+      if (pe.emb && coop) {
+        // The owner updates its rows only: S^L_p is owned by p, so the replicas' updated rows
+        // are disjoint and the owners' rows are the table (embedding_values()).
+        pe.emb->apply(in.mb.input_nodes.view(), input_grad.view());
+      } else if (pe.emb) {
         auto const n = static_cast<std::int64_t>(emb_ids.size());
         pe.emb->apply(emb_ids.view(), tensor_view<const float>{emb_grads.data(), n, pe.emb->dim(),
                                                                emb_grads.space()});
@@ -652,11 +657,26 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
   run_pes([&](pe_state& pe) { pe_step(pe, global_batch, batch_index, opt); });
 }
 
-matrix<float> trainer::inference_input(int pe) const {
-  if (const auto* emb = pes_.at(pe)->emb.get()) {
-    bind_device(pe);
-    return emb->to_host_matrix();
+matrix<float> trainer::embedding_values() const {
+  COOPGNN_EXPECTS(pes_.at(0)->emb != nullptr, "trainer::embedding_values: no --embedding-dim");
+  bind_device(0);
+  matrix<float> table = pes_[0]->emb->to_host_matrix();
+  if (cfg_.mode != minibatch_mode::cooperative) return table;  // replicas are equal
+  // Cooperative: row r is current on its owner's replica only.
+  for (std::size_t q = 1; q < pes_.size(); ++q) {
+    bind_device(static_cast<int>(q));
+    matrix<float> const mine = pes_[q]->emb->to_host_matrix();
+    for (vid_t r = 0; r < table.rows(); ++r) {
+      if (owners_.owner(r) == static_cast<int>(q)) {
+        std::copy_n(&mine(r, 0), table.cols(), &table(r, 0));
+      }
+    }
   }
+  return table;
+}
+
+matrix<float> trainer::inference_input(int pe) const {
+  if (pes_.at(pe)->emb) return embedding_values();
   if (ds_.features_in_memory()) return ds_.features;
   if (owned_features_.rows() > 0) return owned_features_;
   // Layer-wise inference reads every row: gathered once from the mapped file.

@@ -76,9 +76,12 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 /// are host data), the owners' outputs reach the scorer by exchange_pull and the decoder's
 /// gradients go back by exchange_push. The loss is the binary cross-entropy over the B (1 + k)
 /// pairs, normalised by B (1 + k). With embedding_dim > 0 the input rows come from a learnable
-/// embedding table per replica (models::embedding_table): every PE's (input id, gradient row)
-/// pairs are all-gathered (allgatherv_rows) and every replica applies the same list to the
-/// touched rows only (lazy Adam), so replicas stay equal. With no validation or test pairs,
+/// embedding table per replica (models::embedding_table), updated on the touched rows only (lazy
+/// Adam). Independent: every PE's (input id, gradient row) pairs are all-gathered
+/// (allgatherv_rows) and every replica applies the same list, so replicas stay equal.
+/// Cooperative: a PE's input rows S^L_p are rows it owns and their gradients come back to it
+/// (exchange_push), so each owner updates its own rows and nothing is gathered: the table is
+/// partitioned by owner (embedding_values() assembles it). With no validation or test pairs,
 /// metric_name() is "none" and evaluation gives NaN. Weights are replicated: every PE starts from
 /// the same initialisation, all-reduces gradients and applies the same Adam step, so replicas stay
 /// equal.
@@ -147,8 +150,13 @@ class trainer {
   [[nodiscard]] const models::gnn_model& host_model(int pe) const;
   [[nodiscard]] std::string metric_name() const;
   [[nodiscard]] const train_config& config() const { return cfg_; }
-  /// Replica `pe`'s embedding table, or nullptr without embedding_dim.
+  /// Replica `pe`'s embedding table, or nullptr without embedding_dim. Cooperative: only the
+  /// rows PE `pe` owns are current there (see embedding_values()).
   [[nodiscard]] const models::embedding_table* embeddings(int pe) const;
+  /// The current embedding table on the host: replica 0's (independent; replicas are equal), or
+  /// every row from its owner's replica (cooperative). Synchronises the devices.
+  /// @throws logic_error without embedding_dim.
+  [[nodiscard]] matrix<float> embedding_values() const;
   /// True when the run's feature cache holds rows for real: the GPU cache (--cache-policy
   /// setassoc in front of a device or pinned table on the CUDA backend). The host policies
   /// model a cache: they count hits and misses, rows still come from the table

@@ -168,7 +168,7 @@ TEST(LinkProtocol, EmulatedDeviceTrainsBitForBitLikeTheHost) {
     }
     auto const& p = tr.host_model(1).params();
     std::vector<float> w(p.values().host().begin(), p.values().host().end());
-    return std::make_pair(w, tr.embeddings(1)->to_host_matrix().values());
+    return std::make_pair(w, tr.embedding_values().values());
   };
   for (auto mode : {minibatch_mode::independent, minibatch_mode::cooperative}) {
     auto const host = run(backend::host, true, mode);
@@ -179,6 +179,39 @@ TEST(LinkProtocol, EmulatedDeviceTrainsBitForBitLikeTheHost) {
       EXPECT_EQ(emu.second, host.second) << to_string(mode) << " embeddings";
     }
   }
+}
+
+TEST(LinkProtocol, CooperativeOwnerPartitionedTableTrainsLikeOnePe) {
+  // Cooperative: each owner updates only its rows; the assembled table after three updating
+  // steps is one PE's table (up to float summation order).
+  auto const& f = fixture();
+  auto run = [&](minibatch_mode mode, int P) {
+    auto cfg = link_cfg(mode, P);
+    cfg.embedding_dim = 4;
+    trainer tr(f.ds, f.g, cfg);
+    auto const order = tr.epoch_order(1);
+    for (std::uint32_t s = 0; s < 3; ++s) {
+      std::vector<vid_t> const batch(order.begin() + s * 37, order.begin() + (s + 1) * 37);
+      tr.step(batch, s, step_options{});
+    }
+    return tr.embedding_values();
+  };
+  auto const one = run(minibatch_mode::independent, 1);
+  auto const coop = run(minibatch_mode::cooperative, 3);
+  ASSERT_EQ(one.values().size(), coop.values().size());
+  std::int64_t moved = 0;
+  auto const init = trainer(f.ds, f.g,
+                            [] {
+                              auto c = link_cfg(minibatch_mode::independent, 1);
+                              c.embedding_dim = 4;
+                              return c;
+                            }())
+                        .embedding_values();
+  for (std::size_t i = 0; i < one.values().size(); ++i) {
+    EXPECT_NEAR(coop.values()[i], one.values()[i], 1e-5f) << "element " << i;
+    moved += one.values()[i] != init.values()[i] ? 1 : 0;
+  }
+  EXPECT_GT(moved, 0) << "no row moved: the comparison would be vacuous";
 }
 
 TEST(LinkProtocol, EmbeddingReplicasStayEqualAndOnlyTouchedRowsMove) {
