@@ -261,6 +261,68 @@ sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
 #endif
 }
 
+std::uint64_t edge_exclusion_key(vid_t t, vid_t s) {
+  constexpr vid_t limit = vid_t{1} << 32;
+  COOPGNN_EXPECTS(t >= 0 && t < limit && s >= 0 && s < limit,
+                  "edge exclusion: ids {} -> {} are outside [0, 2^32)", t, s);
+  return (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint64_t>(s);
+}
+
+sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> seeds,
+                              const sampled_buffers& sampled,
+                              buffer_view<const std::uint64_t> keys) {
+  constexpr const char* fn = "exclude_edges";
+  detail::expect_spaces(
+      ctx, fn,
+      {{"seeds", seeds.space}, {"the sample", sampled.nbrs.space()}, {"keys", keys.space}});
+  COOPGNN_EXPECTS(sampled.indptr.size() == seeds.size + 1,
+                  "{}: the sample has {} offsets for {} seeds", fn, sampled.indptr.size(),
+                  seeds.size);
+  if (ctx.runs_on_host()) {
+    auto const k = raw(keys);
+    for (std::size_t i = 1; i < k.size(); ++i) {
+      COOPGNN_EXPECTS(k[i - 1] < k[i], "{}: keys are not ascending and distinct at position {}", fn,
+                      i);
+    }
+    auto const sd = raw(seeds);
+    auto const ip = raw(sampled.indptr);
+    auto const nb = raw(sampled.nbrs);
+    auto const w = raw(sampled.weights);
+    auto excluded = [&](std::size_t i, eid_t e) {
+      return std::binary_search(k.begin(), k.end(), edge_exclusion_key(nb[e], sd[i]));
+    };
+    std::vector<eid_t> indptr(sd.size() + 1, 0);
+    std::vector<vid_t> nbrs;
+    std::vector<float> weights;
+    for (std::size_t i = 0; i < sd.size(); ++i) {
+      float sum = 0.0f;
+      for (eid_t e = ip[i]; e < ip[i + 1]; ++e) {
+        if (!excluded(i, e)) sum += w[e];
+      }
+      for (eid_t e = ip[i]; e < ip[i + 1]; ++e) {
+        if (excluded(i, e)) continue;
+        nbrs.push_back(nb[e]);
+        weights.push_back(w[e] / sum);
+      }
+      indptr[i + 1] = static_cast<eid_t>(nbrs.size());
+    }
+    return {to_space(ctx, std::move(indptr)), to_space(ctx, std::move(nbrs)),
+            to_space(ctx, std::move(weights))};
+  }
+#ifdef COOPGNN_WITH_CUDA
+  auto d = cuda::exclude_edges(
+      *ctx.cuda(), {seeds.data, seeds.size},
+      cuda::device_sampled_view({sampled.indptr.data(), sampled.indptr.size()},
+                                {sampled.nbrs.data(), sampled.nbrs.size()},
+                                {sampled.weights.data(), sampled.weights.size()}),
+      {keys.data, keys.size});
+  return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
+          buffer<float>::adopt(std::move(d.weights))};
+#else
+  detail::no_cuda_build(fn);
+#endif
+}
+
 block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view<const vid_t> dst,
                          const sampled_buffers& s) {
   detail::expect_spaces(

@@ -49,6 +49,22 @@ struct sampled_buffers {
 sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
                                  buffer_view<const vid_t> seeds, const sample_params& params);
 
+/// The key of edge t -> s in an exclusion set: (uint64(t) << 32) | uint64(s).
+/// @throws logic_error when an id is negative or >= 2^32.
+std::uint64_t edge_exclusion_key(vid_t t, vid_t s);
+
+/// Removes excluded edges from a sample (link prediction's target edges, DGL's `exclude`):
+/// the sampled edge t -> seeds[i] (t = nbrs[e], e in [indptr[i], indptr[i + 1])) is dropped
+/// when edge_exclusion_key(t, seeds[i]) is in `keys`; the kept edges of a seed keep their order
+/// and their weights are renormalised to sum 1 (w / sum of the kept w, the sum in edge order in
+/// float: the Hajek estimator over what is left); a seed left without edges has none. Host and
+/// emulated: the reference loop (keys checked ascending and distinct, logic_error otherwise).
+/// CUDA: cuda::exclude_edges, the same bits (keys not checked). Empty keys return a copy.
+/// @param seeds [n] in ctx.space(); @param sampled drawn for seeds; @param keys [k] ascending
+sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> seeds,
+                              const sampled_buffers& sampled,
+                              buffer_view<const std::uint64_t> keys);
+
 /// A block (block.hpp) in a memory space.
 struct block_buffers {
   std::int64_t num_dst = 0;

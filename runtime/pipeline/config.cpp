@@ -20,6 +20,24 @@ std::string to_string(task_kind t) {
   return t == task_kind::link_prediction ? "link_prediction" : "node_classification";
 }
 
+std::string to_string(exclude_kind e) {
+  switch (e) {
+    case exclude_kind::self:
+      return "self";
+    case exclude_kind::reverse:
+      return "reverse";
+    default:
+      return "none";
+  }
+}
+
+exclude_kind parse_exclude_kind(const std::string& name) {
+  if (name == "none") return exclude_kind::none;
+  if (name == "self") return exclude_kind::self;
+  if (name == "reverse") return exclude_kind::reverse;
+  COOPGNN_FAIL("--exclude '{}': expected none, self or reverse", name);
+}
+
 backend resolve_backend(const std::string& name, int cuda_devices,
                         const std::string& no_device_reason) {
 #ifdef COOPGNN_WITH_CUDA

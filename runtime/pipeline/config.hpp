@@ -27,6 +27,17 @@ enum class task_kind {
 std::string to_string(
     task_kind t);  ///< "node_classification" / "link_prediction" (GraphBolt's names)
 
+/// Link prediction: which edges of the minibatch's own positives are removed from message
+/// passing (DGL's `exclude` of as_edge_prediction_sampler: None, "self", "reverse_id").
+enum class exclude_kind {
+  none,     ///< keep them (DGL's default)
+  self,     ///< drop u -> v for every positive (u, v) of the global batch
+  reverse,  ///< drop u -> v and v -> u
+};
+std::string to_string(exclude_kind e);
+/// Parses "none", "self" or "reverse". @throws logic_error naming --exclude otherwise.
+exclude_kind parse_exclude_kind(const std::string& name);
+
 /// Parses "independent" or "cooperative". @throws logic_error otherwise.
 minibatch_mode parse_mode(const std::string& name);
 std::string to_string(minibatch_mode m);
@@ -82,7 +93,8 @@ struct train_config {
   std::int64_t decoder_hidden = 0;  ///< mlp decoder width; 0 = hidden
   std::int64_t out_dim = 0;         ///< the encoder's output (embedding) width; 0 = hidden
   int negatives = 1;                ///< k tail-corrupted negatives per positive
-  int topk = 20;                    ///< K of Recall@K / NDCG@K on user-item data
+  exclude_kind exclude = exclude_kind::none;  ///< target edges removed from message passing
+  int topk = 20;                              ///< K of Recall@K / NDCG@K on user-item data
 };
 
 /// Work of one PE (or summed over PEs) in a batch or an epoch (DESIGN.md section 6, "Work

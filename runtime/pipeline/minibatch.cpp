@@ -25,7 +25,8 @@ namespace {
 const block_buffers& sample_layer(const exec_context& ctx, const csc_view& g,
                                   const buffer<vid_t>& frontier, const batch_key& key,
                                   std::size_t l, minibatch& out) {
-  auto const s = sample_neighbors(ctx, g, frontier.view(), layer_params(key, l));
+  auto s = sample_neighbors(ctx, g, frontier.view(), layer_params(key, l));
+  if (key.excluded.size > 0) s = exclude_edges(ctx, frontier.view(), s, key.excluded);
   out.blocks.push_back(make_block(ctx, g, frontier.view(), s));
   out.work.sampled_edges += static_cast<std::int64_t>(out.blocks.back().indices.size());
   return out.blocks.back();

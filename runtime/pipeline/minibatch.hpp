@@ -72,6 +72,9 @@ struct batch_key {
   std::uint64_t run_seed = 0;
   std::uint32_t batch = 0;
   labor_dependency dependency;  ///< LABOR kappa and layer dependency
+  /// Edges removed from every layer's sample (exclude_edges, kernels/sample/sampling.hpp):
+  /// ascending edge_exclusion_key values in the sampling context's space; empty = none.
+  buffer_view<const std::uint64_t> excluded;
 };
 
 /// The sampler parameters of layer l (l < key.fanouts.size()) under `key`.

@@ -338,8 +338,21 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
                       pe.run_seed,
                       batch_index,
                       {cfg_.batch_dependency, cfg_.layer_dependency}};
+  // Link prediction with --exclude: the global batch's positives (and reverses) leave every
+  // layer's sample, on every PE alike.
+  std::vector<std::uint64_t> excluded;
+  if (link && cfg_.exclude != exclude_kind::none) {
+    for (vid_t i : global_batch) {
+      vid_t const u = ds_.link->train.src[static_cast<std::size_t>(i)];
+      vid_t const v = ds_.link->train.dst[static_cast<std::size_t>(i)];
+      excluded.push_back(edge_exclusion_key(u, v));
+      if (cfg_.exclude == exclude_kind::reverse) excluded.push_back(edge_exclusion_key(v, u));
+    }
+    std::sort(excluded.begin(), excluded.end());
+    excluded.erase(std::unique(excluded.begin(), excluded.end()), excluded.end());
+  }
   step_batch in;
-  sample(pe, seeds, key, opt, m, w, in);
+  sample(pe, seeds, key, excluded, opt, m, w, in);
   auto const& blocks = in.blocks;
 
   // 2. Feature loading: storage rows (or embedding rows) for the input nodes, then
@@ -550,8 +563,9 @@ void trainer::place_graphs() {
   }
 }
 
-void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-                     const step_options& opt, step_meter& m, work_counters& w, step_batch& in) {
+void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key0,
+                     std::span<const std::uint64_t> excluded, const step_options& opt,
+                     step_meter& m, work_counters& w, step_batch& in) {
   auto const L = cfg_.fanouts.size();
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
   int const p = pe.comm.rank();
@@ -568,6 +582,9 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
     scoped_timer timer(nullptr);
     COOPGNN_NVTX_RANGE("sample/minibatch");
     buffer<vid_t> const seeds_placed = upload<vid_t>(sctx, seeds);
+    buffer<std::uint64_t> const excluded_placed = upload<std::uint64_t>(sctx, excluded);
+    batch_key key = key0;
+    key.excluded = excluded_placed.view();
     in.mb = coop ? sample_cooperative(sctx, scomm, graph, owner_of, seeds_placed.view(), key)
                  : sample_independent(sctx, graph, seeds_placed.view(), key);
     if (!here) {

@@ -75,16 +75,17 @@ std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed,
 /// with the same id exchange as a sampling layer (exchange_with_owners, on the host: the pairs
 /// are host data), the owners' outputs reach the scorer by exchange_pull and the decoder's
 /// gradients go back by exchange_push. The loss is the binary cross-entropy over the B (1 + k)
-/// pairs, normalised by B (1 + k). With embedding_dim > 0 the input rows come from a learnable
-/// embedding table per replica (models::embedding_table), updated on the touched rows only (lazy
-/// Adam). Independent: every PE's (input id, gradient row) pairs are all-gathered
-/// (allgatherv_rows) and every replica applies the same list, so replicas stay equal.
-/// Cooperative: a PE's input rows S^L_p are rows it owns and their gradients come back to it
-/// (exchange_push), so each owner updates its own rows and nothing is gathered: the table is
-/// partitioned by owner (embedding_values() assembles it). With no validation or test pairs,
-/// metric_name() is "none" and evaluation gives NaN. Weights are replicated: every PE starts from
-/// the same initialisation, all-reduces gradients and applies the same Adam step, so replicas stay
-/// equal.
+/// pairs, normalised by B (1 + k). With train_config::exclude, the global batch's positive edges
+/// (self) and their reverses (reverse) are removed from every layer's sample on every PE. With
+/// embedding_dim > 0 the input rows come from a learnable embedding table per replica
+/// (models::embedding_table), updated on the touched rows only (lazy Adam). Independent: every PE's
+/// (input id, gradient row) pairs are all-gathered (allgatherv_rows) and every replica applies the
+/// same list, so replicas stay equal. Cooperative: a PE's input rows S^L_p are rows it owns and
+/// their gradients come back to it (exchange_push), so each owner updates its own rows and nothing
+/// is gathered: the table is partitioned by owner (embedding_values() assembles it). With no
+/// validation or test pairs, metric_name() is "none" and evaluation gives NaN. Weights are
+/// replicated: every PE starts from the same initialisation, all-reduces gradients and applies the
+/// same Adam step, so replicas stay equal.
 ///
 /// One step for every backend (DESIGN.md section 2): sampling, then the feature load, the
 /// cooperative row exchanges, the model's forward and backward, the gradient all-reduce and Adam
@@ -183,8 +184,10 @@ class trainer {
   /// Sampling of this PE's seeds into `in` (timed; counts the id traffic) with the one pair of
   /// protocols: in the PE's space (host, or its device with sample_on_device), or on the host
   /// with the blocks then copied to the device; then the routes are placed in the PE's space.
+  /// `excluded`: ascending edge keys removed from every layer's sample (link prediction).
   void sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-              const step_options& opt, step_meter& meter, work_counters& w, step_batch& in);
+              std::span<const std::uint64_t> excluded, const step_options& opt, step_meter& meter,
+              work_counters& w, step_batch& in);
   /// Copies the graph (and the owner map) to every device whose PEs sample there.
   void place_graphs();
   /// The input rows of `in` in the PE's space: the host store (and its cache) for the host and

@@ -11,6 +11,7 @@
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/link_ops.hpp"
 #include "kernels/gather/gather.hpp"
+#include "kernels/sample/sampling.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
@@ -380,6 +381,39 @@ std::vector<op_case> parity_cases() {
                      return out;
                    }});
   }
+  // Edge exclusion: seeds of 0, 1, 33 and 40 sampled edges; every 3rd edge excluded, and every
+  // edge of seed 1 (left without edges); weights renormalised.
+  all.push_back({"exclude_edges", 0.0, [](const exec_context& ctx) {
+                   std::vector<vid_t> const seeds = {5, 7, 9, 11};
+                   std::vector<eid_t> const indptr = {0, 0, 1, 34, 74};
+                   std::vector<vid_t> nbrs;
+                   std::vector<float> w;
+                   for (int e = 0; e < 74; ++e) {
+                     nbrs.push_back((e * 7) % 50 + 100);
+                     w.push_back(1.0f / static_cast<float>(1 + e % 5));
+                   }
+                   std::vector<std::uint64_t> keys;
+                   for (std::size_t i = 0; i < seeds.size(); ++i) {
+                     for (eid_t e = indptr[i]; e < indptr[i + 1]; ++e) {
+                       if (i == 1 || e % 3 == 0) {
+                         keys.push_back(
+                             edge_exclusion_key(nbrs[static_cast<std::size_t>(e)], seeds[i]));
+                       }
+                     }
+                   }
+                   std::sort(keys.begin(), keys.end());
+                   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+                   sampled_buffers sb{upload<eid_t>(ctx, indptr), upload<vid_t>(ctx, nbrs),
+                                      upload<float>(ctx, w)};
+                   auto const ds = upload<vid_t>(ctx, seeds);
+                   auto const dk = upload<std::uint64_t>(ctx, keys);
+                   auto const r = exclude_edges(ctx, ds.view(), sb, dk.view());
+                   std::vector<double> out;
+                   append(out, download<eid_t>(ctx, r.indptr.view()));
+                   append(out, download<vid_t>(ctx, r.nbrs.view()));
+                   append(out, download<float>(ctx, r.weights.view()));
+                   return out;
+                 }});
   return all;
 }
 

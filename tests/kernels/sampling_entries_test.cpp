@@ -10,6 +10,7 @@
 
 #include "kernels/sample/sampling.hpp"
 #include "kernels/sparse/spmm.hpp"
+#include "runtime/core/error.hpp"
 #include "runtime/graph/ownership.hpp"
 #include "tests/common/graphs.hpp"
 
@@ -101,6 +102,67 @@ TEST(SamplingEntries, UniqueWithInverseAndGroupByValue) {
   }
   auto const out_of_range = upload<std::int64_t>(host, std::vector<std::int64_t>{0, 5});
   EXPECT_THROW((void)group_by_value(host, 5, out_of_range.view()), logic_error);
+}
+
+TEST(SamplingEntries, ExcludeEdgesDropsExactlyTheKeysAndRenormalises) {
+  auto const g = test::random_graph(300, 8, 4);
+  std::vector<vid_t> seeds;
+  for (vid_t v = 0; v < 300; v += 3) seeds.push_back(v);
+  sample_params p;
+  p.fanout = 5;
+  p.run_seed = 2;
+  exec_context const host;
+  auto const s = sample_neighbors(host, view(g), host_view(std::as_const(seeds)), p);
+  // Exclude every sampled edge whose source is even, plus keys that match nothing.
+  std::vector<std::uint64_t> keys = {edge_exclusion_key(299, 298)};
+  auto const ip = s.indptr.host();
+  auto const nb = s.nbrs.host();
+  auto const w = s.weights.host();
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    for (eid_t e = ip[i]; e < ip[i + 1]; ++e) {
+      if (nb[e] % 2 == 0) keys.push_back(edge_exclusion_key(nb[e], seeds[i]));
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (backend b : {backend::host, backend::emulated}) {
+    exec_context const ctx(b);
+    auto const ds = upload<vid_t>(ctx, seeds);
+    sampled_buffers const placed{upload<eid_t>(ctx, ip), upload<vid_t>(ctx, nb),
+                                 upload<float>(ctx, w)};
+    auto const dk = upload<std::uint64_t>(ctx, keys);
+    auto const r = exclude_edges(ctx, ds.view(), placed, dk.view());
+    auto const rip = download<eid_t>(ctx, r.indptr.view());
+    auto const rnb = download<vid_t>(ctx, r.nbrs.view());
+    auto const rw = download<float>(ctx, r.weights.view());
+    std::int64_t dropped = 0;
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      // Expected: the odd sources in order, weights w / sum of the kept w.
+      std::vector<vid_t> kept;
+      std::vector<float> kw;
+      float sum = 0;
+      for (eid_t e = ip[i]; e < ip[i + 1]; ++e) {
+        if (nb[e] % 2 != 0) {
+          kept.push_back(nb[e]);
+          kw.push_back(w[e]);
+          sum += w[e];
+        } else {
+          ++dropped;
+        }
+      }
+      ASSERT_EQ(rip[i + 1] - rip[i], static_cast<eid_t>(kept.size())) << "seed " << seeds[i];
+      for (std::size_t j = 0; j < kept.size(); ++j) {
+        EXPECT_EQ(rnb[static_cast<std::size_t>(rip[i]) + j], kept[j]);
+        EXPECT_EQ(rw[static_cast<std::size_t>(rip[i]) + j], kw[j] / sum);
+      }
+    }
+    EXPECT_GT(dropped, 0) << "nothing excluded: the check would be vacuous";
+  }
+  // Keys must be ascending and distinct.
+  std::vector<std::uint64_t> const unsorted = {5, 3};
+  EXPECT_THROW(exclude_edges(host, host_view(std::as_const(seeds)), s, host_view(unsorted)),
+               logic_error);
+  EXPECT_THROW(edge_exclusion_key(-1, 0), logic_error);
 }
 
 TEST(SamplingEntries, SpacesAreCheckedNotBridged) {

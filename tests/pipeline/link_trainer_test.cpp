@@ -136,6 +136,48 @@ TEST(LinkProtocol, PesWithoutPairsAndPNotDividingB) {
   }
 }
 
+TEST(LinkProtocol, ExcludedTargetEdgesAreNeverSampledAndProtocolsAgree) {
+  auto const& f = fixture();
+  for (auto ex : {exclude_kind::self, exclude_kind::reverse}) {
+    auto cfg = link_cfg(minibatch_mode::independent, 1);
+    cfg.exclude = ex;
+    cfg.fanouts = {-1, -1};  // every edge would be sampled: exclusion is the only filter
+    trainer tr(f.ds, f.g, cfg);
+    auto const order = tr.epoch_order(1);
+    std::vector<vid_t> const batch(order.begin(), order.begin() + cfg.batch_size);
+    std::vector<pe_trace> trace;
+    step_options opt;
+    opt.update = false;
+    opt.trace = &trace;
+    tr.step(batch, 5, opt);
+    std::set<std::pair<vid_t, vid_t>> targets, reverses;
+    for (vid_t i : batch) {
+      auto const u = f.ds.link->train.src[static_cast<std::size_t>(i)];
+      auto const v = f.ds.link->train.dst[static_cast<std::size_t>(i)];
+      targets.emplace(u, v);
+      reverses.emplace(v, u);
+    }
+    std::int64_t reverse_seen = 0;
+    for (auto const& layer : trace.at(0).edges) {
+      for (auto const& e : layer) {
+        EXPECT_EQ(targets.count(e), 0u) << "target edge " << e.first << "->" << e.second;
+        reverse_seen += static_cast<std::int64_t>(reverses.count(e));
+      }
+    }
+    if (ex == exclude_kind::reverse) {
+      EXPECT_EQ(reverse_seen, 0);
+    } else {
+      EXPECT_GT(reverse_seen, 0) << "self keeps the reverse edges of the undirected graph";
+    }
+    // The same exclusion on every PE: cooperative(3) == one PE.
+    cfg.fanouts = {4, 3};
+    auto const ref = run_link_step(cfg);
+    cfg.mode = minibatch_mode::cooperative;
+    cfg.num_pes = 3;
+    expect_same(run_link_step(cfg), ref);
+  }
+}
+
 TEST(LinkProtocol, EmulatedDeviceGivesTheHostStep) {
   for (auto mode : {minibatch_mode::independent, minibatch_mode::cooperative}) {
     auto cfg = link_cfg(mode, 2);

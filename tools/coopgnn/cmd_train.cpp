@@ -40,6 +40,7 @@ struct train_options {
   std::string task = "auto";
   std::string decoder = "dot";
   std::string activation = "relu";
+  std::string exclude = "none";
   int pes = 0;  ///< 0: the backend's default (4 host PEs, or one per GPU x --pes-per-gpu)
   train_config cfg;
 };
@@ -86,6 +87,13 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--negatives", o.cfg.negatives,
                   "Link prediction: uniform tail-corrupted negatives per positive edge (never the "
                   "source itself; items only on user-item data)")
+      ->capture_default_str();
+  cmd->add_option("--exclude", o.exclude,
+                  "Link prediction: remove the global batch's positive edges from every layer's "
+                  "sample: none (keep them; DGL's default), self (u->v), reverse (u->v and "
+                  "v->u; use it on undirected graphs). Kept edges of a seed are reweighted to "
+                  "sum 1")
+      ->check(CLI::IsMember({"none", "self", "reverse"}))
       ->capture_default_str();
   cmd->add_option("--topk", o.cfg.topk,
                   "Link prediction on user-item data: K of Recall@K and NDCG@K")
@@ -182,6 +190,7 @@ void parse_typed_options(train_options& o) {
   o.cfg.device_comm = parse_device_comm_choice(o.device_comm);
   o.cfg.decoder = models::parse_decoder_kind(o.decoder);
   o.cfg.activation = models::parse_activation_kind(o.activation);
+  o.cfg.exclude = parse_exclude_kind(o.exclude);
 }
 
 /// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
