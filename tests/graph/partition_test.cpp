@@ -9,28 +9,20 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "tests/common/files.hpp"
 
 namespace coopgnn {
 namespace {
 
+using test::error_of;
 using ::testing::HasSubstr;
-
-/// Message of the coopgnn::error `f` throws ("<no error thrown>" otherwise).
-template <typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const error& e) {
-    return e.what();
-  }
-  return "<no error thrown>";
-}
 
 #define SKIP_WITHOUT_METIS() \
   if (!metis_available()) GTEST_SKIP() << "built without METIS (COOPGNN_METIS)"
@@ -357,61 +349,52 @@ TEST(PartitionSummary, LinkTaskCountsItsTrainPositives) {
   EXPECT_EQ(rep.parts[0].kept_edges, kept_brute(lt.train.src, lt.train.dst, parts, 0));
 }
 
+/// The message run_partition throws for (scheme, M, N) over `ds`.
+std::string run_error(const dataset& ds, partition_scheme s, std::int32_t m,
+                      std::optional<std::int64_t> n) {
+  return error_of<error>([&] { run_partition(ds, {s, m, n, 1}); });
+}
+
 TEST(Partition, ErrorsNameTheOption) {
   dataset const ds = hand_made();
-  EXPECT_THAT(message_of([] { random_parts(10, 0, 1); }), HasSubstr("--parts"));
-  EXPECT_THAT(message_of([] { deal_clusters(2, 3, 1); }), HasSubstr("--clusters 2 is below"));
-  EXPECT_THAT(message_of([] { deal_clusters(5, 0, 1); }), HasSubstr("--parts"));
-  EXPECT_THAT(message_of([&] { partition_summary(ds, std::vector<std::int32_t>(8, 3), 3); }),
+  EXPECT_THAT(error_of<error>([] { random_parts(10, 0, 1); }), HasSubstr("--parts"));
+  EXPECT_THAT(error_of<error>([] { deal_clusters(2, 3, 1); }), HasSubstr("--clusters 2 is below"));
+  EXPECT_THAT(error_of<error>([] { deal_clusters(5, 0, 1); }), HasSubstr("--parts"));
+  EXPECT_THAT(error_of<error>([&] { partition_summary(ds, std::vector<std::int32_t>(8, 3), 3); }),
               HasSubstr("outside [0, --parts 3)"));
-  EXPECT_THAT(message_of([&] { partition_summary(ds, std::vector<std::int32_t>(7, 0), 3); }),
+  EXPECT_THAT(error_of<error>([&] { partition_summary(ds, std::vector<std::int32_t>(7, 0), 3); }),
               HasSubstr("|V| = 8"));
-  EXPECT_THAT(message_of([&] {
-                run_partition(ds, {partition_scheme::random, 0, {}, 1});
-              }),
-              HasSubstr("--parts 0"));
-  EXPECT_THAT(message_of([&] {
-                run_partition(ds, {partition_scheme::random, 2, 4, 1});
-              }),
+  EXPECT_THAT(run_error(ds, partition_scheme::random, 0, std::nullopt), HasSubstr("--parts 0"));
+  EXPECT_THAT(run_error(ds, partition_scheme::random, 2, 4),
               HasSubstr("--clusters applies to --scheme super only"));
-  EXPECT_THAT(message_of([&] {
-                run_partition(ds, {partition_scheme::metis, 2, 4, 1});
-              }),
+  EXPECT_THAT(run_error(ds, partition_scheme::metis, 2, 4),
               HasSubstr("--clusters applies to --scheme super only"));
-  EXPECT_THAT(message_of([] { parse_partition_scheme("cluster"); }), HasSubstr("--scheme"));
+  EXPECT_THAT(error_of<error>([] { parse_partition_scheme("cluster"); }), HasSubstr("--scheme"));
   if (!metis_available()) {
     for (auto s : {partition_scheme::super, partition_scheme::metis}) {
-      EXPECT_THAT(message_of([&] {
-                    run_partition(ds, {s, 2, {}, 1});
-                  }),
+      EXPECT_THAT(run_error(ds, s, 2, std::nullopt),
                   HasSubstr("needs METIS, which this build does not have"));
     }
-    EXPECT_THAT(message_of([&] { metis_clusters(8, ds.src, ds.dst, 2); }), HasSubstr("METIS"));
+    EXPECT_THAT(error_of<error>([&] { metis_clusters(8, ds.src, ds.dst, 2); }), HasSubstr("METIS"));
     // random still works.
     EXPECT_EQ(run_partition(ds, {partition_scheme::random, 2, {}, 1}).parts.size(), 8u);
     return;
   }
   EXPECT_NO_THROW(require_metis("super"));
-  EXPECT_THAT(message_of([&] {
-                run_partition(ds, {partition_scheme::super, 2, 9, 1});
-              }),
+  EXPECT_THAT(run_error(ds, partition_scheme::super, 2, 9),
               HasSubstr("--clusters 9 exceeds |V| = 8"));
-  EXPECT_THAT(message_of([&] {
-                run_partition(ds, {partition_scheme::super, 3, 2, 1});
-              }),
+  EXPECT_THAT(run_error(ds, partition_scheme::super, 3, 2),
               HasSubstr("--clusters 2 is below --parts 3"));
   // |V| / 8 = 1 < M = 2: the default cannot serve; the message says to give --clusters.
-  EXPECT_THAT(message_of([&] {
-                run_partition(ds, {partition_scheme::super, 2, {}, 1});
-              }),
+  EXPECT_THAT(run_error(ds, partition_scheme::super, 2, std::nullopt),
               HasSubstr("give --clusters"));
-  EXPECT_THAT(message_of([&] {
-                run_partition(ds, {partition_scheme::metis, 9, {}, 1});
-              }),
+  EXPECT_THAT(run_error(ds, partition_scheme::metis, 9, std::nullopt),
               HasSubstr("--parts 9 exceeds |V| = 8"));
-  EXPECT_THAT(message_of([&] { metis_clusters(8, ds.src, ds.dst, 0); }), HasSubstr("--clusters"));
+  EXPECT_THAT(error_of<error>([&] { metis_clusters(8, ds.src, ds.dst, 0); }),
+              HasSubstr("--clusters"));
   std::vector<vid_t> const bad = {0, 9};
-  EXPECT_THAT(message_of([&] { metis_clusters(8, bad, bad, 2); }), HasSubstr("outside [0, 8)"));
+  EXPECT_THAT(error_of<error>([&] { metis_clusters(8, bad, bad, 2); }),
+              HasSubstr("outside [0, 8)"));
 }
 
 }  // namespace

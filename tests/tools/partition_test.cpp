@@ -122,13 +122,8 @@ TEST(PartitionCli, ErrorsNameTheOption) {
   write_dataset(cliques(), d / "in");
   auto const in = (d / "in").string();
   auto const out = (d / "out").string();
-  auto msg = [](std::vector<std::string> args) -> std::string {
-    try {
-      run_data_cli(args);
-    } catch (const error& e) {
-      return e.what();
-    }
-    return "<no error thrown>";
+  auto msg = [](const std::vector<std::string>& args) {
+    return test::error_of<error>([&] { run_data_cli(args); });
   };
   EXPECT_THAT(msg({"partition", "--scheme", "random", "--parts", "0", in, out}),
               HasSubstr("--parts 0"));
