@@ -26,6 +26,7 @@ enum class purpose : std::uint32_t {
   split = 8,         ///< generated train/val/test splits
   labor_window = 9,  ///< dependent minibatching normals (issue 4)
   negative = 10,     ///< link prediction: tail-corrupted training negatives
+  partition = 11,    ///< TMA partitions: random parts, cluster dealing (graph/partition.hpp)
 };
 
 /// A Philox key: the stream of one (run seed, purpose, layer).

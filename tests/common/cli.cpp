@@ -11,6 +11,7 @@ void run_data_cli(std::vector<std::string> args) {
   CLI::App app{"test"};
   app.require_subcommand(1);
   cli::add_data_commands(app);
+  cli::add_partition_command(app);
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   app.parse(args);
 }

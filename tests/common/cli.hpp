@@ -7,7 +7,8 @@
 namespace coopgnn::test {
 
 /// Parses `args` (without the program name) with the data commands registered
-/// (cli::add_data_commands: convert, generate, split-edges, info) and runs the chosen one.
+/// (cli::add_data_commands: convert, generate, split-edges, info; and cli::add_partition_command)
+/// and runs the chosen one.
 /// @throws what the command throws (io_error, ...) or CLI::ParseError for bad arguments.
 void run_data_cli(std::vector<std::string> args);
 

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <type_traits>
 
 #include "runtime/core/error.hpp"
 
@@ -29,15 +30,16 @@ void write_text(const std::filesystem::path& p, const std::string& bytes);
 /// The whole content of `p` ("" if it cannot be read).
 std::string read_text(const std::filesystem::path& p);
 
-/// Runs f and returns the message of the io_error it throws, or "<no io_error thrown>".
-template <typename F>
+/// Runs f and returns the message of the E it throws (io_error unless told; E = error catches
+/// every coopgnn exception), or "<no io_error thrown>" ("<no error thrown>" for other E).
+template <typename E = io_error, typename F>
 std::string error_of(F&& f) {
   try {
     f();
-  } catch (const io_error& e) {
+  } catch (const E& e) {
     return e.what();
   }
-  return "<no io_error thrown>";
+  return std::is_same_v<E, io_error> ? "<no io_error thrown>" : "<no error thrown>";
 }
 
 }  // namespace coopgnn::test

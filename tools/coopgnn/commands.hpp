@@ -40,6 +40,9 @@ void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string
 /// tools/coopgnn/cmd_data.cpp).
 void add_data_commands(CLI::App& app);
 
+/// Registers `partition` (RandomTMA / SuperTMA / PSGD-PA parts; tools/coopgnn/cmd_partition.cpp).
+void add_partition_command(CLI::App& app);
+
 /// Registers `train` and `compare` (tools/coopgnn/cmd_train.cpp).
 void add_train_commands(CLI::App& app);
 

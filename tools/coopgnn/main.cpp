@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "coopgnn 0.1.0");
   coopgnn::cli::add_data_commands(app);
+  coopgnn::cli::add_partition_command(app);
   coopgnn::cli::add_train_commands(app);
   auto* bench = app.add_subcommand(
       "bench", "Experiment drivers: work vs batch size, cooperative vs independent per stage");
