@@ -180,11 +180,21 @@ void check_dims(std::int64_t in_dim, std::int64_t out_dim, float dropout, const 
 }  // namespace
 }  // namespace detail
 
-std::string to_string(conv_kind k) { return k == conv_kind::gcn ? "gcn" : "sage"; }
+std::string to_string(conv_kind k) {
+  switch (k) {
+    case conv_kind::gcn:
+      return "gcn";
+    case conv_kind::mlp:
+      return "mlp";
+    default:
+      return "sage";
+  }
+}
 
 conv_kind parse_conv_kind(const std::string& name) {
   if (name == "sage") return conv_kind::sage;
   if (name == "gcn") return conv_kind::gcn;
+  if (name == "mlp") return conv_kind::mlp;
   COOPGNN_FAIL("unknown model '{}': expected 'sage' or 'gcn'", name);
 }
 
@@ -210,8 +220,7 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
       dropout_(dropout),
       params_(&params) {
   detail::check_dims(in_dim, out_dim, dropout, "conv_layer");
-  std::string const prefix =
-      fmt::format("{}{}", kind == conv_kind::sage ? "sage" : "gcn", layer_index);
+  std::string const prefix = fmt::format("{}{}", to_string(kind), layer_index);
   if (kind == conv_kind::sage) {
     w_self_ = params.add(prefix + ".w_self", in_dim, out_dim);
     w_neigh_ = params.add(prefix + ".w_neigh", in_dim, out_dim);
@@ -277,6 +286,20 @@ tensor<T> conv_layer<T>::forward(const exec_context& ctx, const block_view& b,
       ctx, h_src, {b.src_ids, static_cast<std::size_t>(num_src), b.space}, key, layer_index_,
       dropout_, drop, cache != nullptr, c.h, c.keep, c.keep_scale);
 
+  if (kind_ == conv_kind::mlp) {
+    // No message passing: the destinations' own rows through W and the bias.
+    c.edge_values = {};
+    c.mid = {};
+    tensor<T> out(ctx, num_dst, od);
+    gemm<T>(ctx, op::none, op::none, T{1}, h.first_rows(num_dst), params_->value(w_self_), T{0},
+            out.view());
+    bias_activation<T>(ctx, out.view(), params_->value(bias_).flat(), apply_relu_);
+    if (cache != nullptr) {
+      c.out = tensor<T>(ctx, num_dst, od);
+      copy<T>(ctx, c.out.view().flat(), out.view().flat());
+    }
+    return out;
+  }
   detail::edge_weights<T> sage_w;
   buffer_view<const T> ev;
   if (gcn) {
@@ -343,6 +366,28 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
                   "{}: cache.out is [{}, {}], expected [{}, {}] (was forward called with this "
                   "block and a cache?)",
                   fn, cache.out.rows(), cache.out.cols(), num_dst, od);
+  if (kind_ == conv_kind::mlp) {
+    tensor<T> relu_g;
+    tensor_view<const T> g = grad_out;
+    if (apply_relu_) {
+      relu_g = tensor<T>(ctx, num_dst, od);
+      relu_backward<T>(ctx, grad_out, cache.out.view(), relu_g.view());
+      g = relu_g.view();
+    }
+    bias_grad_add<T>(ctx, g, params_->grad(bias_).flat());
+    tensor_view<const T> const h = cache.h.view();
+    gemm<T>(ctx, op::transpose, op::none, T{1}, h.first_rows(num_dst), g, T{1},
+            params_->grad(w_self_));
+    if (!input_grad) return {};
+    // Only the destinations' rows get a gradient; other sources (none with fanout 0) get 0.
+    tensor<T> gh = zeros<T>(ctx, num_src, in);
+    gemm<T>(ctx, op::none, op::transpose, T{1}, g, params_->value(w_self_), T{0},
+            gh.view().first_rows(num_dst));
+    if (!cache.keep.empty()) {
+      dropout_backward<T>(ctx, gh.view(), cache.keep.view(), cache.keep_scale);
+    }
+    return gh;
+  }
   std::int64_t const mid_rows = transform_first() ? num_src : num_dst;
   std::int64_t const mid_cols = transform_first() ? od : in;
   COOPGNN_EXPECTS(cache.mid.rows() == mid_rows && cache.mid.cols() == mid_cols,

@@ -92,11 +92,13 @@ enum class conv_kind {
   sage,  ///< GraphSAGE-mean (Hamilton et al., NeurIPS 2017, eq. 1 with concat replaced by two
          ///< weight matrices): h_s W_self + mean_t(h_t) W_neigh + b
   gcn,   ///< GCN (Kipf & Welling, ICLR 2017, eq. 2), symmetric normalisation with self-loops
+  mlp,   ///< no message passing: h_s W + b on the destinations only (the TMA paper's MLP
+         ///< encoder; blocks are then sampled with fanout 0: sources = destinations)
 };
 
-/// "sage" or "gcn" (the --model names).
+/// "sage", "gcn" or "mlp" (the --model names).
 std::string to_string(conv_kind k);
-/// Parses "sage" or "gcn". @throws logic_error naming the value and the accepted names.
+/// Parses "sage", "gcn" or "mlp". @throws logic_error naming the value and the accepted names.
 conv_kind parse_conv_kind(const std::string& name);
 
 /// Whether dropout keeps element (vertex, column) of the input of layer `layer_index` in minibatch
@@ -144,7 +146,9 @@ struct conv_cache {
 ///
 /// Parameters (registered in the parameter_set given to the constructor): SAGE
 /// "sage<l>.w_self" [in, out], "sage<l>.w_neigh" [in, out], "sage<l>.bias" [1, out]; GCN
-/// "gcn<l>.weight" [in, out], "gcn<l>.bias" [1, out] (l = layer_index).
+/// "gcn<l>.weight" [in, out], "gcn<l>.bias" [1, out]; MLP "mlp<l>.weight", "mlp<l>.bias"
+/// (l = layer_index). MLP reads only the block's first num_dst source rows (its destinations)
+/// and ignores its edges.
 /// Explicitly instantiated for float and double (double: host and emulated backends only).
 template <typename T>
 class conv_layer {

@@ -25,8 +25,17 @@ namespace {
 const block_buffers& sample_layer(const exec_context& ctx, const csc_view& g,
                                   const buffer<vid_t>& frontier, const batch_key& key,
                                   std::size_t l, minibatch& out) {
-  auto s = sample_neighbors(ctx, g, frontier.view(), layer_params(key, l));
-  if (key.excluded.size > 0) s = exclude_edges(ctx, frontier.view(), s, key.excluded);
+  sampled_buffers s;
+  if (key.fanouts[l] == 0) {
+    // Fanout 0: no neighbours (an MLP layer's block: sources = destinations).
+    tensor<eid_t> offsets = zeros<eid_t>(ctx, static_cast<std::int64_t>(frontier.size()) + 1, 1);
+    s.indptr = std::move(offsets.storage());
+    s.nbrs = buffer<vid_t>(ctx, 0);
+    s.weights = buffer<float>(ctx, 0);
+  } else {
+    s = sample_neighbors(ctx, g, frontier.view(), layer_params(key, l));
+    if (key.excluded.size > 0) s = exclude_edges(ctx, frontier.view(), s, key.excluded);
+  }
   out.blocks.push_back(make_block(ctx, g, frontier.view(), s));
   out.work.sampled_edges += static_cast<std::int64_t>(out.blocks.back().indices.size());
   return out.blocks.back();

@@ -53,7 +53,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   COOPGNN_EXPECTS(cfg.batch_size >= 1, "--batch-size must be at least 1, got {}", cfg.batch_size);
   COOPGNN_EXPECTS(!cfg.fanouts.empty(), "--fanouts needs at least one layer");
   for (int f : cfg.fanouts) {
-    COOPGNN_EXPECTS(f == -1 || f >= 1, "--fanouts: {} is not a positive count or -1", f);
+    COOPGNN_EXPECTS(f >= -1, "--fanouts: {} is not a count >= 0 or -1 (all neighbours)", f);
   }
   COOPGNN_EXPECTS(cfg.hidden >= 1, "--hidden must be at least 1, got {}", cfg.hidden);
   COOPGNN_EXPECTS(cfg.dropout >= 0.0f && cfg.dropout < 1.0f, "--dropout {} is outside [0, 1)",

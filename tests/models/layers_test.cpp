@@ -122,14 +122,13 @@ struct conv_usecase {
 };
 
 std::string describe(const conv_usecase& u) {
-  return std::string(u.kind == conv_kind::sage ? "sage" : "gcn") + " " + std::to_string(u.in_dim) +
-         "->" + std::to_string(u.out_dim) + (u.relu ? " relu" : "") +
-         " p=" + std::to_string(u.dropout);
+  return to_string(u.kind) + " " + std::to_string(u.in_dim) + "->" + std::to_string(u.out_dim) +
+         (u.relu ? " relu" : "") + " p=" + std::to_string(u.dropout);
 }
 
 std::vector<conv_usecase> conv_usecases() {
   std::vector<conv_usecase> all;
-  for (conv_kind k : {conv_kind::sage, conv_kind::gcn}) {
+  for (conv_kind k : {conv_kind::sage, conv_kind::gcn, conv_kind::mlp}) {
     for (auto [in, out] : {std::pair<std::int64_t, std::int64_t>{5, 3}, {3, 5}}) {
       for (bool relu : {false, true}) {
         for (float p : {0.0f, 0.4f}) all.push_back({k, in, out, relu, p});
@@ -150,7 +149,7 @@ matrix<double> conv_reference(const conv_usecase& u, const block& b, const matri
     for (std::int64_t j = 0; j < u.in_dim; ++j) {
       self[j] = u.kind == conv_kind::gcn ? h(s, j) / (ds + 1) : h(s, j);
     }
-    for (eid_t e = b.indptr[s]; e < b.indptr[s + 1]; ++e) {
+    for (eid_t e = b.indptr[s]; e < b.indptr[s + 1] && u.kind != conv_kind::mlp; ++e) {
       std::int64_t const t = b.indices[e];
       double c = b.weights[e];
       if (u.kind == conv_kind::gcn) {

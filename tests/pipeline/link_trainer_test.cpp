@@ -178,6 +178,29 @@ TEST(LinkProtocol, ExcludedTargetEdgesAreNeverSampledAndProtocolsAgree) {
   }
 }
 
+TEST(LinkProtocol, MlpEncoderWithFanoutZeroSamplesNothingAndProtocolsAgree) {
+  auto cfg = link_cfg(minibatch_mode::independent, 1);
+  cfg.model = models::conv_kind::mlp;
+  cfg.fanouts = {0, 0};
+  auto const ref = run_link_step(cfg);
+  EXPECT_EQ(ref.work.sampled_edges, 0);
+  // One input row per distinct endpoint: sources are the destinations at every layer.
+  std::set<vid_t> endpoints;
+  for (auto const& [k, v] : ref.scores) {
+    endpoints.insert(std::get<0>(k));
+    endpoints.insert(std::get<1>(k));
+  }
+  EXPECT_EQ(ref.work.feature_rows, static_cast<std::int64_t>(endpoints.size()));
+  for (auto mode : {minibatch_mode::independent, minibatch_mode::cooperative}) {
+    cfg.mode = mode;
+    cfg.num_pes = 3;
+    expect_same(run_link_step(cfg), ref);
+    cfg.compute_backend = backend::emulated;
+    expect_same(run_link_step(cfg), ref);
+    cfg.compute_backend = backend::host;
+  }
+}
+
 TEST(LinkProtocol, EmulatedDeviceGivesTheHostStep) {
   for (auto mode : {minibatch_mode::independent, minibatch_mode::cooperative}) {
     auto cfg = link_cfg(mode, 2);

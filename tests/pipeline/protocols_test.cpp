@@ -168,7 +168,7 @@ TEST(Trainer, RejectsConfigurationsThatDoNotFit) {
   bad.fanouts = {};
   EXPECT_THROW(trainer(d.ds, d.g, bad), logic_error);
   bad = cfg;
-  bad.fanouts = {0};
+  bad.fanouts = {-2};
   EXPECT_THROW(trainer(d.ds, d.g, bad), logic_error);
   bad = cfg;
   bad.batch_size = 0;

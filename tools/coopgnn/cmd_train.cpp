@@ -49,8 +49,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
                   "default: the bundled Cora");
-  cmd->add_option("--model", o.model, "GNN layer: sage (GraphSAGE-mean) or gcn")
-      ->check(CLI::IsMember({"sage", "gcn"}))
+  cmd->add_option("--model", o.model,
+                  "GNN layer: sage (GraphSAGE-mean), gcn, or mlp (no message passing: each "
+                  "vertex's own row; use it with --fanouts 0,0,... so nothing is sampled)")
+      ->check(CLI::IsMember({"sage", "gcn", "mlp"}))
       ->capture_default_str();
   cmd->add_option("--hidden", o.cfg.hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--task", o.task,
@@ -103,7 +105,7 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                 "--hidden features)");
   cmd->add_option("--fanouts", o.fanouts,
                   "Neighbours sampled per layer, seeds' layer first; the number of layers is "
-                  "the length; -1 = all neighbours")
+                  "the length; -1 = all neighbours, 0 = none (sources = destinations)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--sampler", o.sampler, "ns (uniform neighbour sampling) or labor (LABOR-0)")
