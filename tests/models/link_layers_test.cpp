@@ -9,7 +9,9 @@
 #include <random>
 #include <vector>
 
+#include "kernels/dense/link_ops.hpp"
 #include "models/embedding.hpp"
+#include "models/model.hpp"
 #include "runtime/core/error.hpp"
 #include "tests/common/gradients.hpp"
 
@@ -175,6 +177,60 @@ TEST(link_decoder, backward_matches_finite_differences) {
       expect_gradient("d/d" + ps.info(i).name, ps.value(i).flat().host(), analytic, loss);
     }
   }
+}
+
+TEST(embedding_table, gradient_into_the_table_matches_finite_differences) {
+  // The path an embedding row's gradient takes in a link-prediction step, in double: table rows
+  // gathered for the block's sources, a SAGE layer, the MLP decoder on pairs, BCE; the table's
+  // gradient is the layer's input gradient scatter-added by id (what the trainer hands to
+  // embedding_table::apply). Rows 2 and 4 are read by nothing: zero gradient.
+  exec_context const ctx;
+  std::vector<vid_t> const src = {0, 1, 1, 2, 2, 3, 4, 5, 5, 0};
+  std::vector<vid_t> const dst = {1, 0, 2, 1, 3, 2, 5, 4, 0, 5};
+  block const b = full_neighbor_block(build_csc(6, src, dst));
+  std::vector<std::int64_t> const ids = {3, 0, 7, 5, 1, 6};  // table row of block source i
+  auto table = random_matrix(8, 4, 21);
+  parameter_set<double> ps;
+  conv_layer<double> conv(conv_kind::sage, 4, 3, 0, false, 0.0f, ps);
+  link_decoder<double> dec(decoder_kind::mlp, 3, 5, 2, ps);
+  ps.allocate(ctx);
+  conv.init(ctx, 4);
+  dec.init(ctx, 4);
+  randomise(ps, 22, -1.0);
+  std::vector<std::int64_t> const ps_src = {0, 0, 1, 4, 5};
+  std::vector<std::int64_t> const ps_dst = {1, 3, 2, 5, 5};
+  std::vector<double> const labels = {1, 0, 1, 0, 1};
+  auto gather = [&] {
+    matrix<double> x(6, 4);
+    for (std::int64_t i = 0; i < 6; ++i) {
+      for (std::int64_t j = 0; j < 4; ++j) x(i, j) = table(ids[static_cast<std::size_t>(i)], j);
+    }
+    return x;
+  };
+  auto loss = [&] {
+    auto const x = gather();
+    auto const z = conv.forward(ctx, view(b), host_view(x), step_key{}, nullptr);
+    auto const sc = dec.forward(ctx, z.view(), host_view(ps_src), host_view(ps_dst), nullptr);
+    return bce_with_logits<double>(ctx, sc.view(), host_view(labels), 0.2, {});
+  };
+  auto const x = gather();
+  conv_cache<double> cc;
+  decoder_cache<double> dc;
+  auto const z = conv.forward(ctx, view(b), host_view(x), step_key{}, &cc);
+  auto const sc = dec.forward(ctx, z.view(), host_view(ps_src), host_view(ps_dst), &dc);
+  std::vector<double> gs(5);
+  (void)bce_with_logits<double>(ctx, sc.view(), host_view(labels), 0.2, host_view(gs));
+  fill_zero(ctx, ps.grads());
+  auto const gz =
+      dec.backward(ctx, host_view(std::as_const(gs)), host_view(ps_src), host_view(ps_dst), 6, dc);
+  auto const gx = conv.backward(ctx, view(b), gz.view(), cc, true);
+  matrix<double> gtable(8, 4);
+  scatter_add_rows<double>(ctx, gx.view(), host_view(ids), host_view(gtable));
+  for (std::int64_t j = 0; j < 4; ++j) {
+    EXPECT_EQ(gtable(2, j), 0.0);
+    EXPECT_EQ(gtable(4, j), 0.0);
+  }
+  expect_gradient("d/dtable", table, gtable, loss);
 }
 
 TEST(embedding_table, lazy_adam_moves_only_touched_rows) {
