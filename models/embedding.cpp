@@ -1,6 +1,5 @@
 #include "models/embedding.hpp"
 
-#include <cmath>
 #include <vector>
 
 #include "kernels/dense/link_ops.hpp"
@@ -52,27 +51,12 @@ void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const floa
   buffer_view<const std::int64_t> const rows_touched{u.unique.data(), u.unique.size(),
                                                      u.unique.space()};
   auto const t = t_ + 1;
-  adam_step_params a;
-  a.lr = options_.lr;
-  a.beta1 = options_.beta1;
-  a.beta2 = options_.beta2;
-  a.eps = options_.eps;
-  a.weight_decay = options_.weight_decay;
-  a.bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(t));
-  a.bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(t));
+  adam_step_params const a = step_params(options_, t);
   // The compact sums go straight to Adam: the step costs O(k dim), not O(rows dim).
   adam_update_rows(ctx_, values_.view(), sum.view(), m_.view(), v_.view(), rows_touched, a);
   t_ = t;
 }
 
 matrix<float> embedding_table::to_host_matrix() const { return download<float>(ctx_, values()); }
-
-void embedding_table::copy_values_from(const embedding_table& other) {
-  COOPGNN_EXPECTS(other.rows() == rows() && other.dim() == dim(),
-                  "embedding_table::copy_values_from: [{}, {}] into [{}, {}]", other.rows(),
-                  other.dim(), rows(), dim());
-  const exec_context& ctx = values_.space() == memory_space::device ? ctx_ : other.ctx_;
-  copy<float>(ctx, values_.view().flat(), other.values_.view().flat());
-}
 
 }  // namespace coopgnn::models

@@ -45,8 +45,6 @@ class embedding_table {
   void apply(buffer_view<const vid_t> ids, tensor_view<const float> g);
   /// The values on the host (downloaded off the host; synchronises).
   [[nodiscard]] matrix<float> to_host_matrix() const;
-  /// Values copied from `other` (same shape, any space).
-  void copy_values_from(const embedding_table& other);
 
   embedding_table(const embedding_table&) = delete;
   embedding_table& operator=(const embedding_table&) = delete;

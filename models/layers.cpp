@@ -366,31 +366,10 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
                   "{}: cache.out is [{}, {}], expected [{}, {}] (was forward called with this "
                   "block and a cache?)",
                   fn, cache.out.rows(), cache.out.cols(), num_dst, od);
-  if (kind_ == conv_kind::mlp) {
-    tensor<T> relu_g;
-    tensor_view<const T> g = grad_out;
-    if (apply_relu_) {
-      relu_g = tensor<T>(ctx, num_dst, od);
-      relu_backward<T>(ctx, grad_out, cache.out.view(), relu_g.view());
-      g = relu_g.view();
-    }
-    bias_grad_add<T>(ctx, g, params_->grad(bias_).flat());
-    tensor_view<const T> const h = cache.h.view();
-    gemm<T>(ctx, op::transpose, op::none, T{1}, h.first_rows(num_dst), g, T{1},
-            params_->grad(w_self_));
-    if (!input_grad) return {};
-    // Only the destinations' rows get a gradient; other sources (none with fanout 0) get 0.
-    tensor<T> gh = zeros<T>(ctx, num_src, in);
-    gemm<T>(ctx, op::none, op::transpose, T{1}, g, params_->value(w_self_), T{0},
-            gh.view().first_rows(num_dst));
-    if (!cache.keep.empty()) {
-      dropout_backward<T>(ctx, gh.view(), cache.keep.view(), cache.keep_scale);
-    }
-    return gh;
-  }
   std::int64_t const mid_rows = transform_first() ? num_src : num_dst;
   std::int64_t const mid_cols = transform_first() ? od : in;
-  COOPGNN_EXPECTS(cache.mid.rows() == mid_rows && cache.mid.cols() == mid_cols,
+  bool const mlp = kind_ == conv_kind::mlp;  // no aggregate in the cache
+  COOPGNN_EXPECTS(mlp || (cache.mid.rows() == mid_rows && cache.mid.cols() == mid_cols),
                   "{}: cache.mid is [{}, {}], expected [{}, {}]", fn, cache.mid.rows(),
                   cache.mid.cols(), mid_rows, mid_cols);
   COOPGNN_EXPECTS(!gcn || static_cast<std::int64_t>(cache.edge_values.size()) == b.num_edges,
@@ -410,6 +389,19 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
   }
   bias_grad_add<T>(ctx, g, params_->grad(bias_).flat());
   tensor_view<const T> const h = cache.h.view();
+  if (mlp) {
+    // dW += h_dst^T g; only the destinations' rows get an input gradient.
+    gemm<T>(ctx, op::transpose, op::none, T{1}, h.first_rows(num_dst), g, T{1},
+            params_->grad(w_self_));
+    if (!input_grad) return {};
+    tensor<T> gh = zeros<T>(ctx, num_src, in);
+    gemm<T>(ctx, op::none, op::transpose, T{1}, g, params_->value(w_self_), T{0},
+            gh.view().first_rows(num_dst));
+    if (!cache.keep.empty()) {
+      dropout_backward<T>(ctx, gh.view(), cache.keep.view(), cache.keep_scale);
+    }
+    return gh;
+  }
   detail::edge_weights<T> sage_w;
   buffer_view<const T> ev;
   if (gcn) {

@@ -40,9 +40,7 @@ void fill_param(const exec_context& ctx, parameter_set<T>& ps, std::size_t i, T 
 /// A copy of x in ctx.space() (what caches keep).
 template <typename T>
 tensor<T> copy_of(const exec_context& ctx, tensor_view<const T> x) {
-  tensor<T> c(ctx, x.rows, x.cols);
-  copy<T>(ctx, c.view().flat(), x.flat());
-  return c;
+  return tensor<T>(clone<T>(ctx, x.flat()), x.rows, x.cols);
 }
 
 /// rows[i, :] = z[idx[i], :] in T (gather_rows is float32; the double path gathers on the host).

@@ -31,6 +31,18 @@ adam::adam(const exec_context& ctx, parameter_set<float>& params, const adam_opt
   fill_zero(ctx, v_.view());
 }
 
+adam_step_params step_params(const adam_options& options, std::int64_t t) {
+  adam_step_params a;
+  a.lr = options.lr;
+  a.beta1 = options.beta1;
+  a.beta2 = options.beta2;
+  a.eps = options.eps;
+  a.weight_decay = options.weight_decay;
+  a.bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(t));
+  a.bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(t));
+  return a;
+}
+
 void adam::set_lr(float lr) {
   COOPGNN_EXPECTS(lr >= 0.0f, "adam::set_lr: lr = {} is negative", lr);
   options_.lr = lr;
@@ -39,14 +51,7 @@ void adam::set_lr(float lr) {
 void adam::step() {
   COOPGNN_NVTX_RANGE("model/adam");
   auto const t = t_ + 1;  // counted once the update is enqueued
-  adam_step_params a;
-  a.lr = options_.lr;
-  a.beta1 = options_.beta1;
-  a.beta2 = options_.beta2;
-  a.eps = options_.eps;
-  a.weight_decay = options_.weight_decay;
-  a.bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(t));
-  a.bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(t));
+  adam_step_params const a = step_params(options_, t);
   adam_update(ctx_, params_->values(), params_->grads(), m_.view(), v_.view(), a);
   t_ = t;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/dense/adam_params.hpp"
 #include "models/layers.hpp"
 #include "runtime/core/exec_context.hpp"
 #include "runtime/core/memory.hpp"
@@ -22,6 +23,10 @@ struct adam_options {
 /// Throws logic_error naming the option when lr < 0, a beta is outside [0, 1), eps <= 0 or
 /// weight_decay < 0.
 void validate(const adam_options& options);
+
+/// The double-precision constants of Adam step t >= 1 under `options` (kernels' adam_update and
+/// adam_update_rows): the options widened to double, bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
+adam_step_params step_params(const adam_options& options, std::int64_t t);
 
 /// Adam (Kingma & Ba, ICLR 2015, Algorithm 1) with PyTorch's torch.optim.Adam semantics
 /// (amsgrad off, maximize off). Step t = 1, 2, ... for every element:

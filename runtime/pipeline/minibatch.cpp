@@ -28,8 +28,8 @@ const block_buffers& sample_layer(const exec_context& ctx, const csc_view& g,
   sampled_buffers s;
   if (key.fanouts[l] == 0) {
     // Fanout 0: no neighbours (an MLP layer's block: sources = destinations).
-    tensor<eid_t> offsets = zeros<eid_t>(ctx, static_cast<std::int64_t>(frontier.size()) + 1, 1);
-    s.indptr = std::move(offsets.storage());
+    s.indptr = buffer<eid_t>(ctx, frontier.size() + 1);
+    fill_zero(ctx, s.indptr.view());
     s.nbrs = buffer<vid_t>(ctx, 0);
     s.weights = buffer<float>(ctx, 0);
   } else {
