@@ -1,0 +1,116 @@
+// The MPI engine of time-based model aggregation (DESIGN.md section 7; reference/tma.md sections
+// 2.4-2.5; Zhu et al. 2023 section 3.3). Rank 0 runs run_server, ranks 1..M run_trainer; both
+// drive the workers of runtime/tma/tma.hpp and never know what is trained. MPI is called only
+// from the thread that created the mpi_session (MPI_THREAD_FUNNELED).
+//
+// Collective sequence (every rank issues the same collectives in the same order; all are
+// nonblocking, completed by polling MPI_Test so the server keeps its clock and its heartbeat
+// watch while it waits, and an idle rank does not spin a core):
+//   setup:        MPI_Comm_dup(WORLD); MPI_Comm_split (the trainers' communicator, for GGS);
+//                 Ibcast of the server's initial parameters (all start identical).
+//   aggregation g (when the server decides, command AVERAGE or STOP):
+//     1. Ibcast of the 16-byte control message {g, command, seconds} from rank 0. Trainers keep
+//        this receive posted and test it after every step; they finish the step, then join.
+//     2. Igather of every rank's progress message to rank 0.
+//     3. Ireduce (SUM, float32) of the contributors' parameters to rank 0 (non-contributors and
+//        the server add zeros); rank 0 divides by the number of contributors; LLCG: rank 0 runs
+//        its correction on the mean.
+//     4. Ibcast of the result from rank 0; every trainer sets it (optimizer state stays local).
+//   STOP ends the loops after step 4; each trainer then sends a final progress message.
+//   GGS adds, after every step on the trainers' communicator: Ireduce + Ibcast of the gradients
+//   (sum, then / M) and of {loss, control seen}; when any trainer saw the control message they
+//   all join the aggregation after that same step, so the collectives stay matched.
+// Heartbeats: trainers Isend their progress (tag 7) at most every heartbeat period and before
+// joining an aggregation; the server reports a trainer silent for longer than the heartbeat
+// timeout that has not joined the current collective, and aborts the job (MPI_Abort) instead of
+// waiting forever.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/tma/evaluator.hpp"
+#include "runtime/tma/tma.hpp"
+
+namespace coopgnn::tma {
+
+/// Whether this build has MPI (CMake found it; tools/setup.sh installs Open MPI). Without it the
+/// functions below throw coopgnn::error saying how to get it.
+bool mpi_available();
+
+/// MPI_Init_thread (MPI_THREAD_FUNNELED requested and checked) and MPI_Finalize in the
+/// destructor. At most one per process.
+class mpi_session {
+ public:
+  /// @param expected_size  the world size the run needs (1 + trainers); 0 = any.
+  /// @throws error when MPI gives less than MPI_THREAD_FUNNELED, or when the world size differs
+  ///         from expected_size (naming both, and the usual cause: a launcher without PMI starts
+  ///         every process as a singleton of size 1, ompi issue 13523).
+  explicit mpi_session(int expected_size = 0);
+  ~mpi_session();
+  mpi_session(const mpi_session&) = delete;
+  mpi_session& operator=(const mpi_session&) = delete;
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+  /// This process's host name (MPI_Get_processor_name).
+  [[nodiscard]] const std::string& host() const { return host_; }
+  /// Every rank's host name, on every rank (collective: MPI_Allgather).
+  [[nodiscard]] std::vector<std::string> hosts() const;
+  /// MPI_Abort(MPI_COMM_WORLD, code): ends every rank of the job.
+  [[noreturn]] static void abort(int code);
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  std::string host_;
+};
+
+/// How the engine runs.
+struct engine_options {
+  scheme sch = scheme::randomtma;
+  schedule clock;
+  double heartbeat_period = 0.5;  ///< seconds between a trainer's heartbeats (at most)
+  /// Ranks whose parameters enter the mean (empty = every trainer). GGS: {1} (the trainers hold
+  /// identical weights; one contribution divides exactly).
+  std::vector<int> contributors;
+  /// Server only: a line for the log (stderr) on events (a silent trainer, abort); must not throw.
+  std::function<void(const std::string&)> log;
+  /// Server only: called (on the MPI thread) right before MPI_Abort on a heartbeat timeout, with
+  /// a JSON object {"event": "trainer_timeout", ...}, so the caller can flush what it reported.
+  std::function<void(const std::string&)> on_fatal;
+};
+
+/// What the server saw.
+struct server_result {
+  std::int64_t aggregations = 0;
+  std::int64_t bytes_aggregated = 0;  ///< parameter bytes reduced and broadcast: 2 M 4 n per
+                                      ///< aggregation (M trainers, n parameters)
+  std::vector<progress> final_progress;  ///< [M] each trainer's final message
+  double seconds = 0;                    ///< server's seconds from the start of training to STOP
+};
+
+/// What a trainer did.
+struct trainer_result {
+  std::int64_t steps = 0;
+  std::uint32_t generations = 0;  ///< aggregations joined
+};
+
+/// Rank 0. Broadcasts server.initial_parameters(), then runs the clock: AVERAGE every
+/// clock.interval seconds, STOP at clock.time_limit or when every trainer has completed; each
+/// aggregate goes to `on_aggregate` (moved) right after step 4, on this thread (hand it to an
+/// evaluator; do not block). Returns after every trainer's final message.
+/// @throws error on a protocol violation; calls on_fatal then MPI_Abort on a heartbeat timeout;
+///         throws error("terminated by signal N") when SIGTERM/SIGINT arrives (the launcher ends
+///         the job after a rank failed), so the caller can flush its output first.
+server_result run_server(const mpi_session& s, server_worker& server, const engine_options& opt,
+                         const std::function<void(aggregate)>& on_aggregate);
+
+/// Ranks 1..M. Receives the initial parameters, trains step by step (averaging schemes: step();
+/// GGS: compute_gradients + all-reduce + apply_gradients), joins every aggregation the server
+/// starts and returns after STOP.
+/// @throws error on a protocol violation (a generation other than the expected one).
+trainer_result run_trainer(const mpi_session& s, trainer_worker& worker, const engine_options& opt);
+
+}  // namespace coopgnn::tma

@@ -1,0 +1,253 @@
+// The TMA engine under mpirun (tests/tma/CMakeLists.txt runs it with 3 ranks on loopback): rank
+// 0 the server, ranks 1..M trainers with synthetic workers whose parameters are integers, so
+// every expected value is computed here from what the workers logged, not by the engine.
+//
+//   protocol_check SCENARIO
+//     mean     averages equal the exact mean of the trainers' pre-average weights, identical on
+//              every trainer and on the server; the initial broadcast reaches every trainer
+//     slow     trainer 2 is 20x slower: no deadlock, the same generations everywhere, the fast
+//              trainer finishes many more steps (time-based, not step-based), STOP ends all
+//     complete every trainer exhausts its step budget: the server stops before its time limit
+//     llcg     the server's correction is applied after the mean and reaches every trainer
+//     ggs      gradients are all-reduced every step: every trainer holds identical weights, equal
+//              to the weights a single process computes from the same gradients
+//     timeout  trainer 2 hangs in a step: the server reports it and aborts (exit != 0)
+// Prints "PASS SCENARIO" on rank 0 and exits 0, or names the failed check and exits 1.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <mpi.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/tma/engine.hpp"
+
+namespace {
+
+using namespace coopgnn;
+using namespace coopgnn::tma;
+
+constexpr int num_params = 5;
+
+int failures = 0;
+void expect(bool ok, const std::string& what) {
+  if (!ok) {
+    std::fprintf(stderr, "FAIL: %s\n", what.c_str());
+    ++failures;
+  }
+}
+
+/// A trainer whose step adds `rank` to every weight (integers stay exact in float32).
+struct synthetic_trainer : trainer_worker {
+  int rank;
+  double step_seconds;
+  std::int64_t budget;  // steps; < 0 = unlimited
+  bool hang = false;
+  std::vector<float> w = std::vector<float>(num_params, 0.0f);
+  std::int64_t steps = 0;
+  std::vector<std::vector<float>> before, after;  // per set_parameters call (first: initial)
+  synthetic_trainer(int r, double s, std::int64_t b) : rank(r), step_seconds(s), budget(b) {}
+  std::int64_t num_parameters() const override { return num_params; }
+  bool done() const override { return budget >= 0 && steps >= budget; }
+  std::int64_t epoch() const override { return 1; }
+  double step() override {
+    if (hang && steps == 3) std::this_thread::sleep_for(std::chrono::seconds(30));
+    std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
+    for (float& x : w) x += static_cast<float>(rank);
+    ++steps;
+    return static_cast<double>(rank);
+  }
+  // GGS: the gradient of step s on trainer r is (r + s) for weight j times (j + 1).
+  std::vector<float> g = std::vector<float>(num_params, 0.0f);
+  double compute_gradients() override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(step_seconds));
+    for (int j = 0; j < num_params; ++j) g[j] = static_cast<float>((rank + steps) * (j + 1));
+    return 1.0;
+  }
+  void gradients(std::span<float> out) const override { std::copy(g.begin(), g.end(), out.begin()); }
+  void apply_gradients(std::span<const float> grads) override {
+    for (int j = 0; j < num_params; ++j) w[j] -= grads[j];
+    ++steps;
+  }
+  void parameters(std::span<float> out) const override {
+    std::copy(w.begin(), w.end(), out.begin());
+  }
+  void set_parameters(std::span<const float> v) override {
+    before.push_back(w);
+    w.assign(v.begin(), v.end());
+    after.push_back(w);
+  }
+};
+
+struct synthetic_server : server_worker {
+  float delta = 0;  // llcg: the correction adds S * delta
+  int S = 2;
+  std::int64_t num_parameters() const override { return num_params; }
+  void initial_parameters(std::span<float> out) override {
+    for (int j = 0; j < num_params; ++j) out[j] = static_cast<float>(10 * (j + 1));
+  }
+  void correct(std::span<float> params) override {
+    for (int s = 0; s < S; ++s) {
+      for (float& x : params) x += delta;
+    }
+  }
+};
+
+/// Gathers every trainer's log of `after`/`before` to rank 0 (count of aggregations first).
+std::vector<std::vector<float>> gather_log(const std::vector<std::vector<float>>& mine, int size,
+                                           int rank, std::vector<int>* counts) {
+  int n = static_cast<int>(mine.size());
+  std::vector<int> ns(static_cast<std::size_t>(size));
+  MPI_Gather(&n, 1, MPI_INT, ns.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<float> flat;
+  for (auto const& v : mine) flat.insert(flat.end(), v.begin(), v.end());
+  std::vector<int> sizes(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    sizes[r] = ns[r] * num_params;
+    displs[r] = total;
+    total += sizes[r];
+  }
+  std::vector<float> all(static_cast<std::size_t>(total));
+  MPI_Gatherv(flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, all.data(), sizes.data(),
+              displs.data(), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  std::vector<std::vector<float>> out;
+  if (rank == 0) {
+    *counts = ns;
+    for (int r = 0; r < size; ++r) {
+      for (int i = 0; i < ns[r]; ++i) {
+        auto const* p = all.data() + displs[r] + i * num_params;
+        out.emplace_back(p, p + num_params);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string const scenario = argc > 1 ? argv[1] : "";
+  mpi_session s;
+  int const rank = s.rank(), size = s.size(), M = size - 1;
+  engine_options opt;
+  opt.clock.interval = 0.25;
+  opt.clock.time_limit = 1.5;
+  opt.clock.heartbeat_timeout = 20;
+  opt.heartbeat_period = 0.05;
+  opt.log = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
+  opt.on_fatal = [](const std::string& j) { std::printf("%s\n", j.c_str()); std::fflush(stdout); };
+  double step = 0.002;
+  std::int64_t budget = -1;
+  if (scenario == "slow") opt.clock.time_limit = 2.0;
+  if (scenario == "complete") {
+    opt.clock.time_limit = 60;
+    budget = 50;
+  }
+  if (scenario == "llcg") opt.sch = scheme::llcg;
+  if (scenario == "ggs") {
+    opt.sch = scheme::ggs;
+    opt.contributors = {1};
+    budget = 40;
+    opt.clock.time_limit = 60;
+  }
+  if (scenario == "timeout") opt.clock.heartbeat_timeout = 1.0;
+  if (scenario == "slow" && rank == 2) step = 0.04;
+
+  if (rank == 0) {
+    synthetic_server server;
+    server.delta = scenario == "llcg" ? 1.0f : 0.0f;
+    std::vector<aggregate> aggs;
+    auto t0 = std::chrono::steady_clock::now();
+    server_result res = run_server(s, server, opt, [&](aggregate a) { aggs.push_back(std::move(a)); });
+    double const wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<int> counts;
+    std::vector<std::vector<float>> none;
+    auto after = gather_log(none, size, rank, &counts);
+    std::vector<int> counts_b;
+    auto before = gather_log(none, size, rank, &counts_b);
+    expect(res.aggregations == static_cast<std::int64_t>(aggs.size()), "aggregation count");
+    expect(!aggs.empty() && aggs.back().cmd == command::stop, "the last aggregation is STOP");
+    // Per trainer: set_parameters calls = 1 (initial) + aggregations.
+    std::size_t off = 0;
+    std::vector<std::size_t> first(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      first[r] = off;
+      off += static_cast<std::size_t>(counts[r]);
+      if (r > 0) {
+        expect(counts[r] == static_cast<int>(aggs.size()) + 1,
+               "trainer " + std::to_string(r) + " joined " + std::to_string(counts[r] - 1) +
+                   " aggregations, server ran " + std::to_string(aggs.size()));
+      }
+    }
+    if (failures == 0) {
+      std::vector<float> init(num_params);
+      server.initial_parameters(init);
+      for (int r = 1; r < size; ++r) expect(after[first[r]] == init, "initial broadcast");
+      for (std::size_t g = 0; g < aggs.size(); ++g) {
+        for (int j = 0; j < num_params; ++j) {
+          double sum = 0;
+          int contributors = 0;
+          for (int r = 1; r < size; ++r) {
+            if (opt.sch == scheme::ggs && r != 1) continue;
+            sum += before[first[r] + g + 1][j];
+            ++contributors;
+          }
+          float expected = static_cast<float>(sum / contributors);
+          if (opt.sch == scheme::llcg) expected += static_cast<float>(server.S) * server.delta;
+          for (int r = 1; r < size; ++r) {
+            expect(after[first[r] + g + 1][j] == expected,
+                   "generation " + std::to_string(g + 1) + " weight " + std::to_string(j) +
+                       " on trainer " + std::to_string(r) + ": " +
+                       std::to_string(after[first[r] + g + 1][j]) + " vs the mean " +
+                       std::to_string(expected));
+          }
+          expect(aggs[g].params[j] == expected, "the server's aggregate equals the trainers'");
+        }
+      }
+    }
+    if (scenario == "slow") {
+      auto const& p = res.final_progress;
+      expect(p.size() == 2 && p[0].steps > 4 * p[1].steps,
+             "fast trainer steps " + std::to_string(p[0].steps) + " vs slow " +
+                 std::to_string(p[1].steps) + " (expected > 4x)");
+      expect(aggs.size() >= 3, "at least 3 aggregations in 2 s at a 0.25 s interval");
+      expect(wall < opt.clock.time_limit + 2.0, "STOP ended the run within one step");
+    }
+    if (scenario == "complete") {
+      expect(wall < 30, "the server stopped when every trainer completed, not at its time limit");
+      for (auto const& p : res.final_progress) expect(p.steps == budget, "the budget's steps");
+    }
+    if (scenario == "ggs") {
+      // Replay the same gradients in one process: the weights every trainer must hold.
+      std::vector<double> w(num_params, 0.0);
+      std::vector<float> wf(num_params);
+      server.initial_parameters(wf);
+      for (std::int64_t st = 0; st < budget; ++st) {
+        for (int j = 0; j < num_params; ++j) {
+          float sum = 0;
+          for (int r = 1; r < size; ++r) sum += static_cast<float>((r + st) * (j + 1));
+          wf[j] -= sum / static_cast<float>(M);
+        }
+      }
+      expect(aggs.back().params == wf, "GGS weights equal the single-process replay");
+    }
+    std::printf(failures == 0 ? "PASS %s\n" : "FAILED %s\n", scenario.c_str());
+  } else {
+    synthetic_trainer w(rank, step, budget);
+    w.hang = scenario == "timeout" && rank == 2;
+    trainer_result res = run_trainer(s, w, opt);
+    std::vector<int> counts;
+    gather_log(w.after, size, rank, &counts);
+    gather_log(w.before, size, rank, &counts);
+    if (static_cast<std::int64_t>(res.generations) + 1 != static_cast<std::int64_t>(w.after.size())) {
+      std::fprintf(stderr, "FAIL: rank %d generations\n", rank);
+      ++failures;
+    }
+  }
+  int local = failures, total = 0;
+  MPI_Allreduce(&local, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return total == 0 ? 0 : 1;
+}
