@@ -16,16 +16,10 @@
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
 
-namespace {
-
-struct train_options {
-  std::string dataset;
-  std::string mode = "cooperative";
-  std::string sampler = "ns";
-  std::vector<int> fanouts = {10, 10};
   std::string metrics_out;
   bool no_progress = false;
   double cache_fraction = -1;  ///< < 0: use --cache-rows
@@ -252,6 +246,27 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   return data;
 }
 
+/// Resolves --backend and the PE count (--pes, --pes-per-gpu) into o.cfg.
+void resolve_pes(train_options& o) {
+  COOPGNN_EXPECTS(o.pes >= 0, "--pes must be at least 1, got {}", o.pes);
+  auto const devices = query_devices();
+  o.cfg.compute_backend = resolve_backend(o.backend, devices.count, devices.reason);
+  if (o.cfg.compute_backend != backend::cuda) {
+    COOPGNN_EXPECTS(o.cfg.pes_per_gpu == 1, "--pes-per-gpu {} needs the CUDA backend",
+                    o.cfg.pes_per_gpu);
+  }
+  o.cfg.sample_on_device = o.sample_on == "device";
+  if (o.pes > 0) {
+    o.cfg.num_pes = o.pes;
+  } else if (o.cfg.compute_backend == backend::cuda) {
+    o.cfg.num_pes = devices.count * o.cfg.pes_per_gpu;
+  } else {
+    o.cfg.num_pes = train_config{}.num_pes;
+  }
+}
+
+namespace {
+
 /// A one-line progress bar on stderr, drawn only on a terminal.
 class progress_bar {
  public:
@@ -273,25 +288,6 @@ class progress_bar {
 };
 
 /// Trains one configuration for cfg.epochs epochs; returns (last epoch, totals over epochs).
-/// Resolves --backend and the PE count (--pes, --pes-per-gpu) into o.cfg.
-void resolve_pes(train_options& o) {
-  COOPGNN_EXPECTS(o.pes >= 0, "--pes must be at least 1, got {}", o.pes);
-  auto const devices = query_devices();
-  o.cfg.compute_backend = resolve_backend(o.backend, devices.count, devices.reason);
-  if (o.cfg.compute_backend != backend::cuda) {
-    COOPGNN_EXPECTS(o.cfg.pes_per_gpu == 1, "--pes-per-gpu {} needs the CUDA backend",
-                    o.cfg.pes_per_gpu);
-  }
-  o.cfg.sample_on_device = o.sample_on == "device";
-  if (o.pes > 0) {
-    o.cfg.num_pes = o.pes;
-  } else if (o.cfg.compute_backend == backend::cuda) {
-    o.cfg.num_pes = devices.count * o.cfg.pes_per_gpu;
-  } else {
-    o.cfg.num_pes = train_config{}.num_pes;
-  }
-}
-
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
                                                    std::ofstream* jsonl) {
   o.cfg.fanouts = o.fanouts;
