@@ -134,6 +134,14 @@ void gnn_model::copy_parameters_from(const gnn_model& other) {
   copy<float>(ctx, params_.values(), other.params_.values());
 }
 
+void gnn_model::copy_parameters_from(std::span<const float> values) {
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(values.size()) == num_parameters(),
+                  "gnn_model::copy_parameters_from: {} values for the model's {} parameters",
+                  values.size(), num_parameters());
+  copy<float>(ctx_, params_.values(), host_view(values));
+  synchronize(ctx_);  // `values` may be released or overwritten once this returns
+}
+
 tensor<float> gnn_model::forward(std::span<const block_view> blocks, tensor_view<const float> x,
                                  const step_key& key, model_cache* cache) const {
   COOPGNN_EXPECTS(static_cast<int>(blocks.size()) == num_layers(),

@@ -119,6 +119,11 @@ class gnn_model {
   /// replica receives a device replica's weights for evaluation. Synchronises when it downloads.
   /// @throws logic_error when the parameter layouts differ (the message names the first one).
   void copy_parameters_from(const gnn_model& other);
+  /// Parameter values copied from `values` (host memory, num_parameters() floats, flat in
+  /// params() order, as parameter_set::values() lays them out) into the model's space, e.g. the
+  /// TMA server's host model receiving an averaged replica. Synchronises the model's context.
+  /// @throws logic_error naming both sizes when values.size() != num_parameters().
+  void copy_parameters_from(std::span<const float> values);
 
   /// Minibatch forward on one PE: blocks[i] is consumed by conv i (blocks[0] is the input side,
   /// i.e. the reverse of sampling order); blocks[i + 1].num_src must equal blocks[i].num_dst.

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/graph/generate.hpp"
+#include "runtime/graph/npy.hpp"
 
 #if defined(COOPGNN_WITH_METIS)
 #include <metis.h>
@@ -253,6 +255,111 @@ partition_report partition_summary(const dataset& ds, std::span<const std::int32
   }
   rep.distance_mean = rep.distance_pairs > 0 ? sum / static_cast<double>(rep.distance_pairs) : 0.0;
   return rep;
+}
+
+namespace {
+
+/// Rows `rows` (ascending) of the [n, f] C-ordered float32 .npy `file`, read one row at a time.
+matrix<float> read_npy_rows(const std::filesystem::path& file, vid_t n, std::int64_t f,
+                            std::span<const vid_t> rows) {
+  auto const h = read_npy_header(file);  // checks the file size against the shape
+  if (h.dtype != npy_dtype::float32 || h.fortran_order || h.shape.size() != 2 || h.shape[0] != n ||
+      h.shape[1] != f) {
+    COOPGNN_IO_FAIL("{}: need C-ordered float32 features [{}, {}], found {} {}{}", file.string(), n,
+                    f, npy_dtype_name(h.dtype), format_npy_shape(h.shape),
+                    h.fortran_order ? " in Fortran order" : "");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) COOPGNN_IO_FAIL("{}: cannot open", file.string());
+  matrix<float> out(static_cast<std::int64_t>(rows.size()), f);
+  auto const row_bytes = static_cast<std::streamsize>(f * sizeof(float));
+  for (std::size_t i = 0; i < rows.size() && f > 0; ++i) {
+    in.seekg(static_cast<std::streamoff>(h.data_offset) + rows[i] * row_bytes);
+    in.read(reinterpret_cast<char*>(&out(static_cast<std::int64_t>(i), 0)), row_bytes);
+    if (!in) COOPGNN_IO_FAIL("{}: cannot read feature row {}", file.string(), rows[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+dataset induced_subgraph(const dataset& ds, std::span<const std::int32_t> parts, std::int32_t part,
+                         std::vector<vid_t>* global_ids) {
+  vid_t const n = ds.num_nodes;
+  COOPGNN_EXPECTS(static_cast<vid_t>(parts.size()) == n,
+                  "induced_subgraph: parts has {} entries for |V| = {} of '{}'", parts.size(), n,
+                  ds.name);
+  COOPGNN_EXPECTS(part >= 0, "induced_subgraph: part {} is negative", part);
+  constexpr vid_t absent = -1;
+  std::vector<vid_t> local(static_cast<std::size_t>(n), absent);
+  std::vector<vid_t> ids;
+  for (vid_t v = 0; v < n; ++v) {
+    COOPGNN_EXPECTS(parts[v] >= 0, "induced_subgraph: vertex {} has the negative part id {}", v,
+                    parts[v]);
+    if (parts[v] != part) continue;
+    local[v] = static_cast<vid_t>(ids.size());
+    ids.push_back(v);
+  }
+  auto const kept = [&](vid_t v) { return local[v] != absent; };
+  auto const filter = [&](const std::vector<vid_t>& vs) {
+    std::vector<vid_t> out;
+    for (vid_t v : vs) {
+      if (kept(v)) out.push_back(local[v]);
+    }
+    return out;
+  };
+
+  dataset out;
+  out.name = fmt::format("{}/part{}", ds.name, part);
+  out.num_nodes = static_cast<vid_t>(ids.size());
+  for (std::size_t e = 0; e < ds.src.size(); ++e) {
+    if (kept(ds.src[e]) && kept(ds.dst[e])) {
+      out.src.push_back(local[ds.src[e]]);
+      out.dst.push_back(local[ds.dst[e]]);
+    }
+  }
+  std::int64_t const f = ds.feature_dim();
+  out.feature_cols = f;
+  if (ds.features_in_memory() && f > 0) {
+    out.features = matrix<float>(out.num_nodes, f);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      std::copy_n(&ds.features(ids[i], 0), f, &out.features(static_cast<std::int64_t>(i), 0));
+    }
+  } else if (f > 0 && !ds.feature_file.empty()) {
+    out.features = read_npy_rows(ds.feature_file, n, f, ids);
+  } else {
+    out.features = matrix<float>(out.num_nodes, f);
+  }
+  if (!ds.labels.empty()) {
+    for (vid_t v : ids) out.labels.push_back(ds.labels[v]);
+  }
+  out.num_classes = ds.num_classes;
+  out.train = filter(ds.train);
+  out.valid = filter(ds.valid);
+  out.test = filter(ds.test);
+  if (ds.link) {
+    const link_task& t = *ds.link;
+    link_task lt;
+    lt.name = t.name;
+    for (std::size_t i = 0; i < t.train.src.size(); ++i) {
+      if (kept(t.train.src[i]) && kept(t.train.dst[i])) {
+        lt.train.src.push_back(local[t.train.src[i]]);
+        lt.train.dst.push_back(local[t.train.dst[i]]);
+      }
+    }
+    if (t.user_item()) {
+      // ids is sorted: the part's vertices below a bound are a prefix of it.
+      auto const below = [&](vid_t bound) {
+        return static_cast<vid_t>(std::lower_bound(ids.begin(), ids.end(), bound) - ids.begin());
+      };
+      lt.item_begin = below(t.item_begin);
+      lt.item_end = below(t.item_end);
+      if (lt.item_begin == lt.item_end) lt.item_begin = lt.item_end = 0;  // no item: not user-item
+    }
+    out.link = std::move(lt);
+  }
+  if (global_ids != nullptr) *global_ids = std::move(ids);
+  return out;
 }
 
 partition_scheme parse_partition_scheme(const std::string& s) {

@@ -124,6 +124,32 @@ struct partition_report {
 partition_report partition_summary(const dataset& ds, std::span<const std::int32_t> parts,
                                    std::int32_t num_parts);
 
+/// The node-induced subgraph of part `part` (Zhu et al. 2023, section 3.1: a TMA trainer's local
+/// graph; reference/tma.md section 1.5, `g.subgraph(node_ids)`). With V_k = {v : parts[v] ==
+/// part} in ascending id order, local id i is the i-th vertex of V_k (global_ids, when given,
+/// receives [|V_k|] local -> global). The result, named "<ds.name>/part<part>", holds:
+///  - edges src[e] -> dst[e] of ds with both endpoints in V_k, relabelled, in ds's order;
+///  - features: rows V_k of ds.features; when they were left in ds.feature_file (not in memory),
+///    only those rows are read from the .npy (2-D C-ordered float32 [|V|, F]); F = 0 stays 0. The
+///    result's features are always in memory (feature_file empty, feature_cols = F);
+///  - labels restricted to V_k, num_classes unchanged; train/valid/test: their vertices in V_k,
+///    relabelled, in ds's order;
+///  - link task (when ds has one): the train positives with both endpoints in V_k, relabelled,
+///    in ds's order; valid and test EMPTY (trainers do not evaluate; the TMA server scores the
+///    full graph); user-item range remapped to [#{v in V_k : v < item_begin}, #{v in V_k : v <
+///    item_end}) (V_k is sorted, so users stay first and items stay contiguous); when V_k holds
+///    no item it becomes item_begin = item_end = 0 (not user-item; negatives are then drawn over
+///    every vertex).
+/// An id no vertex has gives the empty dataset (|V| = 0, no edges, F kept): METIS may leave a
+/// part empty. O(|V| + E + |V_k| F) time; reads |V_k| F floats from the file when not in memory.
+/// @param parts  [|V|] int32 part ids >= 0 (host memory), e.g. random_parts or run_partition
+/// @param part   the part to keep, >= 0
+/// @throws logic_error when parts.size() != |V|, part < 0, or a part id is negative (naming the
+///         vertex); io_error naming the file when the left-in-file features cannot be read or
+///         are not [|V|, F] C-ordered float32.
+dataset induced_subgraph(const dataset& ds, std::span<const std::int32_t> parts, std::int32_t part,
+                         std::vector<vid_t>* global_ids = nullptr);
+
 /// The three schemes of the command line.
 enum class partition_scheme { random, super, metis };
 

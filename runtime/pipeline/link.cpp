@@ -1,6 +1,7 @@
 #include "runtime/pipeline/link.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "kernels/dense/gemm.hpp"
@@ -80,6 +81,11 @@ std::string link_metric_name(const link_task& task, const pair_set& set, int top
                   "data is not user-item; give it negatives (coopgnn split-edges --negatives K)",
                   task.name);
   return fmt::format("recall@{}", topk);
+}
+
+std::string link_task_metric_name(const link_task& task, int topk) {
+  if (task.valid.empty() && task.test.empty()) return "none";  // nothing to evaluate
+  return link_metric_name(task, task.valid.empty() ? task.test : task.valid, topk);
 }
 
 namespace {
@@ -211,6 +217,32 @@ link_eval evaluate_user_item(const models::link_decoder<float>& decoder, const m
   out.value = rs / n;
   out.all = {{out.metric_name, rs / n}, {fmt::format("ndcg@{}", topk), ns / n}};
   return out;
+}
+
+std::pair<link_eval, link_eval> evaluate_link_model(const models::gnn_model& model,
+                                                    const csc_graph& g, const matrix<float>& x,
+                                                    const link_task& t, int topk, int threads) {
+  COOPGNN_EXPECTS(model.decoder() != nullptr,
+                  "evaluate_link_model: the model has no link decoder (a node-classification "
+                  "configuration)");
+  COOPGNN_EXPECTS(model.params().space() == memory_space::host,
+                  "evaluate_link_model: the model's parameters are {} memory; copy them into a "
+                  "host model (copy_parameters_from)",
+                  to_string(model.params().space()));
+  matrix<float> const z = model.infer_full(g, x, threads);
+  auto one = [&](const pair_set& set) {
+    link_eval e;
+    if (set.empty()) {
+      e.metric_name = link_task_metric_name(t, topk);
+      e.value = std::numeric_limits<double>::quiet_NaN();
+      return e;
+    }
+    if (link_metric_name(t, set, topk).starts_with("recall@")) {
+      return evaluate_user_item(*model.decoder(), z, t, set, topk, threads);
+    }
+    return evaluate_pairs(*model.decoder(), z, set);
+  };
+  return {one(t.valid), one(t.test)};
 }
 
 }  // namespace coopgnn

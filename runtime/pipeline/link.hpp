@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "models/link_layers.hpp"
+#include "models/model.hpp"
 #include "runtime/core/matrix.hpp"
+#include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 
 namespace coopgnn {
@@ -55,6 +57,11 @@ struct link_eval {
 /// @throws logic_error when the set cannot be scored (positives only on non-user-item data).
 std::string link_metric_name(const link_task& task, const pair_set& set, int topk);
 
+/// The metric that selects models on `task`: "none" when it has neither validation nor test
+/// pairs, else link_metric_name of its validation set (its test set when validation is empty).
+/// @throws logic_error as link_metric_name.
+std::string link_task_metric_name(const link_task& task, int topk);
+
 /// Scores every pair of `set` with `decoder` on host embeddings z [|V|, d] (in chunks) and
 /// computes: with `indexes`, MRR (ties against the positive), OGB's MRR, Hits@1/10/50
 /// (models/link_metrics.hpp); with both labels present, ROC-AUC and average precision.
@@ -71,5 +78,25 @@ link_eval evaluate_pairs(const models::link_decoder<float>& decoder, const matri
 ///         evaluate |U| |I| MLPs) or the set is empty.
 link_eval evaluate_user_item(const models::link_decoder<float>& decoder, const matrix<float>& z,
                              const link_task& task, const pair_set& set, int topk, int threads);
+
+/// Link-prediction evaluation of a host model on a whole graph (trainer::evaluate_link; the TMA
+/// server's evaluator, on a gnn_model built from model_config_for and given averaged weights):
+/// z = model.infer_full(g, x, threads) (layer-wise full-neighbour embeddings [|V|, d]), then
+/// for each of t.valid and t.test: evaluate_user_item when link_metric_name says "recall@K",
+/// else evaluate_pairs. An empty set gives metric_name link_task_metric_name(t, topk) and value
+/// NaN (`all` empty). Deterministic for any thread count.
+/// @param model    a link-prediction model (with a decoder) in host memory
+/// @param g        CSC of the graph message passing runs on, |V| = g.num_nodes
+/// @param x        [|V|, model.config().in_dim] float32 host input rows (features, or an
+///                 embedding table)
+/// @param t        the task; its pairs' ids in [0, |V|)
+/// @param topk     K of Recall@K / NDCG@K (user-item data), >= 1
+/// @param threads  host threads, >= 1
+/// @returns the validation and test metrics.
+/// @throws logic_error when the model has no decoder or lives off the host, as infer_full for a
+///         shape mismatch, and as the evaluators.
+std::pair<link_eval, link_eval> evaluate_link_model(const models::gnn_model& model,
+                                                    const csc_graph& g, const matrix<float>& x,
+                                                    const link_task& t, int topk, int threads);
 
 }  // namespace coopgnn

@@ -25,7 +25,9 @@ namespace {
 /// The init stream of the embedding table (models use layer indices 0..num_layers + 2).
 constexpr std::uint32_t kEmbeddingLayerIndex = 1U << 20;
 
-models::model_config make_model_config(const dataset& ds, const train_config& cfg) {
+}  // namespace
+
+models::model_config model_config_for(const dataset& ds, const train_config& cfg) {
   models::model_config mc;
   bool const link = cfg.task == task_kind::link_prediction;
   mc.kind = cfg.model;
@@ -44,8 +46,6 @@ models::model_config make_model_config(const dataset& ds, const train_config& cf
   mc.seed = cfg.seed;
   return mc;
 }
-
-}  // namespace
 
 trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     : ds_(ds), g_(g), cfg_(cfg) {
@@ -111,7 +111,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                   cfg.comm_timeout_s);
   group_ = std::make_shared<host_comm_group>(
       cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
-  auto const mc = make_model_config(ds, cfg);
+  auto const mc = model_config_for(ds, cfg);
   // The feature table's tier. Host backend: host, or the mapped .npy file. CUDA backend:
   // setup_cuda_features picks device, pinned, host or mmap and makes the device copies. With
   // learnable embeddings there is no feature table.
@@ -189,11 +189,7 @@ const models::gnn_model& trainer::host_model(int pe) const {
 }
 
 std::string trainer::metric_name() const {
-  if (cfg_.task == task_kind::link_prediction) {
-    const link_task& t = *ds_.link;
-    if (t.valid.empty() && t.test.empty()) return "none";  // nothing to evaluate
-    return link_metric_name(t, t.valid.empty() ? t.test : t.valid, cfg_.topk);
-  }
+  if (cfg_.task == task_kind::link_prediction) return link_task_metric_name(*ds_.link, cfg_.topk);
   return ds_.num_classes == 2 ? "roc_auc" : "accuracy";
 }
 
@@ -643,6 +639,7 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   pe.seconds += m.t;
   pe.work += w;
   pe.loss += loss_sum;
+  pe.last_loss = loss_sum;
 
   if (opt.trace == nullptr) return;
   auto const L = blocks.size();
@@ -672,6 +669,42 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
                    const step_options& opt) {
   if (opt.trace != nullptr) opt.trace->assign(static_cast<std::size_t>(cfg_.num_pes), {});
   run_pes([&](pe_state& pe) { pe_step(pe, global_batch, batch_index, opt); });
+}
+
+std::int64_t trainer::num_parameters() const { return pes_.at(0)->model.num_parameters(); }
+
+double trainer::last_loss() const { return pes_.at(0)->last_loss; }
+
+std::vector<float> trainer::parameters() const {
+  bind_device(0);
+  return download<float>(pes_[0]->ctx, pes_[0]->model.params().values());
+}
+
+std::vector<float> trainer::gradients() const {
+  bind_device(0);
+  return download<float>(pes_[0]->ctx, pes_[0]->model.params().grads());
+}
+
+void trainer::set_parameters(std::span<const float> values) {
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(values.size()) == num_parameters(),
+                  "trainer::set_parameters: {} values for the model's {} parameters", values.size(),
+                  num_parameters());
+  run_pes([&](pe_state& pe) { pe.model.copy_parameters_from(values); });
+}
+
+void trainer::apply_gradients(std::span<const float> grads) {
+  COOPGNN_EXPECTS(cfg_.embedding_dim == 0,
+                  "trainer::apply_gradients: with --embedding-dim {} the embedding table is "
+                  "updated inside the step; use step(update = true)",
+                  cfg_.embedding_dim);
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(grads.size()) == num_parameters(),
+                  "trainer::apply_gradients: {} gradients for the model's {} parameters",
+                  grads.size(), num_parameters());
+  run_pes([&](pe_state& pe) {
+    copy<float>(pe.ctx, pe.model.params().grads(), host_view(grads));
+    pe.opt.step();  // the update of pe_step's optimizer stage
+    synchronize(pe.ctx);
+  });
 }
 
 matrix<float> trainer::embedding_values() const {
@@ -734,24 +767,8 @@ std::pair<double, double> trainer::evaluate(int pe) const {
 std::pair<link_eval, link_eval> trainer::evaluate_link(int pe) const {
   COOPGNN_EXPECTS(cfg_.task == task_kind::link_prediction,
                   "trainer::evaluate_link needs a link-prediction run");
-  const models::gnn_model& model = host_model(pe);
-  matrix<float> const x = inference_input(pe);
-  int const threads = eval_threads(dev_ != nullptr, cfg_.num_pes);
-  matrix<float> const z = model.infer_full(g_, x, threads);
-  const link_task& t = *ds_.link;
-  auto one = [&](const pair_set& set) {
-    link_eval e;
-    if (set.empty()) {
-      e.metric_name = metric_name();
-      e.value = std::numeric_limits<double>::quiet_NaN();
-      return e;
-    }
-    if (link_metric_name(t, set, cfg_.topk).starts_with("recall@")) {
-      return evaluate_user_item(*model.decoder(), z, t, set, cfg_.topk, threads);
-    }
-    return evaluate_pairs(*model.decoder(), z, set);
-  };
-  return {one(t.valid), one(t.test)};
+  return evaluate_link_model(host_model(pe), g_, inference_input(pe), *ds_.link, cfg_.topk,
+                             eval_threads(dev_ != nullptr, cfg_.num_pes));
 }
 
 epoch_report trainer::run_epoch(int epoch, bool evaluate_now,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cache/feature_store.hpp"
@@ -63,6 +64,14 @@ struct step_options {
 /// (epoch - 1) * ceil(|train| / B) + b (trainer::run_epoch).
 /// @param train  [N] training vertex ids; O(N log N).
 std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch);
+
+/// The model configuration a trainer builds every replica with for (ds, cfg): conv kind, widths
+/// (in_dim = embedding_dim when > 0, else ds's feature width F; the output width is ds's classes,
+/// or out_dim (default hidden) for link prediction, with cfg's decoder), layers = |fanouts|,
+/// head, norm, activation, dropout and init seed. A host gnn_model built from it has the layout
+/// of trainer::parameters() (the TMA server's evaluation model). Does not validate cfg (the
+/// trainer's constructor does).
+models::model_config model_config_for(const dataset& ds, const train_config& cfg);
 
 /// Trains a GNN with P PE threads, for node classification or link prediction
 /// (train_config::task; DESIGN.md sections 6 and 7).
@@ -134,6 +143,41 @@ class trainer {
   /// embeddings on the host, then evaluate_pairs or evaluate_user_item of link.hpp).
   /// @throws logic_error for node classification.
   std::pair<link_eval, link_eval> evaluate_link(int pe = 0) const;
+
+  /// Hooks for an engine that drives the trainer from its main thread (TMA / GGS over MPI,
+  /// DESIGN.md section 7). Each runs between steps: never concurrently with step() or run_epoch.
+
+  /// Replica 0's weights: [num_parameters()] float32 host vector, flat in params() order,
+  /// downloaded from its space (host, emulated or CUDA; synchronises PE 0's device). Replicas
+  /// are equal after every step, so this is the trainer's model.
+  [[nodiscard]] std::vector<float> parameters() const;
+  /// Writes `values` ([num_parameters()] float32, host memory, params() order) into every
+  /// replica's weights, each in its PE's space (the PE threads copy and synchronise; `values`
+  /// may be reused on return). Adam's moments and step count stay as they are (TMA: optimizer
+  /// state stays local). The embedding table, if any, is not touched.
+  /// @throws logic_error naming both sizes when values.size() != num_parameters().
+  void set_parameters(std::span<const float> values);
+  /// Replica 0's weight gradients as the last step left them: [num_parameters()] float32 host
+  /// vector, params() order, already all-reduced over the P PEs (the sum of every PE's share of
+  /// the global-batch loss, normalised by the global batch). Zeros before any step. Synchronises
+  /// PE 0's device.
+  [[nodiscard]] std::vector<float> gradients() const;
+  /// Writes `grads` ([num_parameters()] float32, host memory, params() order) into every
+  /// replica's gradient buffer and applies the Adam step every replica applies in step() (the
+  /// PE threads, each in its space; synchronises). GGS over MPI: step(batch, index,
+  /// {.update = false}), all-reduce gradients() across ranks (and divide by the rank count for a
+  /// mean), then apply_gradients. apply_gradients(gradients()) after step(update = false) gives
+  /// the same weights, bit for bit, as step(update = true).
+  /// @throws logic_error naming both sizes when grads.size() != num_parameters(), and with
+  ///         embedding_dim > 0 (the embedding table is updated inside the step, from gradients
+  ///         this hook does not carry).
+  void apply_gradients(std::span<const float> grads);
+  /// The global-batch loss of the most recent step (step(), or each step of run_epoch): the sum
+  /// of every PE's pe_trace::loss, all-reduced in double (mean BCE over the B (1 + k) pairs, or
+  /// mean cross-entropy over the B seeds). NaN before any step.
+  [[nodiscard]] double last_loss() const;
+  /// Trainable scalars of one replica (the length of parameters() and gradients()).
+  [[nodiscard]] std::int64_t num_parameters() const;
 
   /// The training items of epoch `epoch`, in the order they are batched (keyed shuffle).
   [[nodiscard]] std::vector<vid_t> epoch_order(int epoch) const;
