@@ -35,6 +35,9 @@ namespace {
 mpi_session::mpi_session(int) { no_mpi(); }
 mpi_session::~mpi_session() = default;
 std::vector<std::string> mpi_session::hosts() const { no_mpi(); }
+void mpi_session::broadcast(std::vector<std::int32_t>&) const { no_mpi(); }
+void mpi_session::broadcast(double&) const { no_mpi(); }
+bool mpi_session::all(bool) const { no_mpi(); }
 void mpi_session::abort(int code) { std::exit(code); }
 server_result run_server(const mpi_session&, server_worker&, const engine_options&,
                          const std::function<void(aggregate)>&) {
@@ -176,6 +179,27 @@ std::vector<std::string> mpi_session::hosts() const {
   std::vector<std::string> out;
   for (int r = 0; r < size_; ++r) out.emplace_back(all.data() + r * MPI_MAX_PROCESSOR_NAME);
   return out;
+}
+
+void mpi_session::broadcast(std::vector<std::int32_t>& v) const {
+  auto n = static_cast<std::int64_t>(v.size());
+  check(MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  v.resize(static_cast<std::size_t>(n));
+  constexpr std::int64_t chunk = std::int64_t{1} << 30;
+  for (std::int64_t off = 0; off < n; off += chunk) {
+    int const c = static_cast<int>(std::min(chunk, n - off));
+    check(MPI_Bcast(v.data() + off, c, MPI_INT32_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  }
+}
+
+void mpi_session::broadcast(double& x) const {
+  check(MPI_Bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+}
+
+bool mpi_session::all(bool ok) const {
+  int mine = ok ? 1 : 0, every = 0;
+  check(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  return every == 1;
 }
 
 void mpi_session::abort(int code) {

@@ -58,6 +58,13 @@ class mpi_session {
   [[nodiscard]] const std::string& host() const { return host_; }
   /// Every rank's host name, on every rank (collective: MPI_Allgather).
   [[nodiscard]] std::vector<std::string> hosts() const;
+  /// Rank 0's `v` on every rank (collective: the length, then the values in chunks below 2^31).
+  void broadcast(std::vector<std::int32_t>& v) const;
+  /// Rank 0's `x` on every rank (collective).
+  void broadcast(double& x) const;
+  /// Whether every rank passes `ok` (collective: MPI_Allreduce of a flag), so a rank that failed
+  /// to set up lets every rank stop together instead of leaving the others in a collective.
+  [[nodiscard]] bool all(bool ok) const;
   /// MPI_Abort(MPI_COMM_WORLD, code): ends every rank of the job.
   [[noreturn]] static void abort(int code);
 

@@ -102,7 +102,11 @@ void evaluator::emit(const aggregate& a, const std::optional<score>& s) {
   // Called with mu_ held.
   hist_.points.push_back({a.generation, a.seconds, s ? std::optional<double>(s->value)
                                                      : std::nullopt});
-  line_(aggregation_json(a, s));
+  try {
+    line_(aggregation_json(a, s));
+  } catch (const std::exception& e) {
+    if (failure_.empty()) failure_ = fmt::format("reporting aggregate {}: {}", a.generation, e.what());
+  }
 }
 
 void evaluator::run() {

@@ -40,6 +40,15 @@ nlohmann::json summary_json(const partition_args& a, const dataset& ds, const pa
   j["seed"] = a.seed;
   j["parts_file"] = {{"path", "parts.npy"}, {"dtype", "int32"}, {"shape", {ds.num_nodes}}};
   j["num_nodes"] = ds.num_nodes;
+  j.update(partition_report_json(rep));
+  j["seconds"] = res.seconds;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json partition_report_json(const partition_report& rep) {
+  nlohmann::json j;
   j["edge_set"] = rep.edge_set;
   j["total_edges"] = rep.total_edges;
   j["kept_edges"] = rep.kept_edges;
@@ -48,7 +57,6 @@ nlohmann::json summary_json(const partition_args& a, const dataset& ds, const pa
                    {"max", rep.distance_max},
                    {"mean", rep.distance_mean},
                    {"pairs", rep.distance_pairs}};
-  j["seconds"] = res.seconds;
   nlohmann::json per = nlohmann::json::array();
   for (std::size_t k = 0; k < rep.parts.size(); ++k) {
     const part_summary& p = rep.parts[k];
@@ -60,13 +68,15 @@ nlohmann::json summary_json(const partition_args& a, const dataset& ds, const pa
   return j;
 }
 
-std::string distance_text(const partition_report& rep) {
+std::string partition_distance_text(const partition_report& rep) {
   if (rep.distance_kind == "none") return "no labels or features: no distance between parts";
   std::string const what = rep.distance_kind == "class_tv" ? "total variation of class histograms"
                                                            : "L2 distance of feature means";
   return fmt::format("{} between parts: max {:.4f}, mean {:.4f} over {} pairs", what,
                      rep.distance_max, rep.distance_mean, rep.distance_pairs);
 }
+
+namespace {
 
 void print_summary(const partition_args& a, const dataset& ds, const partition_result& res,
                    const partition_report& rep) {
@@ -88,7 +98,7 @@ void print_summary(const partition_args& a, const dataset& ds, const partition_r
     fmt::print("{:>6} {:>12} {:>14}\n", k, rep.parts[k].vertices, rep.parts[k].kept_edges);
   }
   fmt::print("kept r = {} / {} = {:.4f}\n", rep.kept_edges, rep.total_edges, rep.kept_ratio);
-  fmt::print("{}\n", distance_text(rep));
+  fmt::print("{}\n", partition_distance_text(rep));
   fmt::print("partitioning: {:.3f} s\n", res.seconds);
   fmt::print("wrote {}/parts.npy (int32 [{}]) and {}/summary.json\n", a.output, ds.num_nodes,
              a.output);

@@ -20,24 +20,6 @@
 
 namespace coopgnn::cli {
 
-  std::string metrics_out;
-  bool no_progress = false;
-  double cache_fraction = -1;  ///< < 0: use --cache-rows
-  bool quiet = false;
-  std::string backend = "auto";
-  std::string sample_on = "device";
-  // Names as given on the command line; parsed once into cfg's types (parse_typed_options).
-  std::string model = "sage";
-  std::string cache_policy = "none";
-  std::string feature_storage = "auto";
-  std::string device_comm = "auto";
-  std::string task = "auto";
-  std::string decoder = "dot";
-  std::string activation = "relu";
-  std::string exclude = "none";
-  int pes = 0;  ///< 0: the backend's default (4 host PEs, or one per GPU x --pes-per-gpu)
-  train_config cfg;
-};
 
 void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,

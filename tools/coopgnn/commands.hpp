@@ -9,6 +9,8 @@
 #include "bench/drivers/report.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "runtime/graph/partition.hpp"
+#include <nlohmann/json.hpp>
 
 namespace coopgnn::cli {
 
@@ -39,6 +41,17 @@ void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string
 /// Registers `convert`, `generate`, `split-edges` and `info` (datasets;
 /// tools/coopgnn/cmd_data.cpp).
 void add_data_commands(CLI::App& app);
+
+/// A partition's summary as JSON: edge_set, total_edges, kept_edges, kept_ratio (r),
+/// distance {kind, max, mean, pairs} and per_part [{part, vertices, kept_edges, class_counts}]
+/// (the keys of `coopgnn partition`'s summary.json).
+nlohmann::json partition_report_json(const partition_report& rep);
+/// One line naming the distance between parts (class histograms' total variation or feature
+/// means' L2), or saying there is none.
+std::string partition_distance_text(const partition_report& rep);
+
+/// Registers `tma` (time-based model aggregation over MPI; tools/coopgnn/cmd_tma.cpp).
+void add_tma_command(CLI::App& app);
 
 /// Registers `partition` (RandomTMA / SuperTMA / PSGD-PA parts; tools/coopgnn/cmd_partition.cpp).
 void add_partition_command(CLI::App& app);

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   coopgnn::cli::add_data_commands(app);
   coopgnn::cli::add_partition_command(app);
   coopgnn::cli::add_train_commands(app);
+  coopgnn::cli::add_tma_command(app);
   auto* bench = app.add_subcommand(
       "bench", "Experiment drivers: work vs batch size, cooperative vs independent per stage");
   bench->require_subcommand(1);

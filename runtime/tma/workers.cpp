@@ -1,0 +1,117 @@
+#include "runtime/tma/workers.hpp"
+
+#include <algorithm>
+
+#include "runtime/core/error.hpp"
+#include "runtime/pipeline/link.hpp"
+
+namespace coopgnn::tma {
+
+runtime_trainer::runtime_trainer(const dataset& ds, const csc_graph& g, const train_config& cfg,
+                                 int slice, int slices, std::int64_t max_epochs)
+    : trainer_(ds, g, cfg), slice_(slice), slices_(slices), max_epochs_(max_epochs) {
+  COOPGNN_EXPECTS(slices >= 1 && slice >= 0 && slice < slices,
+                  "runtime_trainer: slice {} of {} is not in [0, slices)", slice, slices);
+  COOPGNN_EXPECTS(max_epochs >= 0, "--max-epochs must be >= 0, got {}", max_epochs);
+  order_ = trainer_.epoch_order(1);
+  auto const n = static_cast<std::int64_t>(order_.size());
+  std::int64_t const G = static_cast<std::int64_t>(slices_) * cfg.batch_size;
+  batches_per_epoch_ = (n + G - 1) / G;
+}
+
+std::int64_t runtime_trainer::num_parameters() const { return trainer_.num_parameters(); }
+
+bool runtime_trainer::done() const { return max_epochs_ > 0 && epoch_ > max_epochs_; }
+
+std::vector<vid_t> runtime_trainer::next_batch(std::uint32_t& index) {
+  auto const n = static_cast<std::int64_t>(order_.size());
+  std::int64_t const G = static_cast<std::int64_t>(slices_) * trainer_.config().batch_size;
+  std::int64_t const lo = batch_ * G, hi = std::min(n, lo + G), len = hi - lo;
+  index = static_cast<std::uint32_t>((epoch_ - 1) * batches_per_epoch_ + batch_);
+  auto const a = lo + len * slice_ / slices_, b = lo + len * (slice_ + 1) / slices_;
+  std::vector<vid_t> out(order_.begin() + a, order_.begin() + b);
+  if (++batch_ == batches_per_epoch_) {
+    batch_ = 0;
+    ++epoch_;
+    order_ = trainer_.epoch_order(static_cast<int>(epoch_));
+  }
+  return out;
+}
+
+double runtime_trainer::step() {
+  std::uint32_t index = 0;
+  auto const batch = next_batch(index);
+  trainer_.step(batch, index, step_options{});
+  return trainer_.last_loss();
+}
+
+double runtime_trainer::compute_gradients() {
+  std::uint32_t index = 0;
+  auto const batch = next_batch(index);
+  step_options opt;
+  opt.update = false;
+  trainer_.step(batch, index, opt);
+  return trainer_.last_loss();
+}
+
+void runtime_trainer::gradients(std::span<float> out) const {
+  auto const g = trainer_.gradients();
+  COOPGNN_EXPECTS(out.size() == g.size(), "gradients: {} values into a buffer of {}", g.size(),
+                  out.size());
+  std::copy(g.begin(), g.end(), out.begin());
+}
+
+void runtime_trainer::apply_gradients(std::span<const float> grads) {
+  trainer_.apply_gradients(grads);
+}
+
+void runtime_trainer::parameters(std::span<float> out) const {
+  auto const p = trainer_.parameters();
+  COOPGNN_EXPECTS(out.size() == p.size(), "parameters: {} values into a buffer of {}", p.size(),
+                  out.size());
+  std::copy(p.begin(), p.end(), out.begin());
+}
+
+void runtime_trainer::set_parameters(std::span<const float> values) {
+  trainer_.set_parameters(values);
+}
+
+runtime_server::runtime_server(const dataset& ds, const csc_graph& g, const train_config& cfg,
+                               int correction_steps)
+    : trainer_(ds, g, cfg, 0, 1, 0), steps_(correction_steps) {
+  COOPGNN_EXPECTS(correction_steps >= 0, "--correction-steps must be >= 0, got {}",
+                  correction_steps);
+}
+
+std::int64_t runtime_server::num_parameters() const { return trainer_.num_parameters(); }
+
+void runtime_server::initial_parameters(std::span<float> out) { trainer_.parameters(out); }
+
+void runtime_server::correct(std::span<float> params) {
+  trainer_.set_parameters(params);
+  for (int s = 0; s < steps_; ++s) {
+    trainer_.step();
+    ++done_;
+  }
+  trainer_.parameters(params);
+}
+
+link_scorer::link_scorer(const dataset& ds, const csc_graph& g, const train_config& cfg,
+                         int threads)
+    : ds_(ds), g_(g), cfg_(cfg), threads_(std::max(1, threads)) {
+  COOPGNN_EXPECTS(ds.link.has_value(), "dataset '{}' has no link-prediction task", ds.name);
+  COOPGNN_EXPECTS(ds.features_in_memory(),
+                  "the server evaluates on the dataset's features in memory; '{}' has none loaded",
+                  ds.name);
+  static const exec_context host_ctx(backend::host, 0, 1);
+  model_ = std::make_unique<models::gnn_model>(host_ctx, model_config_for(ds, cfg));
+}
+
+score link_scorer::operator()(std::span<const float> params, bool test) {
+  model_->copy_parameters_from(params);
+  auto [val, tst] = evaluate_link_model(*model_, g_, ds_.features, *ds_.link, cfg_.topk, threads_);
+  const link_eval& e = test ? tst : val;
+  return score{e.metric_name, e.value, e.all};
+}
+
+}  // namespace coopgnn::tma

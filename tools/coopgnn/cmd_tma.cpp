@@ -1,0 +1,489 @@
+// `coopgnn tma`: time-based model aggregation over MPI (README.md "Multi-machine training";
+// DESIGN.md section 7; reference/tma.md; Zhu et al. 2023). Launched as
+// `mpirun -np 1+M coopgnn tma --scheme S ...`: rank 0 is the server and evaluator, ranks 1..M the
+// trainers, each running the single-node runtime on its part of the graph.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <thread>
+
+#include "bench/drivers/results.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/core/timer.hpp"
+#include "runtime/graph/csc.hpp"
+#include "runtime/graph/npy.hpp"
+#include "runtime/graph/partition.hpp"
+#include "runtime/tma/engine.hpp"
+#include "runtime/tma/evaluator.hpp"
+#include "runtime/tma/workers.hpp"
+#include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/train_options.hpp"
+
+namespace coopgnn::cli {
+
+namespace {
+
+struct tma_options {
+  train_options train;
+  std::string mode = "independent";
+  std::string scheme = "randomtma";
+  std::int32_t parts = 0;  // 0: trainers + dropped
+  std::int64_t clusters = 0;
+  std::string partition_dir;
+  std::vector<std::int32_t> drop_parts;
+  std::uint64_t partition_seed = 1;
+  double interval = 120;
+  double time_limit = 3600;
+  double heartbeat_timeout = 300;
+  std::int64_t max_epochs = 0;
+  int correction_steps = 2;
+  std::string out = "tma_out";
+  std::string command_line;
+};
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+/// The JSON-lines log of the server: every line is flushed when written, so a job that is
+/// killed keeps every line written before.
+class jsonl_log {
+ public:
+  explicit jsonl_log(const std::filesystem::path& p) : path_(p), f_(p, std::ios::trunc) {
+    if (!f_) throw io_error(fmt::format("{}: cannot open for writing", p.string()));
+  }
+  void write(const std::string& line) {
+    std::lock_guard<std::mutex> lk(mu_);
+    f_ << line << "\n";
+    f_.flush();
+    if (!f_) std::fprintf(stderr, "coopgnn tma: %s: write failed\n", path_.string().c_str());
+  }
+
+ private:
+  std::filesystem::path path_;
+  std::mutex mu_;
+  std::ofstream f_;
+};
+
+/// Part ids: from --partition DIR (parts.npy of `coopgnn partition`) or computed here.
+partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme sch,
+                            std::int32_t num_parts) {
+  if (!o.partition_dir.empty()) {
+    auto const file = std::filesystem::path(o.partition_dir) / "parts.npy";
+    scoped_timer t(nullptr);
+    auto arr = read_npy<std::int32_t>(file);
+    COOPGNN_EXPECTS(static_cast<vid_t>(arr.data.size()) == ds.num_nodes,
+                    "--partition {}: {} part ids for a dataset of {} vertices", file.string(),
+                    arr.data.size(), ds.num_nodes);
+    for (std::int32_t p : arr.data) {
+      COOPGNN_EXPECTS(p >= 0 && p < num_parts,
+                      "--partition {}: part id {} outside [0, {}) (the run has {} parts)",
+                      file.string(), p, num_parts, num_parts);
+    }
+    partition_result r;
+    r.parts = std::move(arr.data);
+    r.clusters_reason = "read from " + file.string();
+    r.seconds = t.seconds();
+    return r;
+  }
+  partition_request req;
+  req.scheme = *tma::partition_of(sch);
+  req.num_parts = num_parts;
+  if (o.clusters > 0) req.num_clusters = o.clusters;
+  req.seed = o.partition_seed;
+  return run_partition(ds, req);
+}
+
+/// The partitioner's name as `coopgnn partition --scheme` spells it.
+std::string partition_name(tma::scheme sch) {
+  switch (*tma::partition_of(sch)) {
+    case partition_scheme::random: return "random";
+    case partition_scheme::super: return "super";
+    case partition_scheme::metis: return "metis";
+  }
+  return "?";
+}
+
+void print_rank0(int rank, const std::string& s) {
+  if (rank == 0) {
+    fmt::print("{}\n", s);
+    std::fflush(stdout);
+  }
+}
+
+int run_tma(tma_options& o) {
+  tma::scheme const sch = tma::parse_scheme(o.scheme);
+  bool const ggs = sch == tma::scheme::ggs;
+  tma::mpi_session s;
+  int const rank = s.rank(), world = s.size();
+  auto hosts = s.hosts();
+  COOPGNN_EXPECTS(world >= 2,
+                  "coopgnn tma runs as 1 server + M trainers, but MPI reports a world of {}: "
+                  "start it with `mpirun -np 1+M coopgnn tma ...` (a world of 1 also means a "
+                  "launcher without PMI support started every process as a singleton)",
+                  world);
+  int const M = world - 1;
+  std::set<std::int32_t> const dropped(o.drop_parts.begin(), o.drop_parts.end());
+  COOPGNN_EXPECTS(dropped.size() == o.drop_parts.size(), "--drop-parts lists a part twice");
+  COOPGNN_EXPECTS(!ggs || dropped.empty(), "--drop-parts needs a partitioned scheme, not ggs");
+  std::int32_t const parts = M + static_cast<std::int32_t>(dropped.size());
+  COOPGNN_EXPECTS(o.parts == 0 || o.parts == parts,
+                  "--parts {} but the world has {} trainers and {} dropped parts ({} parts): start "
+                  "{} ranks (mpirun -np {})",
+                  o.parts, M, dropped.size(), parts, 1 + o.parts - dropped.size(),
+                  1 + o.parts - dropped.size());
+  for (std::int32_t d : dropped) {
+    COOPGNN_EXPECTS(d >= 0 && d < parts, "--drop-parts {}: parts are 0..{}", d, parts - 1);
+  }
+  COOPGNN_EXPECTS(o.train.cfg.embedding_dim == 0,
+                  "--embedding-dim: tma averages the model's weights across trainers whose "
+                  "vertices differ; learnable input embeddings are not averaged (use features)");
+  if (!ggs && !o.partition_dir.empty() && o.clusters > 0) {
+    COOPGNN_FAIL("--clusters and --partition: the partition file already fixes the clusters");
+  }
+  print_rank0(rank, fmt::format("coopgnn tma: scheme {} world {} (server {} + {} trainers on {})",
+                                o.scheme, world, hosts[0], M,
+                                fmt::join(std::vector<std::string>(hosts.begin() + 1, hosts.end()),
+                                          ",")));
+
+  // Every rank reads the dataset (a trainer keeps only its part; the server evaluates on it).
+  o.train.quiet = o.train.quiet || rank != 0;
+  o.train.cfg.mode = parse_mode(o.mode);
+  std::unique_ptr<loaded_dataset> data;
+  std::string setup_error;
+  if (o.train.task == "auto") o.train.task = "link_prediction";
+  try {
+    data = load(o.train);
+    COOPGNN_EXPECTS(o.train.cfg.task == task_kind::link_prediction,
+                    "coopgnn tma trains link prediction (the paper's task): dataset '{}' has no "
+                    "link-prediction task or --task says otherwise",
+                    data->ds.name);
+    o.train.cfg.fanouts = o.train.fanouts;
+    o.train.cfg.sampler = parse_sampler_kind(o.train.sampler);
+    resolve_pes(o.train);
+    o.train.cfg.eval_every = 0;
+  } catch (const std::exception& e) {
+    setup_error = e.what();
+  }
+  if (!s.all(setup_error.empty())) {
+    if (!setup_error.empty()) std::fprintf(stderr, "rank %d: %s\n", rank, setup_error.c_str());
+    return 2;
+  }
+  const dataset& ds = data->ds;
+
+  // The partition, computed on rank 0 and broadcast (METIS results may differ across builds).
+  std::vector<std::int32_t> part_of;
+  partition_result pres;
+  double part_seconds = 0;
+  if (!ggs) {
+    if (rank == 0) {
+      try {
+        pres = make_parts(o, ds, sch, parts);
+        part_of = pres.parts;
+        part_seconds = pres.seconds;
+      } catch (const std::exception& e) {
+        setup_error = e.what();
+      }
+    }
+    if (!s.all(setup_error.empty())) {
+      if (!setup_error.empty()) std::fprintf(stderr, "rank 0: %s\n", setup_error.c_str());
+      return 2;
+    }
+    s.broadcast(part_of);
+    s.broadcast(part_seconds);
+  }
+  std::vector<std::int32_t> trained;  // trainer rank r trains part trained[r - 1]
+  for (std::int32_t k = 0; k < parts; ++k) {
+    if (!dropped.contains(k)) trained.push_back(k);
+  }
+
+  tma::engine_options eo;
+  eo.sch = sch;
+  eo.clock = {o.interval, o.time_limit, o.heartbeat_timeout};
+  if (ggs) eo.contributors = {1};
+
+  if (rank != 0) {
+    dataset local;
+    std::unique_ptr<csc_graph> local_g;
+    std::unique_ptr<tma::runtime_trainer> worker;
+    train_config cfg = o.train.cfg;
+    try {
+      if (ggs) {
+        worker = std::make_unique<tma::runtime_trainer>(ds, data->g, cfg, rank - 1, M,
+                                                        o.max_epochs);
+      } else {
+        std::int32_t const k = trained[static_cast<std::size_t>(rank - 1)];
+        local = induced_subgraph(ds, part_of, k);
+        COOPGNN_EXPECTS(local.link && !local.link->train.empty(),
+                        "part {} keeps no training edge (of {}): fewer parts or --scheme "
+                        "randomtma",
+                        k, ds.link->train.size());
+        local_g = std::make_unique<csc_graph>(build_csc(local.num_nodes, local.src, local.dst));
+        // Each trainer shuffles and draws negatives with its own seed (its data differ anyway).
+        cfg.seed = o.train.cfg.seed + static_cast<std::uint64_t>(rank);
+        worker = std::make_unique<tma::runtime_trainer>(local, *local_g, cfg, 0, 1, o.max_epochs);
+        fmt::print(stderr,
+                   "trainer rank {} ({}): part {} |V| {} |E| {} train pairs {} P={} {} params {}\n",
+                   rank, s.host(), k, local.num_nodes, local.num_edges(), local.link->train.size(),
+                   cfg.num_pes, to_string(cfg.mode), worker->num_parameters());
+      }
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+    }
+    if (!s.all(setup_error.empty())) {
+      if (!setup_error.empty()) std::fprintf(stderr, "rank %d: %s\n", rank, setup_error.c_str());
+      return 2;
+    }
+    try {
+      tma::run_trainer(s, *worker, eo);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "coopgnn tma trainer rank %d: %s\n", rank, e.what());
+      std::fflush(stderr);
+      tma::mpi_session::abort(1);
+    }
+    return 0;
+  }
+
+  // Rank 0: server, evaluator, reports.
+  std::filesystem::path const out(o.out);
+  std::unique_ptr<tma::runtime_server> server;
+  std::unique_ptr<jsonl_log> log;
+  partition_report prep;
+  try {
+    std::filesystem::create_directories(out);
+    log = std::make_unique<jsonl_log>(out / "tma.jsonl");
+    server = std::make_unique<tma::runtime_server>(ds, data->g, o.train.cfg,
+                                                   sch == tma::scheme::llcg ? o.correction_steps : 0);
+    if (!ggs) prep = partition_summary(ds, part_of, parts);
+  } catch (const std::exception& e) {
+    setup_error = e.what();
+  }
+  if (!s.all(setup_error.empty())) {
+    std::fprintf(stderr, "rank 0: %s\n", setup_error.c_str());
+    return 2;
+  }
+  nlohmann::json start;
+  start["event"] = "start";
+  start["scheme"] = o.scheme;
+  start["command"] = o.command_line;
+  start["dataset"] = ds.name;
+  start["dataset_dir"] = o.train.dataset;
+  start["trainers"] = M;
+  start["parts"] = ggs ? nlohmann::json(nullptr) : nlohmann::json(parts);
+  start["dropped_parts"] = o.drop_parts;
+  start["hosts"] = hosts;
+  start["interval"] = o.interval;
+  start["time_limit"] = o.time_limit;
+  start["pes_per_trainer"] = o.train.cfg.num_pes;
+  start["mode"] = o.mode;
+  start["backend"] = to_string(o.train.cfg.compute_backend);
+  start["batch_size_per_trainer"] = o.train.cfg.batch_size;
+  start["parameters"] = server->num_parameters();
+  start["created"] = bench::utc_now_iso8601();
+  if (!ggs) {
+    nlohmann::json pj = partition_report_json(prep);
+    pj["scheme"] = partition_name(sch);
+    pj["seconds"] = part_seconds;
+    pj["source"] = o.partition_dir.empty() ? "computed" : o.partition_dir;
+    if (pres.num_clusters > 0) pj["clusters"] = pres.num_clusters;
+    start["partition"] = pj;
+    fmt::print("partition {}: {} parts ({} trained, dropped [{}]) in {:.2f}s; r = kept training "
+               "edges {} / {} = {:.4f}; {}\n",
+               partition_name(sch), parts, trained.size(),
+               fmt::join(o.drop_parts, ","), part_seconds, prep.kept_edges, prep.total_edges,
+               prep.kept_ratio, partition_distance_text(prep));
+  }
+  log->write(start.dump());
+  fmt::print("server: interval {:.1f}s, time limit {:.1f}s, heartbeat timeout {:.0f}s; {} "
+             "parameters; writing {}\n",
+             o.interval, o.time_limit, o.heartbeat_timeout, server->num_parameters(),
+             (out / "tma.jsonl").string());
+  std::fflush(stdout);
+
+  int const eval_threads = std::max(1u, std::thread::hardware_concurrency());
+  tma::link_scorer val_scorer(ds, data->g, o.train.cfg, eval_threads);
+  std::mutex print_mu;
+  double best_seen = -1e300;
+  tma::evaluator ev(
+      [&](std::span<const float> p) { return val_scorer(p, false); },
+      [&](const std::string& line) {
+        log->write(line);
+        auto const j = nlohmann::json::parse(line);
+        std::lock_guard<std::mutex> lk(print_mu);
+        std::string val = "not evaluated (the evaluator was busy)";
+        if (!j["val_metric"].is_null()) {
+          double const v = j["val_metric"].get<double>();
+          best_seen = std::max(best_seen, v);
+          val = fmt::format("val {} {:.4f} (best {:.4f})", j.value("metric", "metric"), v, best_seen);
+        }
+        std::vector<std::string> loss;
+        for (auto const& x : j["train_loss"]) {
+          loss.push_back(x.is_null() ? "-" : fmt::format("{:.4f}", x.get<double>()));
+        }
+        fmt::print("gen {:>3} {:>7.1f}s {:<7} steps [{}] loss [{}] {}\n", j["generation"].get<int>(),
+                   j["seconds"].get<double>(), j["command"].get<std::string>(),
+                   fmt::join(j["steps"].get<std::vector<std::int64_t>>(), ","),
+                   fmt::join(loss, ","), val);
+        std::fflush(stdout);
+      },
+      out / "best.npy");
+  eo.log = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
+  eo.on_fatal = [&](const std::string& j) { log->write(j); };
+  tma::server_result res;
+  try {
+    res = tma::run_server(s, *server, eo, [&](tma::aggregate a) { ev.submit(std::move(a)); });
+  } catch (const std::exception& e) {
+    nlohmann::json j;
+    j["event"] = "terminated";
+    j["reason"] = e.what();
+    log->write(j.dump());
+    std::fprintf(stderr, "coopgnn tma server: %s; %s holds every line written so far\n", e.what(),
+                 (out / "tma.jsonl").string().c_str());
+    std::fflush(stderr);
+    tma::mpi_session::abort(143);
+  }
+  tma::evaluation_history hist = ev.finish();
+  std::int64_t const n = static_cast<std::int64_t>(hist.last_params.size());
+  write_npy(out / "last.npy", std::span<const float>(hist.last_params),
+            std::span<const std::int64_t>(&n, 1));
+
+  // The end: test the best aggregate and the last (Zhu et al. 2023 section 4.1).
+  fmt::print("testing the best (generation {}) and the last (generation {}) aggregate...\n",
+             hist.best_generation ? static_cast<std::int64_t>(*hist.best_generation) : -1,
+             hist.last_generation);
+  std::fflush(stdout);
+  tma::score const last_test = val_scorer(hist.last_params, true);
+  std::optional<tma::score> best_test;
+  if (hist.best_generation) {
+    best_test = *hist.best_generation == hist.last_generation
+                    ? last_test
+                    : val_scorer(hist.best_params, true);
+  }
+  double last_val = std::numeric_limits<double>::quiet_NaN();
+  for (auto const& p : hist.points) {
+    if (p.generation == hist.last_generation && p.val) last_val = *p.val;
+  }
+  auto metrics = [](const tma::score& sc) {
+    nlohmann::json m = nlohmann::json::object();
+    for (auto const& [k, v] : sc.all) m[k] = number_or_null(v);
+    return m;
+  };
+  std::vector<std::int64_t> steps;
+  for (auto const& p : res.final_progress) steps.push_back(p.steps);
+  auto const [mn, mx] = std::minmax_element(steps.begin(), steps.end());
+  nlohmann::json fin;
+  fin["event"] = "final";
+  fin["scheme"] = o.scheme;
+  fin["metric"] = last_test.metric;
+  fin["aggregations"] = res.aggregations;
+  fin["bytes_aggregated"] = res.bytes_aggregated;
+  fin["seconds"] = res.seconds;
+  fin["convergence_seconds"] = number_or_null(tma::convergence_seconds(hist.points));
+  fin["steps"] = steps;
+  fin["steps_min"] = *mn;
+  fin["steps_max"] = *mx;
+  fin["steps_spread"] = *mn > 0 ? nlohmann::json(static_cast<double>(*mx) / static_cast<double>(*mn))
+                                : nlohmann::json(nullptr);
+  fin["best"] = {{"generation", hist.best_generation ? nlohmann::json(*hist.best_generation)
+                                                      : nlohmann::json(nullptr)},
+                 {"val", hist.best_generation ? nlohmann::json(hist.best_val) : nlohmann::json(nullptr)},
+                 {"test", best_test ? number_or_null(best_test->value) : nlohmann::json(nullptr)},
+                 {"test_metrics", best_test ? metrics(*best_test) : nlohmann::json(nullptr)},
+                 {"checkpoint", hist.best_generation ? nlohmann::json((out / "best.npy").string())
+                                                     : nlohmann::json(nullptr)}};
+  fin["last"] = {{"generation", hist.last_generation},
+                 {"val", number_or_null(last_val)},
+                 {"test", number_or_null(last_test.value)},
+                 {"test_metrics", metrics(last_test)},
+                 {"checkpoint", (out / "last.npy").string()}};
+  fin["evaluated"] = std::count_if(hist.points.begin(), hist.points.end(),
+                                   [](auto const& p) { return p.val.has_value(); });
+  if (!ggs) fin["kept_ratio"] = prep.kept_ratio;
+  fin["dropped_parts"] = o.drop_parts;
+  log->write(fin.dump());
+  bench::write_file_atomic(out / "summary.json", fin.dump(2) + "\n");
+  fmt::print("\n{} ({} trainers{}): {} aggregations in {:.1f}s, steps {}..{}; test {} best {} "
+             "(generation {}), last {:.4f}; convergence {:.1f}s; {}/summary.json\n",
+             o.scheme, M, dropped.empty() ? "" : fmt::format(", dropped [{}]", fmt::join(o.drop_parts, ",")),
+             res.aggregations, res.seconds, *mn, *mx, last_test.metric,
+             best_test ? fmt::format("{:.4f}", best_test->value) : std::string("-"),
+             hist.best_generation ? static_cast<std::int64_t>(*hist.best_generation) : -1,
+             last_test.value, tma::convergence_seconds(hist.points), out.string());
+  return 0;
+}
+
+}  // namespace
+
+void add_tma_command(CLI::App& app) {
+  auto o = std::make_shared<tma_options>();
+  auto* c = app.add_subcommand(
+      "tma",
+      "Time-based model aggregation across machines over MPI (Zhu et al. 2023): run as\n"
+      "  mpirun -np 1+M coopgnn tma --scheme S --dataset DIR [options]\n"
+      "Rank 0 is the server (clock, averaging, LLCG correction, evaluator); ranks 1..M are\n"
+      "trainers, each training link prediction with the single-node runtime (--pes PEs,\n"
+      "--mode, --backend) on its node-induced part of the graph. Every --interval seconds the\n"
+      "server has the trainers finish their step and replaces their weights by the unweighted\n"
+      "mean (optimizer state stays local); the evaluator scores each aggregate on the\n"
+      "validation pairs (MRR against the fixed negatives); at --time-limit the best and the\n"
+      "last aggregate are tested. Schemes: randomtma (random vertex parts), supertma (METIS\n"
+      "mini-clusters dealt randomly), psgd-pa (METIS, one part per trainer), llcg (psgd-pa +\n"
+      "--correction-steps server steps on the full graph after each average), ggs (no parts:\n"
+      "synchronous data parallelism, gradients all-reduced every step). Writes OUT/tma.jsonl\n"
+      "(one JSON line per event, flushed as written), OUT/summary.json, OUT/best.npy and\n"
+      "OUT/last.npy (float32 parameter vectors).");
+  add_common_options(c, o->train);
+  c->add_option("--mode", o->mode, "each trainer's minibatching over its own PEs")
+      ->check(CLI::IsMember({"cooperative", "independent"}))
+      ->capture_default_str();
+  c->add_option("--scheme", o->scheme, "randomtma, supertma, psgd-pa, llcg or ggs")
+      ->check(CLI::IsMember({"randomtma", "supertma", "psgd-pa", "llcg", "ggs"}))
+      ->capture_default_str();
+  c->add_option("--parts", o->parts,
+                "number of parts M (default: trainers + dropped parts; checked against the "
+                "world size)");
+  c->add_option("--clusters", o->clusters,
+                "supertma: METIS mini-clusters N (default min(15000, |V| / 8))");
+  c->add_option("--partition", o->partition_dir,
+                "use OUT/parts.npy of `coopgnn partition` instead of partitioning here");
+  c->add_option("--partition-seed", o->partition_seed, "seed of the partitioner")
+      ->capture_default_str();
+  c->add_option("--drop-parts", o->drop_parts,
+                "parts that are generated but never trained (trainer failure, the paper's F): "
+                "start 1 + M - F ranks")
+      ->delimiter(',');
+  c->add_option("--interval", o->interval, "seconds between aggregations")->capture_default_str();
+  c->add_option("--time-limit", o->time_limit, "seconds of training")->capture_default_str();
+  c->add_option("--heartbeat-timeout", o->heartbeat_timeout,
+                "seconds a trainer may stay silent (longer than one step) before the server "
+                "reports it and aborts the job")
+      ->capture_default_str();
+  c->add_option("--max-epochs", o->max_epochs,
+                "epoch budget per trainer; 0 = until the time limit")
+      ->capture_default_str();
+  c->add_option("--correction-steps", o->correction_steps, "llcg: server steps after each average")
+      ->capture_default_str();
+  c->add_option("--out", o->out, "output directory")->capture_default_str();
+  c->callback([o, &app] {
+    auto* cmd = app.get_subcommand("tma");
+    for (const char* name : {"--epochs", "--metrics-out"}) {
+      COOPGNN_EXPECTS(cmd->get_option(name)->count() == 0,
+                      "{} does not apply to coopgnn tma: the run ends at --time-limit or "
+                      "--max-epochs, and the server writes OUT/tma.jsonl",
+                      name);
+    }
+    o->command_line = bench::process_command_line("coopgnn tma --scheme " + o->scheme);
+    int const rc = run_tma(*o);
+    if (rc != 0) std::exit(rc);
+  });
+}
+
+}  // namespace coopgnn::cli
