@@ -290,6 +290,11 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   bool const coop = cfg_.mode == minibatch_mode::cooperative;
   bool const link = cfg_.task == task_kind::link_prediction;
   auto const B = static_cast<std::int64_t>(global_batch.size());
+  // The loss's normaliser: the batch, or the larger batch it is a share of (GGS over MPI).
+  COOPGNN_EXPECTS(opt.normalise_by == 0 || opt.normalise_by >= B,
+                  "step_options::normalise_by {} is below the batch's {} items", opt.normalise_by,
+                  B);
+  auto const norm_B = opt.normalise_by > 0 ? opt.normalise_by : B;
   const exec_context& ctx = pe.ctx;
   communicator& rows = pe.rows_comm();
   std::vector<const communicator*> comms{&pe.comm};
@@ -427,7 +432,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     pe.model.zero_grad();
     tensor<float> grad;
     if (link) {
-      auto const pairs_total = static_cast<float>(B * (1 + cfg_.negatives));
+      auto const pairs_total = static_cast<float>(norm_B * (1 + cfg_.negatives));
       buffer<float> const labels_placed = upload<float>(ctx, lb.labels);
       buffer<float> gs(ctx, scores.size());
       loss = bce_with_logits<float>(ctx, scores.view(), labels_placed.view(), 1.0f / pairs_total,
@@ -444,7 +449,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       buffer<std::int64_t> const labels_placed = to_space(ctx, std::move(labels));
       grad = tensor<float>(ctx, logits.rows(), logits.cols());
       loss = softmax_cross_entropy<float>(ctx, logits.view(), labels_placed.view(),
-                                          1.0f / static_cast<float>(B), grad.view());
+                                          1.0f / static_cast<float>(norm_B), grad.view());
       if (auto* head = pe.model.head()) grad = head->backward(ctx, grad.view(), head_cache);
     }
     for (std::size_t ii = L; ii-- > 0;) {

@@ -55,6 +55,10 @@ struct step_options {
   bool update = true;                      ///< apply the optimizer step
   std::vector<pe_trace>* trace = nullptr;  ///< [P] when set, filled per PE
   bool capture_edges = true;               ///< with trace: also list every sampled edge
+  /// > 0: normalise the loss (and so the gradients) by this many items instead of the batch's
+  /// size (>= it): a rank's share of a larger global batch, so that the sum of the shares'
+  /// gradients is the global batch's gradient (GGS over MPI, runtime/tma/workers.hpp).
+  std::int64_t normalise_by = 0;
 };
 
 /// The training seeds of epoch `epoch` in batching order: `train` sorted by the 64-bit key

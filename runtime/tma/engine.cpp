@@ -298,7 +298,6 @@ trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
   channel ch;
   COOPGNN_EXPECTS(ch.rank != 0, "run_trainer on rank 0 (the server)");
   bool const ggs = opt.sch == scheme::ggs;
-  int const M = ch.num_trainers();
   auto const n = static_cast<std::size_t>(worker.num_parameters());
   std::vector<float> params(n);
   MPI_Request r = MPI_REQUEST_NULL;
@@ -359,16 +358,13 @@ trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
                           ch.trainers, &rq),
               "MPI_Ireduce");
         wait_quiet(rq);
-        if (trank == 0) {
-          for (float& g : grads) g /= static_cast<float>(M);
-        }
         check(MPI_Ibcast(grads.data(), nn, MPI_FLOAT, 0, ch.trainers, &rq), "MPI_Ibcast");
         wait_quiet(rq);
         check(MPI_Iallreduce(local, sum, 2, MPI_DOUBLE, MPI_SUM, ch.trainers, &rq),
               "MPI_Iallreduce");
         wait_quiet(rq);
         worker.apply_gradients(grads);
-        prog.loss_sum += sum[0] / M;
+        prog.loss_sum += sum[0];  // the shares' losses add up to the global batch's
         ++prog.loss_steps;
         ++prog.steps;
         arrived = sum[1] > 0;

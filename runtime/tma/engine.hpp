@@ -18,7 +18,8 @@
 //     4. Ibcast of the result from rank 0; every trainer sets it (optimizer state stays local).
 //   STOP ends the loops after step 4; each trainer then sends a final progress message.
 //   GGS adds, after every step on the trainers' communicator: Ireduce + Ibcast of the gradients
-//   (sum, then / M) and of {loss, control seen}; when any trainer saw the control message they
+//   (their sum: each share is normalised by the global batch) and an Iallreduce of {loss,
+//   control seen}; when any trainer saw the control message they
 //   all join the aggregation after that same step, so the collectives stay matched.
 // Heartbeats: trainers Isend their progress (tag 7) at most every heartbeat period and before
 // joining an aggregation; the server reports a trainer silent for longer than the heartbeat

@@ -104,8 +104,10 @@ class trainer_worker {
   [[nodiscard]] virtual std::int64_t epoch() const = 0;
   /// Averaging schemes: one training step with the optimizer update; returns its loss.
   virtual double step() = 0;
-  /// GGS: one step's gradients without the update; returns the step's loss. The gradients are
-  /// then read with gradients(), all-reduced, and applied with apply_gradients().
+  /// GGS: one step's gradients without the update, this rank's share of the global batch
+  /// normalised by the whole global batch; returns the share's loss (same normalisation). The
+  /// engine sums the shares' gradients over the trainers (their sum is the global batch's
+  /// gradient) and hands the sum to apply_gradients() on every trainer.
   virtual double compute_gradients() = 0;
   virtual void gradients(std::span<float> out) const = 0;
   virtual void apply_gradients(std::span<const float> grads) = 0;

@@ -23,11 +23,12 @@ std::int64_t runtime_trainer::num_parameters() const { return trainer_.num_param
 
 bool runtime_trainer::done() const { return max_epochs_ > 0 && epoch_ > max_epochs_; }
 
-std::vector<vid_t> runtime_trainer::next_batch(std::uint32_t& index) {
+std::vector<vid_t> runtime_trainer::next_batch(std::uint32_t& index, std::int64_t* global_len) {
   auto const n = static_cast<std::int64_t>(order_.size());
   std::int64_t const G = static_cast<std::int64_t>(slices_) * trainer_.config().batch_size;
   std::int64_t const lo = batch_ * G, hi = std::min(n, lo + G), len = hi - lo;
   index = static_cast<std::uint32_t>((epoch_ - 1) * batches_per_epoch_ + batch_);
+  if (global_len != nullptr) *global_len = len;
   auto const a = lo + len * slice_ / slices_, b = lo + len * (slice_ + 1) / slices_;
   std::vector<vid_t> out(order_.begin() + a, order_.begin() + b);
   if (++batch_ == batches_per_epoch_) {
@@ -47,9 +48,11 @@ double runtime_trainer::step() {
 
 double runtime_trainer::compute_gradients() {
   std::uint32_t index = 0;
-  auto const batch = next_batch(index);
+  std::int64_t global = 0;
+  auto const batch = next_batch(index, &global);
   step_options opt;
   opt.update = false;
+  opt.normalise_by = global;  // the shares' gradients sum to the global batch's
   trainer_.step(batch, index, opt);
   return trainer_.last_loss();
 }

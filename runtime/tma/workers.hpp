@@ -23,7 +23,9 @@ namespace coopgnn::tma {
 /// with G = slices * cfg.batch_size, batch index (e - 1) * ceil(N / G) + b; this rank takes slice
 /// `slice` of it, items [len slice / slices, len (slice + 1) / slices) (the independent protocol's
 /// split of a batch across PEs, so GGS over M ranks sees the batches one process with M
-/// independent PEs sees).
+/// independent PEs sees). compute_gradients normalises this slice's loss by the global batch
+/// (step_options::normalise_by), so the sum of the M slices' gradients is exactly the gradient a
+/// process with M independent PEs computes for the global batch.
 class runtime_trainer final : public trainer_worker {
  public:
   /// @param ds, g       this rank's graph (a part's induced subgraph, or the full graph for GGS),
@@ -46,7 +48,8 @@ class runtime_trainer final : public trainer_worker {
 
  private:
   /// This rank's items of the next global batch and its index; advances the epoch.
-  std::vector<vid_t> next_batch(std::uint32_t& index);
+  /// global_len: the global batch's item count.
+  std::vector<vid_t> next_batch(std::uint32_t& index, std::int64_t* global_len = nullptr);
   trainer trainer_;
   int slice_, slices_;
   std::int64_t max_epochs_;
