@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 #include <limits>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -446,9 +447,16 @@ class heartbeat_watch {
       }
     }
     if (int sig = g_signal.load(); sig != 0) {
-      throw error(fmt::format("terminated by signal {} (mpirun ends every rank when one fails; "
-                              "its message names the rank)",
-                              sig));
+      // The launcher ends every rank when one fails; the failed one stopped sending heartbeats.
+      double const now = since(t0_);
+      std::vector<std::string> ages;
+      for (std::size_t t = 0; t < reqs_.size(); ++t) {
+        ages.push_back(fmt::format("rank {} {:.1f} s ago after {} steps", t + 1, now - seen_[t],
+                                   latest_[t].steps));
+      }
+      throw error(fmt::format("terminated by signal {} at {:.1f} s (mpirun ends every rank when "
+                              "one fails; its message names the rank); last heartbeats: {}",
+                              sig, now, fmt::join(ages, "; ")));
     }
     double const now = since(t0_);
     for (std::size_t t = 0; t < reqs_.size(); ++t) {
