@@ -3,6 +3,7 @@
 #include "runtime/core/error.hpp"
 
 #if COOPGNN_WITH_MPI
+#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 #include <csignal>
 #include <cstring>
 #include <limits>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -44,9 +44,7 @@ server_result run_server(const mpi_session&, server_worker&, const engine_option
                          const std::function<void(aggregate)>&) {
   no_mpi();
 }
-trainer_result run_trainer(const mpi_session&, trainer_worker&, const engine_options&) {
-  no_mpi();
-}
+trainer_result run_trainer(const mpi_session&, trainer_worker&, const engine_options&) { no_mpi(); }
 
 #else
 
@@ -116,9 +114,8 @@ struct channel {
 };
 
 bool contributes(const engine_options& opt, int rank) {
-  return opt.contributors.empty() ||
-         std::find(opt.contributors.begin(), opt.contributors.end(), rank) !=
-             opt.contributors.end();
+  return opt.contributors.empty() || std::find(opt.contributors.begin(), opt.contributors.end(),
+                                               rank) != opt.contributors.end();
 }
 
 int contributor_count(const engine_options& opt, int num_trainers) {
@@ -257,8 +254,8 @@ void aggregation_collectives(const channel& ch, const progress& mine,
   MPI_Request r = MPI_REQUEST_NULL;
   progress send = mine;
   check(MPI_Igather(&send, sizeof(progress), MPI_BYTE,
-                    gathered != nullptr ? gathered->data() : nullptr, sizeof(progress), MPI_BYTE,
-                    0, ch.world, &r),
+                    gathered != nullptr ? gathered->data() : nullptr, sizeof(progress), MPI_BYTE, 0,
+                    ch.world, &r),
         "MPI_Igather");
   wait_polling(r, poll);
   int const n = count_of(params.size(), "parameters");
@@ -384,8 +381,8 @@ trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
     beat(true);  // "joined": the server does not count this trainer as silent while it waits
     worker.parameters(params);
     prog.seconds = since(t0);
-    aggregation_collectives(ch, prog, nullptr, params, contributes(opt, ch.rank), [] {},
-                            [](std::vector<float>&) {});
+    aggregation_collectives(
+        ch, prog, nullptr, params, contributes(opt, ch.rank), [] {}, [](std::vector<float>&) {});
     worker.set_parameters(params);
     prog.loss_sum = 0;
     prog.loss_steps = 0;
@@ -415,8 +412,14 @@ class heartbeat_watch {
  public:
   heartbeat_watch(MPI_Comm c, int trainers, clock_type::time_point t0, double timeout,
                   const engine_options& opt)
-      : comm_(c), t0_(t0), timeout_(timeout), opt_(opt), buf_(trainers), latest_(trainers),
-        seen_(static_cast<std::size_t>(trainers), 0.0), final_(static_cast<std::size_t>(trainers), false),
+      : comm_(c),
+        t0_(t0),
+        timeout_(timeout),
+        opt_(opt),
+        buf_(trainers),
+        latest_(trainers),
+        seen_(static_cast<std::size_t>(trainers), 0.0),
+        final_(static_cast<std::size_t>(trainers), false),
         reqs_(static_cast<std::size_t>(trainers), MPI_REQUEST_NULL) {
     for (int t = 0; t < trainers; ++t) post(t);
   }
@@ -454,9 +457,10 @@ class heartbeat_watch {
         ages.push_back(fmt::format("rank {} {:.1f} s ago after {} steps", t + 1, now - seen_[t],
                                    latest_[t].steps));
       }
-      throw error(fmt::format("terminated by signal {} at {:.1f} s (mpirun ends every rank when "
-                              "one fails; its message names the rank); last heartbeats: {}",
-                              sig, now, fmt::join(ages, "; ")));
+      throw error(
+          fmt::format("terminated by signal {} at {:.1f} s (mpirun ends every rank when "
+                      "one fails; its message names the rank); last heartbeats: {}",
+                      sig, now, fmt::join(ages, "; ")));
     }
     double const now = since(t0_);
     for (std::size_t t = 0; t < reqs_.size(); ++t) {
@@ -471,9 +475,10 @@ class heartbeat_watch {
       j["heartbeat_timeout"] = timeout_;
       j["waiting_for_generation"] = generation;
       if (opt_.log) {
-        opt_.log(fmt::format("tma server: trainer rank {} sent no heartbeat for {:.1f} s (timeout "
-                             "{:.0f} s; last at {:.1f} s after {} steps): aborting the job",
-                             t + 1, now - seen_[t], timeout_, seen_[t], latest_[t].steps));
+        opt_.log(
+            fmt::format("tma server: trainer rank {} sent no heartbeat for {:.1f} s (timeout "
+                        "{:.0f} s; last at {:.1f} s after {} steps): aborting the job",
+                        t + 1, now - seen_[t], timeout_, seen_[t], latest_[t].steps));
       }
       if (opt_.on_fatal) opt_.on_fatal(j.dump());
       mpi_session::abort(3);
@@ -544,12 +549,11 @@ server_result run_server(const mpi_session& s, server_worker& server, const engi
     std::vector<progress> gathered(static_cast<std::size_t>(ch.size));
     progress mine;
     mine.generation = generation;
-    aggregation_collectives(ch, mine, &gathered, params, false, poll,
-                            [&](std::vector<float>& sum) {
-                              // Division, not a reciprocal: the correctly rounded mean.
-                              for (float& v : sum) v /= static_cast<float>(C);
-                              if (opt.sch == scheme::llcg) server.correct(sum);
-                            });
+    aggregation_collectives(ch, mine, &gathered, params, false, poll, [&](std::vector<float>& sum) {
+      // Division, not a reciprocal: the correctly rounded mean.
+      for (float& v : sum) v /= static_cast<float>(C);
+      if (opt.sch == scheme::llcg) server.correct(sum);
+    });
     res.aggregations += 1;
     res.bytes_aggregated += 2 * static_cast<std::int64_t>(M) * 4 * static_cast<std::int64_t>(n);
     aggregate a;

@@ -93,8 +93,8 @@ struct engine_options {
 /// What the server saw.
 struct server_result {
   std::int64_t aggregations = 0;
-  std::int64_t bytes_aggregated = 0;  ///< parameter bytes reduced and broadcast: 2 M 4 n per
-                                      ///< aggregation (M trainers, n parameters)
+  std::int64_t bytes_aggregated = 0;     ///< parameter bytes reduced and broadcast: 2 M 4 n per
+                                         ///< aggregation (M trainers, n parameters)
   std::vector<progress> final_progress;  ///< [M] each trainer's final message
   double seconds = 0;                    ///< server's seconds from the start of training to STOP
 };

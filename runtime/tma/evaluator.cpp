@@ -45,8 +45,7 @@ std::string aggregation_json(const aggregate& a, const std::optional<score>& s) 
   return j.dump();
 }
 
-double convergence_seconds(const std::vector<evaluation_history::point>& points,
-                           double tolerance) {
+double convergence_seconds(const std::vector<evaluation_history::point>& points, double tolerance) {
   double best = -std::numeric_limits<double>::infinity();
   for (auto const& p : points) {
     if (p.val && std::isfinite(*p.val)) best = std::max(best, *p.val);
@@ -60,7 +59,9 @@ double convergence_seconds(const std::vector<evaluation_history::point>& points,
 }
 
 evaluator::evaluator(score_fn validate, line_fn line, std::filesystem::path best_checkpoint)
-    : validate_(std::move(validate)), line_(std::move(line)), best_path_(std::move(best_checkpoint)) {
+    : validate_(std::move(validate)),
+      line_(std::move(line)),
+      best_path_(std::move(best_checkpoint)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -100,12 +101,13 @@ void evaluator::emit_skipped() {
 
 void evaluator::emit(const aggregate& a, const std::optional<score>& s) {
   // Called with mu_ held.
-  hist_.points.push_back({a.generation, a.seconds, s ? std::optional<double>(s->value)
-                                                     : std::nullopt});
+  hist_.points.push_back(
+      {a.generation, a.seconds, s ? std::optional<double>(s->value) : std::nullopt});
   try {
     line_(aggregation_json(a, s));
   } catch (const std::exception& e) {
-    if (failure_.empty()) failure_ = fmt::format("reporting aggregate {}: {}", a.generation, e.what());
+    if (failure_.empty())
+      failure_ = fmt::format("reporting aggregate {}: {}", a.generation, e.what());
   }
 }
 
@@ -131,13 +133,14 @@ void evaluator::run() {
       emit(a, std::nullopt);
       continue;
     }
-    bool const better = std::isfinite(s->value) &&
-                        (!hist_.best_generation || s->value > hist_.best_val);
+    bool const better =
+        std::isfinite(s->value) && (!hist_.best_generation || s->value > hist_.best_val);
     if (better && !best_path_.empty()) {
       // Written before the line that reports it, atomically (write_npy renames into place).
       try {
         std::int64_t const n = static_cast<std::int64_t>(a.params.size());
-        write_npy(best_path_, std::span<const float>(a.params), std::span<const std::int64_t>(&n, 1));
+        write_npy(best_path_, std::span<const float>(a.params),
+                  std::span<const std::int64_t>(&n, 1));
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lk(mu_);
         if (failure_.empty()) failure_ = fmt::format("best checkpoint: {}", e.what());

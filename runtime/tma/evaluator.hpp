@@ -25,8 +25,8 @@ struct aggregate {
   std::uint32_t generation = 0;
   double seconds = 0;  ///< server's seconds since the start of training at the averaging
   command cmd = command::average;
-  std::vector<float> params;        ///< [num_parameters] the averaged (LLCG: corrected) weights
-  std::vector<progress> trainers;   ///< [M] as gathered at this aggregation
+  std::vector<float> params;       ///< [num_parameters] the averaged (LLCG: corrected) weights
+  std::vector<progress> trainers;  ///< [M] as gathered at this aggregation
 };
 
 /// A model's score on one evaluation set.
@@ -43,11 +43,11 @@ struct evaluation_history {
     double seconds = 0;
     std::optional<double> val;  ///< empty when the aggregate was superseded before it was scored
   };
-  std::vector<point> points;               ///< in generation order
+  std::vector<point> points;  ///< in generation order
   std::optional<std::uint32_t> best_generation;
   double best_val = 0;
-  std::vector<float> best_params;          ///< [num_parameters] of best_generation
-  std::vector<float> last_params;          ///< the last aggregate submitted
+  std::vector<float> best_params;  ///< [num_parameters] of best_generation
+  std::vector<float> last_params;  ///< the last aggregate submitted
   std::uint32_t last_generation = 0;
 };
 

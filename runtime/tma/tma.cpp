@@ -17,31 +17,43 @@ scheme parse_scheme(const std::string& s) {
 
 std::string to_string(scheme s) {
   switch (s) {
-    case scheme::randomtma: return "randomtma";
-    case scheme::supertma: return "supertma";
-    case scheme::psgd_pa: return "psgd-pa";
-    case scheme::llcg: return "llcg";
-    case scheme::ggs: return "ggs";
+    case scheme::randomtma:
+      return "randomtma";
+    case scheme::supertma:
+      return "supertma";
+    case scheme::psgd_pa:
+      return "psgd-pa";
+    case scheme::llcg:
+      return "llcg";
+    case scheme::ggs:
+      return "ggs";
   }
   return "?";
 }
 
 std::optional<partition_scheme> partition_of(scheme s) {
   switch (s) {
-    case scheme::randomtma: return partition_scheme::random;
-    case scheme::supertma: return partition_scheme::super;
+    case scheme::randomtma:
+      return partition_scheme::random;
+    case scheme::supertma:
+      return partition_scheme::super;
     case scheme::psgd_pa:
-    case scheme::llcg: return partition_scheme::metis;
-    case scheme::ggs: return std::nullopt;
+    case scheme::llcg:
+      return partition_scheme::metis;
+    case scheme::ggs:
+      return std::nullopt;
   }
   return std::nullopt;
 }
 
 std::string to_string(command c) {
   switch (c) {
-    case command::none: return "none";
-    case command::average: return "average";
-    case command::stop: return "stop";
+    case command::none:
+      return "none";
+    case command::average:
+      return "average";
+    case command::stop:
+      return "stop";
   }
   return "?";
 }

@@ -67,13 +67,13 @@ enum progress_flags : std::uint32_t {
 /// heartbeat period and before joining an aggregation) and gathered at every aggregation.
 /// Fixed size, sent as bytes.
 struct progress {
-  std::int64_t steps = 0;         ///< training steps finished since the start
-  double loss_sum = 0;            ///< sum of the step losses since the previous aggregation
-  std::int64_t loss_steps = 0;    ///< how many steps loss_sum holds
-  double seconds = 0;             ///< the trainer's seconds since the start of training
-  std::uint32_t generation = 0;   ///< the last generation it joined (or is joining)
-  std::uint32_t flags = 0;        ///< progress_flags
-  std::int64_t epoch = 0;         ///< the epoch it is in (1-based)
+  std::int64_t steps = 0;        ///< training steps finished since the start
+  double loss_sum = 0;           ///< sum of the step losses since the previous aggregation
+  std::int64_t loss_steps = 0;   ///< how many steps loss_sum holds
+  double seconds = 0;            ///< the trainer's seconds since the start of training
+  std::uint32_t generation = 0;  ///< the last generation it joined (or is joining)
+  std::uint32_t flags = 0;       ///< progress_flags
+  std::int64_t epoch = 0;        ///< the epoch it is in (1-based)
   [[nodiscard]] double mean_loss() const;  ///< loss_sum / loss_steps; NaN without steps
 };
 

@@ -17,20 +17,21 @@
 //              the same global batches with M independent PEs (trainer::step), bit for bit
 //              (M = 2: the sum of two shares rounds as the host communicator's sum does)
 // Prints "PASS SCENARIO" on rank 0 and exits 0, or names the failed check and exits 1.
+#include <mpi.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <mpi.h>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/graph/csc.hpp"
+#include "runtime/graph/dataset.hpp"
 #include "runtime/tma/engine.hpp"
 #include "runtime/tma/workers.hpp"
-#include "runtime/graph/dataset.hpp"
-#include <filesystem>
 #include "tools/coopgnn/split_edges.hpp"
 
 namespace {
@@ -75,7 +76,9 @@ struct synthetic_trainer : trainer_worker {
     for (int j = 0; j < num_params; ++j) g[j] = static_cast<float>((rank + steps) * (j + 1));
     return 1.0;
   }
-  void gradients(std::span<float> out) const override { std::copy(g.begin(), g.end(), out.begin()); }
+  void gradients(std::span<float> out) const override {
+    std::copy(g.begin(), g.end(), out.begin());
+  }
   void apply_gradients(std::span<const float> grads) override {
     for (int j = 0; j < num_params; ++j) w[j] -= grads[j];
     ++steps;
@@ -178,7 +181,8 @@ int run_ggs_runtime(const mpi_session& s) {
   std::vector<float> init(static_cast<std::size_t>(server.num_parameters()));
   server.initial_parameters(init);
   std::vector<aggregate> aggs;
-  server_result res = run_server(s, server, opt, [&](aggregate a) { aggs.push_back(std::move(a)); });
+  server_result res =
+      run_server(s, server, opt, [&](aggregate a) { aggs.push_back(std::move(a)); });
   // One process, M independent PEs, global batches of M B: the same batches, cut the same way.
   train_config one = d.cfg;
   one.num_pes = M;
@@ -197,10 +201,11 @@ int run_ggs_runtime(const mpi_session& s) {
     diff = std::max(diff, static_cast<double>(std::abs(ref[i] - aggs.back().params[i])));
     scale = std::max(scale, static_cast<double>(std::abs(ref[i] - init[i])));
   }
-  std::printf("ggs_runtime: %lld steps per trainer, single process %lld steps; max |diff| %.3g "
-              "(max change from init %.3g)\n",
-              static_cast<long long>(res.final_progress[0].steps), static_cast<long long>(steps),
-              diff, scale);
+  std::printf(
+      "ggs_runtime: %lld steps per trainer, single process %lld steps; max |diff| %.3g "
+      "(max change from init %.3g)\n",
+      static_cast<long long>(res.final_progress[0].steps), static_cast<long long>(steps), diff,
+      scale);
   expect(res.final_progress[0].steps == steps, "GGS steps equal the single process's batches");
   expect(scale > 1e-4, "training moved the weights");
   expect(diff == 0, "GGS weights equal the single process's bit for bit");
@@ -226,7 +231,10 @@ int main(int argc, char** argv) {
   opt.clock.heartbeat_timeout = 20;
   opt.heartbeat_period = 0.05;
   opt.log = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
-  opt.on_fatal = [](const std::string& j) { std::printf("%s\n", j.c_str()); std::fflush(stdout); };
+  opt.on_fatal = [](const std::string& j) {
+    std::printf("%s\n", j.c_str());
+    std::fflush(stdout);
+  };
   double step = 0.002;
   std::int64_t budget = -1;
   if (scenario == "slow") opt.clock.time_limit = 2.0;
@@ -249,8 +257,10 @@ int main(int argc, char** argv) {
     server.delta = scenario == "llcg" ? 1.0f : 0.0f;
     std::vector<aggregate> aggs;
     auto t0 = std::chrono::steady_clock::now();
-    server_result res = run_server(s, server, opt, [&](aggregate a) { aggs.push_back(std::move(a)); });
-    double const wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    server_result res =
+        run_server(s, server, opt, [&](aggregate a) { aggs.push_back(std::move(a)); });
+    double const wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<int> counts;
     std::vector<std::vector<float>> none;
     auto after = gather_log(none, size, rank, &counts);
@@ -330,7 +340,8 @@ int main(int argc, char** argv) {
     std::vector<int> counts;
     gather_log(w.after, size, rank, &counts);
     gather_log(w.before, size, rank, &counts);
-    if (static_cast<std::int64_t>(res.generations) + 1 != static_cast<std::int64_t>(w.after.size())) {
+    if (static_cast<std::int64_t>(res.generations) + 1 !=
+        static_cast<std::int64_t>(w.after.size())) {
       std::fprintf(stderr, "FAIL: rank %d generations\n", rank);
       ++failures;
     }

@@ -2,6 +2,8 @@
 // server's clock decision, the evaluator's ordering, superseding and best checkpoint, the
 // convergence time, LLCG's correction against a twin trainer, and the slicing of global batches
 // for GGS. Expected values are written out by hand or come from twin trainers.
+#include "runtime/tma/tma.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,7 +16,6 @@
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/tma/evaluator.hpp"
-#include "runtime/tma/tma.hpp"
 #include "runtime/tma/workers.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/link_steps.hpp"
@@ -25,11 +26,11 @@ namespace {
 TEST(TmaSchedule, DecideFollowsTheClock) {
   schedule s{2.0, 10.0, 300};
   EXPECT_EQ(decide(0.5, 0, s, false), command::none);
-  EXPECT_EQ(decide(2.0, 0, s, false), command::average);   // the interval has elapsed
-  EXPECT_EQ(decide(3.9, 2.1, s, false), command::none);    // measured from the last aggregation
+  EXPECT_EQ(decide(2.0, 0, s, false), command::average);  // the interval has elapsed
+  EXPECT_EQ(decide(3.9, 2.1, s, false), command::none);   // measured from the last aggregation
   EXPECT_EQ(decide(4.2, 2.1, s, false), command::average);
-  EXPECT_EQ(decide(10.0, 9.5, s, false), command::stop);   // time limit wins
-  EXPECT_EQ(decide(1.0, 0, s, true), command::stop);       // every trainer completed
+  EXPECT_EQ(decide(10.0, 9.5, s, false), command::stop);  // time limit wins
+  EXPECT_EQ(decide(1.0, 0, s, true), command::stop);      // every trainer completed
   EXPECT_THROW(decide(1, 0, schedule{0, 10, 1}, false), logic_error);
   EXPECT_THROW(decide(1, 0, schedule{1, -1, 1}, false), logic_error);
 }
@@ -73,12 +74,15 @@ TEST(TmaEvaluator, ScoresInOrderKeepsTheBestAndCheckpointsIt) {
   std::mutex mu;
   std::vector<nlohmann::json> lines;
   // Validation value = the first parameter; generation 2 is the best.
-  evaluator ev([](std::span<const float> p) { return score{"mrr", p[0], {{"mrr", p[0]}}}; },
-               [&](const std::string& l) {
-                 std::lock_guard<std::mutex> lk(mu);
-                 lines.push_back(nlohmann::json::parse(l));
-               },
-               dir.path() / "best.npy");
+  evaluator ev(
+      [](std::span<const float> p) {
+        return score{"mrr", p[0], {{"mrr", p[0]}}};
+      },
+      [&](const std::string& l) {
+        std::lock_guard<std::mutex> lk(mu);
+        lines.push_back(nlohmann::json::parse(l));
+      },
+      dir.path() / "best.npy");
   auto wait_lines = [&](std::size_t k) {
     for (;;) {
       {
@@ -112,7 +116,7 @@ TEST(TmaEvaluator, ScoresInOrderKeepsTheBestAndCheckpointsIt) {
     EXPECT_EQ(j["event"], "aggregation");
     EXPECT_EQ(j["steps"][0], 10 * prev);
     EXPECT_DOUBLE_EQ(j["train_loss"][0].get<double>(), 1.5);  // 3 / 2
-    EXPECT_TRUE(j["train_loss"][1].is_null());                  // no steps
+    EXPECT_TRUE(j["train_loss"][1].is_null());                // no steps
     EXPECT_TRUE(j["evaluated"].get<bool>());
   }
   EXPECT_EQ(lines.size(), 3u);
@@ -210,7 +214,8 @@ TEST(TmaWorkers, SlicedTrainersStepThroughTheSameGlobalBatches) {
   std::int64_t const G = M * cfg.batch_size;
   std::int64_t const nb = (n + G - 1) / G;
   std::vector<std::unique_ptr<runtime_trainer>> ts;
-  for (int m = 0; m < M; ++m) ts.push_back(std::make_unique<runtime_trainer>(f.ds, f.g, cfg, m, M, 1));
+  for (int m = 0; m < M; ++m)
+    ts.push_back(std::make_unique<runtime_trainer>(f.ds, f.g, cfg, m, M, 1));
   std::int64_t steps = 0;
   while (!ts[0]->done()) {
     for (auto& t : ts) {

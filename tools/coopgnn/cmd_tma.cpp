@@ -105,9 +105,12 @@ partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme
 /// The partitioner's name as `coopgnn partition --scheme` spells it.
 std::string partition_name(tma::scheme sch) {
   switch (*tma::partition_of(sch)) {
-    case partition_scheme::random: return "random";
-    case partition_scheme::super: return "super";
-    case partition_scheme::metis: return "metis";
+    case partition_scheme::random:
+      return "random";
+    case partition_scheme::super:
+      return "super";
+    case partition_scheme::metis:
+      return "metis";
   }
   return "?";
 }
@@ -149,10 +152,10 @@ int run_tma(tma_options& o) {
   if (!ggs && !o.partition_dir.empty() && o.clusters > 0) {
     COOPGNN_FAIL("--clusters and --partition: the partition file already fixes the clusters");
   }
-  print_rank0(rank, fmt::format("coopgnn tma: scheme {} world {} (server {} + {} trainers on {})",
-                                o.scheme, world, hosts[0], M,
-                                fmt::join(std::vector<std::string>(hosts.begin() + 1, hosts.end()),
-                                          ",")));
+  print_rank0(
+      rank, fmt::format("coopgnn tma: scheme {} world {} (server {} + {} trainers on {})", o.scheme,
+                        world, hosts[0], M,
+                        fmt::join(std::vector<std::string>(hosts.begin() + 1, hosts.end()), ",")));
 
   // Every rank reads the dataset (a trainer keeps only its part; the server evaluates on it).
   o.train.quiet = o.train.quiet || rank != 0;
@@ -217,8 +220,8 @@ int run_tma(tma_options& o) {
     train_config cfg = o.train.cfg;
     try {
       if (ggs) {
-        worker = std::make_unique<tma::runtime_trainer>(ds, data->g, cfg, rank - 1, M,
-                                                        o.max_epochs);
+        worker =
+            std::make_unique<tma::runtime_trainer>(ds, data->g, cfg, rank - 1, M, o.max_epochs);
       } else {
         std::int32_t const k = trained[static_cast<std::size_t>(rank - 1)];
         local = induced_subgraph(ds, part_of, k);
@@ -260,8 +263,8 @@ int run_tma(tma_options& o) {
   try {
     std::filesystem::create_directories(out);
     log = std::make_unique<jsonl_log>(out / "tma.jsonl");
-    server = std::make_unique<tma::runtime_server>(ds, data->g, o.train.cfg,
-                                                   sch == tma::scheme::llcg ? o.correction_steps : 0);
+    server = std::make_unique<tma::runtime_server>(
+        ds, data->g, o.train.cfg, sch == tma::scheme::llcg ? o.correction_steps : 0);
     if (!ggs) prep = partition_summary(ds, part_of, parts);
   } catch (const std::exception& e) {
     setup_error = e.what();
@@ -295,46 +298,48 @@ int run_tma(tma_options& o) {
     pj["source"] = o.partition_dir.empty() ? "computed" : o.partition_dir;
     if (pres.num_clusters > 0) pj["clusters"] = pres.num_clusters;
     start["partition"] = pj;
-    fmt::print("partition {}: {} parts ({} trained, dropped [{}]) in {:.2f}s; r = kept training "
-               "edges {} / {} = {:.4f}; {}\n",
-               partition_name(sch), parts, trained.size(),
-               fmt::join(o.drop_parts, ","), part_seconds, prep.kept_edges, prep.total_edges,
-               prep.kept_ratio, partition_distance_text(prep));
+    fmt::print(
+        "partition {}: {} parts ({} trained, dropped [{}]) in {:.2f}s; r = kept training "
+        "edges {} / {} = {:.4f}; {}\n",
+        partition_name(sch), parts, trained.size(), fmt::join(o.drop_parts, ","), part_seconds,
+        prep.kept_edges, prep.total_edges, prep.kept_ratio, partition_distance_text(prep));
   }
   log->write(start.dump());
-  fmt::print("server: interval {:.1f}s, time limit {:.1f}s, heartbeat timeout {:.0f}s; {} "
-             "parameters; writing {}\n",
-             o.interval, o.time_limit, o.heartbeat_timeout, server->num_parameters(),
-             (out / "tma.jsonl").string());
+  fmt::print(
+      "server: interval {:.1f}s, time limit {:.1f}s, heartbeat timeout {:.0f}s; {} "
+      "parameters; writing {}\n",
+      o.interval, o.time_limit, o.heartbeat_timeout, server->num_parameters(),
+      (out / "tma.jsonl").string());
   std::fflush(stdout);
 
   int const eval_threads = std::max(1u, std::thread::hardware_concurrency());
   tma::link_scorer val_scorer(ds, data->g, o.train.cfg, eval_threads);
   std::mutex print_mu;
   double best_seen = -1e300;
-  tma::evaluator ev(
-      [&](std::span<const float> p) { return val_scorer(p, false); },
-      [&](const std::string& line) {
-        log->write(line);
-        auto const j = nlohmann::json::parse(line);
-        std::lock_guard<std::mutex> lk(print_mu);
-        std::string val = "not evaluated (the evaluator was busy)";
-        if (!j["val_metric"].is_null()) {
-          double const v = j["val_metric"].get<double>();
-          best_seen = std::max(best_seen, v);
-          val = fmt::format("val {} {:.4f} (best {:.4f})", j.value("metric", "metric"), v, best_seen);
-        }
-        std::vector<std::string> loss;
-        for (auto const& x : j["train_loss"]) {
-          loss.push_back(x.is_null() ? "-" : fmt::format("{:.4f}", x.get<double>()));
-        }
-        fmt::print("gen {:>3} {:>7.1f}s {:<7} steps [{}] loss [{}] {}\n", j["generation"].get<int>(),
-                   j["seconds"].get<double>(), j["command"].get<std::string>(),
-                   fmt::join(j["steps"].get<std::vector<std::int64_t>>(), ","),
-                   fmt::join(loss, ","), val);
-        std::fflush(stdout);
-      },
-      out / "best.npy");
+  tma::evaluator ev([&](std::span<const float> p) { return val_scorer(p, false); },
+                    [&](const std::string& line) {
+                      log->write(line);
+                      auto const j = nlohmann::json::parse(line);
+                      std::lock_guard<std::mutex> lk(print_mu);
+                      std::string val = "not evaluated (the evaluator was busy)";
+                      if (!j["val_metric"].is_null()) {
+                        double const v = j["val_metric"].get<double>();
+                        best_seen = std::max(best_seen, v);
+                        val = fmt::format("val {} {:.4f} (best {:.4f})",
+                                          j.value("metric", "metric"), v, best_seen);
+                      }
+                      std::vector<std::string> loss;
+                      for (auto const& x : j["train_loss"]) {
+                        loss.push_back(x.is_null() ? "-" : fmt::format("{:.4f}", x.get<double>()));
+                      }
+                      fmt::print("gen {:>3} {:>7.1f}s {:<7} steps [{}] loss [{}] {}\n",
+                                 j["generation"].get<int>(), j["seconds"].get<double>(),
+                                 j["command"].get<std::string>(),
+                                 fmt::join(j["steps"].get<std::vector<std::int64_t>>(), ","),
+                                 fmt::join(loss, ","), val);
+                      std::fflush(stdout);
+                    },
+                    out / "best.npy");
   eo.log = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
   eo.on_fatal = [&](const std::string& j) { log->write(j); };
   tma::server_result res;
@@ -363,9 +368,8 @@ int run_tma(tma_options& o) {
   tma::score const last_test = val_scorer(hist.last_params, true);
   std::optional<tma::score> best_test;
   if (hist.best_generation) {
-    best_test = *hist.best_generation == hist.last_generation
-                    ? last_test
-                    : val_scorer(hist.best_params, true);
+    best_test = *hist.best_generation == hist.last_generation ? last_test
+                                                              : val_scorer(hist.best_params, true);
   }
   double last_val = std::numeric_limits<double>::quiet_NaN();
   for (auto const& p : hist.points) {
@@ -390,15 +394,17 @@ int run_tma(tma_options& o) {
   fin["steps"] = steps;
   fin["steps_min"] = *mn;
   fin["steps_max"] = *mx;
-  fin["steps_spread"] = *mn > 0 ? nlohmann::json(static_cast<double>(*mx) / static_cast<double>(*mn))
-                                : nlohmann::json(nullptr);
-  fin["best"] = {{"generation", hist.best_generation ? nlohmann::json(*hist.best_generation)
-                                                      : nlohmann::json(nullptr)},
-                 {"val", hist.best_generation ? nlohmann::json(hist.best_val) : nlohmann::json(nullptr)},
-                 {"test", best_test ? number_or_null(best_test->value) : nlohmann::json(nullptr)},
-                 {"test_metrics", best_test ? metrics(*best_test) : nlohmann::json(nullptr)},
-                 {"checkpoint", hist.best_generation ? nlohmann::json((out / "best.npy").string())
-                                                     : nlohmann::json(nullptr)}};
+  fin["steps_spread"] = *mn > 0
+                            ? nlohmann::json(static_cast<double>(*mx) / static_cast<double>(*mn))
+                            : nlohmann::json(nullptr);
+  fin["best"] = {
+      {"generation",
+       hist.best_generation ? nlohmann::json(*hist.best_generation) : nlohmann::json(nullptr)},
+      {"val", hist.best_generation ? nlohmann::json(hist.best_val) : nlohmann::json(nullptr)},
+      {"test", best_test ? number_or_null(best_test->value) : nlohmann::json(nullptr)},
+      {"test_metrics", best_test ? metrics(*best_test) : nlohmann::json(nullptr)},
+      {"checkpoint", hist.best_generation ? nlohmann::json((out / "best.npy").string())
+                                          : nlohmann::json(nullptr)}};
   fin["last"] = {{"generation", hist.last_generation},
                  {"val", number_or_null(last_val)},
                  {"test", number_or_null(last_test.value)},
@@ -410,13 +416,15 @@ int run_tma(tma_options& o) {
   fin["dropped_parts"] = o.drop_parts;
   log->write(fin.dump());
   bench::write_file_atomic(out / "summary.json", fin.dump(2) + "\n");
-  fmt::print("\n{} ({} trainers{}): {} aggregations in {:.1f}s, steps {}..{}; test {} best {} "
-             "(generation {}), last {:.4f}; convergence {:.1f}s; {}/summary.json\n",
-             o.scheme, M, dropped.empty() ? "" : fmt::format(", dropped [{}]", fmt::join(o.drop_parts, ",")),
-             res.aggregations, res.seconds, *mn, *mx, last_test.metric,
-             best_test ? fmt::format("{:.4f}", best_test->value) : std::string("-"),
-             hist.best_generation ? static_cast<std::int64_t>(*hist.best_generation) : -1,
-             last_test.value, tma::convergence_seconds(hist.points), out.string());
+  fmt::print(
+      "\n{} ({} trainers{}): {} aggregations in {:.1f}s, steps {}..{}; test {} best {} "
+      "(generation {}), last {:.4f}; convergence {:.1f}s; {}/summary.json\n",
+      o.scheme, M,
+      dropped.empty() ? "" : fmt::format(", dropped [{}]", fmt::join(o.drop_parts, ",")),
+      res.aggregations, res.seconds, *mn, *mx, last_test.metric,
+      best_test ? fmt::format("{:.4f}", best_test->value) : std::string("-"),
+      hist.best_generation ? static_cast<std::int64_t>(*hist.best_generation) : -1, last_test.value,
+      tma::convergence_seconds(hist.points), out.string());
   return 0;
 }
 
@@ -466,8 +474,7 @@ void add_tma_command(CLI::App& app) {
                 "seconds a trainer may stay silent (longer than one step) before the server "
                 "reports it and aborts the job")
       ->capture_default_str();
-  c->add_option("--max-epochs", o->max_epochs,
-                "epoch budget per trainer; 0 = until the time limit")
+  c->add_option("--max-epochs", o->max_epochs, "epoch budget per trainer; 0 = until the time limit")
       ->capture_default_str();
   c->add_option("--correction-steps", o->correction_steps, "llcg: server steps after each average")
       ->capture_default_str();

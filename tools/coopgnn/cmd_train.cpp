@@ -20,7 +20,6 @@
 
 namespace coopgnn::cli {
 
-
 void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,6 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/partition.hpp"
-#include <nlohmann/json.hpp>
 
 namespace coopgnn::cli {
 
