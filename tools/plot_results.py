@@ -6,8 +6,10 @@ Usage: python3 tools/plot_results.py SPEC.json
 SPEC.json is {"plots": [PLOT, ...]}; paths inside it are relative to the spec's directory.
 Every PLOT has "type", "csv" (data, header first), "out" (PNG) and "title", and one of:
 
-  line         x, xlabel, log2x, xticks [[x, label], ...], logy, panels [{y, ylabel, where {col: value}}], color_by,
-               style_by, label (a str.format pattern over the row), optional hline
+  line         x, xlabel, log2x, xticks [[x, label], ...], logy,
+               panels [{y, ylabel, where {col: value}, title}], color_by, style_by,
+               label (a str.format pattern over the row), optional hline, optional columns
+               (panels per row of the figure; default: all panels in one row)
   stacked_bar  group (column giving the x groups), bar (one bar per value in a group),
                stack [columns stacked bottom-up], ylabel
   grouped_bar  group, bar, panels [{y, ylabel}]
@@ -18,6 +20,7 @@ backend, so no display is needed. Exits non-zero with a message naming the plot 
 
 import csv
 import json
+import math
 import os
 import sys
 
@@ -64,13 +67,17 @@ def pow2_axis(ax, xs):
 def plot_line(spec, base):
     rows = read_rows(os.path.join(base, spec["csv"]))
     panels = spec["panels"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
+    ncols = max(1, min(len(panels), int(spec.get("columns", len(panels)))))
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.4 * ncols, 4.8 * nrows), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
     color_by, style_by = spec.get("color_by"), spec.get("style_by")
     colour_values = distinct(rows, color_by) if color_by else [None]
     style_values = distinct(rows, style_by) if style_by else [None]
     ncolours = 20 if len(colour_values) > 10 else 10
     cmap = plt.get_cmap("tab20" if ncolours == 20 else "tab10")
-    for ax, panel in zip(axes[0], panels):
+    for ax, panel in zip(axes.flat, panels):
         sub = [r for r in rows if matches(r, panel.get("where"))]
         groups = {}
         for r in sub:
@@ -98,6 +105,8 @@ def plot_line(spec, base):
             ax.axhline(spec["hline"], color="grey", linewidth=0.8, linestyle=":")
         ax.set_xlabel(spec.get("xlabel", spec["x"]))
         ax.set_ylabel(panel.get("ylabel", panel["y"]))
+        if "title" in panel:
+            ax.set_title(panel["title"], fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8, ncol=2 if len(groups) > 6 else 1)
     fig.suptitle(spec["title"])

@@ -14,6 +14,8 @@
 #include <tuple>
 
 #include "bench/drivers/cache.hpp"
+#include "bench/drivers/report_format.hpp"
+#include "bench/drivers/report_tma.hpp"
 #include "bench/drivers/work.hpp"
 #include "runtime/core/error.hpp"
 
@@ -68,75 +70,18 @@ const json& need_array(const result_file& f, const json& obj, const std::string&
   return v;
 }
 
-std::optional<double> opt_num(const json& obj, const std::string& key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj.at(key).is_number()) return std::nullopt;
-  return obj.at(key).get<double>();
-}
-
-std::string opt_str(const json& obj, const std::string& key, const std::string& dflt = "") {
-  if (!obj.is_object() || !obj.contains(key) || !obj.at(key).is_string()) return dflt;
-  return obj.at(key).get<std::string>();
-}
-
-// ---- number formatting ---------------------------------------------------------------------
-
-/// Four significant digits, fixed notation, trailing zeros dropped ("1235", "12.35", "0.0125").
-std::string sig(double x) {
-  if (!std::isfinite(x)) return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
-  if (x == 0) return "0";
-  int const mag = static_cast<int>(std::floor(std::log10(std::fabs(x))));
-  int const decimals = std::clamp(3 - mag, 0, 9);
-  std::string s = fmt::format("{:.{}f}", x, decimals);
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-  }
-  return s;
-}
-
-/// A count: integral values exactly, means with one decimal.
-std::string count(double x) {
-  if (std::fabs(x - std::round(x)) < 1e-9) return fmt::format("{:.0f}", x);
-  return fmt::format("{:.1f}", x);
-}
-
-/// Bytes in binary units ("512 B", "1.50 KiB", "2.00 MiB", "3.25 GiB").
-std::string bytes(double b) {
-  char const* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  double v = b;
-  while (std::fabs(v) >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f} B", v) : fmt::format("{:.2f} {}", v, units[u]);
-}
-
-std::string opt_sig(std::optional<double> x) { return x ? sig(*x) : "-"; }
-
-std::string ratio(double a, double b) { return b != 0 ? fmt::format("{:.3f}", a / b) : "-"; }
-
-/// Markdown table from a header and rows; `right` aligns every column but the first `left`.
-std::string table(const std::vector<std::string>& header,
-                  const std::vector<std::vector<std::string>>& rows, std::size_t left = 1) {
-  std::string out = "| " + fmt::format("{}", fmt::join(header, " | ")) + " |\n|";
-  for (std::size_t i = 0; i < header.size(); ++i) out += i < left ? "---|" : "---:|";
-  out += "\n";
-  for (auto const& r : rows) out += "| " + fmt::format("{}", fmt::join(r, " | ")) + " |\n";
-  return out + "\n";
-}
+using detail::bytes;
+using detail::count;
+using detail::distinct;
+using detail::opt_num;
+using detail::opt_sig;
+using detail::opt_str;
+using detail::plot_link;
+using detail::ratio;
+using detail::sig;
+using detail::table;
 
 std::string stem_of(const result_file& f) { return f.path.stem().string(); }
-
-std::string plot_link(const std::vector<fs::path>& plots, const std::string& name,
-                      const std::string& caption) {
-  for (auto const& p : plots) {
-    if (p.filename().string() == name) {
-      return fmt::format("![{}]({})\n\n", caption, p.generic_string());
-    }
-  }
-  return "";
-}
 
 // ---- work ----------------------------------------------------------------------------------
 
@@ -178,17 +123,6 @@ std::vector<check_view> work_checks(const result_file& f) {
                    static_cast<std::int64_t>(need_num(f, c, "batch_size", "checks")),
                    static_cast<int>(opt_num(c, "pes").value_or(1)), need_num(f, c, "lhs", "checks"),
                    need_num(f, c, "rhs", "checks"), pass.get<bool>()});
-  }
-  return out;
-}
-
-/// Distinct values in first-seen order.
-template <typename T, typename F>
-std::vector<T> distinct(const std::vector<work_row_view>& rows, F key) {
-  std::vector<T> out;
-  for (auto const& r : rows) {
-    T const k = key(r);
-    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
   }
   return out;
 }
@@ -552,7 +486,6 @@ std::string render_modes(const result_file& f, const std::vector<fs::path>& plot
   return out;
 }
 
-
 // ---- cache -----------------------------------------------------------------------------------
 
 struct cache_row_view {
@@ -582,18 +515,15 @@ std::vector<cache_row_view> cache_rows(const result_file& f) {
 
 /// The kappas of `rows` in first-appearance (file) order.
 std::vector<std::int64_t> distinct_kappas(const std::vector<cache_row_view>& rows) {
-  std::vector<std::int64_t> kappas;
-  for (auto const& r : rows) {
-    if (std::find(kappas.begin(), kappas.end(), r.kappa) == kappas.end()) kappas.push_back(r.kappa);
-  }
-  return kappas;
+  return distinct<std::int64_t>(rows, [](auto const& r) { return r.kappa; });
 }
 
 std::string render_cache(const result_file& f, const std::vector<fs::path>& plots) {
   auto const& j = f.json;
   auto const rows = cache_rows(f);
-  std::string out = fmt::format("### Feature cache vs dependent minibatching (`bench cache`, {})\n\n",
-                                f.path.filename().string());
+  std::string out =
+      fmt::format("### Feature cache vs dependent minibatching (`bench cache`, {})\n\n",
+                  f.path.filename().string());
   std::string fanouts = "?";
   if (j.contains("fanouts") && j["fanouts"].is_array()) {
     fanouts = fmt::format("{}", fmt::join(j["fanouts"].get<std::vector<int>>(), ","));
@@ -625,10 +555,10 @@ std::string render_cache(const result_file& f, const std::vector<fs::path>& plot
   std::vector<std::vector<std::string>> body;
   for (auto const& k : keys) {
     auto const& byk = grid[k];
-    std::vector<std::string> line = {std::get<0>(k),
-                                     fmt::format("{} ({} rows)", sig(std::get<1>(k)),
-                                                 byk.begin()->second->cache_rows),
-                                     std::get<2>(k), std::to_string(std::get<3>(k))};
+    std::vector<std::string> line = {
+        std::get<0>(k),
+        fmt::format("{} ({} rows)", sig(std::get<1>(k)), byk.begin()->second->cache_rows),
+        std::get<2>(k), std::to_string(std::get<3>(k))};
     for (auto kv : kappas) {
       auto it = byk.find(kv);
       line.push_back(it != byk.end() ? fmt::format("{:.4f}", it->second->miss_rate) : "-");
@@ -650,15 +580,15 @@ std::string render_cache(const result_file& f, const std::vector<fs::path>& plot
     auto const* ind = it->second.at(r.kappa);
     cmp.push_back({r.policy, sig(r.fraction), std::to_string(r.pes), kappa_name(r.kappa),
                    fmt::format("{:.4f}", r.miss_rate), fmt::format("{:.4f}", ind->miss_rate),
-                   sig(r.rows_per_seed), sig(ind->rows_per_seed),
-                   bytes(r.miss_bytes_per_seed), bytes(ind->miss_bytes_per_seed)});
+                   sig(r.rows_per_seed), sig(ind->rows_per_seed), bytes(r.miss_bytes_per_seed),
+                   bytes(ind->miss_bytes_per_seed)});
   }
   if (!cmp.empty()) {
     out += "Cooperative vs independent, same cache per PE (same total capacity):\n\n";
-    out += table({"policy", "cache (|V| per PE)", "P", "K", "miss coop", "miss indep",
-                  "rows/seed coop", "rows/seed indep", "storage bytes/seed coop",
-                  "storage bytes/seed indep"},
-                 cmp, 4);
+    out += table(
+        {"policy", "cache (|V| per PE)", "P", "K", "miss coop", "miss indep", "rows/seed coop",
+         "rows/seed indep", "storage bytes/seed coop", "storage bytes/seed indep"},
+        cmp, 4);
   }
   return out;
 }
@@ -693,12 +623,13 @@ std::vector<result_file> read_result_files(const fs::path& dir) {
 }
 
 std::string render_report(const std::string& title, const std::vector<result_file>& files,
-                          const std::vector<fs::path>& plots, const std::string& plot_note) {
+                          const std::vector<fs::path>& plots, const std::string& plot_note,
+                          const std::vector<tma_run>& runs) {
   std::string out = fmt::format("# {}\n\n", title);
   out += fmt::format(
-      "Rendered by `coopgnn report` from {} result file(s) (docs/results-schema.md); every number "
-      "below is read from them. Plots: {}.\n\n",
-      files.size(), plot_note);
+      "Rendered by `coopgnn report` from {} result file(s){} (docs/results-schema.md); every "
+      "number below is read from them. Plots: {}.\n\n",
+      files.size(), runs.empty() ? "" : fmt::format(" and {} TMA run(s)", runs.size()), plot_note);
   std::vector<std::string> datasets;
   for (auto const& f : files) {
     auto const d = need_str(f, f.json, "dataset");
@@ -735,11 +666,14 @@ std::string render_report(const std::string& title, const std::vector<result_fil
     }
     out += "\n";
   }
-  if (datasets.empty()) out += "No result files (`*.json` with a `bench` key) were found.\n";
-  return out;
+  if (datasets.empty() && runs.empty()) {
+    out += "No result files (`*.json` with a `bench` key) were found.\n";
+  }
+  return out + render_tma(runs, plots);
 }
 
-std::vector<fs::path> write_plot_data(const fs::path& dir, const std::vector<result_file>& files) {
+std::vector<fs::path> write_plot_data(const fs::path& dir, const std::vector<result_file>& files,
+                                      const std::vector<tma_run>& runs) {
   fs::path const pdir = dir / "plots";
   json specs = json::array();
   std::vector<fs::path> pngs;
@@ -867,6 +801,7 @@ std::vector<fs::path> write_plot_data(const fs::path& dir, const std::vector<res
           stem + "_work.csv", csv);
     }
   }
+  for (auto& p : tma_plot_data(runs)) add(std::move(p.spec), p.csv_name, p.csv);
   write_file_atomic(pdir / "plots.json", json{{"plots", specs}}.dump(2) + "\n");
   return pngs;
 }
@@ -904,14 +839,19 @@ std::string tail_lines(const fs::path& p, std::size_t n) {
 report_outcome write_report(const fs::path& dir, const report_options& o) {
   report_outcome res;
   auto const files = read_result_files(dir);
+  auto const runs = read_tma_runs(dir);
   for (auto const& f : files) res.files.push_back(f.path);
-  if (files.empty()) {
-    COOPGNN_IO_FAIL("{}: no result files (*.json with a \"bench\" key) to report", dir.string());
+  for (auto const& r : runs) res.runs.push_back(r.jsonl);
+  if (files.empty() && runs.empty()) {
+    COOPGNN_IO_FAIL(
+        "{}: no result files (*.json with a \"bench\" key) or TMA runs (tma.jsonl) "
+        "to report",
+        dir.string());
   }
   if (!o.plots) {
     res.plot_note = "disabled (--no-plots)";
   } else {
-    auto const wanted = write_plot_data(dir, files);
+    auto const wanted = write_plot_data(dir, files, runs);
     std::string python;
     for (auto const& py : o.python) {
       if (run_shell(shell_quote(py) + " -c 'import matplotlib' >/dev/null 2>&1") == 0) {
@@ -947,7 +887,7 @@ report_outcome write_report(const fs::path& dir, const report_options& o) {
     }
   }
   res.markdown = dir / "report.md";
-  write_file_atomic(res.markdown, render_report(o.title, files, res.plots, res.plot_note));
+  write_file_atomic(res.markdown, render_report(o.title, files, res.plots, res.plot_note, runs));
   return res;
 }
 

@@ -1,13 +1,16 @@
 // `coopgnn report RESULTS_DIR`: renders the benchmark result files of docs/results-schema.md
 // (`work`: Theorems 3.1/3.2 and P W(B/P) >= W(B) of the cooperative minibatching paper, section
-// 3; `modes`: cooperative vs independent minibatching, DESIGN.md section 6) into one Markdown
-// report with PNG plots. Every number in the report comes from the files.
+// 3; `modes`: cooperative vs independent minibatching, DESIGN.md section 6) and the runs of
+// `coopgnn tma` (bench/drivers/report_tma.hpp) into one Markdown report with PNG plots. Every
+// number in the report comes from the files.
 #pragma once
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "bench/drivers/report_tma.hpp"
 
 namespace coopgnn::bench {
 
@@ -30,6 +33,7 @@ struct result_file {
 struct report_outcome {
   std::filesystem::path markdown;            ///< RESULTS_DIR/report.md
   std::vector<std::filesystem::path> files;  ///< result files rendered, sorted by name
+  std::vector<std::filesystem::path> runs;   ///< tma.jsonl files rendered, in report order
   std::vector<std::filesystem::path> plots;  ///< PNGs embedded (relative to RESULTS_DIR)
   std::string plot_note;  ///< how plotting went ("rendered N plots", "skipped: ...")
 };
@@ -46,13 +50,15 @@ std::vector<result_file> read_result_files(const std::filesystem::path& dir);
 /// failure with lhs and rhs); for `modes`, per P and mode the seconds per stage, the work per
 /// batch, all-to-all bytes per layer and direction, imbalance and peak bytes per PE, and a table
 /// of projected seconds per machine labelled PROJECTED; then the command lines that produced
-/// the files. `plots` (paths relative to the report) are embedded where they belong: a plot
-/// named plots/<stem>_<kind>.png is shown in the section of the file <stem>.json.
-/// Pure function; numbers are formatted, never recomputed, except ratios of two given numbers.
+/// the files; then, when `runs` is not empty, the section of render_tma. `plots` (paths relative
+/// to the report) are embedded where they belong: a plot named plots/<stem>_<kind>.png is shown
+/// in the section of the file <stem>.json, plots/tma_<dataset>_*.png in the TMA section.
+/// Pure function; numbers are formatted, never recomputed, except ratios of two given numbers
+/// (and the means, stds and spreads of the TMA section).
 /// @throws io_error naming the file when a needed key is missing or has the wrong type.
 std::string render_report(const std::string& title, const std::vector<result_file>& files,
                           const std::vector<std::filesystem::path>& plots,
-                          const std::string& plot_note);
+                          const std::string& plot_note, const std::vector<tma_run>& runs = {});
 
 /// Writes the plot data of `files` as CSV into `dir`/plots and a spec for plot_script
 /// (`dir`/plots/plots.json: {"plots": [{"type", "csv", "out", ...}]}, paths relative to the spec)
@@ -60,16 +66,20 @@ std::string render_report(const std::string& title, const std::vector<result_fil
 /// <stem>_per_seed.png (vertices and edges per seed vs B, log2 x, per sampler and layer; cf.
 /// Figure 2 of the cooperative paper) and <stem>_redundancy.png (P W(B/P) / W(B) vs B per P);
 /// per modes file: <stem>_stages.png (stacked per-stage seconds, cooperative vs independent per
-/// P) and <stem>_work.png (feature rows and sampled edges per batch, per mode and P).
+/// P) and <stem>_work.png (feature rows and sampled edges per batch, per mode and P); then the
+/// plots of tma_plot_data(runs).
 /// @throws io_error when a file cannot be written.
 std::vector<std::filesystem::path> write_plot_data(const std::filesystem::path& dir,
-                                                   const std::vector<result_file>& files);
+                                                   const std::vector<result_file>& files,
+                                                   const std::vector<tma_run>& runs = {});
 
-/// Renders RESULTS_DIR/report.md (and, when o.plots, RESULTS_DIR/plots/*.png by running
-/// `PYTHON o.plot_script plots/plots.json` with the first interpreter of o.python that imports
-/// matplotlib). Plotting never fails the report: without a usable interpreter, script or on a
-/// script error the report says the plots were skipped and why. Blocks until the script exits.
-/// @throws io_error for an unreadable directory, a malformed result file or an unwritable report.
+/// Renders RESULTS_DIR/report.md from read_result_files(dir) and read_tma_runs(dir) (and, when
+/// o.plots, RESULTS_DIR/plots/*.png by running `PYTHON o.plot_script plots/plots.json` with the
+/// first interpreter of o.python that imports matplotlib). Plotting never fails the report: without
+/// a usable interpreter, script or on a script error the report says the plots were skipped and
+/// why. Blocks until the script exits.
+/// @throws io_error for an unreadable directory, a malformed result file, a directory with
+///   neither result files nor TMA runs, or an unwritable report.
 report_outcome write_report(const std::filesystem::path& dir, const report_options& o);
 
 }  // namespace coopgnn::bench

@@ -31,10 +31,10 @@ bench::report_options report_options_for_cli(bool plots) {
   // tools/plot_results.py of a checkout in the working directory, else of the source tree this
   // binary was built from (the default dataset is <source>/data/cora).
   std::filesystem::path const local = "tools/plot_results.py";
-  o.plot_script = std::filesystem::exists(local)
-                      ? local
-                      : std::filesystem::path(COOPGNN_DEFAULT_DATASET).parent_path().parent_path() /
-                            local;
+  o.plot_script =
+      std::filesystem::exists(local)
+          ? local
+          : std::filesystem::path(COOPGNN_DEFAULT_DATASET).parent_path().parent_path() / local;
   if (char const* py = std::getenv("COOPGNN_PYTHON"); py != nullptr && *py != '\0') {
     o.python.insert(o.python.begin(), py);
   }
@@ -45,8 +45,9 @@ void add_report_command(CLI::App& app) {
   auto a = std::make_shared<report_args>();
   auto* cmd = app.add_subcommand(
       "report",
-      "Render RESULTS_DIR/report.md from every *.json result file there (bench work and bench "
-      "modes; docs/results-schema.md), with PNG plots in RESULTS_DIR/plots/ drawn by "
+      "Render RESULTS_DIR/report.md from every *.json result file there (bench work, modes and "
+      "cache) and every run of `coopgnn tma` below it (each tma.jsonl; docs/results-schema.md), "
+      "with PNG plots in RESULTS_DIR/plots/ drawn by "
       "tools/plot_results.py (python3 + matplotlib; skipped with a note when missing). Set "
       "COOPGNN_PYTHON to choose the interpreter.");
   cmd->add_option("RESULTS_DIR", a->dir, "Directory holding the result files")->required();
@@ -56,8 +57,8 @@ void add_report_command(CLI::App& app) {
     auto opt = report_options_for_cli(!a->no_plots);
     opt.title = a->opt.title;
     auto const r = bench::write_report(a->dir, opt);
-    fmt::print("read {} result file(s); wrote {}; plots: {}\n", r.files.size(), r.markdown.string(),
-               r.plot_note);
+    fmt::print("read {} result file(s) and {} TMA run(s); wrote {}; plots: {}\n", r.files.size(),
+               r.runs.size(), r.markdown.string(), r.plot_note);
   });
 }
 
