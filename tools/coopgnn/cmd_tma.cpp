@@ -73,11 +73,36 @@ class jsonl_log {
   std::ofstream f_;
 };
 
+/// The partitioner's name as `coopgnn partition --scheme` spells it.
+std::string partition_name(tma::scheme sch) {
+  switch (*tma::partition_of(sch)) {
+    case partition_scheme::random:
+      return "random";
+    case partition_scheme::super:
+      return "super";
+    case partition_scheme::metis:
+      return "metis";
+  }
+  return "?";
+}
+
 /// Part ids: from --partition DIR (parts.npy of `coopgnn partition`) or computed here.
 partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme sch,
                             std::int32_t num_parts) {
   if (!o.partition_dir.empty()) {
     auto const file = std::filesystem::path(o.partition_dir) / "parts.npy";
+    // The scheme that wrote it (coopgnn partition's summary.json) must be this run's.
+    auto const summary = std::filesystem::path(o.partition_dir) / "summary.json";
+    if (std::filesystem::exists(summary)) {
+      std::ifstream in(summary);
+      auto const j = nlohmann::json::parse(in, nullptr, false);
+      if (!j.is_discarded() && j.contains("scheme") && j["scheme"].is_string()) {
+        COOPGNN_EXPECTS(j["scheme"].get<std::string>() == partition_name(sch),
+                        "--partition {}: written by --scheme {}, but --scheme {} trains on {} parts",
+                        o.partition_dir, j["scheme"].get<std::string>(), o.scheme,
+                        partition_name(sch));
+      }
+    }
     scoped_timer t(nullptr);
     auto arr = read_npy<std::int32_t>(file);
     COOPGNN_EXPECTS(static_cast<vid_t>(arr.data.size()) == ds.num_nodes,
@@ -100,19 +125,6 @@ partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme
   if (o.clusters > 0) req.num_clusters = o.clusters;
   req.seed = o.partition_seed;
   return run_partition(ds, req);
-}
-
-/// The partitioner's name as `coopgnn partition --scheme` spells it.
-std::string partition_name(tma::scheme sch) {
-  switch (*tma::partition_of(sch)) {
-    case partition_scheme::random:
-      return "random";
-    case partition_scheme::super:
-      return "super";
-    case partition_scheme::metis:
-      return "metis";
-  }
-  return "?";
 }
 
 void print_rank0(int rank, const std::string& s) {
@@ -487,6 +499,19 @@ void add_tma_command(CLI::App& app) {
                       "--max-epochs, and the server writes OUT/tma.jsonl",
                       name);
     }
+    // Options a scheme does not use are refused, not ignored.
+    auto given = [&](const char* name) { return cmd->get_option(name)->count() > 0; };
+    if (o->scheme == "ggs") {
+      for (const char* name : {"--parts", "--clusters", "--partition", "--partition-seed"}) {
+        COOPGNN_EXPECTS(!given(name), "{}: --scheme ggs trains every trainer on the whole graph",
+                        name);
+      }
+    }
+    COOPGNN_EXPECTS(!given("--clusters") || o->scheme == "supertma",
+                    "--clusters is SuperTMA's mini-cluster count; --scheme {} does not use it",
+                    o->scheme);
+    COOPGNN_EXPECTS(!given("--correction-steps") || o->scheme == "llcg",
+                    "--correction-steps is LLCG's; --scheme {} does not correct", o->scheme);
     o->command_line = bench::process_command_line("coopgnn tma --scheme " + o->scheme);
     int const rc = run_tma(*o);
     if (rc != 0) std::exit(rc);
