@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/core/error.hpp"
+#include "runtime/graph/npy.hpp"
 #include "runtime/pipeline/link.hpp"
 
 namespace coopgnn::tma {
@@ -103,16 +104,24 @@ link_scorer::link_scorer(const dataset& ds, const csc_graph& g, const train_conf
                          int threads)
     : ds_(ds), g_(g), cfg_(cfg), threads_(std::max(1, threads)) {
   COOPGNN_EXPECTS(ds.link.has_value(), "dataset '{}' has no link-prediction task", ds.name);
-  COOPGNN_EXPECTS(ds.features_in_memory(),
-                  "the server evaluates on the dataset's features in memory; '{}' has none loaded",
-                  ds.name);
+  if (!ds.features_in_memory()) {
+    // Left in the file (--feature-storage mmap): inference reads every row, so load them once.
+    COOPGNN_EXPECTS(!ds.feature_file.empty(), "dataset '{}' has no node features to evaluate on",
+                    ds.name);
+    auto arr = read_npy<float>(ds.feature_file);
+    COOPGNN_EXPECTS(arr.rank() == 2 && arr.dim(0) == ds.num_nodes,
+                    "{}: features of shape [{}, {}] for {} vertices", ds.feature_file.string(),
+                    arr.dim(0), arr.dim(1), ds.num_nodes);
+    owned_x_ = matrix<float>(arr.dim(0), arr.dim(1), std::move(arr.data));
+  }
   static const exec_context host_ctx(backend::host, 0, 1);
   model_ = std::make_unique<models::gnn_model>(host_ctx, model_config_for(ds, cfg));
 }
 
 score link_scorer::operator()(std::span<const float> params, bool test) {
   model_->copy_parameters_from(params);
-  auto [val, tst] = evaluate_link_model(*model_, g_, ds_.features, *ds_.link, cfg_.topk, threads_);
+  const matrix<float>& x = owned_x_.rows() > 0 ? owned_x_ : ds_.features;
+  auto [val, tst] = evaluate_link_model(*model_, g_, x, *ds_.link, cfg_.topk, threads_);
   const link_eval& e = test ? tst : val;
   return score{e.metric_name, e.value, e.all};
 }

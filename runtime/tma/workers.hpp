@@ -84,7 +84,9 @@ class runtime_server final : public server_worker {
 /// when each thread has its own (the evaluator thread and the final test).
 class link_scorer {
  public:
-  /// @throws logic_error when the dataset has no link task or no features.
+  /// Features left in their .npy (--feature-storage mmap) are read once, here.
+  /// @throws logic_error when the dataset has no link task or no features; io_error for an
+  ///         unreadable feature file.
   link_scorer(const dataset& ds, const csc_graph& g, const train_config& cfg, int threads);
   /// @param test  score the test set instead of the validation set
   score operator()(std::span<const float> params, bool test = false);
@@ -95,6 +97,7 @@ class link_scorer {
   train_config cfg_;
   int threads_;
   std::unique_ptr<models::gnn_model> model_;
+  matrix<float> owned_x_;  // the features when the dataset left them in their file
 };
 
 }  // namespace coopgnn::tma

@@ -97,10 +97,10 @@ partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme
       std::ifstream in(summary);
       auto const j = nlohmann::json::parse(in, nullptr, false);
       if (!j.is_discarded() && j.contains("scheme") && j["scheme"].is_string()) {
-        COOPGNN_EXPECTS(j["scheme"].get<std::string>() == partition_name(sch),
-                        "--partition {}: written by --scheme {}, but --scheme {} trains on {} parts",
-                        o.partition_dir, j["scheme"].get<std::string>(), o.scheme,
-                        partition_name(sch));
+        COOPGNN_EXPECTS(
+            j["scheme"].get<std::string>() == partition_name(sch),
+            "--partition {}: written by --scheme {}, but --scheme {} trains on {} parts",
+            o.partition_dir, j["scheme"].get<std::string>(), o.scheme, partition_name(sch));
       }
     }
     scoped_timer t(nullptr);
@@ -242,6 +242,8 @@ int run_tma(tma_options& o) {
                         "randomtma",
                         k, ds.link->train.size());
         local_g = std::make_unique<csc_graph>(build_csc(local.num_nodes, local.src, local.dst));
+        // induced_subgraph read the part's rows from the file: they are in memory now.
+        if (cfg.feature_storage == storage_tier::mmap) cfg.feature_storage = storage_tier::host;
         // Each trainer shuffles and draws negatives with its own seed (its data differ anyway).
         cfg.seed = o.train.cfg.seed + static_cast<std::uint64_t>(rank);
         worker = std::make_unique<tma::runtime_trainer>(local, *local_g, cfg, 0, 1, o.max_epochs);
@@ -282,7 +284,7 @@ int run_tma(tma_options& o) {
     setup_error = e.what();
   }
   if (!s.all(setup_error.empty())) {
-    std::fprintf(stderr, "rank 0: %s\n", setup_error.c_str());
+    if (!setup_error.empty()) std::fprintf(stderr, "rank 0: %s\n", setup_error.c_str());
     return 2;
   }
   nlohmann::json start;
