@@ -501,6 +501,16 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     buffer<double> loss_placed = upload<double>(ctx, std::span<const double>(&loss_sum, 1));
     rows.allreduce_sum(std::span<double>(loss_placed.data(), 1));
     loss_sum = download<double>(ctx, loss_placed.view()).at(0);
+    // The all-reduced loss is the same on every PE, so every PE stops here together (no PE is
+    // left in a collective). Anomaly detection in PyTorch's spirit: never a silently ruined
+    // model. This PE's own share names who produced it.
+    if (!std::isfinite(loss_sum)) {
+      auto const nb = std::max<std::int64_t>(1, batches_per_epoch());
+      throw error(fmt::format(
+          "training diverged: the loss of epoch {} batch {} (minibatch {}) is {}, PE {}'s share "
+          "{}; lower --lr or check the features (--allow-nonfinite skips the load check)",
+          batch_index / nb + 1, batch_index % nb, batch_index, loss_sum, p, loss));
+    }
     m.stage_end(m.t.communication, m.cpu.communication, timer);  // all of it is communication
   }
   {

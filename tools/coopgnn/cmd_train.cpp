@@ -117,8 +117,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->check(CLI::IsMember({"auto", "host", "cuda", "emulated"}))
       ->capture_default_str();
   cmd->add_option("--pes", o.pes,
-                  "Number of PEs (one thread each); default: 4 on the host backend, one per "
-                  "visible GPU times --pes-per-gpu on the CUDA backend");
+                  "Number of PEs (one thread each), 1 .. --batch-size; default: 4 on the host "
+                  "backend, one per visible GPU times --pes-per-gpu on the CUDA backend");
+  cmd->add_flag("--allow-nonfinite", o.allow_nonfinite,
+                "Train even when the feature table holds NaN or Inf (checked at load otherwise)");
   cmd->add_option("--pes-per-gpu", o.cfg.pes_per_gpu,
                   "CUDA backend: PEs sharing each GPU (PE p runs on GPU p / K); K > 1 exercises "
                   "cooperative minibatching on a single GPU through the peer-copy communicator")
@@ -190,6 +192,20 @@ void resolve_task(train_options& o, const dataset& ds) {
   }
 }
 
+void check_finite_features(const dataset& ds, const std::string& dir) {
+  if (!ds.features_in_memory()) return;  // left in the file (mmap): not scanned
+  auto const F = ds.features.cols();
+  const float* x = ds.features.data();
+  for (std::int64_t i = 0; i < ds.features.rows() * F; ++i) {
+    if (!std::isfinite(x[i])) {
+      COOPGNN_IO_FAIL(
+          "{}: feature row {} column {} is {} (the table must be finite; --allow-nonfinite "
+          "trains anyway)",
+          ds.feature_file.empty() ? dir : ds.feature_file.string(), i / F, i % F, x[i]);
+    }
+  }
+}
+
 std::unique_ptr<loaded_dataset> load(train_options& o) {
   parse_typed_options(o);
   if (o.dataset.empty()) o.dataset = default_dataset_dir();
@@ -203,6 +219,10 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
         static_cast<std::int64_t>(o.cache_fraction * static_cast<double>(data->ds.num_nodes));
   }
   COOPGNN_EXPECTS(o.cfg.cache_rows >= 0, "--cache-rows {} is negative", o.cfg.cache_rows);
+  COOPGNN_EXPECTS(o.cfg.cache_rows == 0 || o.cfg.cache_policy != cache_policy_kind::none,
+                  "--cache-fraction/--cache-rows without --cache-policy: nothing would be "
+                  "cached; add --cache-policy (e.g. lru) or drop the cache size");
+  if (!o.allow_nonfinite) check_finite_features(data->ds, o.dataset);
   resolve_task(o, data->ds);
   if (!o.quiet) {
     auto const& ds = data->ds;
@@ -229,7 +249,7 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
 
 /// Resolves --backend and the PE count (--pes, --pes-per-gpu) into o.cfg.
 void resolve_pes(train_options& o) {
-  COOPGNN_EXPECTS(o.pes >= 0, "--pes must be at least 1, got {}", o.pes);
+  COOPGNN_EXPECTS(o.pes == -1 || o.pes >= 1, "--pes must be at least 1, got {}", o.pes);
   auto const devices = query_devices();
   o.cfg.compute_backend = resolve_backend(o.backend, devices.count, devices.reason);
   if (o.cfg.compute_backend != backend::cuda) {
@@ -239,6 +259,12 @@ void resolve_pes(train_options& o) {
   o.cfg.sample_on_device = o.sample_on == "device";
   if (o.pes > 0) {
     o.cfg.num_pes = o.pes;
+    // More PEs than seeds (or positives) in a global batch leaves PEs without work; say so
+    // before any thread or buffer exists.
+    COOPGNN_EXPECTS(o.pes <= o.cfg.batch_size,
+                    "--pes {} exceeds --batch-size {}: every PE needs at least one seed of the "
+                    "global batch",
+                    o.pes, o.cfg.batch_size);
   } else if (o.cfg.compute_backend == backend::cuda) {
     o.cfg.num_pes = devices.count * o.cfg.pes_per_gpu;
   } else {

@@ -32,7 +32,9 @@ struct train_options {
   std::string decoder = "dot";
   std::string activation = "relu";
   std::string exclude = "none";
-  int pes = 0;  ///< 0: the backend's default (4 host PEs, or one per GPU x --pes-per-gpu)
+  bool allow_nonfinite = false;  ///< skip the NaN/Inf check of the feature table
+  int pes = -1;  ///< -1: not given (the backend's default); given values must be >= 1 (4 host PEs,
+                 ///< or one per GPU x --pes-per-gpu)
   train_config cfg;
 };
 
@@ -44,6 +46,9 @@ void parse_typed_options(train_options& o);
 /// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
 /// labels, else link prediction). @throws logic_error when the dataset cannot serve the task.
 void resolve_task(train_options& o, const dataset& ds);
+/// Throws io_error naming the file, row and column of the first NaN or Inf of ds's feature table
+/// (in memory only; features left in their file are not scanned).
+void check_finite_features(const dataset& ds, const std::string& dir);
 /// Parses the typed options, reads --dataset (the bundled Cora when empty), applies
 /// --cache-fraction and resolves the task; prints the dataset line unless --quiet.
 /// @throws io_error naming the file, logic_error naming the option.

@@ -1,0 +1,104 @@
+// `coopgnn train` refuses the bad inputs of issue 15's first paragraph before any training:
+// --pes 0, more PEs than seeds in a batch, a cache size without a policy, a feature table with
+// NaN (unless --allow-nonfinite); and a loss that becomes non-finite stops the step naming the
+// epoch, batch and PE.
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "runtime/core/error.hpp"
+#include "runtime/graph/npy.hpp"
+#include "runtime/pipeline/trainer.hpp"
+#include "tests/common/files.hpp"
+#include "tests/common/steps.hpp"
+#include "tools/coopgnn/commands.hpp"
+
+namespace coopgnn {
+namespace {
+
+/// Runs `coopgnn <args>` with the train commands; returns the coopgnn::error message (empty when
+/// the command succeeded).
+std::string run_train(std::vector<std::string> args) {
+  CLI::App app{"test"};
+  cli::add_train_commands(app);
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+std::string cora() { return std::string(COOPGNN_SOURCE_DIR) + "/data/cora"; }
+
+TEST(TrainInputs, PesZeroIsAnError) {
+  auto const why = run_train(
+      {"train", "--dataset", cora(), "--pes", "0", "--epochs", "0", "--quiet", "--no-progress"});
+  EXPECT_NE(why.find("--pes must be at least 1, got 0"), std::string::npos) << why;
+}
+
+TEST(TrainInputs, MorePesThanSeedsIsAnErrorBeforeAnyWork) {
+  auto const why = run_train({"train", "--dataset", cora(), "--pes", "10000", "--batch-size", "64",
+                              "--epochs", "1", "--quiet", "--no-progress"});
+  EXPECT_NE(why.find("--pes 10000 exceeds --batch-size 64"), std::string::npos) << why;
+}
+
+TEST(TrainInputs, ACacheSizeWithoutAPolicyIsAnError) {
+  auto const why = run_train({"train", "--dataset", cora(), "--cache-fraction", "0.1", "--epochs",
+                              "0", "--quiet", "--no-progress"});
+  EXPECT_NE(why.find("without --cache-policy"), std::string::npos) << why;
+  EXPECT_EQ(run_train({"train", "--dataset", cora(), "--cache-fraction", "0.1", "--cache-policy",
+                       "lru", "--epochs", "0", "--quiet", "--no-progress"}),
+            "");
+}
+
+TEST(TrainInputs, NonFiniteFeaturesAreNamedAtLoad) {
+  test::temp_dir dir;
+  std::filesystem::copy(cora(), dir.path() / "cora", std::filesystem::copy_options::recursive);
+  auto const file = dir.path() / "cora" / "data" / "feat.npy";
+  auto a = read_npy<float>(file);
+  ASSERT_EQ(a.rank(), 2u);
+  a.data[static_cast<std::size_t>(5 * a.dim(1) + 7)] = std::numeric_limits<float>::infinity();
+  write_npy(file, std::span<const float>(a.data), std::span<const std::int64_t>(a.shape));
+  auto const ds = (dir.path() / "cora").string();
+  auto const why =
+      run_train({"train", "--dataset", ds, "--epochs", "0", "--quiet", "--no-progress"});
+  EXPECT_NE(why.find("feature row 5 column 7 is inf"), std::string::npos) << why;
+  EXPECT_NE(why.find("feat.npy"), std::string::npos) << why;
+  EXPECT_EQ(run_train({"train", "--dataset", ds, "--epochs", "0", "--allow-nonfinite", "--quiet",
+                       "--no-progress"}),
+            "");
+}
+
+TEST(TrainInputs, ANonFiniteLossStopsTheStepNamingEpochBatchAndPe) {
+  dataset ds = test::protocol_data().ds;  // a copy
+  for (std::int64_t c = 0; c < ds.features.cols(); ++c) {
+    ds.features(0, c) = std::numeric_limits<float>::quiet_NaN();
+  }
+  // Vertex 0 as a seed makes its own logits NaN: one layer, so no ReLU (which maps NaN to 0)
+  // stands between the features and the logits.
+  ds.train = {0, 1, 2, 3};
+  train_config cfg;
+  cfg.num_pes = 2;
+  cfg.hidden = 8;
+  cfg.fanouts = {2};
+  cfg.dropout = 0;
+  cfg.batch_size = 4;
+  trainer tr(ds, test::protocol_data().g, cfg);
+  try {
+    tr.run_epoch(1, false);
+    FAIL() << "a NaN loss did not stop training";
+  } catch (const error& e) {
+    std::string const why = e.what();
+    EXPECT_NE(why.find("training diverged: the loss of epoch 1 batch 0"), std::string::npos) << why;
+    EXPECT_NE(why.find("PE "), std::string::npos) << why;
+  }
+}
+
+}  // namespace
+}  // namespace coopgnn
