@@ -1,6 +1,7 @@
 // `coopgnn train` refuses the bad inputs of issue 15's first paragraph before any training:
 // --pes 0, more PEs than seeds in a batch, a cache size without a policy, a feature table with
-// NaN (unless --allow-nonfinite); and a loss that becomes non-finite stops the step naming the
+// NaN (unless --allow-nonfinite), options without effect (LABOR's with ns, CUDA's on the
+// host backend); and a loss that becomes non-finite stops the step naming the
 // epoch, batch and PE.
 #include <gtest/gtest.h>
 
@@ -55,6 +56,22 @@ TEST(TrainInputs, ACacheSizeWithoutAPolicyIsAnError) {
   EXPECT_EQ(run_train({"train", "--dataset", cora(), "--cache-fraction", "0.1", "--cache-policy",
                        "lru", "--epochs", "0", "--quiet", "--no-progress"}),
             "");
+}
+
+TEST(TrainInputs, OptionsWithoutEffectAreErrors) {
+  auto const labor =
+      run_train({"train", "--dataset", cora(), "--sampler", "ns", "--batch-dependency", "4",
+                 "--epochs", "0", "--quiet", "--no-progress"});
+  EXPECT_NE(labor.find("are LABOR's"), std::string::npos) << labor;
+  EXPECT_EQ(run_train({"train", "--dataset", cora(), "--sampler", "labor", "--batch-dependency",
+                       "4", "--epochs", "0", "--quiet", "--no-progress"}),
+            "");
+  auto const comm = run_train({"train", "--dataset", cora(), "--backend", "host", "--device-comm",
+                               "nccl", "--epochs", "0", "--quiet", "--no-progress"});
+  EXPECT_NE(comm.find("--device-comm nccl needs the CUDA backend"), std::string::npos) << comm;
+  auto const on = run_train({"train", "--dataset", cora(), "--backend", "host", "--sample-on",
+                             "host", "--epochs", "0", "--quiet", "--no-progress"});
+  EXPECT_NE(on.find("--sample-on host needs the CUDA backend"), std::string::npos) << on;
 }
 
 TEST(TrainInputs, NonFiniteFeaturesAreNamedAtLoad) {

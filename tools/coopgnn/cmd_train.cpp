@@ -223,6 +223,12 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
                   "--cache-fraction/--cache-rows without --cache-policy: nothing would be "
                   "cached; add --cache-policy (e.g. lru) or drop the cache size");
   if (!o.allow_nonfinite) check_finite_features(data->ds, o.dataset);
+  if (o.sampler == "ns") {
+    COOPGNN_EXPECTS(
+        o.cfg.batch_dependency == train_config{}.batch_dependency && !o.cfg.layer_dependency,
+        "--batch-dependency and --layer-dependency are LABOR's (dependent "
+        "minibatching); add --sampler labor");
+  }
   resolve_task(o, data->ds);
   if (!o.quiet) {
     auto const& ds = data->ds;
@@ -255,6 +261,14 @@ void resolve_pes(train_options& o) {
   if (o.cfg.compute_backend != backend::cuda) {
     COOPGNN_EXPECTS(o.cfg.pes_per_gpu == 1, "--pes-per-gpu {} needs the CUDA backend",
                     o.cfg.pes_per_gpu);
+  }
+  if (o.cfg.compute_backend != backend::cuda) {
+    COOPGNN_EXPECTS(o.sample_on == "device",
+                    "--sample-on {} needs the CUDA backend (the host backend samples on the host)",
+                    o.sample_on);
+    COOPGNN_EXPECTS(o.device_comm == "auto",
+                    "--device-comm {} needs the CUDA backend (host PEs use the host communicator)",
+                    o.device_comm);
   }
   o.cfg.sample_on_device = o.sample_on == "device";
   if (o.pes > 0) {
