@@ -369,6 +369,18 @@ partition_scheme parse_partition_scheme(const std::string& s) {
   COOPGNN_FAIL("--scheme '{}' is not one of random, super, metis", s);
 }
 
+std::string to_string(partition_scheme s) {
+  switch (s) {
+    case partition_scheme::random:
+      return "random";
+    case partition_scheme::super:
+      return "super";
+    case partition_scheme::metis:
+      return "metis";
+  }
+  return "?";
+}
+
 partition_result run_partition(const dataset& ds, const partition_request& req) {
   check_parts(req.num_parts);
   vid_t const n = ds.num_nodes;

@@ -155,6 +155,8 @@ enum class partition_scheme { random, super, metis };
 
 /// Parses "random", "super" or "metis". @throws logic_error "--scheme ..." otherwise.
 partition_scheme parse_partition_scheme(const std::string& s);
+/// The name parse_partition_scheme reads ("random", "super", "metis").
+std::string to_string(partition_scheme s);
 
 /// The reference's SuperTMA cluster count (15000, tma.md section 1.9).
 inline constexpr std::int64_t reference_super_clusters = 15000;

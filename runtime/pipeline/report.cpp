@@ -6,10 +6,11 @@
 
 namespace coopgnn {
 
-namespace {
 nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
+
+namespace {
 double hit_rate(const work_counters& w) {
   auto const n = w.cache_hits + w.cache_misses;
   return n > 0 ? static_cast<double>(w.cache_hits) / static_cast<double>(n) : 0.0;

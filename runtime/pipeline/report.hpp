@@ -18,6 +18,9 @@ namespace coopgnn {
 /// every row is a miss), batches. NaN metrics (not evaluated) are written as null.
 nlohmann::json to_json(const epoch_report& r);
 
+/// `v` as a JSON number, or null when it is NaN or infinite (JSON has neither).
+nlohmann::json number_or_null(double v);
+
 /// One console line: epoch, loss, metrics, stage times and work.
 std::string format_epoch_line(const epoch_report& r);
 

@@ -1,5 +1,7 @@
 #include "runtime/tma/engine.hpp"
 
+#include <cstdlib>
+
 #include "runtime/core/error.hpp"
 
 #if COOPGNN_WITH_MPI
@@ -157,6 +159,11 @@ mpi_session::mpi_session(int expected_size) {
         "starts every process as a singleton",
         expected_size, expected_size - 1, got, expected_size, expected_size));
   }
+  // SIGTERM/SIGINT (mpirun's way of ending the job when a rank failed, or on Ctrl-C) only set a
+  // flag on every rank: the server sees it, writes its last line and aborts the job. Trainers
+  // must stay up meanwhile: Open MPI's TCP transport kills the server outright when a peer's
+  // connection drops, before it could report (tried: with trainers ending at once, the server
+  // never wrote its line). mpirun's SIGKILL ends any rank that is left.
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
 }
@@ -348,8 +355,7 @@ trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
         worker.gradients(grads);
         MPI_Request rq = MPI_REQUEST_NULL;
         int const nn = count_of(n, "gradients");
-        int trank = 0;
-        MPI_Comm_rank(ch.trainers, &trank);
+        int const trank = ch.rank - 1;  // rank in the trainers' communicator (split by rank)
         double sum[2] = {0, 0};
         check(MPI_Ireduce(trank == 0 ? MPI_IN_PLACE : grads.data(),
                           trank == 0 ? grads.data() : nullptr, nn, MPI_FLOAT, MPI_SUM, 0,
@@ -519,6 +525,7 @@ server_result run_server(const mpi_session& s, server_worker& server, const engi
   COOPGNN_EXPECTS(opt.clock.heartbeat_timeout > 0, "--heartbeat-timeout must be > 0 seconds");
   channel ch;
   COOPGNN_EXPECTS(ch.rank == 0, "run_server on rank {} (the server is rank 0)", ch.rank);
+
   int const M = ch.num_trainers();
   int const C = contributor_count(opt, M);
   auto const n = static_cast<std::size_t>(server.num_parameters());

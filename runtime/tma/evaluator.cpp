@@ -8,14 +8,15 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
+#include "runtime/pipeline/report.hpp"
 
 namespace coopgnn::tma {
 
-namespace {
-nlohmann::json number_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+nlohmann::json metrics_json(const score& s) {
+  nlohmann::json v = nlohmann::json::object();
+  for (auto const& [k, x] : s.all) v[k] = number_or_null(x);
+  return v;
 }
-}  // namespace
 
 std::string aggregation_json(const aggregate& a, const std::optional<score>& s) {
   nlohmann::json j;
@@ -34,9 +35,7 @@ std::string aggregation_json(const aggregate& a, const std::optional<score>& s) 
   j["evaluated"] = s.has_value();
   if (s) {
     j["val_metric"] = number_or_null(s->value);
-    nlohmann::json v = nlohmann::json::object();
-    for (auto const& [k, x] : s->all) v[k] = number_or_null(x);
-    j["val"] = v;
+    j["val"] = metrics_json(*s);
     j["metric"] = s->metric;
   } else {
     j["val_metric"] = nullptr;

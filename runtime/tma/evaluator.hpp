@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -93,6 +94,9 @@ class evaluator {
   evaluation_history hist_;
   std::thread thread_;
 };
+
+/// Every metric of `s` as a JSON object {name: value or null (non-finite)}.
+nlohmann::json metrics_json(const score& s);
 
 /// The JSON object of one aggregation: {"event": "aggregation", "generation", "seconds",
 /// "command", "steps": [M], "train_loss": [M] (mean step loss since the previous aggregation,

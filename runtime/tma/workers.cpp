@@ -8,6 +8,16 @@
 
 namespace coopgnn::tma {
 
+namespace {
+/// `in` into `out`, which must have its size (the engine's buffers are sized by
+/// num_parameters()).
+void copy_exact(const char* what, std::span<const float> in, std::span<float> out) {
+  COOPGNN_EXPECTS(out.size() == in.size(), "{}: {} values into a buffer of {}", what, in.size(),
+                  out.size());
+  std::copy(in.begin(), in.end(), out.begin());
+}
+}  // namespace
+
 runtime_trainer::runtime_trainer(const dataset& ds, const csc_graph& g, const train_config& cfg,
                                  int slice, int slices, std::int64_t max_epochs)
     : trainer_(ds, g, cfg), slice_(slice), slices_(slices), max_epochs_(max_epochs) {
@@ -59,10 +69,7 @@ double runtime_trainer::compute_gradients() {
 }
 
 void runtime_trainer::gradients(std::span<float> out) const {
-  auto const g = trainer_.gradients();
-  COOPGNN_EXPECTS(out.size() == g.size(), "gradients: {} values into a buffer of {}", g.size(),
-                  out.size());
-  std::copy(g.begin(), g.end(), out.begin());
+  copy_exact("gradients", trainer_.gradients(), out);
 }
 
 void runtime_trainer::apply_gradients(std::span<const float> grads) {
@@ -70,10 +77,7 @@ void runtime_trainer::apply_gradients(std::span<const float> grads) {
 }
 
 void runtime_trainer::parameters(std::span<float> out) const {
-  auto const p = trainer_.parameters();
-  COOPGNN_EXPECTS(out.size() == p.size(), "parameters: {} values into a buffer of {}", p.size(),
-                  out.size());
-  std::copy(p.begin(), p.end(), out.begin());
+  copy_exact("parameters", trainer_.parameters(), out);
 }
 
 void runtime_trainer::set_parameters(std::span<const float> values) {
@@ -82,27 +86,34 @@ void runtime_trainer::set_parameters(std::span<const float> values) {
 
 runtime_server::runtime_server(const dataset& ds, const csc_graph& g, const train_config& cfg,
                                int correction_steps)
-    : trainer_(ds, g, cfg, 0, 1, 0), steps_(correction_steps) {
+    : host_(backend::host), initial_(host_, model_config_for(ds, cfg)), steps_(correction_steps) {
   COOPGNN_EXPECTS(correction_steps >= 0, "--correction-steps must be >= 0, got {}",
                   correction_steps);
+  // Only LLCG trains on the server: the other schemes need no PEs, feature table or graph copy.
+  if (steps_ > 0) trainer_ = std::make_unique<runtime_trainer>(ds, g, cfg, 0, 1, 0);
 }
 
-std::int64_t runtime_server::num_parameters() const { return trainer_.num_parameters(); }
+std::int64_t runtime_server::num_parameters() const { return initial_.num_parameters(); }
 
-void runtime_server::initial_parameters(std::span<float> out) { trainer_.parameters(out); }
+void runtime_server::initial_parameters(std::span<float> out) {
+  auto const v = initial_.params().values();
+  copy_exact("initial_parameters", std::span<const float>(v.data, static_cast<std::size_t>(v.size)),
+             out);
+}
 
 void runtime_server::correct(std::span<float> params) {
-  trainer_.set_parameters(params);
+  if (!trainer_) return;  // no correction steps
+  trainer_->set_parameters(params);
   for (int s = 0; s < steps_; ++s) {
-    trainer_.step();
+    trainer_->step();
     ++done_;
   }
-  trainer_.parameters(params);
+  trainer_->parameters(params);
 }
 
 link_scorer::link_scorer(const dataset& ds, const csc_graph& g, const train_config& cfg,
                          int threads)
-    : ds_(ds), g_(g), cfg_(cfg), threads_(std::max(1, threads)) {
+    : ds_(ds), g_(g), cfg_(cfg), threads_(std::max(1, threads)), host_(backend::host) {
   COOPGNN_EXPECTS(ds.link.has_value(), "dataset '{}' has no link-prediction task", ds.name);
   if (!ds.features_in_memory()) {
     // Left in the file (--feature-storage mmap): inference reads every row, so load them once.
@@ -114,8 +125,7 @@ link_scorer::link_scorer(const dataset& ds, const csc_graph& g, const train_conf
                     arr.dim(0), arr.dim(1), ds.num_nodes);
     owned_x_ = matrix<float>(arr.dim(0), arr.dim(1), std::move(arr.data));
   }
-  static const exec_context host_ctx(backend::host, 0, 1);
-  model_ = std::make_unique<models::gnn_model>(host_ctx, model_config_for(ds, cfg));
+  model_ = std::make_unique<models::gnn_model>(host_, model_config_for(ds, cfg));
 }
 
 score link_scorer::operator()(std::span<const float> params, bool test) {

@@ -59,10 +59,12 @@ class runtime_trainer final : public trainer_worker {
   std::vector<vid_t> order_;
 };
 
-/// The server's worker: a trainer over the full training graph provides the initial weights
-/// (every trainer starts from them) and, for LLCG, `correction_steps` optimizer steps of its own
-/// Adam on successive global batches of the full graph (cyclically over its epochs) starting from
-/// the mean (Ramezani et al. 2022, server correction; tma.md section 1.5).
+/// The server's worker: a host model of the run's layout (model_config_for, initialised from
+/// cfg.seed) provides the initial weights every trainer starts from; for LLCG
+/// (correction_steps > 0) a trainer over the full training graph runs `correction_steps`
+/// optimizer steps of its own Adam on successive global batches of the full graph (cyclically
+/// over its epochs) starting from the mean (Ramezani et al. 2022, server correction; tma.md
+/// section 1.5). With correction_steps = 0 no trainer is built and correct() changes nothing.
 class runtime_server final : public server_worker {
  public:
   runtime_server(const dataset& ds, const csc_graph& g, const train_config& cfg,
@@ -73,7 +75,9 @@ class runtime_server final : public server_worker {
   [[nodiscard]] std::int64_t correction_steps_done() const { return done_; }
 
  private:
-  runtime_trainer trainer_;
+  exec_context host_;
+  models::gnn_model initial_;
+  std::unique_ptr<runtime_trainer> trainer_;  // LLCG only
   int steps_;
   std::int64_t done_ = 0;
 };
@@ -96,6 +100,7 @@ class link_scorer {
   const csc_graph& g_;
   train_config cfg_;
   int threads_;
+  exec_context host_;  // the model's context (host memory)
   std::unique_ptr<models::gnn_model> model_;
   matrix<float> owned_x_;  // the features when the dataset left them in their file
 };

@@ -185,6 +185,8 @@ TEST(TmaWorkers, LlcgCorrectionIsExactlySStepsOfTheServersOptimizer) {
   runtime_trainer twin(f.ds, f.g, cfg, 0, 1, 0);
   std::vector<float> p(static_cast<std::size_t>(server.num_parameters()));
   server.initial_parameters(p);
+  // The server's initial weights are those a trainer of the same configuration starts from.
+  EXPECT_EQ(p, trainer(f.ds, f.g, cfg).parameters());
   for (float& x : p) x *= 0.5f;  // a "mean" the server did not produce itself
   for (int round = 0; round < 2; ++round) {
     std::vector<float> expected(p.size());

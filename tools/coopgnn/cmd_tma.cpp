@@ -21,6 +21,7 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/graph/partition.hpp"
+#include "runtime/pipeline/report.hpp"
 #include "runtime/tma/engine.hpp"
 #include "runtime/tma/evaluator.hpp"
 #include "runtime/tma/workers.hpp"
@@ -49,10 +50,6 @@ struct tma_options {
   std::string command_line;
 };
 
-nlohmann::json number_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 /// The JSON-lines log of the server: every line is flushed when written, so a job that is
 /// killed keeps every line written before.
 class jsonl_log {
@@ -73,19 +70,6 @@ class jsonl_log {
   std::ofstream f_;
 };
 
-/// The partitioner's name as `coopgnn partition --scheme` spells it.
-std::string partition_name(tma::scheme sch) {
-  switch (*tma::partition_of(sch)) {
-    case partition_scheme::random:
-      return "random";
-    case partition_scheme::super:
-      return "super";
-    case partition_scheme::metis:
-      return "metis";
-  }
-  return "?";
-}
-
 /// Part ids: from --partition DIR (parts.npy of `coopgnn partition`) or computed here.
 partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme sch,
                             std::int32_t num_parts) {
@@ -98,9 +82,10 @@ partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme
       auto const j = nlohmann::json::parse(in, nullptr, false);
       if (!j.is_discarded() && j.contains("scheme") && j["scheme"].is_string()) {
         COOPGNN_EXPECTS(
-            j["scheme"].get<std::string>() == partition_name(sch),
+            j["scheme"].get<std::string>() == to_string(*tma::partition_of(sch)),
             "--partition {}: written by --scheme {}, but --scheme {} trains on {} parts",
-            o.partition_dir, j["scheme"].get<std::string>(), o.scheme, partition_name(sch));
+            o.partition_dir, j["scheme"].get<std::string>(), o.scheme,
+            to_string(*tma::partition_of(sch)));
       }
     }
     scoped_timer t(nullptr);
@@ -307,7 +292,7 @@ int run_tma(tma_options& o) {
   start["created"] = bench::utc_now_iso8601();
   if (!ggs) {
     nlohmann::json pj = partition_report_json(prep);
-    pj["scheme"] = partition_name(sch);
+    pj["scheme"] = to_string(*tma::partition_of(sch));
     pj["seconds"] = part_seconds;
     pj["source"] = o.partition_dir.empty() ? "computed" : o.partition_dir;
     if (pres.num_clusters > 0) pj["clusters"] = pres.num_clusters;
@@ -315,8 +300,9 @@ int run_tma(tma_options& o) {
     fmt::print(
         "partition {}: {} parts ({} trained, dropped [{}]) in {:.2f}s; r = kept training "
         "edges {} / {} = {:.4f}; {}\n",
-        partition_name(sch), parts, trained.size(), fmt::join(o.drop_parts, ","), part_seconds,
-        prep.kept_edges, prep.total_edges, prep.kept_ratio, partition_distance_text(prep));
+        to_string(*tma::partition_of(sch)), parts, trained.size(), fmt::join(o.drop_parts, ","),
+        part_seconds, prep.kept_edges, prep.total_edges, prep.kept_ratio,
+        partition_distance_text(prep));
   }
   log->write(start.dump());
   fmt::print(
@@ -389,11 +375,6 @@ int run_tma(tma_options& o) {
   for (auto const& p : hist.points) {
     if (p.generation == hist.last_generation && p.val) last_val = *p.val;
   }
-  auto metrics = [](const tma::score& sc) {
-    nlohmann::json m = nlohmann::json::object();
-    for (auto const& [k, v] : sc.all) m[k] = number_or_null(v);
-    return m;
-  };
   std::vector<std::int64_t> steps;
   for (auto const& p : res.final_progress) steps.push_back(p.steps);
   auto const [mn, mx] = std::minmax_element(steps.begin(), steps.end());
@@ -416,13 +397,13 @@ int run_tma(tma_options& o) {
        hist.best_generation ? nlohmann::json(*hist.best_generation) : nlohmann::json(nullptr)},
       {"val", hist.best_generation ? nlohmann::json(hist.best_val) : nlohmann::json(nullptr)},
       {"test", best_test ? number_or_null(best_test->value) : nlohmann::json(nullptr)},
-      {"test_metrics", best_test ? metrics(*best_test) : nlohmann::json(nullptr)},
+      {"test_metrics", best_test ? tma::metrics_json(*best_test) : nlohmann::json(nullptr)},
       {"checkpoint", hist.best_generation ? nlohmann::json((out / "best.npy").string())
                                           : nlohmann::json(nullptr)}};
   fin["last"] = {{"generation", hist.last_generation},
                  {"val", number_or_null(last_val)},
                  {"test", number_or_null(last_test.value)},
-                 {"test_metrics", metrics(last_test)},
+                 {"test_metrics", tma::metrics_json(last_test)},
                  {"checkpoint", (out / "last.npy").string()}};
   fin["evaluated"] = std::count_if(hist.points.begin(), hist.points.end(),
                                    [](auto const& p) { return p.val.has_value(); });
