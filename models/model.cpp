@@ -58,6 +58,7 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
       posts_.back().emplace(out, config.layer_norm, config.activation,
                             static_cast<std::uint32_t>(i), params_);
     }
+    if (i == 0) first_layer_values_ = params_.num_values();
   }
   if (config.linear_head) {
     head_.emplace(config.hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),

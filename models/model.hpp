@@ -114,6 +114,10 @@ class gnn_model {
   void zero_grad();
   /// Total number of trainable scalars.
   [[nodiscard]] std::int64_t num_parameters() const { return params_.num_values(); }
+  /// How many leading values of params() belong to layer 0 (conv 0 and its norm_activation):
+  /// the prefix that adam_options::decay_values selects for first-layer weight decay (Kipf &
+  /// Welling, ICLR 2017, section 5.3).
+  [[nodiscard]] std::int64_t first_layer_values() const { return first_layer_values_; }
 
   /// Parameter values copied from `other` (same configuration, any memory space): e.g. a host
   /// replica receives a device replica's weights for evaluation. Synchronises when it downloads.
@@ -160,6 +164,7 @@ class gnn_model {
   exec_context ctx_;
   model_config config_;
   parameter_set<float> params_;
+  std::int64_t first_layer_values_ = 0;
   std::vector<conv_layer<float>> convs_;
   std::vector<std::optional<norm_activation<float>>> posts_;  // [num_layers]
   std::optional<linear_layer<float>> head_;

@@ -17,6 +17,8 @@ void validate(const adam_options& options) {
   COOPGNN_EXPECTS(options.eps > 0.0f, "adam: eps = {} must be positive", options.eps);
   COOPGNN_EXPECTS(options.weight_decay >= 0.0f, "adam: weight_decay = {} is negative",
                   options.weight_decay);
+  COOPGNN_EXPECTS(options.decay_values >= -1, "adam: decay_values = {} must be >= -1",
+                  options.decay_values);
 }
 
 adam::adam(const exec_context& ctx, parameter_set<float>& params, const adam_options& options)
@@ -24,6 +26,9 @@ adam::adam(const exec_context& ctx, parameter_set<float>& params, const adam_opt
   validate(options);
   COOPGNN_EXPECTS(params.allocated(), "adam: the parameter set is not allocated");
   coopgnn::detail::expect_space(ctx, params.space(), "adam", "the parameters");
+  COOPGNN_EXPECTS(options.decay_values <= params.num_values(),
+                  "adam: decay_values = {} exceeds the {} parameter values", options.decay_values,
+                  params.num_values());
   auto const n = static_cast<std::size_t>(params.num_values());
   m_ = buffer<float>(ctx, n);
   v_ = buffer<float>(ctx, n);
@@ -52,7 +57,19 @@ void adam::step() {
   COOPGNN_NVTX_RANGE("model/adam");
   auto const t = t_ + 1;  // counted once the update is enqueued
   adam_step_params const a = step_params(options_, t);
-  adam_update(ctx_, params_->values(), params_->grads(), m_.view(), v_.view(), a);
+  auto const n = static_cast<std::size_t>(params_->num_values());
+  auto const k = options_.decay_values < 0 ? n : static_cast<std::size_t>(options_.decay_values);
+  // Elements are independent, so the decayed prefix and the undecayed rest are two updates.
+  auto update = [&](std::size_t begin, std::size_t count, const adam_step_params& p) {
+    if (count == 0) return;
+    adam_update(ctx_, params_->values().sub(begin, count),
+                buffer_view<const float>(params_->grads()).sub(begin, count),
+                m_.view().sub(begin, count), v_.view().sub(begin, count), p);
+  };
+  update(0, k, a);
+  adam_step_params rest = a;
+  rest.weight_decay = 0.0;
+  update(k, n - k, rest);
   t_ = t;
 }
 

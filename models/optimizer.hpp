@@ -18,10 +18,14 @@ struct adam_options {
   float beta2 = 0.999f;
   float eps = 1e-8f;
   float weight_decay = 0.0f;  ///< L2 penalty added to the gradient (coupled, not AdamW)
+  /// The weight decay applies to the first decay_values values of the parameter set only (the
+  /// rest step with weight_decay 0); -1 = every value. Kipf & Welling (ICLR 2017, section 5.3)
+  /// decay the first layer only: gnn_model::first_layer_values().
+  std::int64_t decay_values = -1;
 };
 
-/// Throws logic_error naming the option when lr < 0, a beta is outside [0, 1), eps <= 0 or
-/// weight_decay < 0.
+/// Throws logic_error naming the option when lr < 0, a beta is outside [0, 1), eps <= 0,
+/// weight_decay < 0 or decay_values < -1.
 void validate(const adam_options& options);
 
 /// The double-precision constants of Adam step t >= 1 under `options` (kernels' adam_update and
@@ -30,7 +34,7 @@ adam_step_params step_params(const adam_options& options, std::int64_t t);
 
 /// Adam (Kingma & Ba, ICLR 2015, Algorithm 1) with PyTorch's torch.optim.Adam semantics
 /// (amsgrad off, maximize off). Step t = 1, 2, ... for every element:
-///   g = grad + weight_decay * value
+///   g = grad + weight_decay * value   (weight_decay 0 past options.decay_values)
 ///   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
 ///   value -= lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
 /// m and v are stored in float in the parameters' memory space; the update is evaluated in
@@ -40,8 +44,8 @@ class adam {
  public:
   /// @param ctx     the context the parameters live in (its resources outlive the optimizer)
   /// @param params  an allocated parameter set in ctx.space(); it must outlive the optimizer
-  /// @throws logic_error for invalid options (validate) or a set that is not allocated or not
-  ///         in ctx.space().
+  /// @throws logic_error for invalid options (validate), decay_values > params.num_values(), or
+  ///         a set that is not allocated or not in ctx.space().
   adam(const exec_context& ctx, parameter_set<float>& params, const adam_options& options);
 
   /// Applies one update to every parameter from its current gradient (asynchronous on CUDA).

@@ -71,6 +71,14 @@ struct dataset {
   std::vector<vid_t> test;           ///< test vertices
   /// The link-prediction task, when the dataset has one (then labels/num_classes may be empty).
   std::optional<link_task> link;
+  /// read_dataset: the name of the node feature read as `features` ("" when none), the name of
+  /// the node-classification task that gave labels and the split ("" when none), whether the
+  /// link-prediction task comes before it in metadata.yaml, and what the reader skipped (one
+  /// sentence each, for the caller to print).
+  std::string feature_name;
+  std::string task_name;
+  bool link_first = false;
+  std::vector<std::string> notes;
 
   [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
   /// F: the loaded features' width, else feature_cols (features left in their file).
@@ -86,11 +94,23 @@ struct dataset_read_options {
   /// false: read only the features' .npy header (shape, dtype) and leave the rows in the file,
   /// setting feature_file and feature_cols; the trainer then maps it (storage tier mmap).
   bool load_features = true;
+  /// The input node feature, by its name in feature_data. Empty: the one named "feat", or none
+  /// when the graph has no node feature other than "label"; any other case is an error that
+  /// lists the node features (never a silent pick).
+  std::string feature;
+  /// The task to read: a task's name in metadata.yaml, or node_classification /
+  /// link_prediction (the first task of that kind when no task has that name); only that task
+  /// is read, and a problem in it is an error. Empty or "auto": the first node-classification
+  /// and the first link-prediction task; one that cannot be read is skipped (dataset::notes)
+  /// when another can.
+  std::string task;
 };
 
-/// Reads a dataset directory (metadata.yaml + .npy files), validating every array against the
+/// Reads a dataset directory (metadata.yaml + arrays), validating every array against the
 /// metadata (with opt.load_features false, the features' header only): sizes, dtypes, vertex
-/// ids against |V|, label range against num_classes.
+/// ids against |V|, label range against num_classes. Arrays are .npy (`format: numpy`) or
+/// torch.save'd tensors (`format: torch`, runtime/graph/torch_tensor.hpp); every feature's row
+/// count is checked, node and edge features alike, though only the input feature is read.
 /// Accepts what DGL GraphBolt writes for a homogeneous graph. Tasks are told apart by the seeds
 /// of their first item set: [N] (or [N, 1]) vertices make a node-classification task, [N, 2]
 /// pairs (or the legacy name `node_pairs`) a link-prediction task. The first node-classification
@@ -101,13 +121,49 @@ struct dataset_read_options {
 /// task's extra keys `item_begin` / `item_end` give the user-item range. The training set keeps
 /// its positives only (label-0 pairs and indexes dropped: training draws its own negatives).
 /// A dataset may have both kinds, or only a link task (labels empty, num_classes 0 unless a
-/// "label" node feature exists). Further tasks are ignored.
+/// "label" node feature exists). Which tasks and which feature are read: opt.task, opt.feature.
 /// @throws io_error naming the file and the problem (missing file, broken yaml, truncated .npy,
 ///         wrong shape or dtype, id >= |V|, empty graph; for link tasks: seeds not shaped
 ///         (N, 2), labels not 0/1, labels or indexes whose length differs from the seeds',
 ///         indexes "not grouped" (decreasing), a query with no positive, negative_dsts not
-///         (N, K), item_begin without item_end or outside [0, |V|]).
+///         (N, K), item_begin without item_end or outside [0, |V|]); no such task or feature
+///         (the message lists the tasks or the node features); a torch-format input feature
+///         with opt.load_features false (memory mapping needs .npy).
 dataset read_dataset(const std::filesystem::path& dir, const dataset_read_options& opt = {});
+
+/// What a dataset directory holds, from metadata.yaml and the arrays' headers only (no element
+/// data is read), for `coopgnn info`: every feature and every task, readable or not.
+struct dataset_contents {
+  struct feature {
+    std::string domain;  ///< "node" or "edge"
+    std::string type;    ///< node or edge type; "" when homogeneous
+    std::string name;
+    std::string format;  ///< "numpy" or "torch"
+    std::string path;    ///< relative to the dataset directory
+    std::string dtype;   ///< numpy dtype name as stored ("" when unreadable)
+    std::vector<std::int64_t> shape;
+    std::string error;  ///< why the header cannot be read; "" when it can
+  };
+  struct task {
+    std::string name;
+    std::string kind;  ///< "node_classification", "link_prediction", or "" when unknown
+    std::optional<std::int64_t> num_classes;
+    std::int64_t train = 0;  ///< items (seeds rows) of each set, summed over item sets
+    std::int64_t valid = 0;
+    std::int64_t test = 0;
+    std::string error;  ///< why the task cannot be classified or sized; "" when it can
+  };
+  std::string name;
+  std::int64_t num_nodes = 0;  ///< summed over node types
+  std::size_t node_types = 0;
+  std::size_t edge_types = 0;
+  std::vector<feature> features;
+  std::vector<task> tasks;
+};
+
+/// Lists `dir`'s features and tasks (dataset_contents). Problems of single arrays are recorded
+/// in the entries, not thrown. @throws io_error for a missing or malformed metadata.yaml.
+dataset_contents inspect_dataset(const std::filesystem::path& dir);
 
 /// Writes `ds` to `dir` (created if needed) in the same layout; files are written to temporaries
 /// and renamed, so an interrupted write never leaves a half-written array under a final name.

@@ -13,6 +13,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/metadata.hpp"
 #include "runtime/graph/npy.hpp"
+#include "runtime/graph/torch_tensor.hpp"
 
 namespace coopgnn {
 
@@ -32,6 +33,32 @@ fs::path data_file(const fs::path& dir, const std::string& rel, const std::strin
   }
   return p;
 }
+
+/// The header (dtype, shape) of an array stored as `format` ("numpy" or "torch").
+npy_header array_header(const fs::path& p, const std::string& format) {
+  if (format != "torch") return read_npy_header(p);
+  torch_tensor_header const t = read_torch_header(p);
+  npy_header h;
+  h.dtype = t.dtype;
+  h.shape = t.shape;
+  return h;
+}
+
+/// An array stored as `format`, converted to T as read_npy converts.
+template <typename T>
+npy_array<T> read_array(const fs::path& p, const std::string& format) {
+  return format == "torch" ? read_torch<T>(p) : read_npy<T>(p);
+}
+
+/// A file of the dataset directory and the format metadata.yaml gives it.
+struct stored_array {
+  fs::path path;
+  std::string format;
+  template <typename T>
+  [[nodiscard]] npy_array<T> read() const {
+    return read_array<T>(path, format);
+  }
+};
 
 /// Reads a CSV edge list "src,dst" (no header) as GraphBolt's pandas reader does.
 void read_csv_edges(const fs::path& file, std::vector<vid_t>& src, std::vector<vid_t>& dst) {
@@ -110,6 +137,7 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
   const item_set_meta& s = sets[0];
   std::optional<std::string> seeds_file;
   std::optional<std::string> labels_file;
+  std::string labels_format;
   for (std::size_t j = 0; j < s.data.size(); ++j) {
     const item_data_meta& d = s.data[j];
     std::string const dkey = fmt::format("{}[0].data[{}].path", key, j);
@@ -117,7 +145,7 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
     std::string const nm = d.name.value_or("seeds");
     if (nm == "seeds" || nm == "seed_nodes") {
       seeds_file = p.string();
-      auto a = read_npy<std::int64_t>(p);
+      auto a = read_array<std::int64_t>(p, d.format);
       if (a.rank() == 2 && a.shape[1] == 2) {
         COOPGNN_IO_FAIL(
             "{}: seeds are node pairs (shape {}) but {} is a node-classification task (its "
@@ -128,8 +156,9 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
       check_ids(seeds, lm.n, p.string(), "seed");
     } else if (nm == "labels") {
       labels_file = p.string();
+      labels_format = d.format;
     } else {
-      (void)read_npy_header(p);  // other item data (indexes, ...): check it is a readable .npy
+      (void)array_header(p, d.format);  // other item data (indexes, ...): check it is readable
     }
   }
   if (!seeds_file) {
@@ -138,7 +167,7 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
   }
   if (labels_file) {
     std::vector<std::int64_t> const lab =
-        as_column(read_npy<std::int64_t>(*labels_file), *labels_file, "labels");
+        as_column(read_array<std::int64_t>(*labels_file, labels_format), *labels_file, "labels");
     if (lab.size() != seeds.size()) {
       COOPGNN_IO_FAIL("{}: has {} labels but {} has {} seeds", *labels_file, lab.size(),
                       *seeds_file, seeds.size());
@@ -257,7 +286,7 @@ task_kind classify_task(const fs::path& dir, const task_meta& t, std::size_t ti)
     if (nm != "seeds" && nm != "seed_nodes") continue;
     fs::path const p =
         data_file(dir, d.path, fmt::format("tasks[{}].{}[0].data[{}].path", ti, set_key, j));
-    npy_header const h = read_npy_header(p);
+    npy_header const h = array_header(p, d.format);
     if (h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1)) {
       return task_kind::node_classification;
     }
@@ -283,29 +312,30 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
         "supported yet",
         (dir / kMetadataFile).string(), key, sets.size());
   }
-  std::optional<fs::path> pairs_file;
-  std::optional<fs::path> labels_file;
-  std::optional<fs::path> indexes_file;
-  std::optional<fs::path> neg_file;
+  std::optional<stored_array> pairs_file;
+  std::optional<stored_array> labels_file;
+  std::optional<stored_array> indexes_file;
+  std::optional<stored_array> neg_file;
   for (std::size_t j = 0; j < sets[0].data.size(); ++j) {
     const item_data_meta& d = sets[0].data[j];
     fs::path const p = data_file(dir, d.path, fmt::format("{}[0].data[{}].path", key, j));
     std::string const nm = d.name.value_or("seeds");
+    stored_array const a{p, d.format};
     if (nm == "seeds" || nm == "node_pairs" || nm == "seed_nodes") {
-      pairs_file = p;
+      pairs_file = a;
     } else if (nm == "labels") {
-      labels_file = p;
+      labels_file = a;
     } else if (nm == "indexes") {
-      indexes_file = p;
+      indexes_file = a;
     } else if (nm == "negative_dsts") {
-      neg_file = p;
+      neg_file = a;
     } else if (nm == "negative_srcs") {
       COOPGNN_IO_FAIL(
           "{}: negative_srcs (head-corrupted negatives) are not supported; write the negatives "
           "as seeds with labels 0 and indexes",
           p.string());
     } else {
-      (void)read_npy_header(p);  // other item data: check it is a readable .npy
+      (void)array_header(p, d.format);  // other item data: check it is readable
     }
   }
   if (!pairs_file) {
@@ -313,12 +343,12 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
                     (dir / kMetadataFile).string(), key);
   }
   {
-    auto a = read_npy<std::int64_t>(*pairs_file);
+    auto a = pairs_file->read<std::int64_t>();
     if (a.rank() != 2 || a.shape[1] != 2) {
       COOPGNN_IO_FAIL(
           "{}: seeds of a link-prediction task must be node pairs of shape (N, 2) (column 0 "
           "sources, column 1 destinations), found {}",
-          pairs_file->string(), format_npy_shape(a.shape));
+          pairs_file->path.string(), format_npy_shape(a.shape));
     }
     auto const m = static_cast<std::size_t>(a.shape[0]);
     out.src.resize(m);
@@ -328,29 +358,29 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
       out.dst[i] = a.data[2 * i + 1];
     }
   }
-  pair_names names{pairs_file->string(), labels_file ? labels_file->string() : "",
-                   indexes_file ? indexes_file->string() : ""};
+  pair_names names{pairs_file->path.string(), labels_file ? labels_file->path.string() : "",
+                   indexes_file ? indexes_file->path.string() : ""};
   if (labels_file) {
-    out.labels = as_column(read_npy<std::int64_t>(*labels_file), names.labels, "labels");
+    out.labels = as_column(labels_file->read<std::int64_t>(), names.labels, "labels");
   }
   if (indexes_file) {
-    out.indexes = as_column(read_npy<std::int64_t>(*indexes_file), names.indexes, "indexes");
+    out.indexes = as_column(indexes_file->read<std::int64_t>(), names.indexes, "indexes");
   }
   if (neg_file) {
     if (labels_file || indexes_file) {
       COOPGNN_IO_FAIL(
           "{}: negative_dsts together with labels or indexes: use one layout (seeds + labels + "
           "indexes, or the legacy seeds + negative_dsts)",
-          neg_file->string());
+          neg_file->path.string());
     }
     check_pair_set(out, n, names);
-    auto neg = read_npy<std::int64_t>(*neg_file);
+    auto neg = neg_file->read<std::int64_t>();
     if (neg.rank() != 2 || neg.shape[0] != out.size()) {
       COOPGNN_IO_FAIL("{}: negative_dsts must have shape ({}, K) ({} has {} pairs), found {}",
-                      neg_file->string(), out.size(), pairs_file->string(), out.size(),
+                      neg_file->path.string(), out.size(), pairs_file->path.string(), out.size(),
                       format_npy_shape(neg.shape));
     }
-    check_ids(neg.data, n, neg_file->string(), "negative destination");
+    check_ids(neg.data, n, neg_file->path.string(), "negative destination");
     auto const k = static_cast<std::size_t>(neg.shape[1]);
     pair_set g;
     std::size_t const m = out.src.size();
@@ -366,7 +396,7 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
       }
     }
     out = std::move(g);
-    names.labels = names.indexes = neg_file->string();
+    names.labels = names.indexes = neg_file->path.string();
   }
   check_pair_set(out, n, names);
   if (training && (!out.labels.empty() || !out.indexes.empty())) {
@@ -393,6 +423,110 @@ void write_item(const fs::path& dir, item_set_meta& set, const char* name, const
 bool type_matches(const std::optional<std::string>& t,
                   const std::optional<std::string>& node_type) {
   return !t || !node_type || *t == *node_type;
+}
+
+/// "'a' (tasks[0]), 'b' (tasks[1])".
+std::string task_names(const dataset_metadata& meta) {
+  std::string s;
+  for (std::size_t i = 0; i < meta.tasks.size(); ++i) {
+    s += fmt::format("{}'{}' (tasks[{}])", i == 0 ? "" : ", ", meta.tasks[i].name, i);
+  }
+  return s.empty() ? "none" : s;
+}
+
+/// The input node feature (dataset_read_options::feature): the one named `want`, else "feat",
+/// else none when no node feature other than "label" exists. @throws io_error listing the node
+/// features (name, dtype, shape) when the wanted one does not exist or the choice is ambiguous.
+std::optional<std::size_t> pick_feature(const dataset_metadata& meta,
+                                        const std::vector<npy_header>& headers, const node_meta& nm,
+                                        const std::string& want, const std::string& meta_name) {
+  std::vector<std::size_t> cands;
+  for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
+    const feature_meta& f = meta.feature_data[i];
+    if (f.domain == "node" && type_matches(f.type, nm.type) && f.name != "label") {
+      cands.push_back(i);
+    }
+  }
+  std::string const name = want.empty() ? "feat" : want;
+  for (std::size_t i : cands) {
+    if (meta.feature_data[i].name == name) return i;
+  }
+  if (want.empty() && cands.empty()) return std::nullopt;  // no input features at all
+  std::string list;
+  for (std::size_t i : cands) {
+    list += fmt::format("{}'{}' ({}, {})", list.empty() ? "" : ", ", meta.feature_data[i].name,
+                        npy_dtype_name(headers[i].dtype), format_npy_shape(headers[i].shape));
+  }
+  if (cands.empty()) {
+    COOPGNN_IO_FAIL("{}: no node feature named '{}' (--feature): the dataset has no node features",
+                    meta_name, name);
+  }
+  COOPGNN_IO_FAIL("{}: no node feature named '{}'{}: pick the input with --feature NAME, one of {}",
+                  meta_name, name, want.empty() ? " (the default input feature)" : " (--feature)",
+                  list);
+}
+
+/// The tasks read_dataset reads (dataset_read_options::task).
+struct task_choice {
+  std::optional<std::size_t> nc;     ///< node-classification task index
+  std::optional<std::size_t> lp;     ///< link-prediction task index
+  bool by_default = true;            ///< no task was named
+  std::vector<std::string> skipped;  ///< default choice: tasks whose seeds cannot be read
+};
+
+task_choice choose_tasks(const fs::path& dir, const dataset_metadata& meta,
+                         const std::string& want) {
+  task_choice c;
+  auto set_kind = [&](std::size_t i, task_kind k) {
+    auto& slot = k == task_kind::node_classification ? c.nc : c.lp;
+    if (!slot) slot = i;
+  };
+  if (want.empty() || want == "auto") {
+    // A task whose seeds cannot be read is skipped (and said) unless no task can be read.
+    for (std::size_t i = 0; i < meta.tasks.size(); ++i) {
+      try {
+        set_kind(i, classify_task(dir, meta.tasks[i], i));
+      } catch (const io_error& e) {
+        c.skipped.push_back(fmt::format("{} (tasks[{}] '{}')", e.what(), i, meta.tasks[i].name));
+      }
+    }
+    if (!c.nc && !c.lp && !c.skipped.empty()) {
+      COOPGNN_IO_FAIL("{}{}", c.skipped.front(),
+                      meta.tasks.size() > 1
+                          ? fmt::format("; --task NAME reads another task: {}", task_names(meta))
+                          : std::string());
+    }
+    return c;
+  }
+  c.by_default = false;
+  for (std::size_t i = 0; i < meta.tasks.size(); ++i) {
+    if (meta.tasks[i].name == want) {
+      set_kind(i, classify_task(dir, meta.tasks[i], i));
+      return c;
+    }
+  }
+  std::optional<task_kind> kind;
+  if (want == "node_classification") kind = task_kind::node_classification;
+  if (want == "link_prediction") kind = task_kind::link_prediction;
+  if (kind) {
+    for (std::size_t i = 0; i < meta.tasks.size(); ++i) {
+      std::optional<task_kind> k;
+      try {
+        k = classify_task(dir, meta.tasks[i], i);
+      } catch (const io_error&) {
+        continue;  // not this one: its seeds cannot be read
+      }
+      if (k == kind) {
+        set_kind(i, *k);
+        return c;
+      }
+    }
+  }
+  COOPGNN_IO_FAIL(
+      "{}: no task named '{}' (--task){}: the tasks are {}; node_classification or "
+      "link_prediction picks the first task of that kind",
+      (dir / kMetadataFile).string(), want,
+      kind ? fmt::format(" and no readable {} task", want) : std::string(), task_names(meta));
 }
 
 }  // namespace
@@ -447,14 +581,16 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   check_ids(ds.src, n, epath.string(), "edge source");
   check_ids(ds.dst, n, epath.string(), "edge destination");
 
-  // ---- features
-  std::optional<std::size_t> feat_idx;
+  // ---- features: every one is checked against the graph; one node feature is the input.
+  std::vector<npy_header> headers;
+  headers.reserve(meta.feature_data.size());
   std::optional<std::size_t> label_idx;
   for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
     const feature_meta& f = meta.feature_data[i];
     std::string const key = fmt::format("feature_data[{}].path", i);
     fs::path const p = data_file(dir, f.path, key);
-    npy_header const h = read_npy_header(p);
+    headers.push_back(array_header(p, f.format));
+    const npy_header& h = headers.back();
     std::int64_t const rows = h.shape.empty() ? 1 : h.shape[0];
     std::int64_t const want = f.domain == "node" ? n : ds.num_edges();
     if (rows != want) {
@@ -462,57 +598,45 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
                       p.string(), f.domain, f.name, rows, format_npy_shape(h.shape), want,
                       f.domain);
     }
-    if (f.domain != "node" || !type_matches(f.type, nm.type)) continue;
-    if (f.name == "feat") feat_idx = i;
-    if (f.name == "label") label_idx = i;
+    if (f.domain == "node" && type_matches(f.type, nm.type) && f.name == "label") label_idx = i;
   }
-  if (!feat_idx) {
-    for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
-      const feature_meta& f = meta.feature_data[i];
-      if (f.domain != "node" || f.name == "label" || !type_matches(f.type, nm.type)) continue;
-      if (read_npy_header(dir / f.path).shape.size() == 2) {
-        feat_idx = i;
-        break;
-      }
-    }
-  }
-  if (feat_idx && !opt.load_features) {
-    // Only the header: the rows stay in the file (memory-mapped later, cache/storage.hpp).
-    fs::path const p = dir / meta.feature_data[*feat_idx].path;
-    npy_header const h = read_npy_header(p);
+  std::optional<std::size_t> const feat_idx =
+      pick_feature(meta, headers, nm, opt.feature, meta_name);
+  if (feat_idx) {
+    const feature_meta& f = meta.feature_data[*feat_idx];
+    fs::path const p = dir / f.path;
+    const npy_header& h = headers[*feat_idx];
     if (h.shape.empty() || h.shape.size() > 2) {
       COOPGNN_IO_FAIL("{}: node features must be 1-D or 2-D, found shape {}", p.string(),
                       format_npy_shape(h.shape));
     }
-    ds.feature_file = p;
-    ds.feature_cols = h.shape.size() == 2 ? h.shape[1] : 1;
-  } else if (feat_idx) {
-    fs::path const p = dir / meta.feature_data[*feat_idx].path;
-    auto a = read_npy<float>(p);
-    if (a.rank() > 2) {
-      COOPGNN_IO_FAIL("{}: node features must be 1-D or 2-D, found shape {}", p.string(),
-                      format_npy_shape(a.shape));
+    std::int64_t const cols = h.shape.size() == 2 ? h.shape[1] : 1;
+    if (!opt.load_features) {
+      // Only the header: the rows stay in the file (memory-mapped later, cache/storage.hpp).
+      if (f.format != "numpy") {
+        COOPGNN_IO_FAIL(
+            "{}: node feature '{}' is stored as {}: features left in their file (memory-mapped) "
+            "must be .npy; load them into memory instead (--feature-storage memory) or convert "
+            "the file with numpy.save",
+            p.string(), f.name, f.format);
+      }
+    } else {
+      ds.features = matrix<float>(n, cols, read_array<float>(p, f.format).data);
     }
-    std::int64_t const cols = a.rank() == 2 ? a.shape[1] : 1;
-    ds.features = matrix<float>(n, cols, std::move(a.data));
     ds.feature_file = p;
     ds.feature_cols = cols;
+    ds.feature_name = f.name;
   }
 
-  // ---- tasks: the first node-classification task gives the labels and the vertex split, the
-  // first link-prediction task gives ds.link; further tasks are ignored.
-  std::optional<std::size_t> nc_task;
-  std::optional<std::size_t> lp_task;
-  for (std::size_t i = 0; i < meta.tasks.size(); ++i) {
-    task_kind const k = classify_task(dir, meta.tasks[i], i);
-    if (k == task_kind::node_classification && !nc_task) nc_task = i;
-    if (k == task_kind::link_prediction && !lp_task) lp_task = i;
-  }
+  // ---- tasks (opt.task): the chosen task, or the first node-classification and the first
+  // link-prediction task; others are not read.
+  task_choice const choice = choose_tasks(dir, meta, opt.task);
   std::optional<std::int64_t> num_classes;
-  if (nc_task) num_classes = meta.tasks[*nc_task].num_classes;
+  if (choice.nc) num_classes = meta.tasks[*choice.nc].num_classes;
   if (label_idx) {
     fs::path const p = dir / meta.feature_data[*label_idx].path;
-    ds.labels = as_column(read_npy<std::int64_t>(p), p.string(), "the 'label' node feature");
+    ds.labels = as_column(read_array<std::int64_t>(p, meta.feature_data[*label_idx].format),
+                          p.string(), "the 'label' node feature");
     for (std::size_t v = 0; v < ds.labels.size(); ++v) {
       std::int64_t const l = ds.labels[v];
       if (l < -1 || (num_classes && l >= *num_classes)) {
@@ -523,13 +647,37 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
       }
     }
   }
-  if (nc_task) {
-    const task_meta& t = meta.tasks[*nc_task];
-    std::string const tkey = fmt::format("tasks[{}]", *nc_task);
-    label_merge lm{ds.labels, n, num_classes};
-    ds.train = read_item_set(dir, t.train_set, tkey + ".train_set", lm);
-    ds.valid = read_item_set(dir, t.validation_set, tkey + ".validation_set", lm);
-    ds.test = read_item_set(dir, t.test_set, tkey + ".test_set", lm);
+  // With the default choice a task that cannot be read is skipped (and said in ds.notes) when
+  // the other kind can be; a task the caller named must be read.
+  std::optional<std::string> nc_error;
+  std::optional<std::string> lp_error;
+  auto attempt = [&](std::size_t ti, auto&& read) -> std::optional<std::string> {
+    try {
+      read();
+      return std::nullopt;
+    } catch (const io_error& e) {
+      if (!choice.by_default) throw;
+      return fmt::format("{} (tasks[{}] '{}')", e.what(), ti, meta.tasks[ti].name);
+    }
+  };
+  if (choice.nc) {
+    std::vector<std::int64_t> const labels_before = ds.labels;
+    nc_error = attempt(*choice.nc, [&] {
+      const task_meta& t = meta.tasks[*choice.nc];
+      std::string const tkey = fmt::format("tasks[{}]", *choice.nc);
+      label_merge lm{ds.labels, n, num_classes};
+      ds.train = read_item_set(dir, t.train_set, tkey + ".train_set", lm);
+      ds.valid = read_item_set(dir, t.validation_set, tkey + ".validation_set", lm);
+      ds.test = read_item_set(dir, t.test_set, tkey + ".test_set", lm);
+      ds.task_name = t.name;
+    });
+    if (nc_error) {
+      ds.labels = labels_before;
+      ds.train.clear();
+      ds.valid.clear();
+      ds.test.clear();
+      num_classes.reset();
+    }
   }
   if (num_classes) {
     ds.num_classes = *num_classes;
@@ -538,35 +686,108 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
     for (std::int64_t l : ds.labels) mx = std::max(mx, l);
     ds.num_classes = mx + 1;
   }
-  if (ds.num_classes > 0 && ds.labels.empty() && nc_task &&
+  if (ds.num_classes > 0 && ds.labels.empty() && choice.nc && !nc_error &&
       (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty())) {
     COOPGNN_IO_FAIL(
         "{}: tasks[{}] declares {} classes but no labels were found (neither 'labels' "
         "item data nor a node feature named 'label')",
-        meta_name, *nc_task, ds.num_classes);
+        meta_name, *choice.nc, ds.num_classes);
   }
-  if (lp_task) {
-    const task_meta& t = meta.tasks[*lp_task];
-    std::string const tkey = fmt::format("tasks[{}]", *lp_task);
-    link_task lt;
-    lt.name = t.name;
-    lt.train = read_pair_set(dir, t.train_set, tkey + ".train_set", n, true);
-    lt.valid = read_pair_set(dir, t.validation_set, tkey + ".validation_set", n, false);
-    lt.test = read_pair_set(dir, t.test_set, tkey + ".test_set", n, false);
-    if (t.item_begin.has_value() != t.item_end.has_value()) {
-      COOPGNN_IO_FAIL("{}: {} has {} but not {}: user-item data needs both", meta_name, tkey,
-                      t.item_begin ? "item_begin" : "item_end",
-                      t.item_begin ? "item_end" : "item_begin");
-    }
-    if (t.item_begin) {
-      check_item_range(*t.item_begin, *t.item_end, n, fmt::format("{}: {}", meta_name, tkey));
-      lt.item_begin = *t.item_begin;
-      lt.item_end = *t.item_end;
-    }
-    ds.link = std::move(lt);
+  if (choice.lp) {
+    lp_error = attempt(*choice.lp, [&] {
+      const task_meta& t = meta.tasks[*choice.lp];
+      std::string const tkey = fmt::format("tasks[{}]", *choice.lp);
+      link_task lt;
+      lt.name = t.name;
+      lt.train = read_pair_set(dir, t.train_set, tkey + ".train_set", n, true);
+      lt.valid = read_pair_set(dir, t.validation_set, tkey + ".validation_set", n, false);
+      lt.test = read_pair_set(dir, t.test_set, tkey + ".test_set", n, false);
+      if (t.item_begin.has_value() != t.item_end.has_value()) {
+        COOPGNN_IO_FAIL("{}: {} has {} but not {}: user-item data needs both", meta_name, tkey,
+                        t.item_begin ? "item_begin" : "item_end",
+                        t.item_begin ? "item_end" : "item_begin");
+      }
+      if (t.item_begin) {
+        check_item_range(*t.item_begin, *t.item_end, n, fmt::format("{}: {}", meta_name, tkey));
+        lt.item_begin = *t.item_begin;
+        lt.item_end = *t.item_end;
+      }
+      ds.link = std::move(lt);
+    });
   }
+  bool const nc_ok = choice.nc && !nc_error;
+  bool const lp_ok = choice.lp && !lp_error;
+  if ((nc_error || lp_error) && !nc_ok && !lp_ok) {
+    COOPGNN_IO_FAIL("{}{}", nc_error ? *nc_error : *lp_error,
+                    meta.tasks.size() > 1
+                        ? fmt::format("; --task NAME reads another task: {}", task_names(meta))
+                        : std::string());
+  }
+  std::vector<std::string> skipped = choice.skipped;
+  for (const auto& e : {nc_error, lp_error}) {
+    if (e) skipped.push_back(*e);
+  }
+  for (const auto& e : skipped) {
+    ds.notes.push_back(fmt::format("skipped a task that cannot be read: {}", e));
+  }
+  ds.link_first = nc_ok && lp_ok && *choice.lp < *choice.nc;
   validate_dataset(ds, dir.string());
   return ds;
+}
+
+dataset_contents inspect_dataset(const fs::path& dir) {
+  dataset_metadata const meta = read_metadata(dir / kMetadataFile);
+  dataset_contents c;
+  c.name = meta.dataset_name;
+  c.node_types = meta.nodes.size();
+  c.edge_types = meta.edges.size();
+  for (const node_meta& nm : meta.nodes) c.num_nodes += nm.num;
+  for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
+    const feature_meta& f = meta.feature_data[i];
+    dataset_contents::feature e{f.domain, f.type.value_or(""), f.name, f.format, f.path, "", {},
+                                ""};
+    try {
+      npy_header const h =
+          array_header(data_file(dir, f.path, fmt::format("feature_data[{}].path", i)), f.format);
+      e.dtype = std::string(npy_dtype_name(h.dtype));
+      e.shape = h.shape;
+    } catch (const io_error& err) {
+      e.error = err.what();
+    }
+    c.features.push_back(std::move(e));
+  }
+  for (std::size_t i = 0; i < meta.tasks.size(); ++i) {
+    const task_meta& t = meta.tasks[i];
+    dataset_contents::task e;
+    e.name = t.name;
+    e.num_classes = t.num_classes;
+    try {
+      e.kind = classify_task(dir, t, i) == task_kind::node_classification ? "node_classification"
+                                                                          : "link_prediction";
+      auto items = [&](const std::vector<item_set_meta>& sets, const char* key) {
+        std::int64_t total = 0;
+        for (std::size_t si = 0; si < sets.size(); ++si) {
+          for (std::size_t j = 0; j < sets[si].data.size(); ++j) {
+            const item_data_meta& d = sets[si].data[j];
+            std::string const nm = d.name.value_or("seeds");
+            if (nm != "seeds" && nm != "seed_nodes" && nm != "node_pairs") continue;
+            fs::path const p = data_file(
+                dir, d.path, fmt::format("tasks[{}].{}[{}].data[{}].path", i, key, si, j));
+            npy_header const h = array_header(p, d.format);
+            total += h.shape.empty() ? 1 : h.shape[0];
+          }
+        }
+        return total;
+      };
+      e.train = items(t.train_set, "train_set");
+      e.valid = items(t.validation_set, "validation_set");
+      e.test = items(t.test_set, "test_set");
+    } catch (const io_error& err) {
+      e.error = err.what();
+    }
+    c.tasks.push_back(std::move(e));
+  }
+  return c;
 }
 
 void write_dataset(const dataset& ds, const fs::path& dir) {

@@ -109,10 +109,9 @@ std::vector<item_set_meta> parse_sets(const reader& r, const YAML::Node& task, c
       item_data_meta d;
       d.name = r.opt_str(items[j], "name", q);
       d.format = r.str(r.required(items[j], "format", q), reader::join(q, "format"));
-      if (d.format != "numpy") {
-        r.fail_kind(
-            items[j]["format"], reader::join(q, "format"),
-            fmt::format("numpy (found '{}'; torch and other formats are not supported)", d.format));
+      if (d.format != "numpy" && d.format != "torch") {
+        r.fail_kind(items[j]["format"], reader::join(q, "format"),
+                    fmt::format("numpy or torch, found '{}'", d.format));
       }
       if (reader::present(items[j]["in_memory"])) {
         d.in_memory = r.boolean(items[j]["in_memory"], reader::join(q, "in_memory"));
@@ -248,10 +247,9 @@ dataset_metadata parse_metadata(std::string_view yaml_text, const std::string& w
       fm.name = r.str(r.required(feats[i], "name", p), reader::join(p, "name"));
       YAML::Node const f = r.required(feats[i], "format", p);
       fm.format = r.str(f, reader::join(p, "format"));
-      if (fm.format != "numpy") {
+      if (fm.format != "numpy" && fm.format != "torch") {
         r.fail_kind(f, reader::join(p, "format"),
-                    fmt::format("numpy (found '{}'; torch and other formats are not supported)",
-                                fm.format));
+                    fmt::format("numpy or torch, found '{}'", fm.format));
       }
       if (reader::present(feats[i]["in_memory"])) {
         fm.in_memory = r.boolean(feats[i]["in_memory"], reader::join(p, "in_memory"));

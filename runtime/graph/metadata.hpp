@@ -57,7 +57,7 @@ struct feature_meta {
   std::string domain;  ///< "node" or "edge"
   std::optional<std::string> type;
   std::string name;
-  std::string format = "numpy";
+  std::string format = "numpy";  ///< "numpy" (.npy) or "torch" (torch.save of one tensor)
   bool in_memory = true;
   std::string path;
 };
@@ -65,7 +65,7 @@ struct feature_meta {
 /// One array of an item set: seeds, labels, indexes, ...
 struct item_data_meta {
   std::optional<std::string> name;  ///< GraphBolt allows unnamed data
-  std::string format = "numpy";
+  std::string format = "numpy";     ///< "numpy" or "torch"
   bool in_memory = true;
   std::string path;
 };
@@ -101,7 +101,8 @@ struct dataset_metadata {
 /// @throws io_error "WHAT: yaml error at line L, column C: ..." for malformed YAML;
 ///         "WHAT: missing required key 'graph.nodes[0].num'" for a missing key;
 ///         "WHAT: key 'K' (line L) must be ..." for a value of the wrong kind (a negative num, an
-///         edge format other than csv or numpy, a feature format other than numpy, a domain other
+///         edge format other than csv or numpy, a feature or item format other than numpy or
+///         torch, a domain other
 ///         than node or edge, a non-boolean in_memory, a negative num_classes, item_begin or
 ///         item_end);
 ///         "WHAT: 'graph_topology' ... preprocessed" for GraphBolt's preprocessed metadata.

@@ -75,6 +75,10 @@ struct train_config {
   int epochs = 100;
   float lr = 0.01f;
   float weight_decay = 5e-4f;
+  /// Weight decay on layer 0 only (conv 0 and its norm; Kipf & Welling, ICLR 2017, section 5.3;
+  /// PyG's examples/gcn.py) instead of every model parameter. Learnable input embeddings are
+  /// then not decayed either.
+  bool weight_decay_first_layer = false;
   float dropout = 0.5f;
   std::uint64_t seed = 0;
   int eval_every = 1;            ///< evaluate every N epochs (and after the last)

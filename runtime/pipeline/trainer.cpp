@@ -146,7 +146,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
       // layer uses.
       pes_.back()->emb = std::make_unique<models::embedding_table>(
           pes_.back()->ctx, ds.num_nodes, cfg.embedding_dim, cfg.seed, kEmbeddingLayerIndex,
-          detail::adam_options_of(cfg));
+          detail::adam_options_of(cfg, nullptr));
     }
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();

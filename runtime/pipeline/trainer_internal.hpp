@@ -16,11 +16,20 @@
 namespace coopgnn {
 
 namespace detail {
-/// Adam options of a run.
-inline models::adam_options adam_options_of(const train_config& cfg) {
+/// Adam options of a run for `model`'s parameters, or (model null) for the learnable input
+/// embeddings, which cfg.weight_decay_first_layer leaves undecayed.
+inline models::adam_options adam_options_of(const train_config& cfg,
+                                            const models::gnn_model* model) {
   models::adam_options o;
   o.lr = cfg.lr;
   o.weight_decay = cfg.weight_decay;
+  if (cfg.weight_decay_first_layer) {
+    if (model != nullptr) {
+      o.decay_values = model->first_layer_values();
+    } else {
+      o.weight_decay = 0.0f;
+    }
+  }
   return o;
 }
 
@@ -39,7 +48,7 @@ struct trainer::pe_state {
         ctx(compute),
         comm(std::move(group), rank),
         model(ctx, mc),
-        opt(ctx, model.params(), detail::adam_options_of(cfg)),
+        opt(ctx, model.params(), detail::adam_options_of(cfg, &model)),
         store(features) {}
   exec_context host_ctx;  // host sampling (the host sampler's threads)
   exec_context ctx;       // host, emulated device, or this PE's CUDA device

@@ -224,12 +224,18 @@ tasks:
             format: numpy
             path: te-l.npy
 )");
-  dataset const ds = read_dataset(d.path());
+  // No feature is named feat: the default is an error naming the candidate, never a silent pick.
+  EXPECT_THAT(error_of([&] { read_dataset(d.path()); }),
+              HasSubstr("pick the input with --feature NAME, one of 'node_feat'"));
+  dataset_read_options opt;
+  opt.feature = "node_feat";
+  dataset const ds = read_dataset(d.path(), opt);
   EXPECT_EQ(ds.name, "homo");
   EXPECT_EQ(ds.num_nodes, 4);
   EXPECT_EQ(ds.src, (std::vector<vid_t>{0, 1, 2, 3}));
   EXPECT_EQ(ds.dst, (std::vector<vid_t>{1, 2, 0, 0}));
-  EXPECT_EQ(ds.feature_dim(), 2);  // fallback: the first 2-D node feature
+  EXPECT_EQ(ds.feature_dim(), 2);
+  EXPECT_EQ(ds.feature_name, "node_feat");
   EXPECT_EQ(ds.labels, (std::vector<std::int64_t>{1, -1, 0, 4}));
   EXPECT_EQ(ds.num_classes, 5);  // max label + 1
   EXPECT_EQ(ds.train, (std::vector<vid_t>{0, 3}));

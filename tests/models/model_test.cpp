@@ -84,6 +84,14 @@ TEST(gnn_model, structure_follows_the_config) {
   EXPECT_EQ(names.size(), with_head.params().count());
   EXPECT_EQ(with_head.params().info(0).name, "sage0.w_self");
   EXPECT_EQ(with_head.params().infos().back().name, "linear3.bias");
+  // Layer 0 = sage0.w_self [7, 5], sage0.w_neigh [7, 5], sage0.bias [1, 5].
+  EXPECT_EQ(with_head.first_layer_values(), 7 * 5 * 2 + 5);
+  model_config normed{conv_kind::gcn, 7, 5, 3, 2, false, 0.0f, 1};
+  normed.layer_norm = true;
+  normed.activation = activation_kind::prelu;
+  gnn_model with_norm(host_ctx, normed);
+  // gcn0.weight [7, 5], gcn0.bias [1, 5], then ln0.gamma/beta [1, 5] and prelu0.alpha [1, 1].
+  EXPECT_EQ(with_norm.first_layer_values(), 7 * 5 + 5 + 5 + 5 + 1);
 
   gnn_model plain(host_ctx, {conv_kind::gcn, 4, 8, 2, 2, false, 0.0f, 1});
   EXPECT_EQ(plain.head(), nullptr);

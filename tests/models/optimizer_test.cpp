@@ -72,6 +72,32 @@ TEST(adam, three_steps_with_weight_decay_match_the_formulas) {
   EXPECT_LT(theta[2], 2.0);
 }
 
+TEST(adam, decay_values_decays_the_prefix_only) {
+  // Zero gradients: a decayed element moves by ~lr (g = wd * value > 0, step 1 moves lr * g /
+  // (|g| + eps)), an undecayed one stays exactly where it is (m = 0).
+  one_param p({1.0f, 1.0f, 1.0f, 1.0f, 1.0f});
+  adam_options o{0.1f, 0.9f, 0.999f, 1e-8f, 0.5f};
+  o.decay_values = 2;
+  adam opt(p.ctx, p.set, o);
+  opt.step();
+  EXPECT_NEAR(p.value(0), 0.9f, 1e-6);
+  EXPECT_NEAR(p.value(1), 0.9f, 1e-6);
+  for (int i = 2; i < 5; ++i) EXPECT_EQ(p.value(i), 1.0f) << i;
+
+  one_param all({1.0f, 1.0f});
+  adam_options everywhere{0.1f, 0.9f, 0.999f, 1e-8f, 0.5f};  // decay_values -1: every value
+  adam opt_all(all.ctx, all.set, everywhere);
+  opt_all.step();
+  EXPECT_NEAR(all.value(1), 0.9f, 1e-6);
+
+  one_param q({1.0f, 2.0f});
+  adam_options too_many{};
+  too_many.decay_values = 3;
+  EXPECT_THROW(adam(q.ctx, q.set, too_many), logic_error);
+  too_many.decay_values = -2;
+  EXPECT_THROW(adam(q.ctx, q.set, too_many), logic_error);
+}
+
 TEST(adam, deterministic_and_validates) {
   one_param a({1.0f, 2.0f});
   one_param b({1.0f, 2.0f});

@@ -15,8 +15,15 @@ std::string default_dataset_dir() {
 }
 
 std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir, bool load_features) {
+  dataset_read_options opt;
+  opt.load_features = load_features;
+  return load_dataset(dir, opt);
+}
+
+std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir,
+                                             const dataset_read_options& opt) {
   auto data = std::make_unique<loaded_dataset>();
-  data->ds = read_dataset(dir, dataset_read_options{load_features});
+  data->ds = read_dataset(dir, opt);
   data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
   return data;
 }

@@ -41,8 +41,8 @@ void run_bench_cache(bench_cache_args& a) {
                   "dataset '{}' has no training vertices (attach a task with `coopgnn generate "
                   "task`)",
                   a.dataset);
-  auto const nb = (static_cast<std::int64_t>(ds.train.size()) + a.opt.batch_size - 1) /
-                  a.opt.batch_size;
+  auto const nb =
+      (static_cast<std::int64_t>(ds.train.size()) + a.opt.batch_size - 1) / a.opt.batch_size;
   fmt::print(
       "bench cache: dataset {} ({}): |V| {} |E| {} F {}; {} training seeds, {} batches per epoch; "
       "loaded in {:.1f} s\nsampler {} fanouts {} B {} kappas {} fractions {} modes {} P {} "
@@ -102,7 +102,8 @@ void add_bench_cache_command(CLI::App& bench) {
       "and P, replaying the exact feature loads of training epochs (no training); writes "
       "OUT/cache_<dataset>.json and .csv and renders OUT/report.md with a PNG plot "
       "(docs/results-schema.md).");
-  add_sampling_bench_options(*cmd, a->dataset, a->sampler, "labor (kappa applies) or ns (kappa 1 only)", a->opt.fanouts,
+  add_sampling_bench_options(*cmd, a->dataset, a->sampler,
+                             "labor (kappa applies) or ns (kappa 1 only)", a->opt.fanouts,
                              a->opt.batch_size);
   cmd->add_option("--kappas", a->opt.kappas,
                   "Batch dependencies to sweep: 1 = independent batches, K > 1 = variates "
@@ -117,7 +118,8 @@ void add_bench_cache_command(CLI::App& bench) {
       ->check(CLI::IsMember({"cooperative", "independent"}))
       ->capture_default_str();
   cmd->add_option("--pes", a->opt.pes, "PE counts")->delimiter(',')->capture_default_str();
-  cmd->add_option("--policies", a->opt.policies, "Cache policies: lru, clock, sieve, s3fifo, setassoc")
+  cmd->add_option("--policies", a->opt.policies,
+                  "Cache policies: lru, clock, sieve, s3fifo, setassoc")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_flag("--layer-dependency", a->opt.layer_dependency,

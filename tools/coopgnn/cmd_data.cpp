@@ -15,6 +15,7 @@
 #include "tools/coopgnn/convert.hpp"
 #include "tools/coopgnn/info.hpp"
 #include "tools/coopgnn/split_edges.hpp"
+#include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
 
@@ -90,6 +91,8 @@ struct split_args {
 struct info_args {
   std::string dir;
   bool json = false;
+  std::string task = "auto";
+  std::string feature;
 };
 
 void add_convert(CLI::App& app) {
@@ -350,12 +353,45 @@ void add_info(CLI::App& app) {
   c->footer(
       "Prints |V|, |E|, in/out-degree statistics (min, max, mean, median, p99, zero), isolated\n"
       "vertices, self-loops, feature shape, classes and class counts, edge homophily and split\n"
-      "sizes. Reading validates the whole dataset (ids, sizes, label range) on the way.");
+      "sizes, then every node and edge feature (name, dtype, shape, format, file) and every\n"
+      "task (kind, classes, set sizes) of metadata.yaml, marking the input feature and the task\n"
+      "`train` would use with the same --task/--feature. Reading validates the chosen parts\n"
+      "(ids, sizes, label range) on the way.");
   c->add_option("dir", a->dir, "dataset directory (with metadata.yaml)")->required();
   c->add_flag("--json", a->json, "print one JSON object instead of a table");
+  c->add_option("--task", a->task,
+                "Which task to read and mark as trained, as `train --task` (a task name, "
+                "node_classification, link_prediction or auto)")
+      ->capture_default_str();
+  c->add_option("--feature", a->feature,
+                "Which node feature to read as input, as `train --feature` (default feat)");
   c->callback([a] {
-    dataset const ds = read_dataset(a->dir);
-    dataset_info const info = compute_info(ds);
+    // The listing needs only metadata.yaml and the arrays' headers, so it is printed even when
+    // the dataset itself cannot be read (then the error follows and the exit status is 1).
+    dataset_contents const contents = inspect_dataset(a->dir);
+    dataset_read_options opt;
+    opt.task = a->task;
+    opt.feature = a->feature;
+    dataset ds;
+    try {
+      ds = read_dataset(a->dir, opt);
+    } catch (const io_error&) {
+      if (!a->json) {
+        fmt::print("dataset '{}' (cannot be read as asked; what it holds:)\n", contents.name);
+        fmt::print("{}", format_contents(contents.features, contents.tasks, "", ""));
+      }
+      throw;
+    }
+    dataset_info info = compute_info(ds);
+    info.features = contents.features;
+    info.tasks = contents.tasks;
+    bool const has_task = ds.link || (!ds.labels.empty() && ds.num_classes >= 2);
+    if (has_task) {
+      task_kind const k = a->task == "auto" ? auto_task(ds)
+                          : ds.link         ? task_kind::link_prediction
+                                            : task_kind::node_classification;
+      info.trained_task = k == task_kind::link_prediction ? ds.link->name : ds.task_name;
+    }
     if (a->json) {
       fmt::print("{}\n", info_to_json(info));
     } else {

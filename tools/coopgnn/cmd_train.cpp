@@ -13,6 +13,7 @@
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "runtime/graph/transforms.hpp"
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
@@ -31,10 +32,20 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->capture_default_str();
   cmd->add_option("--hidden", o.cfg.hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--task", o.task,
-                  "What to train: node_classification, link_prediction, or auto (the dataset's "
-                  "node-classification task when it has one, else its link-prediction task; "
-                  "the choice is printed)")
-      ->check(CLI::IsMember({"auto", "node_classification", "link_prediction"}))
+                  "The task to train: a task name from the dataset's metadata.yaml (`coopgnn "
+                  "info` lists them), node_classification or link_prediction (the first task of "
+                  "that kind), or auto (the first task in metadata.yaml that can be read and "
+                  "trained); the choice is printed")
+      ->capture_default_str();
+  cmd->add_option("--feature", o.feature,
+                  "The node feature to use as input, by its name in metadata.yaml; default: "
+                  "the one named feat (a dataset with other node features but no feat needs "
+                  "this option; the error lists them)");
+  cmd->add_option("--normalize-features", o.normalize_features,
+                  "Input feature transform before training: none, or row (PyG's "
+                  "NormalizeFeatures: subtract the table's minimum, divide each row by its sum, "
+                  "clamped to >= 1; what Kipf & Welling do for the citation graphs)")
+      ->check(CLI::IsMember({"none", "row"}))
       ->capture_default_str();
   cmd->add_option("--layer-norm", o.cfg.layer_norm,
                   "LayerNorm after every hidden GNN layer, before its activation (the TMA "
@@ -142,6 +153,12 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--lr", o.cfg.lr, "Adam learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", o.cfg.weight_decay, "L2 weight decay added to gradients")
       ->capture_default_str();
+  cmd->add_option("--weight-decay-scope", o.weight_decay_scope,
+                  "Which parameters --weight-decay applies to: all, or first (the first GNN "
+                  "layer only, as Kipf & Welling's GCN and PyG's examples/gcn.py; learnable "
+                  "input embeddings are then not decayed)")
+      ->check(CLI::IsMember({"all", "first"}))
+      ->capture_default_str();
   cmd->add_option("--dropout", o.cfg.dropout, "Dropout probability on every layer's input")
       ->capture_default_str();
   cmd->add_option("--seed", o.cfg.seed,
@@ -170,20 +187,32 @@ void parse_typed_options(train_options& o) {
   o.cfg.decoder = models::parse_decoder_kind(o.decoder);
   o.cfg.activation = models::parse_activation_kind(o.activation);
   o.cfg.exclude = parse_exclude_kind(o.exclude);
+  o.cfg.weight_decay_first_layer = o.weight_decay_scope == "first";
 }
 
 /// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
 /// labels, else link prediction).
+task_kind auto_task(const dataset& ds) {
+  bool const nc = !ds.labels.empty() && ds.num_classes >= 2;
+  COOPGNN_EXPECTS(nc || ds.link.has_value(),
+                  "dataset '{}' has neither a node-classification nor a link-prediction task",
+                  ds.name);
+  bool const link = ds.link && (!nc || ds.link_first);
+  return link ? task_kind::link_prediction : task_kind::node_classification;
+}
+
 void resolve_task(train_options& o, const dataset& ds) {
   bool const nc = !ds.labels.empty() && ds.num_classes >= 2;
   if (o.task == "auto") {
-    COOPGNN_EXPECTS(nc || ds.link.has_value(),
-                    "dataset '{}' has neither a node-classification nor a link-prediction task",
-                    ds.name);
-    o.cfg.task = nc ? task_kind::node_classification : task_kind::link_prediction;
+    o.cfg.task = auto_task(ds);
   } else {
-    o.cfg.task =
-        o.task == "link_prediction" ? task_kind::link_prediction : task_kind::node_classification;
+    // read_dataset read only the task --task names.
+    o.cfg.task = ds.link ? task_kind::link_prediction : task_kind::node_classification;
+    COOPGNN_EXPECTS(o.cfg.task == task_kind::link_prediction || nc,
+                    "--task {}: the node-classification task '{}' of dataset '{}' has {} (it "
+                    "needs labels of at least 2 classes)",
+                    o.task, ds.task_name, ds.name,
+                    ds.labels.empty() ? "no labels" : fmt::format("{} class(es)", ds.num_classes));
   }
   if (o.cfg.task == task_kind::link_prediction && o.cfg.embedding_dim == 0 &&
       ds.feature_dim() == 0) {
@@ -211,7 +240,12 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   if (o.dataset.empty()) o.dataset = default_dataset_dir();
   scoped_timer t(nullptr);
   // --feature-storage mmap: leave the rows in the .npy file; the trainer maps it.
-  auto data = load_dataset(o.dataset, o.cfg.feature_storage != storage_tier::mmap);
+  dataset_read_options ropt;
+  ropt.load_features = o.cfg.feature_storage != storage_tier::mmap;
+  ropt.task = o.task;
+  ropt.feature = o.feature;
+  auto data = load_dataset(o.dataset, ropt);
+  for (const std::string& note : data->ds.notes) fmt::print(stderr, "note: {}\n", note);
   if (o.cache_fraction >= 0) {
     COOPGNN_EXPECTS(o.cache_fraction <= 1, "--cache-fraction {} is outside [0, 1]",
                     o.cache_fraction);
@@ -223,6 +257,13 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
                   "--cache-fraction/--cache-rows without --cache-policy: nothing would be "
                   "cached; add --cache-policy (e.g. lru) or drop the cache size");
   if (!o.allow_nonfinite) check_finite_features(data->ds, o.dataset);
+  if (parse_feature_normalization(o.normalize_features) == feature_normalization::row) {
+    COOPGNN_EXPECTS(data->ds.features_in_memory(),
+                    "--normalize-features row needs the features in memory: the dataset has {} "
+                    "(drop --feature-storage mmap, or normalise the file)",
+                    data->ds.feature_dim() == 0 ? "no node features" : "them memory-mapped");
+    normalize_feature_rows(data->ds.features);
+  }
   if (o.sampler == "ns") {
     COOPGNN_EXPECTS(
         o.cfg.batch_dependency == train_config{}.batch_dependency && !o.cfg.layer_dependency,
@@ -232,22 +273,28 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   resolve_task(o, data->ds);
   if (!o.quiet) {
     auto const& ds = data->ds;
+    bool const both = ds.link && !ds.task_name.empty();
+    std::string const why =
+        o.task != "auto" ? std::string()
+        : both           ? "; chosen: the first task of metadata.yaml, --task NAME picks another"
+                         : std::string();
+    std::string const feat =
+        ds.feature_dim() > 0 ? fmt::format("{} ('{}'{})", ds.feature_dim(), ds.feature_name,
+                                           o.normalize_features == "row" ? ", row-normalised" : "")
+                             : std::string("none");
     if (o.cfg.task == task_kind::link_prediction) {
       fmt::print(
           "dataset {} ({}): |V| {} |E| {} features {} task link_prediction ('{}'{}) train/val/"
           "test pairs {}/{}/{} (loaded in {:.2f}s)\n",
-          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.link->name,
-          o.task == "auto" ? ", chosen: the dataset has no node labels" : "", ds.link->train.size(),
-          ds.link->valid.size(), ds.link->test.size(), t.seconds());
+          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), feat, ds.link->name, why,
+          ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(), t.seconds());
     } else {
       fmt::print(
-          "dataset {} ({}): |V| {} |E| {} features {} classes {} train/val/test {}/{}/{} "
-          "(loaded in {:.2f}s){}\n",
-          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.num_classes,
-          ds.train.size(), ds.valid.size(), ds.test.size(), t.seconds(),
-          o.task == "auto" && ds.link ? "; it also has a link-prediction task "
-                                        "(--task link_prediction)"
-                                      : "");
+          "dataset {} ({}): |V| {} |E| {} features {} task node_classification ('{}'{}) classes "
+          "{} train/val/test {}/{}/{} (loaded in {:.2f}s)\n",
+          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), feat,
+          ds.task_name.empty() ? "label feature" : ds.task_name, why, ds.num_classes,
+          ds.train.size(), ds.valid.size(), ds.test.size(), t.seconds());
     }
   }
   return data;

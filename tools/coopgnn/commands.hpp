@@ -28,6 +28,9 @@ struct loaded_dataset {
 /// stay in their .npy file) and builds its CSC (build_csc).
 /// @throws io_error naming the file and problem, as read_dataset does.
 std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir, bool load_features = true);
+/// Same with every read_dataset option (task, input feature, features in memory or not).
+std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir,
+                                             const dataset_read_options& opt);
 
 /// A dataset name made safe for a file name ('/', '\\', ' ', ':' become '_'; "" -> "dataset").
 std::string file_stem(std::string name);

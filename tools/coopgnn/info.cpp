@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "runtime/graph/npy.hpp"
+
 namespace coopgnn {
 
 namespace {
@@ -74,7 +76,45 @@ nlohmann::json pair_json(const pair_set_info& p) {
           {"negatives_per_query", {p.neg_min, p.neg_max}}};
 }
 
+std::string shape_text(const std::vector<std::int64_t>& shape) { return format_npy_shape(shape); }
+
 }  // namespace
+
+std::string format_contents(const std::vector<dataset_contents::feature>& features,
+                            const std::vector<dataset_contents::task>& tasks,
+                            const std::string& input_feature, const std::string& trained_task) {
+  std::string s;
+  for (const char* domain : {"node", "edge"}) {
+    bool first = true;
+    for (const auto& f : features) {
+      if (f.domain != domain) continue;
+      std::string const what = f.error.empty() ? fmt::format("{} {}", f.dtype, shape_text(f.shape))
+                                               : fmt::format("unreadable: {}", f.error);
+      bool const input = f.domain == "node" && f.name == input_feature;
+      s += fmt::format("  {:<16} '{}'{} {} ({}, {}){}\n",
+                       first ? fmt::format("{} features", domain) : "", f.name,
+                       f.type.empty() ? "" : fmt::format(" [{}]", f.type), what, f.format, f.path,
+                       input ? "  <- input" : "");
+      first = false;
+    }
+    if (first) s += fmt::format("  {:<16} none\n", fmt::format("{} features", domain));
+  }
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto& t = tasks[i];
+    std::string what;
+    if (!t.error.empty()) {
+      what = fmt::format("unreadable: {}", t.error);
+    } else {
+      what = t.kind;
+      if (t.num_classes) what += fmt::format(", {} classes", *t.num_classes);
+      what += fmt::format(", train {}  valid {}  test {}", t.train, t.valid, t.test);
+    }
+    s += fmt::format("  {:<16} [{}] '{}' {}{}\n", i == 0 ? "tasks" : "", i, t.name, what,
+                     t.name == trained_task ? "  <- trained" : "");
+  }
+  if (tasks.empty()) s += fmt::format("  {:<16} none\n", "tasks");
+  return s;
+}
 
 dataset_info compute_info(const dataset& ds) {
   dataset_info info;
@@ -122,6 +162,8 @@ dataset_info compute_info(const dataset& ds) {
   info.train = static_cast<std::int64_t>(ds.train.size());
   info.valid = static_cast<std::int64_t>(ds.valid.size());
   info.test = static_cast<std::int64_t>(ds.test.size());
+  info.input_feature = ds.feature_name;
+  info.notes = ds.notes;
   if (ds.link) {
     info.link.present = true;
     info.link.name = ds.link->name;
@@ -162,6 +204,7 @@ std::string format_info_table(const dataset_info& i) {
   } else {
     row("classes", "none (structure only)");
   }
+
   if (i.train + i.valid + i.test > 0) {
     row("split", fmt::format("train {}  valid {}  test {}", i.train, i.valid, i.test));
   } else {
@@ -178,6 +221,10 @@ std::string format_info_table(const dataset_info& i) {
                                    i.link.item_end - i.link.item_begin));
     }
   }
+  if (!i.features.empty() || !i.tasks.empty()) {
+    s += format_contents(i.features, i.tasks, i.input_feature, i.trained_task);
+  }
+  for (const auto& note : i.notes) row("note", note);
   return s;
 }
 
@@ -209,6 +256,33 @@ std::string info_to_json(const dataset_info& i) {
   } else {
     j["link"] = nullptr;
   }
+  nlohmann::json feats = nlohmann::json::array();
+  for (const auto& f : i.features) {
+    feats.push_back({{"domain", f.domain},
+                     {"type", f.type.empty() ? nlohmann::json() : nlohmann::json(f.type)},
+                     {"name", f.name},
+                     {"format", f.format},
+                     {"path", f.path},
+                     {"dtype", f.dtype},
+                     {"shape", f.shape},
+                     {"error", f.error.empty() ? nlohmann::json() : nlohmann::json(f.error)},
+                     {"input", f.domain == "node" && f.name == i.input_feature}});
+  }
+  j["features"] = feats;
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const auto& t : i.tasks) {
+    tasks.push_back(
+        {{"name", t.name},
+         {"kind", t.kind.empty() ? nlohmann::json() : nlohmann::json(t.kind)},
+         {"num_classes", t.num_classes ? nlohmann::json(*t.num_classes) : nlohmann::json()},
+         {"train", t.train},
+         {"valid", t.valid},
+         {"test", t.test},
+         {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)},
+         {"trained", t.name == i.trained_task}});
+  }
+  j["tasks"] = tasks;
+  j["notes"] = i.notes;
   return j.dump();
 }
 

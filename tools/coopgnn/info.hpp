@@ -59,11 +59,25 @@ struct dataset_info {
   std::int64_t valid = 0;
   std::int64_t test = 0;
   link_info link;
+  // What the directory holds (inspect_dataset), and what was used:
+  std::vector<dataset_contents::feature> features;  ///< every feature of metadata.yaml
+  std::vector<dataset_contents::task> tasks;        ///< every task of metadata.yaml
+  std::string input_feature;                        ///< the node feature read as input ("" = none)
+  std::string trained_task;  ///< the task `train` with the same --task would train ("" = none)
+  std::vector<std::string> notes;  ///< what the reader skipped (dataset::notes)
 };
 
 /// Computes the summary of `ds`. O(V log V + E) time. Does not validate `ds` (call
-/// validate_dataset first); ids are assumed in range.
+/// validate_dataset first); ids are assumed in range. features/tasks/trained_task stay empty
+/// (the caller adds them from inspect_dataset); input_feature and notes come from ds.
 dataset_info compute_info(const dataset& ds);
+
+/// The features and tasks of `c` as table rows ("node features", "edge features", "tasks"),
+/// marking `input_feature` and `trained_task`; used by format_info_table and on its own when
+/// the dataset cannot be read.
+std::string format_contents(const std::vector<dataset_contents::feature>& features,
+                            const std::vector<dataset_contents::task>& tasks,
+                            const std::string& input_feature, const std::string& trained_task);
 
 /// A human-readable multi-line table.
 std::string format_info_table(const dataset_info& info);
@@ -71,7 +85,9 @@ std::string format_info_table(const dataset_info& info);
 /// One JSON object with the fields of dataset_info (degree stats nested as "in_degree" and
 /// "out_degree"; "edge_homophily" is null when there are no labels; "link" is null without a
 /// link task, else {name, train, valid: {pairs, positives, queries, negatives_per_query: [min,
-/// max]}, test: {...}, items: [item_begin, item_end] or null}).
+/// max]}, test: {...}, items: [item_begin, item_end] or null}), "features": [{domain, type, name,
+/// format, path, dtype, shape, error, input}], "tasks": [{name, kind, num_classes, train,
+/// valid, test, error, trained}], "notes": [...].
 std::string info_to_json(const dataset_info& info);
 
 }  // namespace coopgnn

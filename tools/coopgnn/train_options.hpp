@@ -28,7 +28,10 @@ struct train_options {
   std::string cache_policy = "none";
   std::string feature_storage = "auto";
   std::string device_comm = "auto";
-  std::string task = "auto";
+  std::string task = "auto";  ///< a task name of metadata.yaml, a task kind, or auto
+  std::string feature;        ///< input node feature name; "" = feat (dataset_read_options)
+  std::string normalize_features = "none";  ///< none or row (normalize_feature_rows)
+  std::string weight_decay_scope = "all";   ///< all or first
   std::string decoder = "dot";
   std::string activation = "relu";
   std::string exclude = "none";
@@ -43,8 +46,13 @@ void add_common_options(CLI::App* cmd, train_options& o);
 /// The option names into train_config's types (each parsed once).
 /// @throws logic_error naming the option for an unknown name.
 void parse_typed_options(train_options& o);
-/// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
-/// labels, else link prediction). @throws logic_error when the dataset cannot serve the task.
+/// What `--task auto` trains on `ds`: the node-classification task (labels of >= 2 classes) or
+/// the link-prediction task, whichever comes first in metadata.yaml when both were read.
+/// @throws logic_error when ds has neither.
+task_kind auto_task(const dataset& ds);
+/// --task into o.cfg.task from what the dataset holds (auto: the first task of metadata.yaml
+/// that the dataset can train; a named task: its kind). @throws logic_error when the dataset
+/// cannot serve the task.
 void resolve_task(train_options& o, const dataset& ds);
 /// Throws io_error naming the file, row and column of the first NaN or Inf of ds's feature table
 /// (in memory only; features left in their file are not scanned).
