@@ -78,7 +78,16 @@ void check_fractions(double train, double valid) {
                   train, valid);
 }
 
+/// Index i with cum[i-1] <= x < cum[i] (cum inclusive prefix sums), clamped to the last index.
+std::size_t pick(const std::vector<double>& cum, double x) {
+  auto const it = std::upper_bound(cum.begin(), cum.end(), x);
+  return std::min(static_cast<std::size_t>(it - cum.begin()), cum.size() - 1);
+}
+
+}  // namespace
+
 void keyed_split(dataset& ds, double train, double valid, std::uint64_t seed) {
+  check_fractions(train, valid);
   vid_t const n = ds.num_nodes;
   std::vector<vid_t> const perm = keyed_permutation(n, seed, rng::purpose::split, 0);
   auto const ntrain = static_cast<std::size_t>(std::llround(static_cast<double>(n) * train));
@@ -93,14 +102,6 @@ void keyed_split(dataset& ds, double train, double valid, std::uint64_t seed) {
   std::sort(ds.valid.begin(), ds.valid.end());
   std::sort(ds.test.begin(), ds.test.end());
 }
-
-/// Index i with cum[i-1] <= x < cum[i] (cum inclusive prefix sums), clamped to the last index.
-std::size_t pick(const std::vector<double>& cum, double x) {
-  auto const it = std::upper_bound(cum.begin(), cum.end(), x);
-  return std::min(static_cast<std::size_t>(it - cum.begin()), cum.size() - 1);
-}
-
-}  // namespace
 
 std::vector<vid_t> keyed_permutation(vid_t n, std::uint64_t seed, rng::purpose purpose,
                                      std::uint32_t layer) {

@@ -89,6 +89,13 @@ struct synthetic_task_options {
 void attach_synthetic_task(dataset& ds, std::int64_t classes, std::int64_t feature_dim,
                            std::uint64_t seed, const synthetic_task_options& opt = {});
 
+/// Replaces ds.train / valid / test by a keyed random vertex split: perm = keyed_permutation(
+/// ds.num_nodes, seed, purpose split, 0); train = the first round(n * train) of perm, valid the
+/// next round(n * valid) (at most what is left), test the rest; each part sorted ascending. Pure
+/// function of (n, train, valid, seed).
+/// @throws logic_error for fractions outside [0, 1] or summing past 1.
+void keyed_split(dataset& ds, double train, double valid, std::uint64_t seed);
+
 /// A keyed random permutation of [0, n): Fisher-Yates where step i swaps with position
 /// j = floor(u(seed, purpose, layer, i) * (i + 1)). Pure function of its arguments.
 std::vector<vid_t> keyed_permutation(vid_t n, std::uint64_t seed, rng::purpose purpose,

@@ -1,7 +1,8 @@
-// Dataset converters (tools/coopgnn/convert.hpp): tiny hand-written OGB, SNAP and NPZ inputs
+// Dataset converters (tools/coopgnn/convert.hpp): tiny hand-written OGB, SNAP, NPZ and MUSAE inputs
 // with hand-computed expectations, rejected inputs, and the real shared datasets.
 #include "tools/coopgnn/convert.hpp"
 
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -431,6 +432,348 @@ TEST(ConvertSnap, RejectsAdjacencyListsInsteadOfDroppingEdges) {
   auto const msg = error_of([&] { convert_snap(tmp / "adj.txt", {}, nullptr); });
   EXPECT_THAT(msg, HasSubstr("adj.txt"));
   EXPECT_THAT(msg, HasSubstr("4 columns"));
+}
+
+// ---- edge directions (issue 14 item 4) --------------------------------------------------------
+
+void write_ogb_edges(const fs::path& dir, int nodes, const std::string& edges) {
+  write_text(dir / "raw/num-node-list.csv", std::to_string(nodes) + "\n");
+  write_text(dir / "raw/edge.csv", edges);
+}
+
+TEST(ConvertOgb, EdgesStoredOnceAreSymmetrizedAndSaidSo) {
+  temp_dir d;
+  // 4 edges, every src < dst, one self-loop (2,2) that does not count against "stored once".
+  write_ogb_edges(d / "once", 4, "0,1\n0,2\n1,3\n2,2\n2,3\n");
+  convert_report rep;
+  dataset ds = convert_ogb(d / "once", {}, &rep);
+  EXPECT_EQ(rep.order, edge_order::lower_to_higher);
+  EXPECT_EQ(edges_of(ds),
+            (edge_set{{0, 1}, {1, 0}, {0, 2}, {2, 0}, {1, 3}, {3, 1}, {2, 2}, {2, 3}, {3, 2}}));
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_THAT(rep.notes[0],
+              HasSubstr("edge.csv: edges stored once (every src < dst): "
+                        "symmetrized, 5 -> 9 edges; --directed keeps them as stored"));
+  convert_options opt;
+  opt.directed = true;
+  rep = {};
+  ds = convert_ogb(d / "once", opt, &rep);
+  EXPECT_EQ(ds.num_edges(), 5);
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_THAT(rep.notes[0], HasSubstr("edges stored once (every src < dst): kept as stored "
+                                      "(--directed), 5 edges; without --directed they would be"));
+  opt.directed = false;
+  opt.symmetrize = true;
+  rep = {};
+  EXPECT_EQ(convert_ogb(d / "once", opt, &rep).num_edges(), 9);
+  EXPECT_THAT(rep.notes[0], HasSubstr("symmetrized (--symmetrize), 5 -> 9 edges"));
+  opt.directed = true;
+  EXPECT_THAT(error_of([&] { (void)convert_ogb(d / "once", opt); }),
+              HasSubstr("--symmetrize and --directed contradict each other"));
+
+  // Every src > dst is stored once too.
+  write_ogb_edges(d / "desc", 3, "1,0\n2,1\n");
+  rep = {};
+  EXPECT_EQ(convert_ogb(d / "desc", {}, &rep).num_edges(), 4);
+  EXPECT_EQ(rep.order, edge_order::higher_to_lower);
+  EXPECT_THAT(rep.notes[0], HasSubstr("(every src > dst): symmetrized, 2 -> 4 edges"));
+}
+
+TEST(ConvertOgb, BothDirectionsPresentStayAsStored) {
+  temp_dir d;
+  // 0<->1 both ways, 1->2 one way: mixed.
+  write_ogb_edges(d / "both", 3, "0,1\n1,0\n1,2\n");
+  convert_report rep;
+  dataset ds = convert_ogb(d / "both", {}, &rep);
+  EXPECT_EQ(rep.order, edge_order::mixed);
+  EXPECT_EQ(edges_of(ds), (edge_set{{0, 1}, {1, 0}, {1, 2}}));
+  EXPECT_THAT(rep.notes.at(0), HasSubstr("edges in both directions (2 with src < dst, 1 with src "
+                                         "> dst): kept as stored, 3 edges"));
+  // --symmetrize adds only the missing 2 -> 1; 0 <-> 1 is not doubled.
+  convert_options opt;
+  opt.symmetrize = true;
+  rep = {};
+  ds = convert_ogb(d / "both", opt, &rep);
+  EXPECT_EQ(edges_of(ds), (edge_set{{0, 1}, {1, 0}, {1, 2}, {2, 1}}));
+  EXPECT_EQ(rep.edges.reverse_edges_added, 3);
+  EXPECT_EQ(rep.edges.duplicates_removed, 2);
+  EXPECT_THAT(rep.notes.at(0), HasSubstr("--symmetrize added the missing reverses, 3 -> 4 edges"));
+}
+
+// ---- SNAP syntax -----------------------------------------------------------------------------
+
+TEST(ConvertSnap, HeaderCommasTabsCrlfAndComments) {
+  temp_dir d;
+  // Header, then comma, tab, mixed separators, a '%' and a '#' comment, CRLF line ends.
+  write_text(d / "h.csv",
+             "# made by hand\r\nid_1,id_2\r\n0,1\r\n1\t2\r\n% comment\r\n2 ,\t3\r\n  3   0  \r\n");
+  convert_report rep;
+  dataset const ds = convert_snap(d / "h.csv", {}, &rep);
+  EXPECT_EQ(ds.num_nodes, 4);
+  EXPECT_EQ(edges_of(ds), (edge_set{{0, 1}, {1, 2}, {2, 3}, {3, 0}}));
+  ASSERT_GE(rep.notes.size(), 1u);
+  EXPECT_THAT(rep.notes[0], HasSubstr("h.csv:2: header line 'id_1,id_2' skipped"));
+  EXPECT_EQ(rep.order, edge_order::mixed);
+
+  write_text(d / "st.txt", "source\ttarget\n0\t1\n0\t2\n");
+  rep = {};
+  EXPECT_EQ(convert_snap(d / "st.txt", {}, &rep).num_edges(), 2);
+  EXPECT_THAT(rep.notes.at(0), HasSubstr("st.txt:1: header line 'source\ttarget' skipped"));
+  EXPECT_THAT(rep.notes.at(1), HasSubstr("edges stored once (every src < dst): kept as stored, 2 "
+                                         "directed edges; if the graph is undirected, "
+                                         "--symmetrize adds"));
+}
+
+TEST(ConvertSnap, MalformedLineLaterNamesFileAndLine) {
+  temp_dir d;
+  write_text(d / "bad.csv", "id_1,id_2\r\n0,1\r\n1,2\r\nid_1,id_2\r\n");
+  EXPECT_THAT(error_of([&] { (void)convert_snap(d / "bad.csv", {}); }),
+              HasSubstr("bad.csv:4: source id 'id_1' is not an integer"));
+  write_text(d / "bad.csv", "0 1\n1;2\n");
+  EXPECT_THAT(error_of([&] { (void)convert_snap(d / "bad.csv", {}); }),
+              HasSubstr("bad.csv:2: expected 'src dst' (two non-negative integer ids separated "
+                        "by spaces, tabs or a comma), found '1;2'"));
+  // A first line with a number in it is data, not a header.
+  write_text(d / "bad.csv", "0 x\n1 2\n");
+  EXPECT_THAT(error_of([&] { (void)convert_snap(d / "bad.csv", {}); }),
+              HasSubstr("bad.csv:1: destination id 'x' is not an integer"));
+}
+
+// ---- SciPy sparse features ------------------------------------------------------------------
+
+std::string npy_bytes_string(const std::string& s) {
+  return npy_image("|S" + std::to_string(s.size()), "()", s.data(), s.size());
+}
+
+// The dense matrix used below, 3 x 4 (hand-written):
+//   [0   1.5 0 0]
+//   [2   0   0 3]
+//   [0   0   0 0]
+// CSR: indptr [0, 1, 3, 3], indices [1, 0, 3], data [1.5, 2, 3]
+// CSC: indptr [0, 1, 2, 2, 3], indices [1, 0, 1], data [2, 1.5, 3]
+// COO (in any order): rows [1, 0, 1], cols [3, 1, 0], data [3, 1.5, 2]
+const std::vector<float> kDense = {0, 1.5f, 0, 0, 2, 0, 0, 3, 0, 0, 0, 0};
+
+/// Archive members: `extra`, then kDense as CSR members attr_* (with `indptr`, to break it).
+std::vector<std::pair<std::string, std::string>> with_csr_attr(
+    std::vector<std::pair<std::string, std::string>> extra,
+    const std::vector<std::int32_t>& indptr = {0, 1, 3, 3}) {
+  std::vector<std::int64_t> const shape = {3, 4};
+  std::vector<std::int32_t> const indices = {1, 0, 3};
+  std::vector<float> const data = {1.5f, 2, 3};
+  extra.emplace_back("attr_data.npy", npy_of("<f4", "(3,)", data));
+  extra.emplace_back("attr_indices.npy", npy_of("<i4", "(3,)", indices));
+  extra.emplace_back("attr_indptr.npy", npy_of("<i4", "(4,)", indptr));
+  extra.emplace_back("attr_shape.npy", npy_of("<i8", "(2,)", shape));
+  return extra;
+}
+
+TEST(ConvertNpz, SparseCsrAttrAndAdjacencyMembers) {
+  temp_dir d;
+  // Adjacency 3 x 3 CSR: 0 -> 1, 1 -> 2, and an explicit zero 2 -> 0 that is no edge.
+  std::vector<std::int64_t> const ashape = {3, 3};
+  std::vector<std::int32_t> const aptr = {0, 1, 2, 3};
+  std::vector<std::int32_t> const aidx = {1, 2, 0};
+  std::vector<float> const adata = {1, 1, 0};
+  std::vector<std::int64_t> const labels = {1, 0, 1};
+  write_zip(d / "cf.npz", with_csr_attr({{"adj_data.npy", npy_of("<f4", "(3,)", adata)},
+                                         {"adj_indices.npy", npy_of("<i4", "(3,)", aidx)},
+                                         {"adj_indptr.npy", npy_of("<i4", "(4,)", aptr)},
+                                         {"adj_shape.npy", npy_of("<i8", "(2,)", ashape)},
+                                         {"labels.npy", npy_of("<i8", "(3,)", labels)}}));
+  convert_report rep;
+  dataset const ds = convert_npz(d / "cf.npz", {}, &rep);
+  EXPECT_EQ(ds.num_nodes, 3);
+  EXPECT_EQ(edges_of(ds), (edge_set{{0, 1}, {1, 2}}));
+  ASSERT_EQ(ds.features.rows(), 3);
+  ASSERT_EQ(ds.features.cols(), 4);
+  EXPECT_EQ(ds.features.values(), kDense);
+  EXPECT_EQ(ds.num_classes, 2);
+  EXPECT_THAT(rep.notes.at(0), HasSubstr("cf.npz:attr_*: sparse csr 3 x 4 with 3 stored entries "
+                                         "-> dense 3 x 4 float32 = 48 B (48 bytes)"));
+}
+
+TEST(ConvertNpz, SaveNpzCscAndCooFeaturesThroughFeaturesOption) {
+  temp_dir d;
+  std::vector<std::int64_t> const shape = {3, 4};
+  std::vector<std::int32_t> const indptr = {0, 1, 2, 2, 3};
+  std::vector<std::int32_t> const indices = {1, 0, 1};
+  std::vector<float> const data = {2, 1.5f, 3};
+  auto csc = [&](const std::string& format) {
+    // As scipy.sparse.save_npz(m.tocsc()) writes it (member order of scipy 1.10).
+    return std::vector<std::pair<std::string, std::string>>{
+        {"indices.npy", npy_of("<i4", "(3,)", indices)},
+        {"indptr.npy", npy_of("<i4", "(5,)", indptr)},
+        {"format.npy", npy_bytes_string(format)},
+        {"shape.npy", npy_of("<i8", "(2,)", shape)},
+        {"data.npy", npy_of("<f4", "(3,)", data)}};
+  };
+  write_zip(d / "feat_csc.npz", csc("csc"));
+  write_text(d / "g.txt", "0 1\n1 2\n");
+  convert_options opt;
+  opt.features_file = d / "feat_csc.npz";
+  convert_report rep;
+  dataset const ds = convert_dataset("snap", d / "g.txt", opt, &rep);
+  ASSERT_EQ(ds.features.rows(), 3);
+  EXPECT_EQ(ds.features.values(), kDense);
+  EXPECT_THAT(rep.notes.back(), HasSubstr("feat_csc.npz:data/indices/indptr/shape: sparse csc 3 x "
+                                          "4 with 3 stored entries -> dense 3 x 4 float32"));
+  // The same archive as the main npz input: not square, so not an adjacency.
+  EXPECT_THAT(error_of([&] { (void)convert_npz(d / "feat_csc.npz", {}); }),
+              HasSubstr("a 3 x 4 sparse matrix is not an adjacency (it must be square); a SciPy "
+                        "feature matrix (scipy.sparse.save_npz) goes with --features FILE"));
+  // A format scipy can write but this reader does not take.
+  write_zip(d / "bsr.npz", csc("bsr"));
+  opt.features_file = d / "bsr.npz";
+  EXPECT_THAT(error_of([&] { (void)convert_dataset("snap", d / "g.txt", opt); }),
+              HasSubstr("bsr.npz:format: sparse format 'bsr' is not supported: expected b'csr', "
+                        "b'csc' or b'coo'"));
+  // COO, as save_npz writes a coo_matrix (row, col, data, shape, format): the same values.
+  std::vector<std::int32_t> const row = {1, 0, 1};
+  std::vector<std::int32_t> const col = {3, 1, 0};
+  std::vector<float> const cdata = {3, 1.5f, 2};
+  write_zip(d / "coo.npz", {{"row.npy", npy_of("<i4", "(3,)", row)},
+                            {"col.npy", npy_of("<i4", "(3,)", col)},
+                            {"format.npy", npy_bytes_string("coo")},
+                            {"shape.npy", npy_of("<i8", "(2,)", shape)},
+                            {"data.npy", npy_of("<f4", "(3,)", cdata)}});
+  opt.features_file = d / "coo.npz";
+  EXPECT_EQ(convert_dataset("snap", d / "g.txt", opt).features.values(), kDense);
+}
+
+TEST(ConvertNpz, DenseSizeOverTheLimitIsAClearError) {
+  temp_dir d;
+  std::vector<std::int64_t> const edges = {0, 1};
+  std::vector<float> const data = {1.5f, 2, 3};
+  write_zip(d / "s.npz", with_csr_attr({{"edges.npy", npy_of("<i8", "(1, 2)", edges)}}));
+  convert_options opt;
+  opt.max_dense_bytes = 47;  // the dense matrix takes 3 * 4 * 4 = 48 bytes
+  EXPECT_THAT(error_of([&] { (void)convert_npz(d / "s.npz", opt); }),
+              HasSubstr("s.npz:attr_*: dense features 3 x 4 float32 = 48 B (48 bytes) exceed "
+                        "the memory limit of 47 B (47 bytes, --max-dense-bytes)"));
+  opt.max_dense_bytes = 48;
+  EXPECT_EQ(convert_npz(d / "s.npz", opt).features.cols(), 4);
+  opt.disk_free_bytes = 40;
+  EXPECT_THAT(error_of([&] { (void)convert_npz(d / "s.npz", opt); }),
+              HasSubstr("exceed the free disk space of 40 B (40 bytes)"));
+  // Broken structure: indptr that does not end at the number of indices.
+  write_zip(d / "b.npz",
+            with_csr_attr({{"edges.npy", npy_of("<i8", "(1, 2)", edges)}}, {0, 1, 3, 2}));
+  EXPECT_THAT(error_of([&] { (void)convert_npz(d / "b.npz", {}); }),
+              HasSubstr("b.npz:attr_indptr: must start at 0 and end at the number of indices 3"));
+  write_zip(d / "p.npz", {{"edges.npy", npy_of("<i8", "(1, 2)", edges)},
+                          {"attr_data.npy", npy_of("<f4", "(3,)", data)}});
+  EXPECT_THAT(error_of([&] { (void)convert_npz(d / "p.npz", {}); }),
+              HasSubstr("p.npz:attr_*: incomplete SciPy sparse matrix: has attr_data but not "
+                        "attr_indices, attr_indptr, attr_shape"));
+}
+
+// ---- MUSAE -----------------------------------------------------------------------------------
+
+// 6 nodes, edges stored once in mixed order (as SNAP's musae files), a quoted name with a comma.
+void write_musae(const fs::path& dir) {
+  write_text(dir / "musae_toy_edges.csv", "id_1,id_2\n0,1\n2,1\n2,3\n3,4\n5,4\n0,0\n");
+  write_text(dir / "musae_toy_target.csv",
+             "id,facebook_id,page_name,page_type\n"
+             "0,11,Alpha,tvshow\n"
+             "1,12,\"Beta, Inc.\",company\n"
+             "2,13,Gamma,government\n"
+             "3,14,Delta,company\n"
+             "4,15,\"Eps \"\"E\"\"\",tvshow\n"
+             "5,16,Zeta,government\n");
+  write_text(dir / "musae_toy_features.json",
+             "{\"0\": [0, 2], \"1\": [1], \"2\": [], \"3\": [3, 3], \"5\": [0]}");
+}
+
+TEST(ConvertMusae, ConvertsEdgesLabelsFeaturesAndSplit) {
+  temp_dir d;
+  write_musae(d / "fb");
+  convert_report rep;
+  dataset const ds = convert_musae(d / "fb", {}, &rep);
+  EXPECT_EQ(ds.name, "musae_toy");
+  EXPECT_EQ(ds.num_nodes, 6);
+  EXPECT_EQ(
+      edges_of(ds),
+      (edge_set{
+          {0, 0}, {0, 1}, {1, 0}, {1, 2}, {2, 1}, {2, 3}, {3, 2}, {3, 4}, {4, 3}, {4, 5}, {5, 4}}));
+  // Sorted values: company=0, government=1, tvshow=2.
+  EXPECT_EQ(ds.labels, (std::vector<std::int64_t>{2, 0, 1, 0, 2, 1}));
+  EXPECT_EQ(ds.num_classes, 3);
+  ASSERT_EQ(ds.features.rows(), 6);
+  ASSERT_EQ(ds.features.cols(), 4);  // max feature id 3 + 1
+  EXPECT_EQ(ds.features.values(), (std::vector<float>{1,       0, 1, 0, /*1*/ 0, 1, 0, 0,
+                                                      /*2*/ 0, 0, 0, 0, /*3*/ 0, 0, 0, 2,
+                                                      /*4*/ 0, 0, 0, 0, /*5*/ 1, 0, 0, 0}));
+  // 6 * 0.6 = 3.6 -> 4 train, 6 * 0.2 = 1.2 -> 1 valid, 1 test; disjoint, covering all.
+  EXPECT_EQ(ds.train.size(), 4u);
+  EXPECT_EQ(ds.valid.size(), 1u);
+  EXPECT_EQ(ds.test.size(), 1u);
+  std::set<vid_t> all(ds.train.begin(), ds.train.end());
+  all.insert(ds.valid.begin(), ds.valid.end());
+  all.insert(ds.test.begin(), ds.test.end());
+  EXPECT_EQ(all.size(), 6u);
+  std::string const notes = fmt::format("{}", fmt::join(rep.notes, "\n"));
+  EXPECT_THAT(notes, HasSubstr("musae_toy_edges.csv:1: header line 'id_1,id_2' skipped"));
+  EXPECT_THAT(notes, HasSubstr("labels from column 'page_type': 3 distinct values mapped to class "
+                               "ids 0..2 in sorted order (company=0, government=1, tvshow=2)"));
+  EXPECT_THAT(notes, HasSubstr("musae_toy_features.json: bag of words, 6 feature ids listed for 5 "
+                               "of 6 nodes -> dense 6 x 4 float32 = 96 B"));
+  EXPECT_THAT(notes, HasSubstr("edges are undirected, each stored once: symmetrized, 6 -> 11 "
+                               "edges; --directed keeps them as stored"));
+
+  // An integer column as labels; --directed keeps the edges as stored.
+  convert_options opt;
+  opt.label_column = "facebook_id";
+  opt.directed = true;
+  dataset const d2 = convert_musae(d / "fb", opt);
+  EXPECT_EQ(d2.labels, (std::vector<std::int64_t>{11, 12, 13, 14, 15, 16}));
+  EXPECT_EQ(d2.num_classes, 17);
+  EXPECT_EQ(d2.num_edges(), 6);
+}
+
+TEST(ConvertMusae, RejectionsNameTheFile) {
+  temp_dir d;
+  fs::path const dir = d / "fb";
+  write_musae(dir);
+  auto err = [&](const convert_options& opt = {}) {
+    return error_of([&] { (void)convert_musae(dir, opt); });
+  };
+  convert_options opt;
+  opt.label_column = "kind";
+  EXPECT_THAT(err(opt), HasSubstr("musae_toy_target.csv:1: no label column 'kind' "
+                                  "(--label-column); columns are: id, facebook_id, page_name, "
+                                  "page_type"));
+  write_text(dir / "musae_toy_features.json", "{\"0\": [0, 2], \"1\": [1");
+  EXPECT_THAT(err(), HasSubstr("musae_toy_features.json: not valid JSON"));
+  write_text(dir / "musae_toy_features.json", "{\"0\": [0, -2]}");
+  EXPECT_THAT(err(), HasSubstr("musae_toy_features.json: key \"0\": expected an array of "
+                               "non-negative integer feature ids, found [0,-2]"));
+  write_text(dir / "musae_toy_features.json", "{\"9\": [0]}");
+  EXPECT_THAT(err(), HasSubstr("musae_toy_features.json: key \"9\" is not a node id: expected an "
+                               "integer 0..5"));
+  write_text(dir / "musae_toy_features.json", "{}");
+  write_text(dir / "musae_toy_edges.csv", "id_1,id_2\n0,1\n1,6\n");
+  EXPECT_THAT(err(), HasSubstr("musae_toy_edges.csv:3: edge 1 -> 6 has an id out of range: "));
+  write_text(dir / "musae_toy_edges.csv", "id_1,id_2\n0,1\n");
+  write_text(dir / "musae_toy_target.csv", "id,page_type\n0,a\n7,b\n");
+  EXPECT_THAT(err(), HasSubstr("musae_toy_target.csv:3: node id 7 is out of range: 2 rows"));
+  write_text(dir / "musae_toy_target.csv", "node,name\n0,a\n1,b\n");
+  EXPECT_THAT(err(), HasSubstr("musae_toy_target.csv:1: no node id column 'id'; columns are: "
+                               "node, name; choose one with --id-column NAME"));
+  opt = {};
+  opt.id_column = "node";
+  EXPECT_THAT(err(opt), HasSubstr("no label column (tried target, ml_target, page_type, mature); "
+                                  "columns are: node, name; choose one with --label-column"));
+  fs::remove(dir / "musae_toy_features.json");
+  EXPECT_THAT(err(), HasSubstr("missing file NAME_features.json (a MUSAE directory holds "
+                               "NAME_edges.csv, NAME_target.csv and NAME_features.json; files "
+                               "here: musae_toy_edges.csv, musae_toy_target.csv)"));
+  write_text(dir / "a_features.json", "{}");
+  write_text(dir / "b_features.json", "{}");
+  EXPECT_THAT(err(), HasSubstr("several files NAME_features.json (a_features.json, "
+                               "b_features.json)"));
+  EXPECT_THAT(error_of([&] { (void)convert_dataset("csv", dir, {}); }),
+              HasSubstr("expected ogb, snap, npz, lightgcn or musae"));
 }
 
 }  // namespace

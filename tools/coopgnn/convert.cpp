@@ -7,10 +7,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/graph/generate.hpp"
 #include "runtime/graph/npz.hpp"
 
 namespace coopgnn {
@@ -170,9 +175,457 @@ std::string default_name(const fs::path& input) {
   return s.empty() ? "dataset" : s;
 }
 
-void finish_edges(dataset& ds, const convert_options& opt, convert_report* report) {
-  edge_stats const st = clean_edges(ds.src, ds.dst, opt.symmetrize, opt.drop_self_loops);
-  if (report != nullptr) report->edges = st;
+void read_file(convert_report& rep, const fs::path& file) {
+  rep.files_read.push_back(file.string());
+  if (rep.progress) rep.progress(fmt::format("read {}", file.string()));
+}
+
+void note(convert_report& rep, std::string line) {
+  if (rep.progress) rep.progress(line);
+  rep.notes.push_back(std::move(line));
+}
+
+void check_options(const convert_options& opt) {
+  if (opt.symmetrize && opt.directed) {
+    COOPGNN_IO_FAIL(
+        "--symmetrize and --directed contradict each other: --symmetrize adds reverse edges, "
+        "--directed keeps the edges as stored; pass one");
+  }
+}
+
+/// How a converter treats an edge list stored once (every src < dst or every src > dst).
+enum class stored_once_policy : std::uint8_t {
+  suggest,            ///< keep as stored, note that --symmetrize exists (snap, npz)
+  symmetrize,         ///< symmetrize unless --directed (ogb)
+  undirected_format,  ///< the format is undirected: always symmetrize unless --directed (musae)
+};
+
+struct order_counts {
+  edge_order order = edge_order::none;
+  std::int64_t lower = 0;   ///< edges with src < dst
+  std::int64_t higher = 0;  ///< edges with src > dst
+};
+
+order_counts count_order(const std::vector<vid_t>& src, const std::vector<vid_t>& dst) {
+  order_counts c;
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    c.lower += src[i] < dst[i] ? 1 : 0;
+    c.higher += src[i] > dst[i] ? 1 : 0;
+  }
+  if (c.lower > 0 && c.higher > 0) {
+    c.order = edge_order::mixed;
+  } else if (c.lower > 0) {
+    c.order = edge_order::lower_to_higher;
+  } else if (c.higher > 0) {
+    c.order = edge_order::higher_to_lower;
+  }
+  return c;
+}
+
+/// Detects the stored direction pattern, symmetrizes by `policy` and the options, removes
+/// duplicates, and notes what was done. `what` names the edge file in the note.
+void finish_edges(dataset& ds, const convert_options& opt, convert_report& rep,
+                  const std::string& what, stored_once_policy policy) {
+  order_counts const c = count_order(ds.src, ds.dst);
+  rep.order = c.order;
+  bool const once =
+      c.order == edge_order::lower_to_higher || c.order == edge_order::higher_to_lower;
+  bool const automatic = !opt.directed && !opt.symmetrize &&
+                         (policy == stored_once_policy::undirected_format ||
+                          (policy == stored_once_policy::symmetrize && once));
+  bool const sym = opt.symmetrize || automatic;
+  std::int64_t const read = ds.num_edges();
+  rep.edges = clean_edges(ds.src, ds.dst, sym, opt.drop_self_loops);
+  std::int64_t const fin = rep.edges.edges_final;
+  std::string msg;
+  if (policy == stored_once_policy::undirected_format) {
+    msg = sym ? fmt::format(
+                    "{}: edges are undirected, each stored once: symmetrized, {} -> {} edges{}",
+                    what, read, fin, opt.symmetrize ? "" : "; --directed keeps them as stored")
+              : fmt::format(
+                    "{}: edges are undirected, each stored once: kept as stored (--directed), {} "
+                    "edges",
+                    what, fin);
+  } else if (once) {
+    std::string const head = fmt::format("{}: edges stored once (every src {} dst)", what,
+                                         c.order == edge_order::lower_to_higher ? "<" : ">");
+    if (automatic) {
+      msg = fmt::format("{}: symmetrized, {} -> {} edges; --directed keeps them as stored", head,
+                        read, fin);
+    } else if (sym) {
+      msg = fmt::format("{}: symmetrized (--symmetrize), {} -> {} edges", head, read, fin);
+    } else if (policy == stored_once_policy::symmetrize) {
+      msg = fmt::format(
+          "{}: kept as stored (--directed), {} edges; without --directed they would be "
+          "symmetrized",
+          head, fin);
+    } else {
+      msg = fmt::format(
+          "{}: kept as stored, {} directed edges; if the graph is undirected, --symmetrize adds "
+          "the reverse edges",
+          head, fin);
+    }
+  } else if (c.order == edge_order::mixed) {
+    std::string const head =
+        fmt::format("{}: edges in both directions ({} with src < dst, {} with src > dst)", what,
+                    c.lower, c.higher);
+    msg = sym ? fmt::format(
+                    "{}: --symmetrize added the missing reverses, {} -> {} edges (pairs already "
+                    "stored both ways are not doubled)",
+                    head, read, fin)
+              : fmt::format("{}: kept as stored, {} edges (--symmetrize adds missing reverses)",
+                            head, fin);
+  }
+  if (!msg.empty()) note(rep, std::move(msg));
+}
+
+/// Splits `line` into fields separated by spaces, tabs and commas (runs count as one).
+void split_fields(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  std::size_t pos = line.find_first_not_of(" \t,");
+  while (pos != std::string_view::npos) {
+    std::size_t const end = line.find_first_of(" \t,", pos);
+    out.push_back(line.substr(pos, end == std::string_view::npos ? line.npos : end - pos));
+    pos = end == std::string_view::npos ? end : line.find_first_not_of(" \t,", end);
+  }
+}
+
+bool looks_numeric(std::string_view tok) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+  return ec == std::errc() && p == tok.data() + tok.size() && !tok.empty();
+}
+
+/// Reads edge-list lines "src dst [x]" of `file` into ds.src / ds.dst (see convert_snap for the
+/// accepted syntax). Ids must be below `limit` when limit >= 0 (`limit_why` says why).
+/// @returns the largest id read (-1 for none).
+vid_t read_edge_lines(const fs::path& file, dataset& ds, convert_report& rep, vid_t limit = -1,
+                      const std::string& limit_why = {}) {
+  read_file(rep, file);
+  line_reader in(file);
+  std::string_view line;
+  std::vector<std::string_view> tok;
+  vid_t mx = -1;
+  bool first = true;
+  while (in.next(line)) {
+    std::size_t const b = line.find_first_not_of(" \t");
+    if (b == std::string_view::npos || line[b] == '#' || line[b] == '%') continue;
+    split_fields(line, tok);
+    if (first) {
+      first = false;
+      if (std::none_of(tok.begin(), tok.end(), looks_numeric)) {
+        note(rep, fmt::format("{}:{}: header line '{}' skipped", in.name(), in.lineno(), line));
+        continue;
+      }
+    }
+    if (tok.size() < 2) {
+      in.fail(fmt::format(
+          "expected 'src dst' (two non-negative integer ids separated by spaces, tabs or a "
+          "comma), found '{}'",
+          line));
+    }
+    // A third column (a weight or a time stamp) is allowed and ignored; more columns mean an
+    // adjacency list (e.g. LightGCN's "u i1 i2 ..."), whose other edges must not be dropped.
+    if (tok.size() > 3) {
+      in.fail(
+          fmt::format("{} columns: a SNAP edge list has 'src dst' and at most one more column "
+                      "(weight or time); this looks like an adjacency list",
+                      tok.size()));
+    }
+    vid_t const s = parse_id(tok[0], in, "source id");
+    vid_t const d = parse_id(tok[1], in, "destination id");
+    if (limit >= 0 && (s >= limit || d >= limit)) {
+      in.fail(fmt::format("edge {} -> {} has an id out of range: {}", s, d, limit_why));
+    }
+    mx = std::max({mx, s, d});
+    ds.src.push_back(s);
+    ds.dst.push_back(d);
+  }
+  return mx;
+}
+
+// ---- dense size limits -----------------------------------------------------------------------
+
+std::string format_bytes(std::uint64_t b) {
+  auto const d = static_cast<double>(b);
+  if (d >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", d / (1024.0 * 1024 * 1024));
+  if (d >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", d / (1024.0 * 1024));
+  if (d >= 1024.0) return fmt::format("{:.2f} KiB", d / 1024.0);
+  return fmt::format("{} B", b);
+}
+
+/// MemAvailable of /proc/meminfo in bytes; nullopt where it is unknown.
+std::optional<std::uint64_t> mem_available() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return std::nullopt;
+}
+
+/// Notes the dense float32 size of a rows x cols matrix made from `source` (a description), then
+/// checks it against the memory and disk limits of `opt`, before anything is allocated.
+void check_dense_size(const std::string& what, const std::string& source, std::int64_t rows,
+                      std::int64_t cols, const convert_options& opt, convert_report& rep) {
+  auto const r = static_cast<std::uint64_t>(rows);
+  auto const c = static_cast<std::uint64_t>(cols);
+  bool const overflow = c != 0 && r > std::numeric_limits<std::uint64_t>::max() / 4 / c;
+  std::uint64_t const bytes = overflow ? std::numeric_limits<std::uint64_t>::max() : r * c * 4;
+  std::string const size =
+      fmt::format("{} x {} float32 = {} ({} bytes)", rows, cols, format_bytes(bytes),
+                  overflow ? "> 2^64" : fmt::format("{}", bytes));
+  note(rep, fmt::format("{}: {} -> dense {}", what, source, size));
+  std::optional<std::uint64_t> const avail =
+      opt.max_dense_bytes > 0 ? std::optional<std::uint64_t>(opt.max_dense_bytes) : mem_available();
+  if (avail && bytes > *avail) {
+    COOPGNN_IO_FAIL(
+        "{}: dense features {} exceed the memory limit of {} ({} bytes, {}); a dense feature "
+        "matrix must fit in memory: reduce the feature width{}",
+        what, size, format_bytes(*avail), *avail,
+        opt.max_dense_bytes > 0 ? "--max-dense-bytes" : "MemAvailable in /proc/meminfo",
+        opt.max_dense_bytes > 0 ? ", or raise --max-dense-bytes" : "");
+  }
+  if (opt.disk_free_bytes == 0 && opt.output_dir.empty()) return;
+  std::uint64_t free = opt.disk_free_bytes;
+  fs::path at = opt.output_dir;
+  if (free == 0) {
+    std::error_code ec;
+    at = fs::absolute(at, ec);
+    while (!at.empty() && !fs::exists(at, ec) && at != at.parent_path()) at = at.parent_path();
+    fs::space_info const sp = fs::space(at, ec);
+    if (ec) return;  // unknown: the write reports a full disk itself
+    free = sp.available;
+  }
+  if (bytes > free) {
+    COOPGNN_IO_FAIL(
+        "{}: dense features {} exceed the free disk space of {} ({} bytes) at {}; write the "
+        "dataset to a file system with more room",
+        what, size, format_bytes(free), free,
+        at.empty() ? std::string("the output directory") : at.string());
+  }
+}
+
+// ---- SciPy sparse matrices in .npz archives ---------------------------------------------------
+
+/// The member names of one SciPy sparse matrix: PREFIX_data, ... (or data, ... for PREFIX "").
+struct sparse_group {
+  std::string prefix;
+  [[nodiscard]] std::string member(std::string_view part) const {
+    return prefix.empty() ? std::string(part) : fmt::format("{}_{}", prefix, part);
+  }
+  [[nodiscard]] std::string label() const {
+    return prefix.empty() ? std::string("data/indices/indptr/shape") : prefix + "_*";
+  }
+};
+
+/// Whether `z` holds sparse group `g` (data, shape and indices + indptr, or row + col for COO);
+/// throws for a partial group.
+bool has_sparse(const npz_archive& z, const sparse_group& g) {
+  bool const coo = z.contains(g.member("row")) || z.contains(g.member("col"));
+  std::vector<std::string_view> const parts =
+      coo ? std::vector<std::string_view>{"data", "row", "col", "shape"}
+          : std::vector<std::string_view>{"data", "indices", "indptr", "shape"};
+  std::vector<std::string> present;
+  std::vector<std::string> missing;
+  for (std::string_view part : parts) {
+    (z.contains(g.member(part)) ? present : missing).push_back(g.member(part));
+  }
+  if (present.empty()) return false;
+  if (!missing.empty() && (!g.prefix.empty() || coo)) {
+    COOPGNN_IO_FAIL(
+        "{}:{}: incomplete SciPy sparse matrix: has {} but not {} (a CSR/CSC matrix is stored as "
+        "DATA, INDICES, INDPTR, SHAPE and optionally FORMAT; a COO matrix as DATA, ROW, COL, "
+        "SHAPE, FORMAT{})",
+        z.path().string(), g.label(), fmt::join(present, ", "), fmt::join(missing, ", "),
+        g.prefix.empty() ? std::string() : fmt::format(", each prefixed {}_", g.prefix));
+  }
+  return missing.empty();
+}
+
+/// A 0-d byte or unicode string member (numpy dtype S or U), as scipy.sparse.save_npz writes
+/// `format` (np.array(b'csr')). The .npy reader does not read strings, so the header is read here.
+std::string npz_string(const npz_archive& z, const std::string& name) {
+  std::vector<std::byte> const b = z.read_bytes(name);
+  std::string const what = fmt::format("{}:{}", z.path().string(), name);
+  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(b[i]); };
+  if (b.size() < 10 || std::memcmp(b.data(), "\x93NUMPY", 6) != 0) {
+    COOPGNN_IO_FAIL("{}: not a .npy member (no \\x93NUMPY magic)", what);
+  }
+  std::size_t hlen = byte(8) | (static_cast<std::size_t>(byte(9)) << 8);
+  std::size_t off = 10;
+  if (byte(6) >= 2) {
+    if (b.size() < 12) COOPGNN_IO_FAIL("{}: truncated .npy header", what);
+    hlen |= (static_cast<std::size_t>(byte(10)) << 16) | (static_cast<std::size_t>(byte(11)) << 24);
+    off = 12;
+  }
+  if (off + hlen > b.size()) COOPGNN_IO_FAIL("{}: truncated .npy header", what);
+  std::string_view const header(reinterpret_cast<const char*>(b.data()) + off, hlen);
+  std::string descr;
+  if (std::size_t k = header.find("'descr'"); k != std::string_view::npos) {
+    std::size_t const q1 = header.find('\'', k + 7);
+    std::size_t const q2 = q1 == std::string_view::npos ? q1 : header.find('\'', q1 + 1);
+    if (q2 != std::string_view::npos) descr = std::string(header.substr(q1 + 1, q2 - q1 - 1));
+  }
+  std::string_view d = descr;
+  if (!d.empty() && (d[0] == '|' || d[0] == '<' || d[0] == '>' || d[0] == '=')) d.remove_prefix(1);
+  std::size_t width = 0;
+  if (d.size() >= 2) std::from_chars(d.data() + 1, d.data() + d.size(), width);
+  std::string_view const data(reinterpret_cast<const char*>(b.data()) + off + hlen,
+                              b.size() - off - hlen);
+  std::string out;
+  if (!d.empty() && (d[0] == 'S' || d[0] == 'a') && width <= data.size()) {
+    out.assign(data.substr(0, width));
+  } else if (!d.empty() && d[0] == 'U' && descr[0] != '>' && 4 * width <= data.size()) {
+    for (std::size_t i = 0; i < width; ++i) {
+      unsigned char const ch = static_cast<unsigned char>(data[4 * i]);
+      out.push_back(data[4 * i + 1] == 0 && ch < 128 ? static_cast<char>(ch) : '?');
+    }
+  } else {
+    COOPGNN_IO_FAIL("{}: expected a string such as b'csr' (numpy dtype S or U), found dtype '{}'",
+                    what, descr);
+  }
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  return out;
+}
+
+/// One SciPy CSR or CSC matrix read from its members, checked.
+struct sparse_arrays {
+  bool csc = false;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::vector<std::int64_t> indptr;   ///< [major + 1]
+  std::vector<std::int64_t> indices;  ///< [nnz] minor index of each stored entry
+  std::vector<float> data;            ///< [nnz]
+  std::string what;                   ///< "ARCHIVE:GROUP" for messages
+};
+
+sparse_arrays read_sparse(const npz_archive& z, const sparse_group& g) {
+  sparse_arrays a;
+  std::string const file = z.path().string();
+  bool const coo_members = z.contains(g.member("row"));
+  a.what = fmt::format("{}:{}", file, g.label());
+  {
+    auto const sh = z.read<std::int64_t>(g.member("shape"));
+    if (sh.rank() != 1 || sh.size() != 2 || sh.data[0] < 0 || sh.data[1] < 0) {
+      COOPGNN_IO_FAIL("{}:{}: expected 2 non-negative integers (rows, cols), found shape {}", file,
+                      g.member("shape"), format_npy_shape(sh.shape));
+    }
+    a.rows = sh.data[0];
+    a.cols = sh.data[1];
+  }
+  std::string format = coo_members ? "coo" : "csr";
+  if (z.contains(g.member("format"))) format = npz_string(z, g.member("format"));
+  if (format != "csr" && format != "csc" && format != "coo") {
+    COOPGNN_IO_FAIL(
+        "{}:{}: sparse format '{}' is not supported: expected b'csr', b'csc' or b'coo' (convert "
+        "with m.tocsr() before scipy.sparse.save_npz)",
+        file, g.member("format"), format);
+  }
+  a.csc = format == "csc";
+  a.data = z.read<float>(g.member("data")).data;
+  if (format == "coo") {
+    // Counting sort by row into CSR (entries of a row keep their order).
+    auto const r = z.read<std::int64_t>(g.member("row")).data;
+    auto const c = z.read<std::int64_t>(g.member("col")).data;
+    if (r.size() != c.size() || r.size() != a.data.size()) {
+      COOPGNN_IO_FAIL("{}: {} rows, {} cols and {} values must have equal lengths", a.what,
+                      r.size(), c.size(), a.data.size());
+    }
+    a.indptr.assign(static_cast<std::size_t>(a.rows) + 1, 0);
+    for (std::size_t p = 0; p < r.size(); ++p) {
+      if (r[p] < 0 || r[p] >= a.rows || c[p] < 0 || c[p] >= a.cols) {
+        COOPGNN_IO_FAIL("{}: entry {} = ({}, {}) is out of range: the matrix is {} x {}", a.what, p,
+                        r[p], c[p], a.rows, a.cols);
+      }
+      ++a.indptr[r[p] + 1];
+    }
+    for (std::int64_t i = 0; i < a.rows; ++i) a.indptr[i + 1] += a.indptr[i];
+    std::vector<std::int64_t> next(a.indptr.begin(), a.indptr.end() - 1);
+    a.indices.resize(r.size());
+    std::vector<float> vals(r.size());
+    for (std::size_t p = 0; p < r.size(); ++p) {
+      auto const at = static_cast<std::size_t>(next[r[p]]++);
+      a.indices[at] = c[p];
+      vals[at] = a.data[p];
+    }
+    a.data = std::move(vals);
+    return a;
+  }
+  a.indptr = z.read<std::int64_t>(g.member("indptr")).data;
+  a.indices = z.read<std::int64_t>(g.member("indices")).data;
+  std::int64_t const major = a.csc ? a.cols : a.rows;
+  std::int64_t const minor = a.csc ? a.rows : a.cols;
+  auto const nnz = static_cast<std::int64_t>(a.indices.size());
+  if (static_cast<std::int64_t>(a.indptr.size()) != major + 1) {
+    COOPGNN_IO_FAIL("{}:{}: {} entries, expected {} ({} + 1 for a {} {} x {} matrix)", file,
+                    g.member("indptr"), a.indptr.size(), major + 1, major, format, a.rows, a.cols);
+  }
+  if (static_cast<std::int64_t>(a.data.size()) != nnz) {
+    COOPGNN_IO_FAIL("{}:{}: {} values but {} has {} indices", file, g.member("data"), a.data.size(),
+                    g.member("indices"), nnz);
+  }
+  if (a.indptr[0] != 0 || a.indptr[major] != nnz) {
+    COOPGNN_IO_FAIL("{}:{}: must start at 0 and end at the number of indices {}, found {} ... {}",
+                    file, g.member("indptr"), nnz, a.indptr[0], a.indptr[major]);
+  }
+  for (std::int64_t k = 0; k < major; ++k) {
+    if (a.indptr[k + 1] < a.indptr[k]) {
+      COOPGNN_IO_FAIL("{}:{}: decreases at entry {} ({} -> {}); indptr must be non-decreasing",
+                      file, g.member("indptr"), k + 1, a.indptr[k], a.indptr[k + 1]);
+    }
+  }
+  for (std::int64_t p = 0; p < nnz; ++p) {
+    if (a.indices[p] < 0 || a.indices[p] >= minor) {
+      COOPGNN_IO_FAIL("{}:{}: entry {} = {} is out of range: the matrix has {} {}", file,
+                      g.member("indices"), p, a.indices[p], minor, a.csc ? "rows" : "columns");
+    }
+  }
+  return a;
+}
+
+/// The dense float32 [rows, cols] matrix of `a` (repeated entries summed, as scipy's toarray),
+/// after the size note and limit checks of check_dense_size.
+matrix<float> densify(const sparse_arrays& a, const convert_options& opt, convert_report& rep) {
+  check_dense_size(a.what,
+                   fmt::format("sparse {} {} x {} with {} stored entries", a.csc ? "csc" : "csr",
+                               a.rows, a.cols, a.indices.size()),
+                   a.rows, a.cols, opt, rep);
+  matrix<float> m(a.rows, a.cols);
+  std::int64_t const major = a.csc ? a.cols : a.rows;
+  for (std::int64_t k = 0; k < major; ++k) {
+    for (std::int64_t p = a.indptr[k]; p < a.indptr[k + 1]; ++p) {
+      std::int64_t const j = a.indices[p];
+      (a.csc ? m(j, k) : m(k, j)) += a.data[p];
+    }
+  }
+  return m;
+}
+
+/// Node features from a separate file (convert_options::features_file).
+matrix<float> read_feature_file(const fs::path& file, const convert_options& opt,
+                                convert_report& rep) {
+  read_file(rep, file);
+  if (file.extension() == ".npy") {
+    auto a = read_npy<float>(file);
+    if (a.rank() != 2) {
+      COOPGNN_IO_FAIL("{}: features must be 2-D (N, F), found {}", file.string(),
+                      format_npy_shape(a.shape));
+    }
+    return {a.shape[0], a.shape[1], std::move(a.data)};
+  }
+  npz_archive const z(file);
+  if (has_sparse(z, {})) return densify(read_sparse(z, {}), opt, rep);
+  if (z.members().size() == 1) {
+    auto a = z.read<float>(z.members()[0]);
+    if (a.rank() == 2) return {a.shape[0], a.shape[1], std::move(a.data)};
+  }
+  COOPGNN_IO_FAIL(
+      "{}: expected a SciPy sparse matrix (members data, indices, indptr, shape, format, as "
+      "scipy.sparse.save_npz writes them) or a single 2-D array, or a 2-D .npy file; members: {}",
+      file.string(), fmt::join(z.members(), ", "));
 }
 
 }  // namespace
@@ -180,6 +633,7 @@ void finish_edges(dataset& ds, const convert_options& opt, convert_report* repor
 // ---- OGB -------------------------------------------------------------------------------------
 
 dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_report* report) {
+  check_options(opt);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     COOPGNN_IO_FAIL("{}: not a directory (an OGB dataset directory holds raw/ and split/)",
@@ -199,7 +653,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
 
   // |V|
   fs::path const nn_file = require_csv(raw, "num-node-list", "it holds the number of nodes");
-  rep.files_read.push_back(nn_file.string());
+  read_file(rep, nn_file.string());
   {
     line_reader in(nn_file);
     std::string_view line;
@@ -219,7 +673,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
 
   // Edges
   fs::path const e_file = require_csv(raw, "edge", "the edge list");
-  rep.files_read.push_back(e_file.string());
+  read_file(rep, e_file.string());
   {
     line_reader in(e_file);
     std::string_view line;
@@ -239,7 +693,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
     }
   }
   if (auto ne_file = find_csv(raw, "num-edge-list")) {
-    rep.files_read.push_back(ne_file->string());
+    read_file(rep, ne_file->string());
     line_reader in(*ne_file);
     std::string_view line;
     while (in.next(line)) {
@@ -255,7 +709,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
   // Features
   std::optional<fs::path> const f_file = find_csv(raw, "node-feat");
   if (f_file) {
-    rep.files_read.push_back(f_file->string());
+    read_file(rep, f_file->string());
     line_reader in(*f_file);
     std::vector<float> values;
     std::int64_t cols = -1;
@@ -293,7 +747,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
 
   // Labels
   if (auto l_file = find_csv(raw, "node-label")) {
-    rep.files_read.push_back(l_file->string());
+    read_file(rep, l_file->string());
     line_reader in(*l_file);
     std::string_view line;
     while (in.next(line)) {
@@ -359,7 +813,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
       fs::path const tr = require_csv(sdir, "train", "the training ids");
       fs::path const va = require_csv(sdir, "valid", "the validation ids");
       fs::path const te = require_csv(sdir, "test", "the test ids");
-      for (const auto& p : {tr, va, te}) rep.files_read.push_back(p.string());
+      for (const auto& p : {tr, va, te}) read_file(rep, p.string());
       ds.train = read_id_list(tr, n);
       ds.valid = read_id_list(va, n);
       ds.test = read_id_list(te, n);
@@ -378,7 +832,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
     COOPGNN_IO_FAIL("{}: missing directory (asked for --split {})", split_root.string(), opt.split);
   }
 
-  finish_edges(ds, opt, &rep);
+  finish_edges(ds, opt, rep, e_file.string(), stored_once_policy::symmetrize);
   validate_dataset(ds, dir.string());
   return ds;
 }
@@ -386,52 +840,15 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
 // ---- SNAP ------------------------------------------------------------------------------------
 
 dataset convert_snap(const fs::path& file, const convert_options& opt, convert_report* report) {
+  check_options(opt);
   convert_report local;
   convert_report& rep = report != nullptr ? *report : local;
-  rep.files_read.push_back(file.string());
   dataset ds;
   ds.name = opt.name.empty() ? default_name(file) : opt.name;
-  line_reader in(file);
-  std::string_view line;
-  vid_t mx = -1;
-  while (in.next(line)) {
-    std::size_t const b = line.find_first_not_of(" \t");
-    if (b == std::string_view::npos || line[b] == '#' || line[b] == '%') continue;
-    // First two whitespace-separated tokens.
-    std::string_view tok[2];
-    std::size_t pos = b;
-    for (int k = 0; k < 2; ++k) {
-      pos = line.find_first_not_of(" \t,", pos);
-      if (pos == std::string_view::npos) {
-        in.fail(fmt::format("expected 'src dst', found '{}'", line));
-      }
-      std::size_t const end = line.find_first_of(" \t,", pos);
-      tok[k] = line.substr(pos, end == std::string_view::npos ? line.npos : end - pos);
-      pos = end == std::string_view::npos ? line.size() : end;
-    }
-    // A third column (a weight or a time stamp) is allowed and ignored; more columns mean an
-    // adjacency list (e.g. LightGCN's "u i1 i2 ..."), whose other edges must not be dropped.
-    int extra = 0;
-    for (std::size_t p = line.find_first_not_of(" \t,\r", pos); p != std::string_view::npos;
-         p = line.find_first_not_of(" \t,\r", line.find_first_of(" \t,", p))) {
-      ++extra;
-      if (line.find_first_of(" \t,", p) == std::string_view::npos) break;
-    }
-    if (extra > 1) {
-      in.fail(
-          fmt::format("{} columns: a SNAP edge list has 'src dst' and at most one more column "
-                      "(weight or time); this looks like an adjacency list",
-                      extra + 2));
-    }
-    vid_t const s = parse_id(tok[0], in, "source id");
-    vid_t const d = parse_id(tok[1], in, "destination id");
-    mx = std::max({mx, s, d});
-    ds.src.push_back(s);
-    ds.dst.push_back(d);
-  }
+  vid_t const mx = read_edge_lines(file, ds, rep);
   if (ds.src.empty()) COOPGNN_IO_FAIL("{}: no edges (only comments or blank lines)", file.string());
   ds.num_nodes = mx + 1;
-  finish_edges(ds, opt, &rep);
+  finish_edges(ds, opt, rep, file.string(), stored_once_policy::suggest);
   validate_dataset(ds, file.string());
   return ds;
 }
@@ -439,9 +856,10 @@ dataset convert_snap(const fs::path& file, const convert_options& opt, convert_r
 // ---- NPZ -------------------------------------------------------------------------------------
 
 dataset convert_npz(const fs::path& file, const convert_options& opt, convert_report* report) {
+  check_options(opt);
   convert_report local;
   convert_report& rep = report != nullptr ? *report : local;
-  rep.files_read.push_back(file.string());
+  read_file(rep, file);
   npz_archive const z(file);
   auto pick = [&](std::initializer_list<const char*> names) -> std::optional<std::string> {
     for (const char* nm : names) {
@@ -453,15 +871,48 @@ dataset convert_npz(const fs::path& file, const convert_options& opt, convert_re
   dataset ds;
   ds.name = opt.name.empty() ? default_name(file) : opt.name;
 
-  // Edges
-  auto const e_name = pick({"edges", "edge_index"});
+  // Edges: an edge array, a sparse adjacency adj_*, or a whole-archive SciPy matrix.
+  auto e_name = pick({"edges", "edge_index"});
+  std::optional<sparse_group> adj;
   if (!e_name) {
-    COOPGNN_IO_FAIL(
-        "{}: no edge array: expected a member 'edges' [E, 2] or 'edge_index' [2, E] "
-        "(members: {})",
-        file.string(), fmt::join(z.members(), ", "));
+    if (has_sparse(z, {"adj"})) {
+      adj = sparse_group{"adj"};
+    } else if (has_sparse(z, {})) {
+      adj = sparse_group{};
+    }
   }
-  {
+  vid_t adj_rows = -1;
+  if (adj) {
+    sparse_arrays const a = read_sparse(z, *adj);
+    e_name = adj->label();
+    if (a.rows != a.cols) {
+      COOPGNN_IO_FAIL(
+          "{}: a {} x {} sparse matrix is not an adjacency (it must be square){}", a.what, a.rows,
+          a.cols,
+          adj->prefix.empty()
+              ? "; a SciPy feature matrix (scipy.sparse.save_npz) goes with --features FILE"
+              : "");
+    }
+    if (adj->prefix.empty()) {
+      note(rep, fmt::format("{}: one SciPy sparse {} x {} matrix: read as the adjacency (stored "
+                            "entry (i, j) = edge i -> j)",
+                            file.string(), a.rows, a.cols));
+    }
+    std::int64_t const major = a.csc ? a.cols : a.rows;
+    for (std::int64_t k = 0; k < major; ++k) {
+      for (std::int64_t p = a.indptr[k]; p < a.indptr[k + 1]; ++p) {
+        if (a.data[p] == 0.0f) continue;  // an explicit zero is no edge
+        ds.src.push_back(a.csc ? a.indices[p] : k);
+        ds.dst.push_back(a.csc ? k : a.indices[p]);
+      }
+    }
+    adj_rows = a.rows;
+  } else if (!e_name) {
+    COOPGNN_IO_FAIL(
+        "{}: no edge array: expected a member 'edges' [E, 2] or 'edge_index' [2, E], or a SciPy "
+        "sparse adjacency adj_data/adj_indices/adj_indptr/adj_shape (members: {})",
+        file.string(), fmt::join(z.members(), ", "));
+  } else {
     auto a = z.read<std::int64_t>(*e_name);
     if (a.rank() != 2 || (a.shape[0] != 2 && a.shape[1] != 2)) {
       COOPGNN_IO_FAIL("{}: edges must have shape (E, 2) or (2, E), found {}", what(*e_name),
@@ -484,8 +935,8 @@ dataset convert_npz(const fs::path& file, const convert_options& opt, convert_re
   vid_t max_id = -1;
   for (std::size_t i = 0; i < ds.src.size(); ++i) max_id = std::max({max_id, ds.src[i], ds.dst[i]});
 
-  // Features and labels
-  std::optional<std::string> const f_name = pick({"node_features", "x", "features", "feat"});
+  // Features (dense, or a sparse group densified) and labels
+  std::optional<std::string> f_name = pick({"node_features", "x", "features", "feat"});
   std::optional<std::string> const l_name = pick({"node_labels", "y", "labels", "label"});
   if (f_name) {
     auto a = z.read<float>(*f_name);
@@ -495,6 +946,15 @@ dataset convert_npz(const fs::path& file, const convert_options& opt, convert_re
     }
     ds.features = matrix<float>(a.shape[0], a.shape[1], std::move(a.data));
     ds.num_nodes = a.shape[0];
+  } else {
+    for (const char* prefix : {"attr", "features", "feat", "x", "node_features"}) {
+      sparse_group const g{prefix};
+      if (!has_sparse(z, g)) continue;
+      ds.features = densify(read_sparse(z, g), opt, rep);
+      ds.num_nodes = ds.features.rows();
+      f_name = g.label();
+      break;
+    }
   }
   if (l_name) {
     auto a = z.read<std::int64_t>(*l_name);
@@ -517,7 +977,11 @@ dataset convert_npz(const fs::path& file, const convert_options& opt, convert_re
     }
     ds.num_classes = mx + 1;
   }
-  if (!f_name && !l_name) ds.num_nodes = max_id + 1;
+  if (!f_name && !l_name) ds.num_nodes = adj_rows >= 0 ? adj_rows : max_id + 1;
+  if (adj_rows >= 0 && adj_rows != ds.num_nodes) {
+    COOPGNN_IO_FAIL("{}: {} x {} adjacency but {} has {} rows", what(*e_name), adj_rows, adj_rows,
+                    f_name ? what(*f_name) : what(*l_name), ds.num_nodes);
+  }
   if (max_id >= ds.num_nodes) {
     COOPGNN_IO_FAIL("{}: vertex id {} is out of range: |V| = {} ({} rows)", what(*e_name), max_id,
                     ds.num_nodes, f_name ? what(*f_name) : what(*l_name));
@@ -563,7 +1027,7 @@ dataset convert_npz(const fs::path& file, const convert_options& opt, convert_re
                    read_mask({"test_masks", "test_mask"}, ds.test);
   if (any) rep.split = fmt::format("split index {}", opt.split_index);
 
-  finish_edges(ds, opt, &rep);
+  finish_edges(ds, opt, rep, what(*e_name), stored_once_policy::suggest);
   validate_dataset(ds, file.string());
   return ds;
 }
@@ -576,7 +1040,7 @@ namespace {
 /// @returns the number of user lines; @throws io_error for an empty file.
 template <typename F>
 std::int64_t read_user_lines(const fs::path& file, convert_report& rep, F&& f) {
-  rep.files_read.push_back(file.string());
+  read_file(rep, file.string());
   line_reader in(file);
   std::string_view line;
   std::vector<vid_t> items;
@@ -685,13 +1149,324 @@ dataset convert_lightgcn(const fs::path& dir, const convert_options& opt, conver
   return ds;
 }
 
+// ---- MUSAE -----------------------------------------------------------------------------------
+
+namespace {
+
+/// Splits one CSV record (RFC 4180: a field in double quotes may hold commas, "" is a quote).
+/// @returns false for an unterminated quote.
+bool split_csv(std::string_view line, std::vector<std::string>& out) {
+  out.clear();
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char const ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field.push_back('"');
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        field.push_back(ch);
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.push_back(std::move(field));
+      field.clear();
+    } else {
+      field.push_back(ch);
+    }
+  }
+  out.push_back(std::move(field));
+  return !quoted;
+}
+
+/// The one regular file in `dir` whose name ends in `suffix`.
+fs::path find_by_suffix(const fs::path& dir, std::string_view suffix) {
+  std::vector<std::string> all;
+  std::vector<fs::path> hits;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::string const f = e.path().filename().string();
+    all.push_back(f);
+    if (f.size() > suffix.size() && f.ends_with(suffix)) hits.push_back(e.path());
+  }
+  std::sort(all.begin(), all.end());
+  std::sort(hits.begin(), hits.end());
+  if (hits.empty()) {
+    COOPGNN_IO_FAIL(
+        "{}: missing file NAME{} (a MUSAE directory holds NAME_edges.csv, NAME_target.csv and "
+        "NAME_features.json; files here: {})",
+        dir.string(), suffix,
+        all.empty() ? std::string("none") : fmt::format("{}", fmt::join(all, ", ")));
+  }
+  if (hits.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& h : hits) names.push_back(h.filename().string());
+    COOPGNN_IO_FAIL("{}: several files NAME{} ({}): a MUSAE directory holds one dataset",
+                    dir.string(), suffix, fmt::join(names, ", "));
+  }
+  return hits[0];
+}
+
+std::int64_t column_index(const std::vector<std::string>& cols, std::string_view name) {
+  auto const it = std::find(cols.begin(), cols.end(), name);
+  return it == cols.end() ? -1 : static_cast<std::int64_t>(it - cols.begin());
+}
+
+}  // namespace
+
+dataset convert_musae(const fs::path& dir, const convert_options& opt, convert_report* report) {
+  check_options(opt);
+  COOPGNN_EXPECTS(opt.train_fraction >= 0 && opt.valid_fraction >= 0 &&
+                      opt.train_fraction + opt.valid_fraction <= 1.0 + 1e-12,
+                  "--train-fraction {} and --valid-fraction {} must be in [0, 1] and sum to at "
+                  "most 1",
+                  opt.train_fraction, opt.valid_fraction);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    COOPGNN_IO_FAIL(
+        "{}: not a directory (a MUSAE dataset directory holds NAME_edges.csv, NAME_target.csv "
+        "and NAME_features.json)",
+        dir.string());
+  }
+  convert_report local;
+  convert_report& rep = report != nullptr ? *report : local;
+  fs::path const e_file = find_by_suffix(dir, "_edges.csv");
+  fs::path const t_file = find_by_suffix(dir, "_target.csv");
+  fs::path const f_file = find_by_suffix(dir, "_features.json");
+  dataset ds;
+  std::string const stem = e_file.filename().string();
+  ds.name = opt.name.empty() ? stem.substr(0, stem.size() - std::strlen("_edges.csv")) : opt.name;
+
+  // Targets: one row per node, N = rows, ids 0..N-1.
+  read_file(rep, t_file);
+  std::vector<std::string> cols;
+  std::int64_t id_col = -1;
+  std::int64_t label_col = -1;
+  struct row {
+    vid_t id;
+    std::string label;
+    std::int64_t line;
+  };
+  std::vector<row> rows;
+  {
+    line_reader in(t_file);
+    std::string_view line;
+    std::vector<std::string> fields;
+    while (in.next(line)) {
+      if (blank(line)) continue;
+      if (!split_csv(line, fields)) in.fail("unterminated quoted field");
+      if (cols.empty()) {
+        cols = fields;
+        std::string id_name = opt.id_column;
+        if (id_name.empty()) id_name = column_index(cols, "new_id") >= 0 ? "new_id" : "id";
+        id_col = column_index(cols, id_name);
+        if (id_col < 0) {
+          in.fail(
+              fmt::format("no node id column '{}'; columns are: {}; choose one with "
+                          "--id-column NAME",
+                          id_name, fmt::join(cols, ", ")));
+        }
+        if (!opt.label_column.empty()) {
+          label_col = column_index(cols, opt.label_column);
+          if (label_col < 0) {
+            in.fail(fmt::format("no label column '{}' (--label-column); columns are: {}",
+                                opt.label_column, fmt::join(cols, ", ")));
+          }
+        } else {
+          for (std::string_view c : kMusaeLabelColumns) {
+            if ((label_col = column_index(cols, c)) >= 0) break;
+          }
+          if (label_col < 0) {
+            in.fail(
+                fmt::format("no label column (tried {}); columns are: {}; choose one with "
+                            "--label-column NAME",
+                            fmt::join(kMusaeLabelColumns, ", "), fmt::join(cols, ", ")));
+          }
+        }
+        continue;
+      }
+      if (fields.size() != cols.size()) {
+        in.fail(fmt::format("{} fields, but the header has {} columns ({})", fields.size(),
+                            cols.size(), fmt::join(cols, ", ")));
+      }
+      vid_t const id = parse_id(fields[id_col], in, "node id");
+      std::string const& label = fields[label_col];
+      if (strip(label).empty()) {
+        in.fail(fmt::format("empty value in label column '{}'", cols[label_col]));
+      }
+      rows.push_back({id, std::string(strip(label)), in.lineno()});
+    }
+    if (rows.empty()) {
+      COOPGNN_IO_FAIL("{}: no rows: expected a header and one row per node", t_file.string());
+    }
+  }
+  auto const n = static_cast<vid_t>(rows.size());
+  ds.num_nodes = n;
+  std::vector<const std::string*> label_of(static_cast<std::size_t>(n), nullptr);
+  for (const row& r : rows) {
+    if (r.id >= n) {
+      COOPGNN_IO_FAIL("{}:{}: node id {} is out of range: {} rows, so ids must be 0..{}",
+                      t_file.string(), r.line, r.id, n, n - 1);
+    }
+    if (label_of[r.id] != nullptr) {
+      COOPGNN_IO_FAIL("{}:{}: node id {} appears twice", t_file.string(), r.line, r.id);
+    }
+    label_of[r.id] = &r.label;
+  }
+  std::string const& lname = cols[label_col];
+  bool const integer = std::all_of(rows.begin(), rows.end(), [](const row& r) {
+    std::int64_t v = 0;
+    auto [p, e] = std::from_chars(r.label.data(), r.label.data() + r.label.size(), v);
+    return e == std::errc() && p == r.label.data() + r.label.size();
+  });
+  ds.labels.resize(static_cast<std::size_t>(n));
+  if (integer) {
+    for (const row& r : rows) {
+      std::int64_t v = 0;
+      std::from_chars(r.label.data(), r.label.data() + r.label.size(), v);
+      if (v < 0) {
+        COOPGNN_IO_FAIL("{}:{}: label {} in column '{}' is negative: class ids start at 0",
+                        t_file.string(), r.line, v, lname);
+      }
+      ds.labels[r.id] = v;
+    }
+    ds.num_classes = *std::max_element(ds.labels.begin(), ds.labels.end()) + 1;
+    note(rep, fmt::format("{}: labels from column '{}': integer class ids, {} classes (max + 1)",
+                          t_file.string(), lname, ds.num_classes));
+  } else {
+    std::map<std::string, std::int64_t> ids;
+    for (const row& r : rows) ids.emplace(r.label, 0);
+    std::int64_t next = 0;
+    std::vector<std::string> shown;
+    for (auto& [value, id] : ids) {
+      id = next++;
+      shown.push_back(fmt::format("{}={}", value, id));
+    }
+    for (const row& r : rows) ds.labels[r.id] = ids.at(r.label);
+    ds.num_classes = next;
+    note(rep, fmt::format("{}: labels from column '{}': {} distinct values mapped to class ids "
+                          "0..{} in sorted order{}",
+                          t_file.string(), lname, next, next - 1,
+                          next <= 20 ? fmt::format(" ({})", fmt::join(shown, ", ")) : ""));
+  }
+
+  // Edges
+  (void)read_edge_lines(e_file, ds, rep, n,
+                        fmt::format("{} has {} nodes (ids 0..{})", t_file.string(), n, n - 1));
+  if (ds.src.empty()) COOPGNN_IO_FAIL("{}: no edges", e_file.string());
+
+  // Features: {"node id": [feature ids...]}
+  read_file(rep, f_file);
+  nlohmann::json j;
+  {
+    std::ifstream f(f_file, std::ios::binary);
+    if (!f) COOPGNN_IO_FAIL("{}: cannot open", f_file.string());
+    try {
+      j = nlohmann::json::parse(f);
+    } catch (const nlohmann::json::exception& e) {
+      COOPGNN_IO_FAIL(
+          "{}: not valid JSON: {} (expected an object {{\"node id\": [feature ids, ...]}})",
+          f_file.string(), e.what());
+    }
+  }
+  if (!j.is_object()) {
+    COOPGNN_IO_FAIL("{}: expected a JSON object {{\"node id\": [feature ids, ...]}}, found {}",
+                    f_file.string(), j.type_name());
+  }
+  std::int64_t max_feature = -1;
+  std::int64_t listed = 0;
+  for (const auto& [key, value] : j.items()) {
+    std::int64_t v = -1;
+    auto [p, e] = std::from_chars(key.data(), key.data() + key.size(), v);
+    if (e != std::errc() || p != key.data() + key.size() || v < 0 || v >= n) {
+      COOPGNN_IO_FAIL("{}: key \"{}\" is not a node id: expected an integer 0..{} ({} has {} rows)",
+                      f_file.string(), key, n - 1, t_file.string(), n);
+    }
+    bool ok = value.is_array();
+    for (const auto& x : value) {
+      ok = ok && x.is_number_integer() && x.get<std::int64_t>() >= 0;
+      if (ok) max_feature = std::max(max_feature, x.get<std::int64_t>());
+    }
+    if (!ok) {
+      std::string shown = value.dump();
+      if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+      COOPGNN_IO_FAIL(
+          "{}: key \"{}\": expected an array of non-negative integer feature ids, found {}",
+          f_file.string(), key, shown);
+    }
+    listed += static_cast<std::int64_t>(value.size());
+  }
+  if (max_feature >= 0) {
+    check_dense_size(
+        f_file.string(),
+        fmt::format("bag of words, {} feature ids listed for {} of {} nodes", listed, j.size(), n),
+        n, max_feature + 1, opt, rep);
+    ds.features = matrix<float>(n, max_feature + 1);
+    for (const auto& [key, value] : j.items()) {
+      vid_t const v = std::stoll(key);
+      for (const auto& x : value) ds.features(v, x.get<std::int64_t>()) += 1.0f;
+    }
+  } else {
+    note(rep, fmt::format("{}: no feature ids listed: no features", f_file.string()));
+  }
+
+  finish_edges(ds, opt, rep, e_file.string(), stored_once_policy::undirected_format);
+  keyed_split(ds, opt.train_fraction, opt.valid_fraction, opt.seed);
+  rep.split = fmt::format("random {}/{}/{} (fractions {}/{}, keyed, seed {})", ds.train.size(),
+                          ds.valid.size(), ds.test.size(), opt.train_fraction, opt.valid_fraction,
+                          opt.seed);
+  validate_dataset(ds, dir.string());
+  return ds;
+}
+
 dataset convert_dataset(std::string_view from, const fs::path& input, const convert_options& opt,
                         convert_report* report) {
-  if (from == "ogb") return convert_ogb(input, opt, report);
-  if (from == "snap") return convert_snap(input, opt, report);
-  if (from == "npz") return convert_npz(input, opt, report);
-  if (from == "lightgcn") return convert_lightgcn(input, opt, report);
-  COOPGNN_IO_FAIL("unknown input format '{}' (expected ogb, snap, npz or lightgcn)", from);
+  convert_report local;
+  convert_report& rep = report != nullptr ? *report : local;
+  check_options(opt);
+  bool const takes_features = from == "ogb" || from == "snap" || from == "npz";
+  if (!opt.features_file.empty() && (from == "lightgcn" || from == "musae")) {
+    COOPGNN_IO_FAIL("{}: --features applies to ogb, snap and npz inputs, not {}",
+                    opt.features_file.string(), from);
+  }
+  dataset ds;
+  if (from == "ogb") {
+    ds = convert_ogb(input, opt, &rep);
+  } else if (from == "snap") {
+    ds = convert_snap(input, opt, &rep);
+  } else if (from == "npz") {
+    ds = convert_npz(input, opt, &rep);
+  } else if (from == "lightgcn") {
+    ds = convert_lightgcn(input, opt, &rep);
+  } else if (from == "musae") {
+    ds = convert_musae(input, opt, &rep);
+  } else {
+    COOPGNN_IO_FAIL("unknown input format '{}' (expected ogb, snap, npz, lightgcn or musae)", from);
+  }
+  if (takes_features && !opt.features_file.empty()) {
+    if (ds.feature_dim() > 0) {
+      COOPGNN_IO_FAIL("{}: --features given, but {} already has {} features per node",
+                      opt.features_file.string(), input.string(), ds.feature_dim());
+    }
+    matrix<float> x = read_feature_file(opt.features_file, opt, rep);
+    bool const grow = from == "snap" && x.rows() > ds.num_nodes;
+    if (x.rows() != ds.num_nodes && !grow) {
+      COOPGNN_IO_FAIL("{}: {} feature rows, but {} has {} nodes", opt.features_file.string(),
+                      x.rows(), input.string(), ds.num_nodes);
+    }
+    if (grow) {
+      note(rep, fmt::format("{}: {} feature rows: vertices {}..{} have no edges",
+                            opt.features_file.string(), x.rows(), ds.num_nodes, x.rows() - 1));
+      ds.num_nodes = x.rows();
+    }
+    ds.features = std::move(x);
+    validate_dataset(ds, input.string());
+  }
+  return ds;
 }
 
 }  // namespace coopgnn

@@ -1,11 +1,12 @@
 // Dataset converters (DESIGN.md section 3, "Converters read the formats people have"): OGB raw
-// node-property directories, SNAP edge lists, NumPy .npz archives and LightGCN user-item text
-// directories, into the in-memory
+// node-property directories, SNAP edge lists, NumPy .npz archives (dense or SciPy sparse
+// members), LightGCN user-item text directories and MUSAE directories, into the in-memory
 // `dataset` that write_dataset stores in GraphBolt's OnDiskDataset layout.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,17 +20,53 @@ namespace coopgnn {
 /// Options shared by the converters.
 struct convert_options {
   bool symmetrize = false;       ///< add reverse edges (undirected inputs stored once)
+  bool directed = false;         ///< ogb, musae: keep edges as stored (no automatic symmetrizing)
   bool drop_self_loops = false;  ///< remove v -> v edges
   std::string split;             ///< OGB: folder under split/ (empty = the only one present)
   std::int64_t split_index = 0;  ///< npz: row (or column) K of 2-D masks
   std::string name;              ///< dataset name (empty = derived from the input path)
+  /// ogb, snap, npz: node features from a separate file when the input has none: a SciPy
+  /// sparse .npz (scipy.sparse.save_npz), a .npz with one 2-D member, or a 2-D .npy.
+  std::filesystem::path features_file;
+  std::string label_column;     ///< musae: target column (empty = first of kMusaeLabelColumns)
+  std::string id_column;        ///< musae: node id column (empty = "new_id" if present, else "id")
+  double train_fraction = 0.6;  ///< musae: random split, fraction of vertices for training
+  double valid_fraction = 0.2;  ///< musae: fraction for validation (test: the rest)
+  std::uint64_t seed = 1;       ///< musae: seed of the keyed split (runtime/graph/generate.hpp)
+  /// Sparse features are densified to float32 [N, F]; N * F * 4 bytes must not exceed this many
+  /// bytes of memory. 0 = MemAvailable of /proc/meminfo (no memory check where it is unknown).
+  std::uint64_t max_dense_bytes = 0;
+  /// Where the dataset will be written: the dense features must fit in its free disk space
+  /// (std::filesystem::space of the nearest existing ancestor). Empty = no disk check.
+  std::filesystem::path output_dir;
+  /// Free disk space to check against instead of asking the file system (0 = ask); for tests.
+  std::uint64_t disk_free_bytes = 0;
 };
 
-/// What a conversion read, for the command line to print.
+/// MUSAE target columns tried in order when convert_options::label_column is empty.
+inline constexpr std::string_view kMusaeLabelColumns[] = {"target", "ml_target", "page_type",
+                                                          "mature"};
+
+/// Direction pattern of an edge list as stored, self-loops ignored.
+enum class edge_order : std::uint8_t {
+  none,             ///< no edge other than self-loops
+  lower_to_higher,  ///< every src < dst: each undirected edge stored once
+  higher_to_lower,  ///< every src > dst: each undirected edge stored once
+  mixed,            ///< both src < dst and src > dst occur
+};
+
+/// What a conversion read and decided, for the command line to print.
 struct convert_report {
   std::vector<std::string> files_read;  ///< every input file, in reading order
   std::string split;                    ///< OGB split folder or npz split index used ("" if none)
   edge_stats edges;
+  edge_order order = edge_order::none;  ///< the input's edge directions, as stored
+  /// Decisions and skipped input, one line each, in order ("FILE: edges stored once ...",
+  /// "FILE:1: header line 'id_1,id_2' skipped", "FILE:attr: sparse csr ... -> dense ...").
+  std::vector<std::string> notes;
+  /// When set, called with "read FILE" for each file and with each note as it is made (before
+  /// a large allocation), so a command line can print progress; notes are still collected.
+  std::function<void(const std::string&)> progress;
 };
 
 /// Converts an OGB raw node-property directory: raw/num-node-list.csv(.gz) (one line: |V|),
@@ -38,17 +75,25 @@ struct convert_report {
 /// optional raw/node-label.csv(.gz) (|V| lines, one integer class; "nan" or empty = unknown -1),
 /// optional split/<name>/{train,valid,test}.csv(.gz) (one vertex id per line). Gzip is read with
 /// zlib; the plain .csv is used when no .csv.gz exists. num_classes = max label + 1.
-/// @throws io_error naming the file and line for a missing required file, unreadable gzip,
+/// Edge directions: an edge list stored once (every src < dst, or every src > dst, self-loops
+/// aside; report->order) is symmetrized unless opt.directed (OGB's node-property graphs are used
+/// symmetrized by their GNN baselines; ogbn-arxiv stores each citation once); a note says which.
+/// opt.symmetrize adds missing reverses to any list; pairs present both ways are not doubled.
+/// @throws io_error for opt.symmetrize together with opt.directed; naming the file and line for a
+/// missing required file, unreadable gzip,
 ///         a non-integer or non-numeric token, a negative or out-of-range id, a ragged feature row,
 ///         a row count that disagrees with num-node-list (and between features and labels),
 ///         several split folders without opt.split, or a missing split folder.
 dataset convert_ogb(const std::filesystem::path& dir, const convert_options& opt,
                     convert_report* report = nullptr);
 
-/// Converts a SNAP edge list (.txt, or .txt.gz read with zlib): lines starting with '#' (or '%')
-/// and blank lines are skipped; otherwise "src dst" separated by whitespace or a comma (one
-/// further column, such as a weight or a timestamp, is ignored). Ids are kept as they are: |V| =
-/// max id + 1. Structure only: no features, labels or splits.
+/// Converts a SNAP edge list (.txt, or .txt.gz read with zlib), or any two-column edge list:
+/// lines starting with '#' or '%' and blank lines are skipped; otherwise "src dst" separated by
+/// spaces, tabs, a comma or a mix (one further column, such as a weight or a timestamp, is
+/// ignored); LF or CRLF line ends. A header (the first non-comment line, when none of its fields
+/// is a number: "id_1,id_2", "source target") is skipped and noted. Ids are kept as they are:
+/// |V| = max id + 1. Structure only (opt.features_file aside): no labels or splits. Edges kept as
+/// stored unless opt.symmetrize; a list stored once gets a note suggesting --symmetrize.
 /// @throws io_error "FILE:LINE: ..." for a non-integer token, a missing destination, a negative
 ///         id, or more than three columns (an adjacency list, whose edges would be lost);
 ///         "FILE: no edges" for an input without edges.
@@ -56,13 +101,24 @@ dataset convert_snap(const std::filesystem::path& file, const convert_options& o
                      convert_report* report = nullptr);
 
 /// Converts a NumPy .npz archive. Recognised members (first match wins):
-/// edges "edges" [E, 2] (or [2, E]) or "edge_index" [2, E]; features "node_features", "x",
-/// "features" or "feat" [N, F]; labels "node_labels", "y", "labels" or "label" [N];
-/// masks "train_masks"/"train_mask", "val_masks"/"val_mask"/"valid_mask",
+/// edges "edges" [E, 2] (or [2, E]) or "edge_index" [2, E], or a SciPy sparse adjacency
+/// "adj_data", "adj_indices", "adj_indptr", "adj_shape" [N, N] (optional "adj_format" b'csr' or
+/// b'csc', default csr; stored entry (i, j) = edge i -> j, explicit zeros skipped); features
+/// "node_features", "x", "features" or "feat" [N, F], or a sparse group with prefix "attr",
+/// "features", "feat", "x" or "node_features" (PREFIX_data/_indices/_indptr/_shape, optional
+/// PREFIX_format; the Shchur et al. / PyG CitationFull layout), densified to float32 (repeated
+/// entries summed, as scipy's toarray) after a note with the dense size and the limit checks
+/// of convert_options::max_dense_bytes / output_dir; labels "node_labels", "y", "labels" or
+/// "label" [N]; masks "train_masks"/"train_mask", "val_masks"/"val_mask"/"valid_mask",
 /// "test_masks"/"test_mask": 1-D [N], or 2-D [K, N] / [N, K] from which opt.split_index picks
-/// split K (default 0). |V| = feature rows, else label count, else max edge id + 1.
+/// split K (default 0). |V| = feature rows, else label count, else adjacency rows, else max edge
+/// id + 1. An archive that is one SciPy matrix (scipy.sparse.save_npz: data, indices, indptr,
+/// shape, format) is read as the adjacency when square.
 /// @throws io_error "ARCHIVE:MEMBER: ..." for a missing edge array, a wrong shape, ids out of
-///         range, feature/label/mask lengths that disagree, or split_index out of range.
+///         range, feature/label/mask lengths that disagree, or split_index out of range; for a
+///         sparse group: a missing member, a format other than csr/csc, an inconsistent indptr,
+///         an index out of range, and dense features over the memory or disk limit ("... =
+///         SIZE exceed LIMIT ...", before anything is allocated).
 dataset convert_npz(const std::filesystem::path& file, const convert_options& opt,
                     convert_report* report = nullptr);
 
@@ -82,8 +138,31 @@ dataset convert_npz(const std::filesystem::path& file, const convert_options& op
 dataset convert_lightgcn(const std::filesystem::path& dir, const convert_options& opt,
                          convert_report* report = nullptr);
 
-/// Dispatches on `from` ("ogb", "snap", "npz" or "lightgcn").
-/// @throws io_error for an unknown format name, and whatever the converter throws.
+/// Converts a MUSAE directory (Rozemberczki et al., "Multi-scale Attributed Node Embedding",
+/// 2021; the SNAP facebook / git / twitch / wikipedia sets): exactly one each of
+/// DIR/NAME_edges.csv (header "id_1,id_2", undirected, each edge stored once), NAME_target.csv
+/// (a header, one row per node; quoted fields allowed) and NAME_features.json ({"node id":
+/// [feature ids...]}, a sparse bag of words). |V| = target rows; node ids (column opt.id_column,
+/// default "new_id" if present, else "id") must be 0..|V|-1, once each. Labels from column
+/// opt.label_column (default: the first present of kMusaeLabelColumns): integers are class ids
+/// as they are; otherwise the distinct values sorted by byte order become classes 0..C-1 (a note
+/// gives C and, for C <= 20, the mapping). Features: float32 [|V|, max feature id + 1], entry
+/// (v, f) = how often f is listed for v, densified as in convert_npz. Edges symmetrized (unless
+/// opt.directed), self-loops kept unless opt.drop_self_loops. Split: keyed_split with
+/// opt.train_fraction / valid_fraction / seed. Name default: NAME.
+/// @throws io_error naming the file (and line, column or key) for a missing or repeated file,
+///         a missing id or label column (listing the columns), an id out of range or repeated, a
+///         negative integer label, invalid JSON, a key that is not a node id, a value that is
+///         not an array of non-negative integers, an edge id out of range, or the dense size.
+dataset convert_musae(const std::filesystem::path& dir, const convert_options& opt,
+                      convert_report* report = nullptr);
+
+/// Dispatches on `from` ("ogb", "snap", "npz", "lightgcn" or "musae"), then attaches
+/// opt.features_file (ogb, snap, npz; only when the input has no features; its rows must be at
+/// least |V|, and a snap graph grows to that many vertices, the extra ones isolated).
+/// @throws io_error for an unknown format name, --symmetrize with --directed, features_file
+///         with lightgcn / musae or with an input that has features, a row count below |V|,
+///         and whatever the converter throws.
 dataset convert_dataset(std::string_view from, const std::filesystem::path& input,
                         const convert_options& opt, convert_report* report = nullptr);
 
