@@ -49,6 +49,18 @@ TEST(TrainInputs, MorePesThanSeedsIsAnErrorBeforeAnyWork) {
   EXPECT_NE(why.find("--pes 10000 exceeds --batch-size 64"), std::string::npos) << why;
 }
 
+TEST(TrainInputs, RowNormalisationNeedsTheFeaturesInMemory) {
+  auto const why =
+      run_train({"train", "--dataset", cora(), "--normalize-features", "row", "--feature-storage",
+                 "mmap", "--epochs", "0", "--quiet", "--no-progress"});
+  EXPECT_NE(why.find("--normalize-features row needs the features in memory"), std::string::npos)
+      << why;
+  EXPECT_EQ(run_train({"train", "--dataset", cora(), "--normalize-features", "row",
+                       "--weight-decay-scope", "first", "--epochs", "0", "--quiet",
+                       "--no-progress"}),
+            "");
+}
+
 TEST(TrainInputs, ACacheSizeWithoutAPolicyIsAnError) {
   auto const why = run_train({"train", "--dataset", cora(), "--cache-fraction", "0.1", "--epochs",
                               "0", "--quiet", "--no-progress"});
