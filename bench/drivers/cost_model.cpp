@@ -68,9 +68,12 @@ machine_model read_machine(const YAML::Node& n, const std::string& file, std::si
     } catch (const YAML::Exception&) {
       COOPGNN_FAIL("{}: key 'figures.{}.value' is missing or not a number", where, key);
     }
-    COOPGNN_EXPECTS(fig.value > 0 && (!is_fraction(key) || fig.value <= 1),
-                    "{}: key 'figures.{}.value' must be {}, got {}", where, key,
-                    is_fraction(key) ? "in (0, 1]" : "positive", fig.value);
+    // Latencies may be 0 (a bandwidth-only model); rates, bandwidths and fractions may not.
+    bool const latency = key.ends_with("_us");
+    COOPGNN_EXPECTS(
+        (latency ? fig.value >= 0 : fig.value > 0) && (!is_fraction(key) || fig.value <= 1),
+        "{}: key 'figures.{}.value' must be {}, got {}", where, key,
+        is_fraction(key) ? "in (0, 1]" : (latency ? "non-negative" : "positive"), fig.value);
     YAML::Node const src = f["source"];
     COOPGNN_EXPECTS(src.IsDefined() && src.IsScalar() && !src.as<std::string>().empty(),
                     "{}: key 'figures.{}.source' is missing: every figure needs a source", where,

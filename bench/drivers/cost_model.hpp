@@ -47,8 +47,8 @@ const std::vector<std::string>& machine_figure_keys();
 
 /// Reads a machine file: `machines:` a non-empty list of maps with name, gpu, gpus, link,
 /// optional gemm_math (fp32 | tf32) and `figures:` a map of every machine_figure_keys() key to
-/// {value: number > 0, source: non-empty text, assumption: bool (optional)}; fractions must be
-/// <= 1. Unknown figure keys are errors (a typo must not silently fall back).
+/// {value: number > 0 (latencies, keys ending in _us: >= 0), source: non-empty text,
+/// assumption: bool (optional)}; fractions (keys ending in _efficiency) must be <= 1. Unknown figure keys are errors (a typo must not silently fall back).
 /// @throws io_error naming the file when it cannot be read or is not YAML; logic_error naming
 ///         the file, the machine and the key for a missing, mistyped or out-of-range value or
 ///         a duplicate machine name.

@@ -192,6 +192,9 @@ TEST_F(MachineFile, ErrorsNameTheFileTheMachineAndTheKey) {
   expect_error(write("neg.yaml", machine("hbm_gbps", "hbm_gbps: {value: -1, source: s}")),
                {"figures.hbm_gbps.value", "positive"});
   expect_error(
+      write("lat.yaml", machine("nccl_latency_us", "nccl_latency_us: {value: -1, source: s}")),
+      {"figures.nccl_latency_us.value", "non-negative"});
+  expect_error(
       write("frac.yaml", machine("nccl_efficiency", "nccl_efficiency: {value: 1.5, source: s}")),
       {"figures.nccl_efficiency.value", "(0, 1]"});
   expect_error(write("nosrc.yaml", machine("pcie_gbps", "pcie_gbps: {value: 25}")),
@@ -203,6 +206,12 @@ TEST_F(MachineFile, ErrorsNameTheFileTheMachineAndTheKey) {
   std::string two = machine();
   two += two.substr(two.find("  - name"));
   expect_error(write("dup.yaml", two), {"machines[1]", "M1"});
+}
+
+TEST_F(MachineFile, LatenciesMayBeZero) {
+  auto const ms = load_machines(
+      write("zero.yaml", machine("kernel_launch_us", "kernel_launch_us: {value: 0, source: s}")));
+  EXPECT_DOUBLE_EQ(ms.at(0).kernel_launch_us, 0.0);
 }
 
 TEST_F(MachineFile, AnUnreadableFileIsAnIoErrorNamingIt) {

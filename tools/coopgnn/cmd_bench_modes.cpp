@@ -36,6 +36,11 @@ void run_bench_modes(bench_modes_args& a) {
   a.opt.devices = std::max(1, devices.count);
   if (a.dataset.empty()) a.dataset = default_dataset_dir();
   a.opt.sampler = parse_sampler_kind(a.sampler);
+  // Recorded as given, or relative to the working directory when it lies below it.
+  if (auto const rel = std::filesystem::proximate(a.machine_file);
+      !rel.empty() && *rel.begin() != "..") {
+    a.machine_file = rel.string();
+  }
   a.opt.machines = bench::select_machines(bench::load_machines(a.machine_file), a.machines);
   a.opt.cost.placement = bench::parse_feature_placement(a.placement);
   bench::validate(a.opt);
