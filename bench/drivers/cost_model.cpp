@@ -167,36 +167,6 @@ feature_placement parse_feature_placement(const std::string& s) {
 
 // ---- the model -------------------------------------------------------------------------------
 
-modelled_seconds& modelled_seconds::operator+=(const modelled_seconds& o) {
-  sample += o.sample;
-  feature_load += o.feature_load;
-  forward += o.forward;
-  backward += o.backward;
-  communication += o.communication;
-  optimizer += o.optimizer;
-  return *this;
-}
-
-modelled_seconds& modelled_seconds::max_with(const modelled_seconds& o) {
-  sample = std::max(sample, o.sample);
-  feature_load = std::max(feature_load, o.feature_load);
-  forward = std::max(forward, o.forward);
-  backward = std::max(backward, o.backward);
-  communication = std::max(communication, o.communication);
-  optimizer = std::max(optimizer, o.optimizer);
-  return *this;
-}
-
-modelled_seconds& modelled_seconds::operator/=(double n) {
-  sample /= n;
-  feature_load /= n;
-  forward /= n;
-  backward /= n;
-  communication /= n;
-  optimizer /= n;
-  return *this;
-}
-
 double kernel_seconds(const machine_model& m, double bytes, double flops, bool tensor) {
   double const bw = m.hbm_gbps * 1e9 * m.hbm_efficiency;
   double const rate =

@@ -48,7 +48,8 @@ const std::vector<std::string>& machine_figure_keys();
 /// Reads a machine file: `machines:` a non-empty list of maps with name, gpu, gpus, link,
 /// optional gemm_math (fp32 | tf32) and `figures:` a map of every machine_figure_keys() key to
 /// {value: number > 0 (latencies, keys ending in _us: >= 0), source: non-empty text,
-/// assumption: bool (optional)}; fractions (keys ending in _efficiency) must be <= 1. Unknown figure keys are errors (a typo must not silently fall back).
+/// assumption: bool (optional)}; fractions (keys ending in _efficiency) must be <= 1. Unknown
+/// figure keys are errors (a typo must not silently fall back).
 /// @throws io_error naming the file when it cannot be read or is not YAML; logic_error naming
 ///         the file, the machine and the key for a missing, mistyped or out-of-range value or
 ///         a duplicate machine name.
@@ -89,16 +90,9 @@ struct cost_options {
   feature_placement placement = feature_placement::uva;
 };
 
-/// Modelled seconds of one step on one PE, per stage (the measured stages' names).
-struct modelled_seconds {
-  double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0, optimizer = 0;
-  [[nodiscard]] double total() const {
-    return sample + feature_load + forward + backward + communication + optimizer;
-  }
-  modelled_seconds& operator+=(const modelled_seconds& o);
-  modelled_seconds& max_with(const modelled_seconds& o);
-  modelled_seconds& operator/=(double n);
-};
+/// Modelled seconds of one step on one PE, per stage: the measured stages' struct, so that both
+/// kinds print, add and compare alike.
+using modelled_seconds = stage_seconds;
 
 /// Seconds of one kernel moving `bytes` through HBM and doing `flops` (a multiply-add = 2) on
 /// `m`: max(bytes / (hbm_gbps 1e9 hbm_efficiency), flops / (rate 1e12 flop_efficiency)), rate =

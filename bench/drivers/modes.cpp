@@ -100,23 +100,12 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
     imb_rows += ratio_max_mean(rows);
   }
   double const nb = o.batches;
-  auto per_batch = [nb](stage_seconds x) {
-    x.sample /= nb;
-    x.feature_load /= nb;
-    x.forward /= nb;
-    x.backward /= nb;
-    x.communication /= nb;
-    x.optimizer /= nb;
-    return x;
-  };
-  auto sum = [](const stage_seconds& x) {
-    return x.sample + x.feature_load + x.forward + x.backward + x.communication + x.optimizer;
-  };
+  auto per_batch = [nb](stage_seconds x) { return x /= nb; };
   stage_seconds cpu;  // max over PEs of the per-PE CPU time per batch, per stage
   for (int p = 0; p < P; ++p) {
     auto const mean = per_batch(pe_seconds[p]);
     row.seconds.max_with(mean);
-    row.total_seconds = std::max(row.total_seconds, sum(mean));  // slowest PE's whole batch
+    row.total_seconds = std::max(row.total_seconds, mean.total());  // slowest PE's whole batch
     cpu.max_with(per_batch(pe_cpu[p]));
   }
   row.cpu_seconds = cpu;

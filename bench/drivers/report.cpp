@@ -355,8 +355,12 @@ std::string render_modes(const result_file& f, const std::vector<fs::path>& plot
       "Model {} (hidden {}), sampler {}, fanouts {}, global batch B = {}; {} measured batches per "
       "point after {} warm-up batches. Measured on this machine ({}).\n\n",
       opt_str(j, "model", "?"), opt_sig(opt_num(j, "hidden")), opt_str(j, "sampler", "?"), fanouts,
-      opt_sig(opt_num(j, "batch_size")), opt_sig(opt_num(j, "batches")),
-      opt_sig(opt_num(j, "warmup")), opt_str(j.value("host", json::object()), "device", "?"));
+      opt_num(j, "batch_per_pe").value_or(0) > 0
+          ? fmt::format("{} per PE (B = {} P)", opt_sig(opt_num(j, "batch_per_pe")),
+                        opt_sig(opt_num(j, "batch_per_pe")))
+          : opt_sig(opt_num(j, "batch_size")),
+      opt_sig(opt_num(j, "batches")), opt_sig(opt_num(j, "warmup")),
+      opt_str(j.value("host", json::object()), "device", "?"));
 
   // Seconds per stage.
   {

@@ -80,6 +80,16 @@ stage_seconds& stage_seconds::max_with(const stage_seconds& o) {
   return *this;
 }
 
+stage_seconds& stage_seconds::operator/=(double n) {
+  sample /= n;
+  feature_load /= n;
+  forward /= n;
+  backward /= n;
+  communication /= n;
+  optimizer /= n;
+  return *this;
+}
+
 stage_seconds& stage_seconds::operator+=(const stage_seconds& o) {
   sample += o.sample;
   feature_load += o.feature_load;

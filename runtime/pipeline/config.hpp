@@ -114,11 +114,16 @@ struct work_counters {
   work_counters& operator+=(const work_counters& o);
 };
 
-/// Wall time per pipeline stage (seconds).
+/// Seconds per pipeline stage: measured wall time, or modelled (bench/drivers/cost_model.hpp).
 struct stage_seconds {
   double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0, optimizer = 0;
   stage_seconds& max_with(const stage_seconds& o);
   stage_seconds& operator+=(const stage_seconds& o);
+  stage_seconds& operator/=(double n);  ///< every stage divided by n (n != 0)
+  /// The sum of the stages.
+  [[nodiscard]] double total() const {
+    return sample + feature_load + forward + backward + communication + optimizer;
+  }
 };
 
 /// What one epoch produced, for printing and for --metrics-out.
