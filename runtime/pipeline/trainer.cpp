@@ -367,7 +367,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
     if (coop) {
       staging = std::max(staging, detail::staging_of(in.routes[L - 1], h.cols()));
-      h = exchange_pull(ctx, rows, in.routes[L - 1], h.view());
+      h = exchange_pull(ctx, rows, in.routes[L - 1], std::move(h));
       m.record(static_cast<int>(L - 1), "features");
     }
     synchronize(ctx);
@@ -392,17 +392,21 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     for (std::size_t i = 0; i < L; ++i) {
       std::size_t const b = L - 1 - i;
       h = pe.model.forward_layer(static_cast<int>(i), ctx, blocks[b], h.view(), sk, &caches[i]);
+      auto const& conv = pe.model.layer(static_cast<int>(i));
+      m.layers.push_back({static_cast<int>(b), blocks[b].num_dst, blocks[b].num_src,
+                          blocks[b].num_edges, conv.in_dim(), conv.out_dim(),
+                          conv.transform_first(), i > 0 || pe.emb != nullptr});
       working_set += caches[i].bytes();
       if (coop && b > 0) {
         staging = std::max(staging, detail::staging_of(in.routes[b - 1], h.cols()));
-        h = exchange_pull(ctx, rows, in.routes[b - 1], h.view());
+        h = exchange_pull(ctx, rows, in.routes[b - 1], std::move(h));
         m.record(static_cast<int>(b - 1), "forward");
       }
     }
     if (link) {
       if (coop) {
         staging = std::max(staging, detail::staging_of(pair_route, h.cols()));
-        h = exchange_pull(ctx, rows, pair_route, h.view());
+        h = exchange_pull(ctx, rows, pair_route, std::move(h));
         m.record(-1, "forward");
       }
       z_rows = h.rows();
@@ -440,7 +444,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       grad = pe.model.decoder()->backward(ctx, gs.view(), pair_src.view(), pair_dst.view(), z_rows,
                                           dec_cache);
       if (coop) {
-        grad = exchange_push(ctx, rows, pair_route, grad.view());
+        grad = exchange_push(ctx, rows, pair_route, std::move(grad));
         m.record(-1, "backward");
       }
     } else {
@@ -460,13 +464,13 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       grad_peak = std::max(grad_peak, static_cast<std::int64_t>(grad.bytes()));
       if (b + 1 < L && coop) {
         staging = std::max(staging, detail::staging_of(in.routes[b], grad.cols()));
-        grad = exchange_push(ctx, rows, in.routes[b], grad.view());
+        grad = exchange_push(ctx, rows, in.routes[b], std::move(grad));
         m.record(static_cast<int>(b), "backward");
       }
     }
     if (pe.emb && coop) {
       // The input rows' gradients go back to the PE that loaded them.
-      grad = exchange_push(ctx, rows, in.routes[L - 1], grad.view());
+      grad = exchange_push(ctx, rows, in.routes[L - 1], std::move(grad));
       m.record(static_cast<int>(L - 1), "features_backward");
     }
     if (pe.emb) input_grad = std::move(grad);
@@ -651,6 +655,7 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   work_counters w = w0;
   w.alltoall_bytes += m.sent_bytes() - m.sent_start;
   w.allreduce_bytes += m.allreduce_bytes() - m.allreduce_start;
+  w.alltoall_calls += m.alltoall_calls() - m.calls_start;
   pe.seconds += m.t;
   pe.work += w;
   pe.loss += loss_sum;
@@ -676,6 +681,8 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   tr.seconds = m.t;
   tr.cpu_seconds = m.cpu;
   tr.traffic = std::move(m.traffic);
+  tr.layers = std::move(m.layers);
+  tr.parameters = static_cast<std::int64_t>(pe.model.params().grads().size);
   tr.working_set_bytes = working_set;
   tr.staging_bytes = staging;
 }

@@ -30,6 +30,19 @@ struct layer_traffic {
   std::int64_t bytes = 0;
 };
 
+/// The counted shape of one layer of a step on one PE (what the cost model of
+/// bench/drivers/cost_model.hpp turns into bytes and arithmetic; counted, not timed).
+struct layer_shape {
+  int layer = 0;                 ///< block index l (0 next to the seeds); conv L-1-l consumed it
+  std::int64_t num_dst = 0;      ///< destinations of block l (|S^l_p|)
+  std::int64_t num_src = 0;      ///< its unique sources, destinations first (|S~^{l+1}_p|)
+  std::int64_t num_edges = 0;    ///< its sampled edges
+  std::int64_t in_dim = 0;       ///< width of the conv's input rows (columns per source)
+  std::int64_t out_dim = 0;      ///< width of its output rows
+  bool transform_first = false;  ///< the conv multiplied before aggregating (in_dim > out_dim)
+  bool input_grad = true;        ///< backward computed dL/dh_src (false for the input layer)
+};
+
 /// What one PE computed in one step (step_options::trace), for tests and benchmarks.
 struct pe_trace {
   std::vector<std::vector<std::pair<vid_t, vid_t>>> edges;  ///< [L] sampled (src, dst) global ids
@@ -46,6 +59,8 @@ struct pe_trace {
   stage_seconds seconds;      ///< this PE's wall time per stage in the step
   stage_seconds cpu_seconds;  ///< this PE thread's CPU time per stage (excludes waiting)
   std::vector<layer_traffic> traffic;  ///< cooperative: bytes per layer and direction
+  std::vector<layer_shape> layers;     ///< [L] block l's shape and its conv's widths
+  std::int64_t parameters = 0;         ///< model parameters (floats) the optimizer updated
   std::int64_t working_set_bytes = 0;  ///< blocks, plans, input rows, activations, gradients
   std::int64_t staging_bytes = 0;      ///< largest all-to-all send + receive staging of the step
 };
