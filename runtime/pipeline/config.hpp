@@ -61,7 +61,14 @@ struct train_config {
       device_comm_choice::automatic;  ///< CUDA backend (device_comm.hpp)
   bool sample_on_device = true;       ///< CUDA backend: sample on the GPU (else on the host)
   models::conv_kind model = models::conv_kind::sage;
-  std::int64_t hidden = 64;             ///< hidden width
+  std::int64_t hidden = 64;  ///< hidden width (GAT: per head)
+  /// GAT (model gat): heads of the hidden layers (concatenated), of the output layer (averaged),
+  /// attention dropout, LeakyReLU slope and the residual projection (models::gat_options).
+  std::int64_t heads = 1;
+  std::int64_t out_heads = 1;
+  float attn_dropout = 0.0f;
+  float negative_slope = 0.2f;
+  bool residual = false;
   bool linear_head = false;             ///< add a linear head after the last conv layer
   std::vector<int> fanouts = {10, 10};  ///< one per layer, l = 0 next to the seeds; -1 = all
   sampler_kind sampler = sampler_kind::ns;

@@ -44,6 +44,11 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   mc.linear_head = cfg.linear_head;
   mc.dropout = cfg.dropout;
   mc.seed = cfg.seed;
+  mc.gat.heads = cfg.heads;
+  mc.gat.attn_dropout = cfg.attn_dropout;
+  mc.gat.negative_slope = cfg.negative_slope;
+  mc.gat.residual = cfg.residual;
+  mc.out_heads = cfg.out_heads;
   return mc;
 }
 

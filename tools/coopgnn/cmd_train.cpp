@@ -26,11 +26,32 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
                   "default: the bundled Cora");
   cmd->add_option("--model", o.model,
-                  "GNN layer: sage (GraphSAGE-mean), gcn, or mlp (no message passing: each "
-                  "vertex's own row; use it with --fanouts 0,0,... so nothing is sampled)")
-      ->check(CLI::IsMember({"sage", "gcn", "mlp"}))
+                  "GNN layer: sage (GraphSAGE-mean), gcn, gat (multi-head attention, "
+                  "Velickovic et al. 2018), or mlp (no message passing: each vertex's own row; "
+                  "use it with --fanouts 0,0,... so nothing is sampled)")
+      ->check(CLI::IsMember({"sage", "gcn", "mlp", "gat"}))
       ->capture_default_str();
-  cmd->add_option("--hidden", o.cfg.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--hidden", o.cfg.hidden, "Hidden width (gat: per attention head)")
+      ->capture_default_str();
+  cmd->add_option("--heads", o.cfg.heads,
+                  "gat: attention heads of the hidden layers (concatenated: heads x --hidden)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--out-heads", o.cfg.out_heads,
+                  "gat: attention heads of the output layer "
+                  "(averaged)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--attn-dropout", o.cfg.attn_dropout,
+                  "gat: dropout probability on the normalised attention coefficients")
+      ->check(CLI::Range(0.0f, 0.999f))
+      ->capture_default_str();
+  cmd->add_option("--negative-slope", o.cfg.negative_slope,
+                  "gat: LeakyReLU slope of the attention scores")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--residual", o.cfg.residual,
+                "gat: add a learned residual projection of each destination's input");
   cmd->add_option("--task", o.task,
                   "The task to train: a task name from the dataset's metadata.yaml (`coopgnn "
                   "info` lists them), node_classification or link_prediction (the first task of "
