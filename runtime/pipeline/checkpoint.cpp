@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "kernels/sample/sample.hpp"
@@ -112,17 +113,18 @@ matrix<float> get_array(const fs::path& dir, const json& m, const std::string& n
   std::string const bytes = read_all(file);
   auto const want_bytes = get_key<std::uint64_t>(a, "bytes", manifest);
   if (bytes.size() != want_bytes) {
-    COOPGNN_IO_FAIL("{}: {} bytes, the manifest says {}: the checkpoint is corrupt (truncated or "
-                    "overwritten)",
-                    file.string(), bytes.size(), want_bytes);
+    COOPGNN_IO_FAIL(
+        "{}: {} bytes, the manifest says {}: the checkpoint is corrupt (truncated or "
+        "overwritten)",
+        file.string(), bytes.size(), want_bytes);
   }
   auto const want_crc = get_key<std::uint32_t>(a, "crc32", manifest);
   if (auto const got = crc_of(bytes); got != want_crc) {
     COOPGNN_IO_FAIL("{}: CRC-32 {:08x}, the manifest says {:08x}: the checkpoint is corrupt",
                     file.string(), got, want_crc);
   }
-  auto arr = read_npy_buffer<float>(std::as_bytes(std::span(bytes.data(), bytes.size())),
-                                    file.string());
+  auto arr =
+      read_npy_buffer<float>(std::as_bytes(std::span(bytes.data(), bytes.size())), file.string());
   auto const shape = get_key<std::vector<std::int64_t>>(a, "shape", manifest);
   if (arr.shape != shape) {
     COOPGNN_IO_FAIL("{}: shape {}, the manifest says {}", file.string(),
@@ -136,36 +138,6 @@ std::span<const float> flat(const matrix<float>& m) {
 }
 
 std::vector<std::int64_t> shape_of(const matrix<float>& m) { return {m.rows(), m.cols()}; }
-
-json work_json(const work_counters& w) {
-  return {{"seeds", w.seeds},
-          {"sampled_edges", w.sampled_edges},
-          {"sampled_vertices", w.sampled_vertices},
-          {"feature_rows", w.feature_rows},
-          {"feature_bytes", w.feature_bytes},
-          {"alltoall_bytes", w.alltoall_bytes},
-          {"alltoall_calls", w.alltoall_calls},
-          {"allreduce_bytes", w.allreduce_bytes},
-          {"cache_hits", w.cache_hits},
-          {"cache_misses", w.cache_misses}};
-}
-
-work_counters work_of(const json& j, const fs::path& manifest) {
-  work_counters w;
-  for (auto [key, slot] : {std::pair{"seeds", &w.seeds},
-                           {"sampled_edges", &w.sampled_edges},
-                           {"sampled_vertices", &w.sampled_vertices},
-                           {"feature_rows", &w.feature_rows},
-                           {"feature_bytes", &w.feature_bytes},
-                           {"alltoall_bytes", &w.alltoall_bytes},
-                           {"alltoall_calls", &w.alltoall_calls},
-                           {"allreduce_bytes", &w.allreduce_bytes},
-                           {"cache_hits", &w.cache_hits},
-                           {"cache_misses", &w.cache_misses}}) {
-    *slot = get_key<std::int64_t>(j, key, manifest);
-  }
-  return w;
-}
 
 /// The manifest of `dir`, its format and version checked, and its kind `kind`.
 json read_manifest(const fs::path& dir, const char* kind) {
@@ -227,15 +199,39 @@ models::model_config model_config_of(const json& j, const fs::path& manifest) {
   c.seed = get_key<std::uint64_t>(j, "seed", manifest);
   c.layer_norm = get_key<bool>(j, "layer_norm", manifest);
   c.decoder_hidden = get_key<std::int64_t>(j, "decoder_hidden", manifest);
-  if (c.in_dim < 1 || c.hidden < 1 || c.num_classes < 1 || c.num_layers < 1 ||
-      c.num_layers > 64) {
+  if (c.in_dim < 1 || c.hidden < 1 || c.num_classes < 1 || c.num_layers < 1 || c.num_layers > 64) {
     COOPGNN_IO_FAIL("{}: model widths or layer count out of range ({})", manifest.string(),
                     j.dump());
   }
   return c;
 }
 
+/// The fields of work_counters by name, for both directions of its JSON form.
+constexpr std::pair<const char*, std::int64_t work_counters::*> kWorkFields[] = {
+    {"seeds", &work_counters::seeds},
+    {"sampled_edges", &work_counters::sampled_edges},
+    {"sampled_vertices", &work_counters::sampled_vertices},
+    {"feature_rows", &work_counters::feature_rows},
+    {"feature_bytes", &work_counters::feature_bytes},
+    {"alltoall_bytes", &work_counters::alltoall_bytes},
+    {"alltoall_calls", &work_counters::alltoall_calls},
+    {"allreduce_bytes", &work_counters::allreduce_bytes},
+    {"cache_hits", &work_counters::cache_hits},
+    {"cache_misses", &work_counters::cache_misses}};
+
 }  // namespace
+
+json work_counters_json(const work_counters& w) {
+  json j = json::object();
+  for (auto const& [key, member] : kWorkFields) j[key] = w.*member;
+  return j;
+}
+
+work_counters work_counters_of(const json& j, const fs::path& file) {
+  work_counters w;
+  for (auto const& [key, member] : kWorkFields) w.*member = get_key<std::int64_t>(j, key, file);
+  return w;
+}
 
 json run_identity(const dataset& ds, const train_config& cfg, const json& extra) {
   json j = {
@@ -322,7 +318,8 @@ std::string latest_name(const fs::path& dir) {
 fs::path write_checkpoint(const fs::path& dir, const checkpoint& c) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) COOPGNN_IO_FAIL("{}: cannot create the checkpoint directory: {}", dir.string(), ec.message());
+  if (ec)
+    COOPGNN_IO_FAIL("{}: cannot create the checkpoint directory: {}", dir.string(), ec.message());
   std::string const name = checkpoint_name(c.position);
   std::string const previous = latest_name(dir);
   fs::path const final_dir = dir / name;
@@ -340,8 +337,10 @@ fs::path write_checkpoint(const fs::path& dir, const checkpoint& c) {
   arrays["adam_v"] = put_array(tmp, "adam_v", s.adam_v, {n});
   if (s.emb.rows() > 0) {
     arrays["embeddings"] = put_array(tmp, "embeddings", flat(s.emb), shape_of(s.emb));
-    arrays["embeddings_adam_m"] = put_array(tmp, "embeddings_adam_m", flat(s.emb_m), shape_of(s.emb_m));
-    arrays["embeddings_adam_v"] = put_array(tmp, "embeddings_adam_v", flat(s.emb_v), shape_of(s.emb_v));
+    arrays["embeddings_adam_m"] =
+        put_array(tmp, "embeddings_adam_m", flat(s.emb_m), shape_of(s.emb_m));
+    arrays["embeddings_adam_v"] =
+        put_array(tmp, "embeddings_adam_v", flat(s.emb_v), shape_of(s.emb_v));
   }
   json m = {{"format", kFormat},
             {"version", kVersion},
@@ -352,7 +351,7 @@ fs::path write_checkpoint(const fs::path& dir, const checkpoint& c) {
               {"next_batch", c.position.next_batch},
               {"batches_per_epoch", c.batches_per_epoch},
               {"loss_sum", c.position.loss_sum},
-              {"work", work_json(c.position.work)}}},
+              {"work", work_counters_json(c.position.work)}}},
             {"adam_steps", s.adam_steps},
             {"embedding_steps", s.emb_steps},
             {"extra", c.extra},
@@ -387,13 +386,14 @@ checkpoint read_checkpoint(const fs::path& dir) {
   json const m = read_manifest(cdir, "checkpoint");
   auto const file = cdir / "manifest.json";
   checkpoint c;
+  c.path = cdir;
   c.identity = get_key<json>(m, "identity", file);
   json const p = get_key<json>(m, "position", file);
   c.position.epoch = get_key<int>(p, "epoch", file);
   c.position.next_batch = get_key<std::int64_t>(p, "next_batch", file);
   c.batches_per_epoch = get_key<std::int64_t>(p, "batches_per_epoch", file);
   c.position.loss_sum = get_key<double>(p, "loss_sum", file);
-  c.position.work = work_of(get_key<json>(p, "work", file), file);
+  c.position.work = work_counters_of(get_key<json>(p, "work", file), file);
   if (c.position.epoch < 1 || c.position.next_batch < 0 ||
       c.position.next_batch > c.batches_per_epoch) {
     COOPGNN_IO_FAIL("{}: position epoch {} batch {} of {} is impossible", file.string(),
@@ -426,11 +426,12 @@ void write_saved_model(const fs::path& dir, const saved_model& sm) {
   arrays["params"] =
       put_array(dir, "params", sm.params, {static_cast<std::int64_t>(sm.params.size())});
   if (sm.embeddings) {
-    arrays["embeddings"] = put_array(dir, "embeddings", flat(*sm.embeddings), shape_of(*sm.embeddings));
+    arrays["embeddings"] =
+        put_array(dir, "embeddings", flat(*sm.embeddings), shape_of(*sm.embeddings));
   }
-  json const m = {{"format", kFormat},        {"version", kVersion},
-                  {"kind", "model"},          {"model", model_config_json(sm.config)},
-                  {"identity", sm.identity},  {"arrays", arrays}};
+  json const m = {{"format", kFormat},       {"version", kVersion},
+                  {"kind", "model"},         {"model", model_config_json(sm.config)},
+                  {"identity", sm.identity}, {"arrays", arrays}};
   write_durable(dir / "manifest.json", m.dump(2) + "\n");
 }
 

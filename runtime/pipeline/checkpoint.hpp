@@ -17,10 +17,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "models/model.hpp"
 #include "runtime/core/matrix.hpp"
@@ -45,6 +44,12 @@ nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
 void check_resumable(const nlohmann::json& saved, const nlohmann::json& current,
                      const std::filesystem::path& manifest);
 
+/// work_counters as a JSON object of its ten fields by name ("seeds", ..., "cache_misses").
+nlohmann::json work_counters_json(const work_counters& w);
+/// The inverse of work_counters_json. @throws io_error naming `file` and the field that is
+/// missing or not an integer.
+work_counters work_counters_of(const nlohmann::json& j, const std::filesystem::path& file);
+
 /// Everything a checkpoint holds.
 struct checkpoint {
   nlohmann::json identity = nlohmann::json::object();  ///< run_identity of the run
@@ -52,6 +57,7 @@ struct checkpoint {
   std::int64_t batches_per_epoch = 0;                  ///< of the run (checked on resume)
   trainer_state state;                                 ///< weights, Adam, embeddings
   nlohmann::json extra = nlohmann::json::object();     ///< tool-level state (totals so far)
+  std::filesystem::path path;  ///< read_checkpoint: the directory it was read from
 };
 
 /// The name of the sub-directory for position `p`: "ckpt-EEEEEE-BBBBBB".
@@ -75,8 +81,8 @@ checkpoint read_checkpoint(const std::filesystem::path& dir);
 /// A trained model as --save-model writes it and `embed` / `predict` read it.
 struct saved_model {
   models::model_config config;
-  std::vector<float> params;                            ///< [num_parameters] params() order
-  std::optional<matrix<float>> embeddings;              ///< [|V|, D] learnable input rows
+  std::vector<float> params;                           ///< [num_parameters] params() order
+  std::optional<matrix<float>> embeddings;             ///< [|V|, D] learnable input rows
   nlohmann::json identity = nlohmann::json::object();  ///< run_identity of the training run
 };
 

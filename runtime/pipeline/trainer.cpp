@@ -883,7 +883,6 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   return rep;
 }
 
-
 trainer_state trainer::state() const {
   trainer_state s;
   bind_device(0);

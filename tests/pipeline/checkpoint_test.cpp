@@ -4,6 +4,8 @@
 // work counters; timings apart) and bitwise the same final weights, for node classification and
 // for link prediction with learnable embeddings, both protocols, P in {1, 3}. Damaged
 // checkpoints are clear io_errors naming the file.
+#include "runtime/pipeline/checkpoint.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
@@ -139,9 +140,9 @@ TEST_P(ExactResume, MatchesTheUninterruptedRun) {
     }
     if (u.stop_batches > 0) {
       int calls = 0;
-      auto const partial =
-          tr.run_epoch(epoch_position{.epoch = u.stop_epoch}, false, {},
-                       [&] { return ++calls == u.stop_batches; }, &at);
+      auto const partial = tr.run_epoch(
+          epoch_position{.epoch = u.stop_epoch}, false, {},
+          [&] { return ++calls == u.stop_batches; }, &at);
       ASSERT_EQ(at.next_batch, u.stop_batches);
       EXPECT_EQ(partial.batches, u.stop_batches);
     }
@@ -190,23 +191,22 @@ TEST_P(ExactResume, MatchesTheUninterruptedRun) {
 
 INSTANTIATE_TEST_SUITE_P(
     Runs, ExactResume,
-    ::testing::Values(
-        resume_usecase{"nc_coop_p1", task_kind::node_classification, minibatch_mode::cooperative,
-                       1, 3, 2, 2},
-        resume_usecase{"nc_coop_p3", task_kind::node_classification, minibatch_mode::cooperative,
-                       3, 3, 2, 1},
-        resume_usecase{"nc_indep_p1", task_kind::node_classification,
-                       minibatch_mode::independent, 1, 3, 3, 0},
-        resume_usecase{"nc_indep_p3", task_kind::node_classification,
-                       minibatch_mode::independent, 3, 3, 2, 2},
-        resume_usecase{"lp_coop_p1", task_kind::link_prediction, minibatch_mode::cooperative, 1,
-                       2, 2, 1},
-        resume_usecase{"lp_coop_p3", task_kind::link_prediction, minibatch_mode::cooperative, 3,
-                       2, 2, 2},
-        resume_usecase{"lp_indep_p1", task_kind::link_prediction, minibatch_mode::independent,
-                       1, 2, 2, 0},
-        resume_usecase{"lp_indep_p3", task_kind::link_prediction, minibatch_mode::independent,
-                       3, 2, 2, 1}),
+    ::testing::Values(resume_usecase{"nc_coop_p1", task_kind::node_classification,
+                                     minibatch_mode::cooperative, 1, 3, 2, 2},
+                      resume_usecase{"nc_coop_p3", task_kind::node_classification,
+                                     minibatch_mode::cooperative, 3, 3, 2, 1},
+                      resume_usecase{"nc_indep_p1", task_kind::node_classification,
+                                     minibatch_mode::independent, 1, 3, 3, 0},
+                      resume_usecase{"nc_indep_p3", task_kind::node_classification,
+                                     minibatch_mode::independent, 3, 3, 2, 2},
+                      resume_usecase{"lp_coop_p1", task_kind::link_prediction,
+                                     minibatch_mode::cooperative, 1, 2, 2, 1},
+                      resume_usecase{"lp_coop_p3", task_kind::link_prediction,
+                                     minibatch_mode::cooperative, 3, 2, 2, 2},
+                      resume_usecase{"lp_indep_p1", task_kind::link_prediction,
+                                     minibatch_mode::independent, 1, 2, 2, 0},
+                      resume_usecase{"lp_indep_p3", task_kind::link_prediction,
+                                     minibatch_mode::independent, 3, 2, 2, 1}),
     [](const auto& info) { return std::string(info.param.name); });
 
 /// A small checkpoint written to `dir`: its state is made up, not trained.
@@ -282,7 +282,8 @@ TEST(CheckpointFiles, EditedManifestIsNamed) {
   EXPECT_NE(why.find("manifest.json"), std::string::npos) << why;
   EXPECT_NE(why.find("impossible"), std::string::npos) << why;
   // A key removed.
-  test::write_text(manifest, R"({"format": "coopgnn-checkpoint", "version": 1, "kind": "checkpoint"})");
+  test::write_text(manifest,
+                   R"({"format": "coopgnn-checkpoint", "version": 1, "kind": "checkpoint"})");
   why = test::error_of([&] { (void)read_checkpoint(dir.path()); });
   EXPECT_NE(why.find("'identity'"), std::string::npos) << why;
   // A bad pointer.

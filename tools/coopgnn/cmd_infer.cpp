@@ -21,10 +21,10 @@ namespace {
 struct infer_options {
   std::string model;
   std::string dataset;
-  std::string out;          // embed: the embeddings; predict: the class ids
-  std::string out_logits;   // predict
-  int layer = 0;            // embed: 1..L, 0 = the last conv layer
-  int threads = 0;          // 0 = every core
+  std::string out;         // embed: the embeddings; predict: the class ids
+  std::string out_logits;  // predict
+  int layer = 0;           // embed: 1..L, 0 = the last conv layer
+  int threads = 0;         // 0 = every core
 };
 
 /// The saved model, the dataset it was trained on (checked against the manifest) and the input
@@ -66,8 +66,8 @@ loaded_model load_model(const infer_options& o) {
     lm.input = std::move(ds.features);
   }
   if (lm.input.rows() != ds.num_nodes) {
-    COOPGNN_IO_FAIL("{}: {} embedding rows for a graph of {} vertices", manifest,
-                    lm.input.rows(), ds.num_nodes);
+    COOPGNN_IO_FAIL("{}: {} embedding rows for a graph of {} vertices", manifest, lm.input.rows(),
+                    ds.num_nodes);
   }
   lm.model = std::make_unique<models::gnn_model>(exec_context(backend::host), lm.saved.config);
   lm.model->copy_parameters_from(lm.saved.params);
@@ -84,8 +84,9 @@ void add_model_options(CLI::App* cmd, infer_options& o) {
   cmd->add_option("--dataset", o.dataset,
                   "The dataset directory the model was trained on (its graph and features); "
                   "default: the bundled Cora");
-  cmd->add_option("--threads", o.threads, "Host threads (0 = every core; results do not "
-                                          "depend on it)")
+  cmd->add_option("--threads", o.threads,
+                  "Host threads (0 = every core; results do not "
+                  "depend on it)")
       ->capture_default_str();
 }
 
@@ -99,9 +100,10 @@ void add_infer_commands(CLI::App& app) {
       "vertex (no dropout), written as a float32 .npy [|V|, width].");
   add_model_options(embed, *eo);
   embed->add_option("--out", eo->out, "Output .npy file")->required();
-  embed->add_option("--layer", eo->layer,
-                    "Output of GNN layer K (1 .. number of layers); default: the last GNN "
-                    "layer (before the --linear-head, if any)")
+  embed
+      ->add_option("--layer", eo->layer,
+                   "Output of GNN layer K (1 .. number of layers); default: the last GNN "
+                   "layer (before the --linear-head, if any)")
       ->capture_default_str();
   embed->callback([eo] {
     auto lm = load_model(*eo);
@@ -153,11 +155,10 @@ void add_infer_commands(CLI::App& app) {
       }
       write_npy(po->out, cls, std::vector<std::int64_t>{logits.rows()});
     }
-    fmt::print("predictions for {} vertices ({} classes) written to {}\n", logits.rows(),
-               logits.cols(),
-               po->out.empty() ? po->out_logits
-                               : (po->out_logits.empty() ? po->out
-                                                         : po->out + " and " + po->out_logits));
+    fmt::print(
+        "predictions for {} vertices ({} classes) written to {}\n", logits.rows(), logits.cols(),
+        po->out.empty() ? po->out_logits
+                        : (po->out_logits.empty() ? po->out : po->out + " and " + po->out_logits));
   });
 }
 

@@ -11,11 +11,11 @@
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/signals.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/transforms.hpp"
-#include "runtime/core/signals.hpp"
 #include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
@@ -364,8 +364,8 @@ nlohmann::json identity_of(const dataset& ds, const train_options& o) {
   nlohmann::json extra = {
       {"--feature", ds.feature_name},
       {"--normalize-features", o.normalize_features},
-      {"dataset.task", ds.link && o.cfg.task == task_kind::link_prediction ? ds.link->name
-                                                                           : ds.task_name}};
+      {"dataset.task",
+       ds.link && o.cfg.task == task_kind::link_prediction ? ds.link->name : ds.task_name}};
   return run_identity(ds, o.cfg, extra);
 }
 
@@ -375,27 +375,18 @@ nlohmann::json totals_json(const epoch_report& t) {
           {"batches", t.batches},
           {"train_seconds", t.epoch_seconds},
           {"eval_seconds", t.eval_seconds},
-          {"work", to_json(t)["work"]},
-          {"cache", to_json(t)["cache"]}};
+          {"work", work_counters_json(t.work)}};
 }
 
-void restore_totals(const nlohmann::json& extra, epoch_report& t) {
-  if (!extra.contains("totals")) return;
-  auto const& j = extra["totals"];
+void restore_totals(const checkpoint& c, epoch_report& t) {
+  if (!c.extra.contains("totals")) return;
+  auto const& j = c.extra["totals"];
+  auto const manifest = c.path / "manifest.json";
   t.epoch = j.value("epochs", 0);
   t.batches = j.value("batches", std::int64_t{0});
   t.epoch_seconds = j.value("train_seconds", 0.0);
   t.eval_seconds = j.value("eval_seconds", 0.0);
-  auto const& w = j["work"];
-  t.work.seeds = w.value("seeds", std::int64_t{0});
-  t.work.sampled_edges = w.value("sampled_edges", std::int64_t{0});
-  t.work.sampled_vertices = w.value("sampled_vertices", std::int64_t{0});
-  t.work.feature_rows = w.value("feature_rows", std::int64_t{0});
-  t.work.feature_bytes = w.value("feature_bytes", std::int64_t{0});
-  t.work.alltoall_bytes = w.value("alltoall_bytes", std::int64_t{0});
-  t.work.allreduce_bytes = w.value("allreduce_bytes", std::int64_t{0});
-  t.work.cache_hits = j["cache"].value("hits", std::int64_t{0});
-  t.work.cache_misses = j["cache"].value("misses", std::int64_t{0});
+  t.work = work_counters_of(j.value("work", nlohmann::json::object()), manifest);
 }
 
 /// Trains one configuration for cfg.epochs epochs (from a checkpoint with --resume, saving them
@@ -423,9 +414,10 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     auto const manifest = c.path / "manifest.json";
     check_resumable(c.identity, identity, manifest);
     if (c.batches_per_epoch != nb) {
-      throw io_error(fmt::format("{}: cannot resume: {} batches per epoch in the checkpoint, {} "
-                                 "in this run",
-                                 manifest.string(), c.batches_per_epoch, nb));
+      throw io_error(
+          fmt::format("{}: cannot resume: {} batches per epoch in the checkpoint, {} "
+                      "in this run",
+                      manifest.string(), c.batches_per_epoch, nb));
     }
     try {
       tr.restore(c.state);
@@ -434,7 +426,7 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     }
     pos = c.position;
     if (pos.next_batch == nb) pos = epoch_position{.epoch = pos.epoch + 1};
-    restore_totals(c.extra, total);
+    restore_totals(c, total);
     if (!o.quiet) {
       fmt::print("resumed from {}: epoch {} batch {}/{}\n", c.path.string(), pos.epoch,
                  pos.next_batch, nb);

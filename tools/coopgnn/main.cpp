@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <exception>
 
 #include "runtime/core/error.hpp"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const coopgnn::cli::interrupted& e) {
+    std::fflush(stdout);  // what the run printed comes before where it stopped
     fmt::print(stderr, "coopgnn: {}\n", e.what());
     return coopgnn::signals::exit_status(e.signal());
   } catch (const coopgnn::error& e) {
