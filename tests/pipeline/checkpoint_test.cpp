@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
+#include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
@@ -321,6 +322,21 @@ TEST(CheckpointFiles, ResumeRefusesAChangedConfigNamingTheField) {
   auto const why = test::error_of(
       [&] { check_resumable(run_identity(ds, a), run_identity(other, a), "m.json"); });
   EXPECT_NE(why.find("dataset is"), std::string::npos) << why;
+}
+
+TEST(MetricsLines, AppendedWholeWithNewlines) {
+  test::temp_dir dir;
+  auto const file = dir / "m.jsonl";
+  test::write_text(file, "{\"epoch\":0}\n");
+  {
+    line_appender out(file);
+    out.append(R"({"epoch":1})");
+    out.append(R"({"epoch":2})");
+    EXPECT_THROW(out.append("two\nlines"), logic_error);
+  }
+  EXPECT_EQ(test::read_text(file), "{\"epoch\":0}\n{\"epoch\":1}\n{\"epoch\":2}\n");
+  auto const why = test::error_of([&] { line_appender bad(dir / "no/such/dir/m.jsonl"); });
+  EXPECT_NE(why.find("no/such/dir/m.jsonl"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -401,6 +401,9 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
   COOPGNN_EXPECTS(o.checkpoint_every >= 1, "--checkpoint-every {} must be at least 1",
                   o.checkpoint_every);
   if (o.checkpoint.empty()) o.checkpoint = o.resume;  // --resume DIR keeps saving there
+  COOPGNN_EXPECTS(o.checkpoint_every == 1 || !o.checkpoint.empty(),
+                  "--checkpoint-every {} without --checkpoint DIR: nothing would be saved",
+                  o.checkpoint_every);
   auto const identity = identity_of(data.ds, o);
   trainer tr(data.ds, data.g, o.cfg);
   auto const nb = tr.batches_per_epoch();
