@@ -40,17 +40,32 @@ void fsync_path(const fs::path& p) {
   if (rc != 0) COOPGNN_IO_FAIL("{}: fsync failed: {}", p.string(), std::strerror(err));
 }
 
-/// Writes `text` to `file` durably: a temporary beside it, fsync'ed, renamed over `file`.
+/// Writes `text` to `file` durably: "<file>.tmp.PID" written and fsync'ed, renamed over `file`,
+/// then the directory fsync'ed. A crash at any point leaves the old or the new file, complete.
 void write_durable(const fs::path& file, const std::string& text) {
-  {
-    atomic_file out(file);
-    out.write(text.data(), text.size());
-    // atomic_file renames in commit(); fsync the bytes first through a second descriptor of
-    // the final name right after, then the directory. A crash before the directory fsync
-    // leaves either the old or the new file, both complete.
-    out.commit();
+  fs::path const tmp = file.string() + fmt::format(".tmp.{}", ::getpid());
+  int const fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) COOPGNN_IO_FAIL("{}: cannot create: {}", tmp.string(), std::strerror(errno));
+  std::size_t off = 0;
+  while (off < text.size()) {
+    ssize_t const n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int const err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      COOPGNN_IO_FAIL("{}: cannot write: {}", tmp.string(), std::strerror(err));
+    }
+    off += static_cast<std::size_t>(n);
   }
-  fsync_path(file);
+  bool const synced = ::fsync(fd) == 0;
+  int const err = errno;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), file.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    COOPGNN_IO_FAIL("{}: cannot {}: {}", file.string(), synced ? "rename into place" : "fsync",
+                    std::strerror(synced ? errno : err));
+  }
   fsync_path(file.parent_path().empty() ? fs::path(".") : file.parent_path());
 }
 
