@@ -20,6 +20,7 @@ void run_data_cli(std::vector<std::string> args) {
 std::string run_train_cli(std::vector<std::string> args) {
   CLI::App app{"test"};
   cli::add_train_commands(app);
+  cli::add_infer_commands(app);
   std::reverse(args.begin(), args.end());
   try {
     app.parse(args);
