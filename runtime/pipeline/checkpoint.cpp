@@ -191,6 +191,14 @@ json model_config_json(const models::model_config& c) {
             {"activation", models::to_string(c.activation)},
             {"decoder_hidden", c.decoder_hidden}};
   j["decoder"] = c.decoder ? json(models::to_string(*c.decoder)) : json(nullptr);
+  if (c.kind == models::conv_kind::gat) {
+    j["gat"] = {{"heads", c.gat.heads},
+                {"out_heads", c.out_heads},
+                {"attn_dropout", c.gat.attn_dropout},
+                {"negative_slope", c.gat.negative_slope},
+                {"residual", c.gat.residual},
+                {"self_loops", c.gat.self_loops}};
+  }
   return j;
 }
 
@@ -214,6 +222,18 @@ models::model_config model_config_of(const json& j, const fs::path& manifest) {
   c.seed = get_key<std::uint64_t>(j, "seed", manifest);
   c.layer_norm = get_key<bool>(j, "layer_norm", manifest);
   c.decoder_hidden = get_key<std::int64_t>(j, "decoder_hidden", manifest);
+  if (c.kind == models::conv_kind::gat) {
+    json const g = get_key<json>(j, "gat", manifest);
+    c.gat.heads = get_key<std::int64_t>(g, "heads", manifest);
+    c.out_heads = get_key<std::int64_t>(g, "out_heads", manifest);
+    c.gat.attn_dropout = get_key<float>(g, "attn_dropout", manifest);
+    c.gat.negative_slope = get_key<float>(g, "negative_slope", manifest);
+    c.gat.residual = get_key<bool>(g, "residual", manifest);
+    c.gat.self_loops = get_key<bool>(g, "self_loops", manifest);
+    if (c.gat.heads < 1 || c.out_heads < 1 || c.gat.heads > 256 || c.out_heads > 256) {
+      COOPGNN_IO_FAIL("{}: model: GAT heads out of range ({})", manifest.string(), g.dump());
+    }
+  }
   if (c.in_dim < 1 || c.hidden < 1 || c.num_classes < 1 || c.num_layers < 1 || c.num_layers > 64) {
     COOPGNN_IO_FAIL("{}: model widths or layer count out of range ({})", manifest.string(),
                     j.dump());
@@ -277,6 +297,13 @@ json run_identity(const dataset& ds, const train_config& cfg, const json& extra)
       {"--activation", models::to_string(cfg.activation)},
       {"--embedding-dim", cfg.embedding_dim},
   };
+  if (cfg.model == models::conv_kind::gat) {
+    j["--heads"] = cfg.heads;
+    j["--out-heads"] = cfg.out_heads;
+    j["--attn-dropout"] = cfg.attn_dropout;
+    j["--negative-slope"] = cfg.negative_slope;
+    j["--residual"] = cfg.residual;
+  }
   if (cfg.task == task_kind::link_prediction) {
     j["--decoder"] = models::to_string(cfg.decoder);
     j["--decoder-hidden"] = cfg.decoder_hidden;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
@@ -243,6 +244,36 @@ TEST(CheckpointFiles, RoundTripAndKeepThePreviousOne) {
   EXPECT_FALSE(fs::exists(p1)) << "older than the previous one: removed";
   EXPECT_TRUE(fs::exists(p2));
   EXPECT_FALSE(fs::exists(dir / "ckpt-000003-000004.tmp.999"));
+}
+
+TEST(CheckpointFiles, SavedGatModelKeepsItsAttentionConfiguration) {
+  // A GAT model is rebuilt from the manifest alone (embed / predict): heads and attention
+  // options must survive, or the parameter count (and the model) would differ.
+  test::temp_dir dir;
+  saved_model m;
+  m.config.kind = models::conv_kind::gat;
+  m.config.in_dim = 5;
+  m.config.hidden = 3;
+  m.config.num_classes = 2;
+  m.config.num_layers = 2;
+  m.config.gat.heads = 4;
+  m.config.out_heads = 2;
+  m.config.gat.attn_dropout = 0.25f;
+  m.config.gat.negative_slope = 0.1f;
+  m.config.gat.residual = true;
+  exec_context const ctx(backend::host);
+  models::gnn_model const model(ctx, m.config);
+  m.params.assign(static_cast<std::size_t>(model.num_parameters()), 0.5f);
+  write_saved_model(dir.path(), m);
+  saved_model const back = read_saved_model(dir.path());
+  EXPECT_EQ(back.config.kind, models::conv_kind::gat);
+  EXPECT_EQ(back.config.gat.heads, 4);
+  EXPECT_EQ(back.config.out_heads, 2);
+  EXPECT_EQ(back.config.gat.attn_dropout, 0.25f);
+  EXPECT_EQ(back.config.gat.negative_slope, 0.1f);
+  EXPECT_TRUE(back.config.gat.residual);
+  EXPECT_TRUE(back.config.gat.self_loops);
+  EXPECT_EQ(back.params.size(), m.params.size());
 }
 
 TEST(CheckpointFiles, TruncatedArrayIsNamed) {
