@@ -221,6 +221,26 @@ conv_cost conv_seconds(const machine_model& m, const layer_shape& s, const cost_
   };
   conv_cost c;
   double const drop = o.dropout ? K(9 * ns * in, 0) : 0;
+  if (o.conv == models::conv_kind::gat) {
+    // The last conv (block 0) averages out_heads heads of out columns; hidden convs concatenate.
+    bool const last = s.layer == 0;
+    double const heads = static_cast<double>(last ? o.out_heads : o.heads);
+    double const w = last ? heads * out : out;  // columns the heads compute together
+    double const e2 = e + nd;                   // one self-loop per destination
+    double const project = K(4 * ns * w + 8 * ns * heads, 4 * ns * w);
+    double const scores = K(8 * e2 + 12 * e2 * heads, 3 * e2 * heads);
+    double const softmax = K(16 * e2 * heads, 4 * e2 * heads);
+    double const adrop = o.attn_dropout ? K(9 * e2 * heads, 0) : 0;
+    double const aggregate = K(12 * e2 + 4 * e2 * heads + 4 * e2 * w + 4 * nd * w, 2 * e2 * w);
+    c.forward += drop + gemm(ns, in, w, false) + project + scores + softmax + adrop + aggregate +
+                 K(8 * nd * out, nd * out);  // bias + ELU
+    // Backward: ELU', d(alpha) and d(z) (two SpMM-shaped passes), dropout', softmax', scores',
+    // projections', dW; dX and the input dropout' except for the input layer.
+    c.backward += K(12 * nd * out, nd * out) + 2 * aggregate + adrop + softmax + scores + project +
+                  gemm(ns, in, w, true);
+    if (s.input_grad) c.backward += gemm(ns, w, in, false) + drop;
+    return c;
+  }
   c.forward += drop + K(8 * nd * out, nd * out);  // dropout, bias + ReLU
   c.backward += K(12 * nd * out, nd * out);       // ReLU' (read g, out; write g)
   if (mlp) {

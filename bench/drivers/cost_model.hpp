@@ -88,6 +88,11 @@ struct cost_options {
   models::conv_kind conv = models::conv_kind::sage;
   bool dropout = true;  ///< training with dropout on each conv's input (the trainer's default)
   feature_placement placement = feature_placement::uva;
+  /// GAT: heads of the hidden convs (their out_dim is heads x per-head width) and of the last
+  /// conv (averaged: it computes out_heads x out_dim columns), and attention dropout on.
+  std::int64_t heads = 1;
+  std::int64_t out_heads = 1;
+  bool attn_dropout = false;
 };
 
 /// Modelled seconds of one step on one PE, per stage: the measured stages' struct, so that both
@@ -109,6 +114,12 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 ///                   + exchange gathers K(16 n_src in) when exchanges (c, m: as the conv runs)
 ///   backward      = the mirror: ReLU' , dW GEMMs, and (except the input layer) dX GEMMs,
 ///                   the transposed SpMM and dropout'; + exchange gathers
+///   GAT convs (Velickovic et al. 2018; models/layers.hpp) with H heads computing W = H c
+///   columns over E' = E + n_dst edges (one self-loop per destination): GEMM [n_src, in] x
+///   [in, W]; attention projections K(4 n_src W + 8 n_src H, 4 n_src W); scores + LeakyReLU
+///   K(8 E' + 12 E' H, 3 E' H); edge softmax K(16 E' H, 4 E' H); attention dropout
+///   K(9 E' H); per-head SpMM K(12 E' + 4 E' H + 4 E' W + 4 n_dst W, 2 E' W); bias + ELU.
+///   Backward: the same kernels' adjoints (two SpMM-shaped passes for d(alpha) and d(z)).
 ///   communication = alltoall_bytes / (nvlink_gbps 1e9 nccl_efficiency)
 ///                   + alltoall_calls nccl_latency_us 1e-6
 ///                   + (P > 1) ring all-reduce 2 (P - 1) / P allreduce_bytes / the same link

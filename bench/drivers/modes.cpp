@@ -38,6 +38,9 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.num_pes = P;
   cfg.model = models::parse_conv_kind(o.model);
   cfg.hidden = o.hidden;
+  cfg.heads = o.heads;
+  cfg.out_heads = o.out_heads;
+  cfg.attn_dropout = o.attn_dropout;
   cfg.fanouts = o.fanouts;
   cfg.sampler = o.sampler;
   cfg.batch_size = o.batch_per_pe > 0 ? o.batch_per_pe * P : o.batch_size;
@@ -59,6 +62,9 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cost_options copt = o.cost;
   copt.conv = cfg.model;
   copt.dropout = cfg.dropout > 0;
+  copt.heads = cfg.heads;
+  copt.out_heads = cfg.out_heads;
+  copt.attn_dropout = cfg.attn_dropout > 0;
   bool const coop = mode == minibatch_mode::cooperative;
   double const row_bytes = static_cast<double>(ds.feature_dim()) * sizeof(float);
   std::vector<std::vector<modelled_seconds>> pe_model(
@@ -210,6 +216,11 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
   j["warmup"] = o.warmup;
   j["hidden"] = o.hidden;
   j["model"] = o.model;
+  if (o.model == "gat") {
+    j["heads"] = o.heads;
+    j["out_heads"] = o.out_heads;
+    j["attn_dropout"] = o.attn_dropout;
+  }
   j["seed"] = o.seed;
   j["batch_per_pe"] = o.batch_per_pe;
   j["seconds"] = r.seconds;

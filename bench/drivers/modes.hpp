@@ -33,7 +33,10 @@ struct modes_options {
   int batches = 8;  ///< measured batches per (mode, P)
   int warmup = 1;   ///< batches run before measuring
   std::string model = "sage";
-  std::int64_t hidden = 64;
+  std::int64_t hidden = 64;  ///< GAT: per head
+  std::int64_t heads = 1;    ///< GAT: hidden-layer heads (train_config::heads)
+  std::int64_t out_heads = 1;
+  float attn_dropout = 0.0f;
   std::uint64_t seed = 0;
   std::vector<machine_model> machines;      ///< to model (load_machines); none = no model
   cost_options cost;                        ///< placement; conv and dropout are set from the run

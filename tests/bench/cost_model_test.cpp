@@ -75,6 +75,28 @@ TEST(CostModel, StagesOfOneLayerByHand) {
   EXPECT_NEAR(t.total(), t.sample + t.feature_load + t.forward + t.backward + t.optimizer, 1e-15);
 }
 
+TEST(CostModel, GatOutputLayerByHand) {
+  // The last conv (block 0) of a GAT: 2 averaged heads of 4 classes (8 columns computed),
+  // E' = 40 edges + 10 self-loops = 50, input dropout on, no attention dropout.
+  auto const m = round_machine();
+  cost_options o;
+  o.conv = models::conv_kind::gat;
+  o.out_heads = 2;
+  step_counts c;
+  c.layers = {{0, 10, 30, 40, 8, 4, true, false}};
+  c.parameters = 0;
+  auto const t = model_step(m, c, o);
+  // Forward bytes (every kernel is byte-bound here): dropout 9*30*8 = 2160; GEMM [30,8]x[8,8]
+  // 4*(240+64+240) = 2176; projections 4*30*8 + 8*30*2 = 1440; scores 8*50 + 12*50*2 = 1600;
+  // softmax 16*50*2 = 1600; aggregate 12*50 + 4*50*2 + 4*50*8 + 4*10*8 = 2920; bias+ELU
+  // 8*10*4 = 320; seven kernels.
+  EXPECT_NEAR(t.forward, (2160 + 2176 + 1440 + 1600 + 1600 + 2920 + 320) / 5e8 + 7e-6, 1e-15);
+  // Backward: ELU' 12*40 = 480; two aggregate-shaped passes 2*2920; softmax' 1600; scores'
+  // 1600; projections' 1440; dW accumulating 2176 + 4*30*8 = 3136; no input gradient; seven
+  // kernels.
+  EXPECT_NEAR(t.backward, (480 + 2 * 2920 + 1600 + 1600 + 1440 + 3136) / 5e8 + 7e-6, 1e-15);
+}
+
 TEST(CostModel, ExchangesAddLinkBytesLatencyAndGathers) {
   auto const m = round_machine();
   auto c = one_layer(4, true);

@@ -74,11 +74,14 @@ void run_bench_modes(bench_modes_args& a) {
   h.num_edges = ds.num_edges();
   h.command = bench::process_command_line(fmt::format(
       "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} "
-      "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {} --seed {} "
+      "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {}{} --seed {} "
       "--backend {} --machine {} --feature-placement {}{} --out {}",
       a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size, a.opt.batch_per_pe,
-      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden, a.opt.seed,
-      to_string(a.opt.compute_backend), a.machine_file, a.placement,
+      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
+      a.opt.model == "gat" ? fmt::format(" --heads {} --out-heads {} --attn-dropout {}",
+                                         a.opt.heads, a.opt.out_heads, a.opt.attn_dropout)
+                           : std::string(),
+      a.opt.seed, to_string(a.opt.compute_backend), a.machine_file, a.placement,
       a.tag.empty() ? std::string() : " --tag " + a.tag, a.out));
   h.created = bench::utc_now_iso8601();
   h.backend = to_string(a.opt.compute_backend);
@@ -115,10 +118,16 @@ void add_bench_modes_command(CLI::App& bench) {
   cmd->add_option("--batches", a->opt.batches, "Measured batches per (mode, P)")
       ->capture_default_str();
   cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")->capture_default_str();
-  cmd->add_option("--model", a->opt.model, "sage or gcn")
-      ->check(CLI::IsMember({"sage", "gcn"}))
+  cmd->add_option("--model", a->opt.model, "sage, gcn or gat")
+      ->check(CLI::IsMember({"sage", "gcn", "gat"}))
       ->capture_default_str();
-  cmd->add_option("--hidden", a->opt.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--hidden", a->opt.hidden, "Hidden width (GAT: per head)")->capture_default_str();
+  cmd->add_option("--heads", a->opt.heads, "GAT: heads of the hidden layers (concatenated)")
+      ->capture_default_str();
+  cmd->add_option("--out-heads", a->opt.out_heads, "GAT: heads of the output layer (averaged)")
+      ->capture_default_str();
+  cmd->add_option("--attn-dropout", a->opt.attn_dropout, "GAT: dropout on attention weights")
+      ->capture_default_str();
   cmd->add_option("--seed", a->opt.seed, "Run seed")->capture_default_str();
   cmd->add_option("--backend", a->backend,
                   "host, cuda (every P on the visible GPUs, ceil(P / GPUs) PEs per GPU) or auto")
