@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/metadata.hpp"
 #include "runtime/graph/npy.hpp"
@@ -556,6 +558,7 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
     COOPGNN_IO_FAIL("{}: empty graph: graph.nodes[0].num is 0 (a dataset needs at least one node)",
                     meta_name);
   }
+  check_declared_nodes(meta_name, "graph.nodes[0].num", nm.num);
   dataset ds;
   ds.name = meta.dataset_name;
   ds.num_nodes = nm.num;
@@ -741,7 +744,11 @@ dataset_contents inspect_dataset(const fs::path& dir) {
   c.name = meta.dataset_name;
   c.node_types = meta.nodes.size();
   c.edge_types = meta.edges.size();
-  for (const node_meta& nm : meta.nodes) c.num_nodes += nm.num;
+  for (const node_meta& nm : meta.nodes) {  // saturating: each num is a non-negative int64
+    c.num_nodes = nm.num > std::numeric_limits<std::int64_t>::max() - c.num_nodes
+                      ? std::numeric_limits<std::int64_t>::max()
+                      : c.num_nodes + nm.num;
+  }
   for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
     const feature_meta& f = meta.feature_data[i];
     dataset_contents::feature e{f.domain, f.type.value_or(""), f.name, f.format, f.path, "", {},
@@ -892,6 +899,13 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   }
   // metadata.yaml last: a directory whose metadata.yaml exists is complete.
   write_metadata(meta, dir / kMetadataFile);
+}
+
+void check_declared_nodes(std::string_view file, std::string_view key, std::int64_t num_nodes) {
+  check_declared_bytes(
+      file, key, static_cast<std::uint64_t>(std::max<std::int64_t>(num_nodes, 0)),
+      saturating_bytes(num_nodes, kBytesPerNode),
+      fmt::format("{} bytes per node: an int64 label and an int64 CSC offset each", kBytesPerNode));
 }
 
 void validate_dataset(const dataset& ds, const std::string& what) {

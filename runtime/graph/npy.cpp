@@ -555,6 +555,9 @@ npy_header read_npy_header(const std::filesystem::path& file) {
   std::string const what = path_str(file);
   std::ifstream in(file, std::ios::binary);
   if (!in) COOPGNN_IO_FAIL("{}: cannot open (missing file or no permission)", what);
+  std::error_code ec;
+  std::uint64_t const size = std::filesystem::file_size(file, ec);
+  if (ec) COOPGNN_IO_FAIL("{}: cannot read the file size: {}", what, ec.message());
   std::vector<std::byte> buf(12);
   in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
   buf.resize(static_cast<std::size_t>(in.gcount()));
@@ -563,18 +566,19 @@ npy_header read_npy_header(const std::filesystem::path& file) {
     std::size_t const len_bytes = major == 1 ? 2 : 4;
     if (buf.size() >= kMagicLen + 2 + len_bytes) {
       std::uint64_t const hl = read_le(buf.data() + kMagicLen + 2, static_cast<int>(len_bytes));
-      std::size_t const want = kMagicLen + 2 + len_bytes + std::min<std::uint64_t>(hl, 1 << 24);
+      // The declared header length is bounded by the file before it sizes the buffer.
+      std::size_t const want = std::min<std::uint64_t>(
+          kMagicLen + 2 + len_bytes + std::min<std::uint64_t>(hl, 1 << 24), size);
       std::size_t const have = buf.size();
-      buf.resize(want);
-      in.read(reinterpret_cast<char*>(buf.data() + have),
-              static_cast<std::streamsize>(want - have));
-      buf.resize(have + static_cast<std::size_t>(in.gcount()));
+      if (want > have) {
+        buf.resize(want);
+        in.read(reinterpret_cast<char*>(buf.data() + have),
+                static_cast<std::streamsize>(want - have));
+        buf.resize(have + static_cast<std::size_t>(in.gcount()));
+      }
     }
   }
   npy_header h = parse_npy_header(buf, what);
-  std::error_code ec;
-  std::uint64_t const size = std::filesystem::file_size(file, ec);
-  if (ec) COOPGNN_IO_FAIL("{}: cannot read the file size: {}", what, ec.message());
   check_data_size(h, size - h.data_offset, what);
   return h;
 }

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/graph/generate.hpp"
 #include "runtime/graph/npz.hpp"
 
@@ -131,6 +132,9 @@ vid_t parse_id(std::string_view tok, const line_reader& in, const char* what) {
   if (v < 0) in.fail(fmt::format("{} {} is a negative vertex id", what, v));
   return v;
 }
+
+/// v + 1, saturating at the largest vid_t (a vertex count from a largest id).
+vid_t plus_one(vid_t v) { return v == std::numeric_limits<vid_t>::max() ? v : v + 1; }
 
 /// OGB file stem under `dir`: prefers STEM.csv.gz, then STEM.csv. Empty when neither exists.
 std::optional<fs::path> find_csv(const fs::path& dir, const std::string& stem) {
@@ -346,26 +350,6 @@ vid_t read_edge_lines(const fs::path& file, dataset& ds, convert_report& rep, vi
 
 // ---- dense size limits -----------------------------------------------------------------------
 
-std::string format_bytes(std::uint64_t b) {
-  auto const d = static_cast<double>(b);
-  if (d >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", d / (1024.0 * 1024 * 1024));
-  if (d >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", d / (1024.0 * 1024));
-  if (d >= 1024.0) return fmt::format("{:.2f} KiB", d / 1024.0);
-  return fmt::format("{} B", b);
-}
-
-/// MemAvailable of /proc/meminfo in bytes; nullopt where it is unknown.
-std::optional<std::uint64_t> mem_available() {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  std::uint64_t kb = 0;
-  std::string unit;
-  while (f >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return std::nullopt;
-}
-
 /// Notes the dense float32 size of a rows x cols matrix made from `source` (a description), then
 /// checks it against the memory and disk limits of `opt`, before anything is allocated.
 void check_dense_size(const std::string& what, const std::string& source, std::int64_t rows,
@@ -378,14 +362,18 @@ void check_dense_size(const std::string& what, const std::string& source, std::i
       fmt::format("{} x {} float32 = {} ({} bytes)", rows, cols, format_bytes(bytes),
                   overflow ? "> 2^64" : fmt::format("{}", bytes));
   note(rep, fmt::format("{}: {} -> dense {}", what, source, size));
-  std::optional<std::uint64_t> const avail =
-      opt.max_dense_bytes > 0 ? std::optional<std::uint64_t>(opt.max_dense_bytes) : mem_available();
+  std::optional<std::uint64_t> avail;
+  if (opt.max_dense_bytes > 0) {
+    avail = opt.max_dense_bytes;
+  } else if (memory_limit const lim = host_memory_limit(); lim.bytes != UINT64_MAX) {
+    avail = lim.bytes;
+  }
   if (avail && bytes > *avail) {
     COOPGNN_IO_FAIL(
         "{}: dense features {} exceed the memory limit of {} ({} bytes, {}); a dense feature "
         "matrix must fit in memory: reduce the feature width{}",
         what, size, format_bytes(*avail), *avail,
-        opt.max_dense_bytes > 0 ? "--max-dense-bytes" : "MemAvailable in /proc/meminfo",
+        opt.max_dense_bytes > 0 ? std::string("--max-dense-bytes") : host_memory_limit().source,
         opt.max_dense_bytes > 0 ? ", or raise --max-dense-bytes" : "");
   }
   if (opt.disk_free_bytes == 0 && opt.output_dir.empty()) return;
@@ -478,7 +466,7 @@ std::string npz_string(const npz_archive& z, const std::string& name) {
   std::string out;
   if (!d.empty() && (d[0] == 'S' || d[0] == 'a') && width <= data.size()) {
     out.assign(data.substr(0, width));
-  } else if (!d.empty() && d[0] == 'U' && descr[0] != '>' && 4 * width <= data.size()) {
+  } else if (!d.empty() && d[0] == 'U' && descr[0] != '>' && width <= data.size() / 4) {
     for (std::size_t i = 0; i < width; ++i) {
       unsigned char const ch = static_cast<unsigned char>(data[4 * i]);
       out.push_back(data[4 * i + 1] == 0 && ch < 128 ? static_cast<char>(ch) : '?');
@@ -669,6 +657,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
     }
     if (graphs == 0) COOPGNN_IO_FAIL("{}: empty file: expected the number of nodes", in.name());
   }
+  check_declared_nodes(nn_file.string(), "node count", ds.num_nodes);
   vid_t const n = ds.num_nodes;
 
   // Edges
@@ -847,6 +836,7 @@ dataset convert_snap(const fs::path& file, const convert_options& opt, convert_r
   ds.name = opt.name.empty() ? default_name(file) : opt.name;
   vid_t const mx = read_edge_lines(file, ds, rep);
   if (ds.src.empty()) COOPGNN_IO_FAIL("{}: no edges (only comments or blank lines)", file.string());
+  check_declared_nodes(file.string(), "|V| (1 + the largest vertex id)", plus_one(mx));
   ds.num_nodes = mx + 1;
   finish_edges(ds, opt, rep, file.string(), stored_once_policy::suggest);
   validate_dataset(ds, file.string());
@@ -1114,7 +1104,11 @@ dataset convert_lightgcn(const fs::path& dir, const convert_options& opt, conver
   if (train.empty()) {
     COOPGNN_IO_FAIL("{}: no interactions (every user line is empty)", (dir / "train.txt").string());
   }
-  vid_t const items = max_item + 1;
+  vid_t const items = plus_one(max_item);
+  check_declared_nodes(
+      (dir / "train.txt").string() + ", test.txt", "|V| (users + 1 + the largest item id)",
+      items > std::numeric_limits<vid_t>::max() - users ? std::numeric_limits<vid_t>::max()
+                                                        : users + items);
   dataset ds;
   ds.name = opt.name.empty() ? default_name(dir) : opt.name;
   ds.num_nodes = users + items;
@@ -1388,7 +1382,8 @@ dataset convert_musae(const fs::path& dir, const convert_options& opt, convert_r
     }
     bool ok = value.is_array();
     for (const auto& x : value) {
-      ok = ok && x.is_number_integer() && x.get<std::int64_t>() >= 0;
+      ok = ok && x.is_number_integer() && x.get<std::int64_t>() >= 0 &&
+           x.get<std::int64_t>() < std::numeric_limits<std::int64_t>::max();
       if (ok) max_feature = std::max(max_feature, x.get<std::int64_t>());
     }
     if (!ok) {
