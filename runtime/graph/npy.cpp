@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 
 namespace coopgnn {
 
@@ -385,6 +386,17 @@ npy_array<T> decode(const npy_header& h, const std::byte* data, const std::strin
   return a;
 }
 
+/// The array read as T may be larger than the file (uint8 data read as int64: 8 times): its
+/// bytes must fit in the memory limit before they are allocated.
+template <typename T>
+void check_decoded_size(const npy_header& h, const std::string& what) {
+  auto const n = static_cast<std::uint64_t>(h.num_elements());
+  check_declared_bytes(what,
+                       fmt::format("the element count of shape {}", format_npy_shape(h.shape)), n,
+                       saturating_bytes(h.num_elements(), sizeof(T)),
+                       fmt::format("{} bytes per element once read", sizeof(T)));
+}
+
 void check_data_size(const npy_header& h, std::uint64_t available, const std::string& what) {
   std::uint64_t const need = h.data_bytes();
   if (available < need) {
@@ -587,6 +599,7 @@ template <typename T>
 npy_array<T> read_npy(const std::filesystem::path& file) {
   std::string const what = path_str(file);
   npy_header const h = read_npy_header(file);
+  check_decoded_size<T>(h, what);
   std::ifstream in(file, std::ios::binary);
   if (!in) COOPGNN_IO_FAIL("{}: cannot open (missing file or no permission)", what);
   in.seekg(static_cast<std::streamoff>(h.data_offset));
@@ -618,6 +631,7 @@ template <typename T>
 npy_array<T> read_npy_buffer(std::span<const std::byte> bytes, const std::string& what) {
   npy_header const h = parse_npy_header(bytes, what);
   check_data_size(h, bytes.size() - h.data_offset, what);
+  check_decoded_size<T>(h, what);
   return decode<T>(h, bytes.data() + h.data_offset, what);
 }
 

@@ -450,6 +450,22 @@ TEST(DeclaredSizes, NpyHeaderLengthBeyondTheFile) {
       HasSubstr("h.npy: header length 4294967295 runs past the end of the file (12 bytes)"));
 }
 
+// The array as read may outgrow the file: 100 uint8 read as int64 need 800 bytes.
+TEST(DeclaredSizes, NpyConversionCheckedAgainstTheMemoryLimit) {
+  temp_dir d;
+  write_file(d / "u8.npy", npy_image("{'descr': '|u1', 'fortran_order': False, 'shape': (100,), }",
+                                     std::string(100, '\x01')));
+  {
+    scoped_env const env("COOPGNN_MEMORY_LIMIT", "799");
+    EXPECT_THAT(error_of([&] { (void)read_npy<std::int64_t>(d / "u8.npy"); }),
+                HasSubstr("u8.npy: the element count of shape (100,) = 100 needs 800 bytes (800 B; "
+                          "8 bytes per element once read) but only 799 bytes"));
+    EXPECT_EQ(read_npy<std::uint8_t>(d / "u8.npy").data.size(), 100u);  // 100 bytes fit
+  }
+  scoped_env const env("COOPGNN_MEMORY_LIMIT", "800");
+  EXPECT_EQ(read_npy<std::int64_t>(d / "u8.npy").data, std::vector<std::int64_t>(100, 1));
+}
+
 /// Overwrites the uncompressed size of the first member in the local and central headers of the
 /// zip `p` (offsets 22 and 24 after the signatures PK\3\4 and PK\1\2).
 void patch_declared_size(const fs::path& p, std::uint32_t size) {

@@ -37,7 +37,7 @@ class line_reader {
     gz_ = gzopen(name_.c_str(), "rb");
     if (gz_ == nullptr) COOPGNN_IO_FAIL("{}: cannot open", name_);
     gzbuffer(gz_, 1 << 18);
-    buf_.resize(1 << 20);
+    buf_.resize(1 << 16);  // grows when a line is longer; 1 MiB per file cost small inputs dearly
   }
   ~line_reader() {
     if (gz_ != nullptr) gzclose(gz_);
@@ -1387,7 +1387,12 @@ dataset convert_musae(const fs::path& dir, const convert_options& opt, convert_r
       if (ok) max_feature = std::max(max_feature, x.get<std::int64_t>());
     }
     if (!ok) {
-      std::string shown = value.dump();
+      // Shown as JSON only when flat: dump() recurses, and a deeply nested value (accepted by
+      // the iterative parser) would overflow the stack.
+      bool const flat = std::all_of(value.begin(), value.end(),
+                                    [](const nlohmann::json& x) { return x.is_primitive(); });
+      std::string shown =
+          flat ? value.dump() : fmt::format("{} holding arrays or objects", value.type_name());
       if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
       COOPGNN_IO_FAIL(
           "{}: key \"{}\": expected an array of non-negative integer feature ids, found {}",
