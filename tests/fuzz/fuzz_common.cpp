@@ -68,7 +68,7 @@ bool register_target(const char* name, target_fn fn) {
 
 void init_process() {
   static const bool done = [] {
-    ::setenv("COOPGNN_MEMORY_LIMIT", "268435456", 1);
+    ::setenv("COOPGNN_MEMORY_LIMIT", "16777216", 1);
     (void)scratch_root();
     return true;
   }();

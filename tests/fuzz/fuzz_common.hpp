@@ -30,7 +30,7 @@ struct registered_target {
 };
 std::vector<registered_target>& targets();
 
-/// Sets the process-wide limits the targets run under (COOPGNN_MEMORY_LIMIT = 256 MiB, well below
+/// Sets the process-wide limits the targets run under (COOPGNN_MEMORY_LIMIT = 16 MiB, far below
 /// libFuzzer's -rss_limit_mb=2048, so a declared size that passes the readers' checks still
 /// cannot exhaust the fuzzer). Idempotent; called by every target before its first input.
 void init_process();

@@ -8,7 +8,7 @@
 COOPGNN_FUZZ_TARGET(musae) {
   return coopgnn::fuzz::on_container_dir("musae", data, size, [](const std::filesystem::path& dir) {
     coopgnn::convert_options opt;
-    opt.max_dense_bytes = 64 << 20;
+    opt.max_dense_bytes = 16 << 20;
     (void)coopgnn::convert_musae(dir, opt);
   });
 }

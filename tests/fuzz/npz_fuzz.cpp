@@ -23,7 +23,7 @@ COOPGNN_FUZZ_TARGET(npz) {
   });
   fuzz::rejecting_ok([&] {
     convert_options opt;
-    opt.max_dense_bytes = 64 << 20;
+    opt.max_dense_bytes = 16 << 20;
     (void)convert_npz(file, opt);
   });
   return 0;
