@@ -1,7 +1,9 @@
 #include "tests/fuzz/fuzz_common.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
@@ -20,6 +22,16 @@ const fs::path& scratch_root() {
     std::error_code ec;
     fs::path base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
     if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) base = "/dev/shm";
+    // libFuzzer leaves with _Exit on some paths (a crash, -max_total_time), so atexit does not
+    // always run: remove what earlier processes that no longer exist left behind.
+    for (const auto& e : fs::directory_iterator(base, ec)) {
+      std::string const n = e.path().filename().string();
+      if (!n.starts_with("coopgnn_fuzz.")) continue;
+      long const pid = std::strtol(n.c_str() + 13, nullptr, 10);
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+        fs::remove_all(e.path(), ec);
+      }
+    }
     fs::path const p = base / ("coopgnn_fuzz." + std::to_string(::getpid()));
     fs::create_directories(p);
     std::atexit([] {
