@@ -180,6 +180,11 @@ void write_dataset(const dataset& ds, const std::filesystem::path& dir);
 /// `what` names the source in messages. @throws io_error on the first violation.
 void validate_dataset(const dataset& ds, const std::string& what);
 
+/// The number of classes max_label + 1 implies (0 for max_label < 0), refusing class ids that
+/// would not leave the count in int32 (per-class arrays and the model's output layer are sized by
+/// it). @throws io_error "WHAT: class id L is too large (at most 2147483646) ..." otherwise.
+std::int64_t classes_from_max_label(std::int64_t max_label, std::string_view what);
+
 /// Bytes per vertex that reading and training on a dataset allocate at the least, whatever else
 /// it holds: an int64 label and an int64 CSC offset (csc.hpp) per vertex.
 inline constexpr std::uint64_t kBytesPerNode = 16;

@@ -687,7 +687,7 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   } else if (!ds.labels.empty()) {
     std::int64_t mx = -1;
     for (std::int64_t l : ds.labels) mx = std::max(mx, l);
-    ds.num_classes = mx + 1;
+    ds.num_classes = classes_from_max_label(mx, meta_name);
   }
   if (ds.num_classes > 0 && ds.labels.empty() && choice.nc && !nc_error &&
       (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty())) {
@@ -899,6 +899,17 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   }
   // metadata.yaml last: a directory whose metadata.yaml exists is complete.
   write_metadata(meta, dir / kMetadataFile);
+}
+
+std::int64_t classes_from_max_label(std::int64_t max_label, std::string_view what) {
+  constexpr std::int64_t kMaxClassId = std::numeric_limits<std::int32_t>::max() - 1;
+  if (max_label > kMaxClassId) {
+    COOPGNN_IO_FAIL(
+        "{}: class id {} is too large (at most {}): the number of classes, max + 1, sizes "
+        "per-class arrays and the model's output layer",
+        what, max_label, kMaxClassId);
+  }
+  return max_label < 0 ? 0 : max_label + 1;
 }
 
 void check_declared_nodes(std::string_view file, std::string_view key, std::int64_t num_nodes) {

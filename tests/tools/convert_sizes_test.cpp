@@ -2,6 +2,7 @@
 // num-node-list, the largest id of a SNAP edge list, the largest LightGCN item id and MUSAE
 // feature ids are checked against the memory limit (runtime/core/memory_limit.hpp) before any
 // per-node array exists. Expected byte counts by hand: |V| * 16.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -47,6 +48,27 @@ TEST(ConvertSizes, OgbNodeCountAgainstAnInjectedLimit) {
   }
   scoped_env const env("COOPGNN_MEMORY_LIMIT", "64");
   EXPECT_EQ(convert_ogb(d.path(), {}).num_nodes, 4);
+}
+
+// Found by the ogb fuzz target: a label of 42 digits parsed as a double (2.2e41) was cast to
+// int64 (undefined behaviour); inf likewise. A label near 2^63 overflowed max + 1.
+TEST(ConvertSizes, OgbLabelsOutsideInt64AndHugeClassIds) {
+  temp_dir d;
+  write_text(d / "raw/num-node-list.csv", "2\n");
+  write_text(d / "raw/edge.csv", "0,1\n");
+  for (const char* bad : {"222222222222222222222222222222222222222222", "inf", "1e300"}) {
+    SCOPED_TRACE(bad);
+    write_text(d / "raw/node-label.csv", std::string(bad) + "\n0\n");
+    EXPECT_THAT(
+        error_of([&] { (void)convert_ogb(d.path(), {}); }),
+        HasSubstr(fmt::format("node-label.csv:1: label '{}' is not an integer class id", bad)));
+  }
+  write_text(d / "raw/node-label.csv", "9223372036854775807\n0\n");
+  EXPECT_THAT(error_of([&] { (void)convert_ogb(d.path(), {}); }),
+              HasSubstr("node-label.csv: class id 9223372036854775807 is too large (at most "
+                        "2147483646)"));
+  write_text(d / "raw/node-label.csv", "2147483646\n0\n");
+  EXPECT_EQ(convert_ogb(d.path(), {}).num_classes, 2147483647);
 }
 
 TEST(ConvertSizes, SnapIdsImplyingHugeVertexCounts) {

@@ -758,7 +758,9 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
       if (err != std::errc() || p != tok.data() + tok.size()) {
         double d = 0;
         auto [q, err2] = std::from_chars(tok.data(), tok.data() + tok.size(), d);
-        if (err2 != std::errc() || q != tok.data() + tok.size() || d != std::floor(d)) {
+        // 2^63 bounds the conversion below (a larger double, or inf, does not fit an int64).
+        if (err2 != std::errc() || q != tok.data() + tok.size() || d != std::floor(d) ||
+            !(std::abs(d) < 9223372036854775808.0)) {
           in.fail(fmt::format("label '{}' is not an integer class id", tok));
         }
         v = static_cast<std::int64_t>(d);
@@ -773,7 +775,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
     }
     std::int64_t mx = -1;
     for (std::int64_t l : ds.labels) mx = std::max(mx, l);
-    ds.num_classes = mx + 1;
+    ds.num_classes = classes_from_max_label(mx, l_file->string());
   }
 
   // Split
@@ -965,9 +967,13 @@ dataset convert_npz(const fs::path& file, const convert_options& opt, convert_re
       }
       mx = std::max(mx, ds.labels[v]);
     }
-    ds.num_classes = mx + 1;
+    ds.num_classes = classes_from_max_label(mx, what(*l_name));
   }
-  if (!f_name && !l_name) ds.num_nodes = adj_rows >= 0 ? adj_rows : max_id + 1;
+  if (!f_name && !l_name) {
+    if (adj_rows < 0)
+      check_declared_nodes(what(*e_name), "|V| (1 + the largest vertex id)", plus_one(max_id));
+    ds.num_nodes = adj_rows >= 0 ? adj_rows : max_id + 1;
+  }
   if (adj_rows >= 0 && adj_rows != ds.num_nodes) {
     COOPGNN_IO_FAIL("{}: {} x {} adjacency but {} has {} rows", what(*e_name), adj_rows, adj_rows,
                     f_name ? what(*f_name) : what(*l_name), ds.num_nodes);
@@ -1328,7 +1334,8 @@ dataset convert_musae(const fs::path& dir, const convert_options& opt, convert_r
       }
       ds.labels[r.id] = v;
     }
-    ds.num_classes = *std::max_element(ds.labels.begin(), ds.labels.end()) + 1;
+    ds.num_classes = classes_from_max_label(*std::max_element(ds.labels.begin(), ds.labels.end()),
+                                            t_file.string());
     note(rep, fmt::format("{}: labels from column '{}': integer class ids, {} classes (max + 1)",
                           t_file.string(), lname, ds.num_classes));
   } else {
