@@ -57,6 +57,20 @@ void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const floa
   t_ = t;
 }
 
+void embedding_table::restore(std::span<const float> values, std::span<const float> m,
+                              std::span<const float> v, std::int64_t t) {
+  auto const n = static_cast<std::size_t>(rows() * dim());
+  COOPGNN_EXPECTS(values.size() == n && m.size() == n && v.size() == n,
+                  "embedding_table::restore: {}, {} and {} values for a [{}, {}] table",
+                  values.size(), m.size(), v.size(), rows(), dim());
+  COOPGNN_EXPECTS(t >= 0, "embedding_table::restore: step count {} is negative", t);
+  copy<float>(ctx_, values_.view().flat(), host_view(values));
+  copy<float>(ctx_, m_.view().flat(), host_view(m));
+  copy<float>(ctx_, v_.view().flat(), host_view(v));
+  synchronize(ctx_);
+  t_ = t;
+}
+
 matrix<float> embedding_table::to_host_matrix() const { return download<float>(ctx_, values()); }
 
 }  // namespace coopgnn::models

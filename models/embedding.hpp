@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "models/optimizer.hpp"
 #include "runtime/core/exec_context.hpp"
@@ -45,6 +46,16 @@ class embedding_table {
   void apply(buffer_view<const vid_t> ids, tensor_view<const float> g);
   /// The values on the host (downloaded off the host; synchronises).
   [[nodiscard]] matrix<float> to_host_matrix() const;
+  /// The lazy-Adam moments [rows, dim] float32 in ctx.space(), and the global step count.
+  [[nodiscard]] tensor_view<const float> first_moment() const { return m_.view(); }
+  [[nodiscard]] tensor_view<const float> second_moment() const { return v_.view(); }
+  [[nodiscard]] std::int64_t steps() const { return t_; }
+  /// Restores a saved table (checkpoints): values, m and v ([rows * dim] float32 each, host
+  /// memory, row-major) are copied into ctx.space() and the step count becomes t, so the next
+  /// apply() computes what it would have in the run that saved them. Synchronises.
+  /// @throws logic_error naming the sizes on a length mismatch, or for t < 0.
+  void restore(std::span<const float> values, std::span<const float> m, std::span<const float> v,
+               std::int64_t t);
 
   embedding_table(const embedding_table&) = delete;
   embedding_table& operator=(const embedding_table&) = delete;

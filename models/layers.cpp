@@ -8,6 +8,8 @@
 
 #include "kernels/dense/elementwise.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/sparse/attention.hpp"
+#include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/spmm.hpp"
 #include "models/param_init.hpp"
 #include "runtime/core/error.hpp"
@@ -186,6 +188,8 @@ std::string to_string(conv_kind k) {
       return "gcn";
     case conv_kind::mlp:
       return "mlp";
+    case conv_kind::gat:
+      return "gat";
     default:
       return "sage";
   }
@@ -195,7 +199,8 @@ conv_kind parse_conv_kind(const std::string& name) {
   if (name == "sage") return conv_kind::sage;
   if (name == "gcn") return conv_kind::gcn;
   if (name == "mlp") return conv_kind::mlp;
-  COOPGNN_FAIL("unknown model '{}': expected 'sage' or 'gcn'", name);
+  if (name == "gat") return conv_kind::gat;
+  COOPGNN_FAIL("unknown model '{}': expected 'sage', 'gcn', 'mlp' or 'gat'", name);
 }
 
 bool dropout_keeps(std::uint64_t run_seed, std::uint32_t batch, std::uint32_t layer_index,
@@ -211,17 +216,33 @@ bool dropout_keeps(std::uint64_t run_seed, std::uint32_t batch, std::uint32_t la
 template <typename T>
 conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_dim,
                           std::uint32_t layer_index, bool apply_relu, float dropout,
-                          parameter_set<T>& params)
+                          parameter_set<T>& params, const gat_options& gat)
     : kind_(kind),
       in_dim_(in_dim),
       out_dim_(out_dim),
       layer_index_(layer_index),
       apply_relu_(apply_relu),
       dropout_(dropout),
-      params_(&params) {
+      params_(&params),
+      gat_(gat) {
   detail::check_dims(in_dim, out_dim, dropout, "conv_layer");
   std::string const prefix = fmt::format("{}{}", to_string(kind), layer_index);
-  if (kind == conv_kind::sage) {
+  if (kind == conv_kind::gat) {
+    std::int64_t const h = gat.heads;
+    COOPGNN_EXPECTS(h >= 1 && (!gat.concat || out_dim % h == 0),
+                    "conv_layer: {} attention heads for out_dim = {} (concatenated heads must "
+                    "divide it)",
+                    h, out_dim);
+    COOPGNN_EXPECTS(gat.attn_dropout >= 0.0f && gat.attn_dropout < 1.0f,
+                    "conv_layer: attention dropout = {} is outside [0, 1)", gat.attn_dropout);
+    COOPGNN_EXPECTS(gat.negative_slope >= 0.0f, "conv_layer: negative slope = {} is below 0",
+                    gat.negative_slope);
+    std::int64_t const width = gat.concat ? out_dim : h * out_dim;  // H F
+    w_self_ = params.add(prefix + ".weight", in_dim, width);
+    w_neigh_ = params.add(prefix + ".attn_dst", 1, width);
+    attn_src_ = params.add(prefix + ".attn_src", 1, width);
+    if (gat.residual) w_res_ = params.add(prefix + ".res_weight", in_dim, out_dim);
+  } else if (kind == conv_kind::sage) {
     w_self_ = params.add(prefix + ".w_self", in_dim, out_dim);
     w_neigh_ = params.add(prefix + ".w_neigh", in_dim, out_dim);
   } else {
@@ -233,14 +254,22 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
 template <typename T>
 void conv_layer<T>::init(const exec_context& ctx, std::uint64_t seed) {
   detail::glorot_uniform(ctx, *params_, w_self_, seed, layer_index_, 0);
-  if (kind_ == conv_kind::sage)
+  if (kind_ == conv_kind::sage || kind_ == conv_kind::gat)
     detail::glorot_uniform(ctx, *params_, w_neigh_, seed, layer_index_, 1);
+  if (kind_ == conv_kind::gat) {
+    detail::glorot_uniform(ctx, *params_, attn_src_, seed, layer_index_, 2);
+    if (gat_.residual) detail::glorot_uniform(ctx, *params_, w_res_, seed, layer_index_, 3);
+  }
   detail::zero_param(ctx, *params_, bias_);
 }
 
 template <typename T>
 std::vector<std::size_t> conv_layer<T>::param_indices() const {
   if (kind_ == conv_kind::sage) return {w_self_, w_neigh_, bias_};
+  if (kind_ == conv_kind::gat) {
+    if (gat_.residual) return {w_self_, w_neigh_, attn_src_, w_res_, bias_};
+    return {w_self_, w_neigh_, attn_src_, bias_};
+  }
   return {w_self_, bias_};
 }
 
@@ -286,6 +315,14 @@ tensor<T> conv_layer<T>::forward(const exec_context& ctx, const block_view& b,
       ctx, h_src, {b.src_ids, static_cast<std::size_t>(num_src), b.space}, key, layer_index_,
       dropout_, drop, cache != nullptr, c.h, c.keep, c.keep_scale);
 
+  if (kind_ == conv_kind::gat) {
+    tensor<T> out = gat_forward(ctx, b, h, key, c);
+    if (cache != nullptr) {
+      c.out = tensor<T>(ctx, num_dst, od);
+      copy<T>(ctx, c.out.view().flat(), out.view().flat());
+    }
+    return out;
+  }
   if (kind_ == conv_kind::mlp) {
     // No message passing: the destinations' own rows through W and the bias.
     c.edge_values = {};
@@ -366,6 +403,10 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
                   "{}: cache.out is [{}, {}], expected [{}, {}] (was forward called with this "
                   "block and a cache?)",
                   fn, cache.out.rows(), cache.out.cols(), num_dst, od);
+  COOPGNN_EXPECTS(
+      cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == num_src * in,
+      "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(), num_src * in);
+  if (kind_ == conv_kind::gat) return gat_backward(ctx, b, grad_out, cache, input_grad);
   std::int64_t const mid_rows = transform_first() ? num_src : num_dst;
   std::int64_t const mid_cols = transform_first() ? od : in;
   bool const mlp = kind_ == conv_kind::mlp;  // no aggregate in the cache
@@ -456,6 +497,189 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
     }
   }
   if (input_grad && !cache.keep.empty()) {
+    dropout_backward<T>(ctx, gh.view(), cache.keep.view(), cache.keep_scale);
+  }
+  return gh;
+}
+
+// ---- conv_layer: GAT ------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+
+/// The attention CSR of a block: its adjacency, with a self-loop in front of every row when asked.
+struct attention_csr {
+  self_loop_csr owned;
+  csr_view view;
+};
+
+attention_csr attention_csr_of(const exec_context& ctx, const block_view& b, bool self_loops) {
+  attention_csr a;
+  if (self_loops) {
+    a.owned = add_self_loops(ctx, csr_of(b));
+    a.view = a.owned.view();
+  } else {
+    a.view = csr_of(b);
+  }
+  return a;
+}
+
+/// [H F, F] with M[k F + f, f] = 1 / H: z M is the mean over heads (eq. 6), g M^T its backward.
+template <typename T>
+tensor<T> head_mean_matrix(const exec_context& ctx, std::int64_t heads, std::int64_t f) {
+  matrix<T> m(heads * f, f);
+  for (std::int64_t k = 0; k < heads; ++k) {
+    for (std::int64_t j = 0; j < f; ++j) m(k * f + j, j) = T{1} / static_cast<T>(heads);
+  }
+  return upload<T>(ctx, m);
+}
+
+/// Head k's [E] slice of a head-major edge array.
+template <typename T>
+buffer_view<T> head_slice(buffer_view<T> v, std::int64_t k, std::int64_t e) {
+  return {v.data + k * e, static_cast<std::size_t>(e), v.space};
+}
+
+}  // namespace
+}  // namespace detail
+
+template <typename T>
+tensor<T> conv_layer<T>::gat_forward(const exec_context& ctx, const block_view& b,
+                                     tensor_view<const T> h, const step_key& key,
+                                     conv_cache<T>& c) const {
+  COOPGNN_NVTX_RANGE("model/gat/forward");
+  std::int64_t const num_dst = b.num_dst;
+  std::int64_t const num_src = b.num_src;
+  std::int64_t const heads = gat_.heads;
+  std::int64_t const width = params_->value(w_self_).cols;  // H F
+  c.edge_values = {};
+  // z = h W for every source; the destinations' rows are its first num_dst rows.
+  c.mid = tensor<T>(ctx, num_src, width);
+  gemm<T>(ctx, op::none, op::none, T{1}, h, params_->value(w_self_), T{0}, c.mid.view());
+  tensor_view<const T> const z = c.mid.view();
+  tensor<T> el(ctx, num_dst, heads);
+  tensor<T> er(ctx, num_src, heads);
+  attention_project<T>(ctx, z.first_rows(num_dst), params_->value(w_neigh_).flat(), heads,
+                       el.view());
+  attention_project<T>(ctx, z, params_->value(attn_src_).flat(), heads, er.view());
+  auto const a = detail::attention_csr_of(ctx, b, gat_.self_loops);
+  std::int64_t const ne = a.view.num_edges;
+  auto const n_att = static_cast<std::size_t>(heads * ne);
+  c.scores = buffer<T>(ctx, n_att);
+  attention_scores<T>(ctx, a.view, el.view(), er.view(), static_cast<T>(gat_.negative_slope),
+                      gat_.self_loops, c.scores.view());
+  c.softmax = buffer<T>(ctx, n_att);
+  for (std::int64_t k = 0; k < heads; ++k) {
+    edge_softmax<T>(ctx, a.view, detail::head_slice<const T>(c.scores.view(), k, ne),
+                    detail::head_slice(c.softmax.view(), k, ne));
+  }
+  c.alpha = buffer<T>(ctx, n_att);
+  copy<T>(ctx, c.alpha.view(), c.softmax.view());
+  c.att_keep = {};
+  c.att_scale = T{1};
+  if (key.training && gat_.attn_dropout > 0.0f && ne > 0) {
+    c.att_scale = T{1} / (T{1} - static_cast<T>(gat_.attn_dropout));
+    c.att_keep = buffer<std::uint8_t>(ctx, n_att);
+    attention_dropout<T>(ctx, a.view, {b.src_ids, static_cast<std::size_t>(num_src), b.space},
+                         heads, dropout_key{key.run_seed, key.batch, layer_index_},
+                         gat_.attn_dropout, c.att_scale, c.alpha.view(), c.att_keep.view());
+  }
+  tensor<T> agg(ctx, num_dst, width);
+  attention_aggregate<T>(ctx, a.view, c.alpha.view(), z, heads, agg.view());
+  tensor<T> out;
+  if (gat_.concat) {
+    out = std::move(agg);
+  } else {
+    out = tensor<T>(ctx, num_dst, out_dim_);
+    tensor<T> const m = detail::head_mean_matrix<T>(ctx, heads, out_dim_);
+    gemm<T>(ctx, op::none, op::none, T{1}, agg.view(), m.view(), T{0}, out.view());
+  }
+  if (gat_.residual) {
+    gemm<T>(ctx, op::none, op::none, T{1}, h.first_rows(num_dst), params_->value(w_res_), T{1},
+            out.view());
+  }
+  bias_activation<T>(ctx, out.view(), params_->value(bias_).flat(), false);
+  if (apply_relu_) elu_inplace<T>(ctx, out.view());
+  return out;
+}
+
+template <typename T>
+tensor<T> conv_layer<T>::gat_backward(const exec_context& ctx, const block_view& b,
+                                      tensor_view<const T> grad_out, const conv_cache<T>& cache,
+                                      bool input_grad) {
+  constexpr const char* fn = "conv_layer::backward (gat)";
+  COOPGNN_NVTX_RANGE("model/gat/backward");
+  std::int64_t const num_dst = b.num_dst;
+  std::int64_t const num_src = b.num_src;
+  std::int64_t const heads = gat_.heads;
+  std::int64_t const width = params_->value(w_self_).cols;
+  auto const a = detail::attention_csr_of(ctx, b, gat_.self_loops);
+  std::int64_t const ne = a.view.num_edges;
+  auto const n_att = static_cast<std::size_t>(heads * ne);
+  COOPGNN_EXPECTS(
+      cache.mid.rows() == num_src && cache.mid.cols() == width && cache.scores.size() == n_att &&
+          cache.softmax.size() == n_att && cache.alpha.size() == n_att,
+      "{}: the cache holds z [{}, {}] and {} attention values, expected [{}, {}] and "
+      "{} (was forward called with this block and a cache?)",
+      fn, cache.mid.rows(), cache.mid.cols(), cache.alpha.size(), num_src, width, n_att);
+  tensor_view<const T> const h = cache.h.view();
+  tensor_view<const T> const z = cache.mid.view();
+  // g = elu'(out) * grad_out.
+  tensor<T> act_g;
+  tensor_view<const T> g = grad_out;
+  if (apply_relu_) {
+    act_g = tensor<T>(ctx, num_dst, out_dim_);
+    elu_backward<T>(ctx, grad_out, cache.out.view(), act_g.view());
+    g = act_g.view();
+  }
+  bias_grad_add<T>(ctx, g, params_->grad(bias_).flat());
+  tensor<T> gh;
+  if (input_grad) gh = zeros<T>(ctx, num_src, in_dim_);
+  if (gat_.residual) {
+    gemm<T>(ctx, op::transpose, op::none, T{1}, h.first_rows(num_dst), g, T{1},
+            params_->grad(w_res_));
+    if (input_grad) {
+      gemm<T>(ctx, op::none, op::transpose, T{1}, g, params_->value(w_res_), T{0},
+              gh.view().first_rows(num_dst));
+    }
+  }
+  // dL/d(aggregate) [num_dst, H F].
+  tensor<T> gagg_mean;
+  tensor_view<const T> gagg = g;
+  if (!gat_.concat) {
+    gagg_mean = tensor<T>(ctx, num_dst, width);
+    tensor<T> const m = detail::head_mean_matrix<T>(ctx, heads, out_dim_);
+    gemm<T>(ctx, op::none, op::transpose, T{1}, g, m.view(), T{0}, gagg_mean.view());
+    gagg = gagg_mean.view();
+  }
+  tensor<T> gz = zeros<T>(ctx, num_src, width);
+  buffer<T> g_alpha(ctx, n_att);
+  attention_aggregate_backward<T>(ctx, a.view, cache.alpha.view(), z, gagg, heads, g_alpha.view(),
+                                  gz.view());
+  if (!cache.att_keep.empty()) {
+    dropout_backward<T>(ctx, tensor_view<T>{g_alpha.data(), heads, ne, g_alpha.space()},
+                        cache.att_keep.view(), cache.att_scale);
+  }
+  buffer<T> g_scores(ctx, n_att);
+  for (std::int64_t k = 0; k < heads; ++k) {
+    edge_softmax_backward<T>(ctx, a.view, detail::head_slice<const T>(cache.softmax.view(), k, ne),
+                             detail::head_slice<const T>(g_alpha.view(), k, ne),
+                             detail::head_slice(g_scores.view(), k, ne));
+  }
+  tensor<T> g_el = zeros<T>(ctx, num_dst, heads);
+  tensor<T> g_er = zeros<T>(ctx, num_src, heads);
+  attention_scores_backward<T>(ctx, a.view, cache.scores.view(), g_scores.view(),
+                               static_cast<T>(gat_.negative_slope), g_el.view(), g_er.view());
+  attention_project_backward<T>(ctx, z.first_rows(num_dst), params_->value(w_neigh_).flat(),
+                                g_el.view(), gz.view().first_rows(num_dst),
+                                params_->grad(w_neigh_).flat());
+  attention_project_backward<T>(ctx, z, params_->value(attn_src_).flat(), g_er.view(), gz.view(),
+                                params_->grad(attn_src_).flat());
+  // z = h W: dW += h^T gz, dh += gz W^T.
+  gemm<T>(ctx, op::transpose, op::none, T{1}, h, gz.view(), T{1}, params_->grad(w_self_));
+  if (!input_grad) return {};
+  gemm<T>(ctx, op::none, op::transpose, T{1}, gz.view(), params_->value(w_self_), T{1}, gh.view());
+  if (!cache.keep.empty()) {
     dropout_backward<T>(ctx, gh.view(), cache.keep.view(), cache.keep_scale);
   }
   return gh;

@@ -94,12 +94,25 @@ enum class conv_kind {
   gcn,   ///< GCN (Kipf & Welling, ICLR 2017, eq. 2), symmetric normalisation with self-loops
   mlp,   ///< no message passing: h_s W + b on the destinations only (the TMA paper's MLP
          ///< encoder; blocks are then sampled with fanout 0: sources = destinations)
+  gat,   ///< multi-head graph attention (Velickovic et al., ICLR 2018, eqs. 1-6), gat_options
 };
 
-/// "sage", "gcn" or "mlp" (the --model names).
+/// "sage", "gcn", "mlp" or "gat" (the --model names).
 std::string to_string(conv_kind k);
-/// Parses "sage", "gcn" or "mlp". @throws logic_error naming the value and the accepted names.
+/// Parses "sage", "gcn", "mlp" or "gat". @throws logic_error naming the value and the accepted
+/// names.
 conv_kind parse_conv_kind(const std::string& name);
+
+/// The attention options of a conv_kind::gat layer (ignored by the other kinds).
+struct gat_options {
+  std::int64_t heads = 1;       ///< H >= 1 attention heads
+  bool concat = true;           ///< concatenate the heads (out_dim = H F) or average them
+                                ///< (out_dim = F; the paper's output layer, eq. 6)
+  float attn_dropout = 0.0f;    ///< p in [0, 1) on the normalised attention coefficients
+  float negative_slope = 0.2f;  ///< LeakyReLU slope of the scores, >= 0 (the paper's 0.2)
+  bool residual = false;        ///< add h_dst W_res (a learned [in, out_dim] projection)
+  bool self_loops = true;       ///< every destination attends to itself (the paper's j = i)
+};
 
 /// Whether dropout keeps element (vertex, column) of the input of layer `layer_index` in minibatch
 /// `batch`: rng::to_unit(w[column % 4]) >= p with w = rng::draw4(make_stream(run_seed,
@@ -120,10 +133,17 @@ struct conv_cache {
   tensor<T> mid;              ///< aggregate [num_dst, in_dim] or transform [num_src, out]
   tensor<T> out;              ///< [num_dst, out_dim] layer output (after ReLU)
   buffer<T> edge_values;      ///< [num_edges] GCN edge coefficients (empty for SAGE)
+  // GAT only (E' = edges of the block plus its self-loops; head-major [H * E'] edge arrays):
+  buffer<T> scores;               ///< LeakyReLU scores
+  buffer<T> softmax;              ///< edge softmax of the scores, per head
+  buffer<T> alpha;                ///< softmax after attention dropout (what aggregates)
+  buffer<std::uint8_t> att_keep;  ///< attention dropout mask, empty when none applied
+  T att_scale = T{1};
   /// Bytes held (working-set accounting).
   [[nodiscard]] std::int64_t bytes() const {
     return static_cast<std::int64_t>(h.bytes() + keep.bytes() + mid.bytes() + out.bytes() +
-                                     edge_values.bytes());
+                                     edge_values.bytes() + scores.bytes() + softmax.bytes() +
+                                     alpha.bytes() + att_keep.bytes());
   }
 };
 
@@ -140,16 +160,29 @@ struct conv_cache {
 ///            + bias. With every in-edge kept and w_e = 1/d_s this is exactly the full-batch GCN
 ///            row of D^-1/2 (A + I) D^-1/2 H W; with sampling the Hajek weights reweight the kept
 ///            edges (DESIGN.md section 4). A dst with d_s = 0 gets only the self term.
-///   3. ReLU if apply_relu.
+///      GAT (H = gat.heads, F = out_dim / H when concatenating, out_dim when averaging; the block's
+///      weights are not used, attention replaces them): z = h W [num_src, H F]; per head k,
+///      el[i, k] = a_dst[k] . z[i, k] (destinations i < num_dst: their rows are the first num_dst
+///      sources) and er[t, k] = a_src[k] . z[t, k]; for every edge t -> s of the block and, with
+///      gat.self_loops, one added edge s -> s in front of them (a self-loop the graph already has
+///      gets weight 0, so each destination attends to itself once):
+///        e_st^k = LeakyReLU_slope(el[s, k] + er[t, k]),
+///        alpha_st^k = exp(e_st^k - m_s^k) / sum_t' exp(e_st'^k - m_s^k)  (max-subtracted),
+///        alpha after attention dropout (keyed by global (s, t, head), kernels/sparse/attention),
+///        o_s^k = sum_t alpha_st^k z[t, k];
+///      out[s] = concat_k o_s^k (or mean_k o_s^k) [+ h[s] W_res] + bias. A destination without
+///      any edge (no self-loops, zero in-degree) or with every edge dropped aggregates 0.
+///   3. ReLU if apply_relu (GAT: ELU, the paper's hidden nonlinearity).
 /// Transform-then-aggregate is used when in_dim > out_dim, aggregate-then-transform otherwise:
 /// the same math, chosen from the dimensions only.
 ///
 /// Parameters (registered in the parameter_set given to the constructor): SAGE
 /// "sage<l>.w_self" [in, out], "sage<l>.w_neigh" [in, out], "sage<l>.bias" [1, out]; GCN
 /// "gcn<l>.weight" [in, out], "gcn<l>.bias" [1, out]; MLP "mlp<l>.weight", "mlp<l>.bias"
-/// (l = layer_index). MLP reads only the block's first num_dst source rows (its destinations)
-/// and ignores its edges.
-/// Explicitly instantiated for float and double (double: host and emulated backends only).
+/// (l = layer_index); GAT "gat<l>.weight" [in, H F], "gat<l>.attn_dst" and "gat<l>.attn_src"
+/// [1, H F], "gat<l>.res_weight" [in, out] (with residual), "gat<l>.bias" [1, out]. MLP reads only
+/// the block's first num_dst source rows (its destinations) and ignores its edges. Explicitly
+/// instantiated for float and double (double: host and emulated backends only).
 template <typename T>
 class conv_layer {
  public:
@@ -158,10 +191,12 @@ class conv_layer {
   /// @param in_dim, out_dim  feature widths, >= 1
   /// @param layer_index      keys dropout masks and initialisation; unique within a model
   /// @param dropout          p in [0, 1), applied to the layer's input
+  /// @param gat              GAT's options (kind gat only)
   /// @throws logic_error naming the argument when a width is < 1 or p is outside [0, 1), or
-  ///         when `params` is already allocated.
+  ///         when `params` is already allocated; for GAT when heads < 1, out_dim is not a
+  ///         multiple of heads (concat), attn_dropout is outside [0, 1) or the slope is < 0.
   conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_dim, std::uint32_t layer_index,
-             bool apply_relu, float dropout, parameter_set<T>& params);
+             bool apply_relu, float dropout, parameter_set<T>& params, const gat_options& gat = {});
 
   /// Glorot-uniform weights (Glorot & Bengio, AISTATS 2010, eq. 16: U(-a, a), a = sqrt(6 / (in +
   /// out))), zero bias. Element (r, c) of the k-th weight matrix of this layer is drawn from
@@ -203,10 +238,15 @@ class conv_layer {
   [[nodiscard]] std::uint32_t layer_index() const { return layer_index_; }
   [[nodiscard]] bool apply_relu() const { return apply_relu_; }
   [[nodiscard]] float dropout() const { return dropout_; }
+  [[nodiscard]] const gat_options& gat() const { return gat_; }
   /// True when forward transforms before aggregating (in_dim > out_dim).
   [[nodiscard]] bool transform_first() const { return in_dim_ > out_dim_; }
 
  private:
+  tensor<T> gat_forward(const exec_context& ctx, const block_view& b, tensor_view<const T> h,
+                        const step_key& key, conv_cache<T>& c) const;
+  tensor<T> gat_backward(const exec_context& ctx, const block_view& b, tensor_view<const T> g,
+                         const conv_cache<T>& cache, bool input_grad);
   void check_block(const exec_context& ctx, const block_view& b, std::int64_t h_rows,
                    std::int64_t h_cols, const char* fn) const;
 
@@ -217,9 +257,12 @@ class conv_layer {
   bool apply_relu_;
   float dropout_;
   parameter_set<T>* params_;
-  std::size_t w_self_ = 0;   // SAGE: W_self; GCN: W
-  std::size_t w_neigh_ = 0;  // SAGE only
+  std::size_t w_self_ = 0;    // SAGE: W_self; GCN: W
+  std::size_t w_neigh_ = 0;   // SAGE only; GAT: attn_dst
+  std::size_t attn_src_ = 0;  // GAT only
+  std::size_t w_res_ = 0;     // GAT with residual
   std::size_t bias_ = 0;
+  gat_options gat_;
 };
 
 /// What linear_layer::forward keeps for backward.

@@ -46,13 +46,25 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
                   "gnn_model: dropout = {} is outside [0, 1)", config.dropout);
   convs_.reserve(static_cast<std::size_t>(config.num_layers));
   bool const custom_post = config.layer_norm || config.activation != activation_kind::relu;
+  bool const gat = config.kind == conv_kind::gat;
+  COOPGNN_EXPECTS(!gat || (config.gat.heads >= 1 && config.out_heads >= 1),
+                  "gnn_model: heads = {} and out_heads = {} must be >= 1", config.gat.heads,
+                  config.out_heads);
+  // The width of every hidden representation (GAT: concatenated heads).
+  std::int64_t const hidden = gat ? config.hidden * config.gat.heads : config.hidden;
   for (int i = 0; i < config.num_layers; ++i) {
     bool const last = i + 1 == config.num_layers;
-    std::int64_t const in = i == 0 ? config.in_dim : config.hidden;
-    std::int64_t const out = last && !config.linear_head ? config.num_classes : config.hidden;
+    std::int64_t const in = i == 0 ? config.in_dim : hidden;
+    bool const to_classes = last && !config.linear_head;
+    std::int64_t const out = to_classes ? config.num_classes : hidden;
     bool const activated = !last || config.linear_head;
+    gat_options go = config.gat;
+    if (to_classes) {
+      go.heads = config.out_heads;
+      go.concat = false;
+    }
     convs_.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i),
-                        activated && !custom_post, config.dropout, params_);
+                        activated && !custom_post, config.dropout, params_, go);
     posts_.emplace_back();
     if (activated && custom_post) {
       posts_.back().emplace(out, config.layer_norm, config.activation,
@@ -61,7 +73,7 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
     if (i == 0) first_layer_values_ = params_.num_values();
   }
   if (config.linear_head) {
-    head_.emplace(config.hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),
+    head_.emplace(hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),
                   config.dropout, params_);
   }
   if (config.decoder) {

@@ -37,6 +37,12 @@ struct model_config {
   /// then the embedding width); empty for node classification.
   std::optional<decoder_kind> decoder;
   std::int64_t decoder_hidden = 0;  ///< mlp decoder width, >= 1 with decoder mlp
+  /// GAT (kind gat): hidden convs concatenate `heads` heads of `hidden` features each (their
+  /// output, and the next layer's input, is heads * hidden wide); the last conv (without a head)
+  /// averages `out_heads` heads of num_classes (the paper's output layer, eq. 6). attention
+  /// dropout, slope, residual and self-loops as gat_options.
+  gat_options gat;
+  std::int64_t out_heads = 1;
 };
 
 /// The full-neighbour block of a graph: every vertex is a destination and a source in id order
@@ -64,15 +70,15 @@ struct model_cache {
 /// num_layers graph convolutions (layer 0 consumes the input features) and an optional linear
 /// head, float32, in the memory space of its context.
 ///
-/// Widths: conv 0 maps in_dim -> hidden, convs in between hidden -> hidden; the last conv maps to
-/// num_classes without a head (and then has no ReLU), to hidden with a head (ReLU after every
-/// conv). Dropout p on the input of every conv and of the head. Layer i (conv) has layer_index i,
-/// the head has layer_index num_layers: they key dropout masks and initialisation (from
-/// config.seed) separately. With layer_norm or activation prelu, every conv followed by an
-/// activation computes without ReLU and a norm_activation (layer_index i) follows it. With a
-/// decoder (link prediction) a link_decoder (layer_index num_layers + 1) scores pairs of the
-/// outputs. All parameters share one parameter_set (params()): each conv then its
-/// norm_activation, in layer order, then the head, then the decoder.
+/// Widths (GAT: hidden stands for heads * hidden, see model_config::gat): conv 0 maps in_dim ->
+/// hidden, convs in between hidden -> hidden; the last conv maps to num_classes without a head (and
+/// then has no ReLU), to hidden with a head (ReLU after every conv). Dropout p on the input of
+/// every conv and of the head. Layer i (conv) has layer_index i, the head has layer_index
+/// num_layers: they key dropout masks and initialisation (from config.seed) separately. With
+/// layer_norm or activation prelu, every conv followed by an activation computes without ReLU and a
+/// norm_activation (layer_index i) follows it. With a decoder (link prediction) a link_decoder
+/// (layer_index num_layers + 1) scores pairs of the outputs. All parameters share one parameter_set
+/// (params()): each conv then its norm_activation, in layer order, then the head, then the decoder.
 class gnn_model {
  public:
   /// Builds the layers, allocates the parameters in ctx.space() and initialises them (computed

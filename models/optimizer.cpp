@@ -53,6 +53,17 @@ void adam::set_lr(float lr) {
   options_.lr = lr;
 }
 
+void adam::restore(std::span<const float> m, std::span<const float> v, std::int64_t t) {
+  COOPGNN_EXPECTS(m.size() == m_.size() && v.size() == v_.size(),
+                  "adam::restore: moments of {} and {} values for {} parameters", m.size(),
+                  v.size(), m_.size());
+  COOPGNN_EXPECTS(t >= 0, "adam::restore: step count {} is negative", t);
+  copy<float>(ctx_, m_.view(), host_view(m));
+  copy<float>(ctx_, v_.view(), host_view(v));
+  synchronize(ctx_);
+  t_ = t;
+}
+
 void adam::step() {
   COOPGNN_NVTX_RANGE("model/adam");
   auto const t = t_ + 1;  // counted once the update is enqueued

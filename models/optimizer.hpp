@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/dense/adam_params.hpp"
 #include "models/layers.hpp"
@@ -56,6 +57,16 @@ class adam {
   [[nodiscard]] const adam_options& options() const { return options_; }
   /// Changes the learning rate for later steps (schedules). @throws logic_error when lr < 0.
   void set_lr(float lr);
+  /// The moments m and v: [num_values] float32 in the parameters' memory space (checkpoints
+  /// download them with the copy helpers; never read them through a host pointer off the host).
+  [[nodiscard]] buffer_view<const float> first_moment() const { return m_.view(); }
+  [[nodiscard]] buffer_view<const float> second_moment() const { return v_.view(); }
+  /// Restores a saved state (checkpoints): m and v ([num_values] float32, host memory) are copied
+  /// into the parameters' space and the step count becomes t; the next step() is step t + 1, so
+  /// it computes exactly what it would have computed in the run that saved the state.
+  /// Synchronises the context. @throws logic_error naming the sizes on a length mismatch, or
+  /// for t < 0.
+  void restore(std::span<const float> m, std::span<const float> v, std::int64_t t);
 
  private:
   exec_context ctx_;

@@ -23,6 +23,11 @@ Steps, each under `timeout`, all together within the budget (default 480 s = 8 m
      come back even when the sanitizers use up the budget
   3b. coopgnn compare --backend cuda --pes 4 --pes-per-gpu 4 --epochs 3 on the bundled Cora
      (per-epoch JSON to $OUT/e2e.jsonl)
+  3c. the cost model against the GPU (issue 18): coopgnn bench modes --backend cuda on an R-MAT
+     graph of 2^18 vertices (LABOR, fanouts 10,10,10, B = 1024, P = 1, features in device
+     memory), then per stage the measured seconds, the seconds the model predicts for the
+     DGX-H200 entry of bench/machines.yaml (one H200) and measured / modelled (JSON to
+     $OUT/model_check/)
   4. compute-sanitizer --tool memcheck on build/cuda/tests/test_*_gpu, --tool racecheck on the
      kernels with shared memory (RACECHECK_FILTER in test_kernels_gpu)
   5. a summary: build ok, tests passed/failed, sanitizer errors, key benchmark ratios, the
@@ -173,6 +178,44 @@ if [[ $build_status == ok ]]; then
   [[ $e2e_status == ok ]] || failed=1
 fi
 
+# ---- 3c. cost model against the GPU -------------------------------------------------------------
+# One configuration on the CUDA backend, P = 1 (one PE per GPU, as the model assumes); the model
+# is validated only by runs like this one (docs/results/report.md says so until one exists).
+model_status=skipped
+model_dir="$out_dir/model_check"
+if [[ $build_status == ok ]]; then
+  model_status=ok
+  mkdir -p "$model_dir"
+  data_dir="${TMPDIR:-/tmp}/coopgnn-model-check"
+  [[ -d $data_dir/rmat18 ]] ||
+    run_step model_data 60 "$build_dir/coopgnn" generate rmat "$data_dir/rmat18" --scale 18 \
+      --with-task || model_status=FAILED
+  if [[ $model_status == ok ]]; then
+    run_step model_check 120 "$build_dir/coopgnn" bench modes --backend cuda \
+      --dataset "$data_dir/rmat18" --sampler labor --fanouts 10,10,10 --batch-size 1024 --pes 1 \
+      --batches 8 --warmup 2 --machines DGX-H200 --feature-placement device \
+      --out "$model_dir" || model_status=FAILED
+  fi
+  if [[ $model_status == ok ]] && command -v python3 >/dev/null; then
+    python3 - "$model_dir" <<'PY' | tee "$log_dir/model_vs_measured.log" || model_status=FAILED
+import glob, json, sys
+path = sorted(glob.glob(sys.argv[1] + "/modes_*.json"))[0]
+j = json.load(open(path))
+stages = ["sample", "feature_load", "forward", "backward", "communication", "optimizer", "total"]
+print(f"{path}: measured on {j['host']['device']} vs MODELLED for "
+      f"{j['cost_model']['machines'][0]['name']} (ratio = measured / modelled)")
+print(f"{'mode':<12}{'P':>3}  {'stage':<14}{'measured s':>13}{'modelled s':>13}{'ratio':>10}")
+for r in j["rows"]:
+    meas, mod = r["seconds_per_batch"], r["modelled"][0]["seconds_per_batch"]
+    for s in stages:
+        a, b = meas.get(s, 0.0), mod.get(s, 0.0)
+        ratio = f"{a / b:10.3g}" if b > 0 else f"{'-':>10}"
+        print(f"{r['mode']:<12}{r['pes']:>3}  {s:<14}{a:13.3e}{b:13.3e}{ratio}")
+PY
+  fi
+  [[ $model_status == ok ]] || failed=1
+fi
+
 # ---- 4. compute-sanitizer -----------------------------------------------------------------------
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 san_errors=0
@@ -249,11 +292,16 @@ printf '%-22s %s (%d errors)\n' "compute-sanitizer" "$san_status" "$san_errors"
 ((${#san_skipped[@]} == 0)) || echo "  not run (budget): ${san_skipped[*]}"
 printf '%-22s %s (json: %s)\n' "microbenchmarks" "$bench_status" "$json"
 printf '%-22s %s (log: %s)\n' "end to end" "$e2e_status" "$log_dir/e2e.log"
+printf '%-22s %s (json: %s)\n' "cost model check" "$model_status" "$model_dir"
 echo "key benchmark numbers:"
 echo "$ratios"
 if [[ -s $log_dir/e2e.log ]]; then
   echo "coopgnn compare --backend cuda --pes 4 --pes-per-gpu 4 (Cora, 3 epochs):"
   tail -n 16 "$log_dir/e2e.log"
+fi
+if [[ -s $log_dir/model_vs_measured.log ]]; then
+  echo "cost model vs GPU (measured / modelled per stage):"
+  cat "$log_dir/model_vs_measured.log"
 fi
 if ((failed)); then
   echo "RESULT: FAILED (logs in $log_dir)"

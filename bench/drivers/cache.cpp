@@ -106,7 +106,8 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
     std::vector<point> points;
     for (std::size_t pi = 0; pi < o.policies.size(); ++pi) {
       for (std::size_t fi = 0; fi < o.fractions.size(); ++fi) {
-        auto const rows = static_cast<std::int64_t>(o.fractions[fi] * static_cast<double>(num_nodes));
+        auto const rows =
+            static_cast<std::int64_t>(o.fractions[fi] * static_cast<double>(num_nodes));
         for (std::size_t mi = 0; mi < o.modes.size(); ++mi) {
           for (std::size_t qi = 0; qi < o.pes.size(); ++qi) {
             point pt{pi, fi, mi, qi, {}, 0};
@@ -146,9 +147,12 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
       for (std::size_t mi = 0; mi < o.modes.size(); ++mi) {
         for (int P : o.pes) {
           std::vector<std::vector<vid_t>> per_pe(static_cast<std::size_t>(P));
-          if (o.modes[mi] == minibatch_mode::cooperative) {
+          if (o.modes[mi] == minibatch_mode::cooperative && P > 1) {
+            // The owner-side deduplication sorts each PE's rows (one PE skips the exchange and
+            // loads in independent's order, the branch below).
             auto const& own = owners.at(P);
-            for (vid_t v : whole_sources()) per_pe[static_cast<std::size_t>(own.owner(v))].push_back(v);
+            for (vid_t v : whole_sources())
+              per_pe[static_cast<std::size_t>(own.owner(v))].push_back(v);
             for (auto& ids : per_pe) std::sort(ids.begin(), ids.end());
           } else if (P == 1) {
             per_pe[0] = whole_sources();
@@ -156,9 +160,10 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
             for (int p = 0; p < P; ++p) {
               auto const s = B * p / P, e = B * (p + 1) / P;
               per_pe[static_cast<std::size_t>(p)] =
-                  sample_independent(ctx, g, global.subspan(static_cast<std::size_t>(s),
-                                                            static_cast<std::size_t>(e - s)),
-                                     key)
+                  sample_independent(
+                      ctx, g,
+                      global.subspan(static_cast<std::size_t>(s), static_cast<std::size_t>(e - s)),
+                      key)
                       .input_nodes;
             }
           }
@@ -194,7 +199,8 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
         r.misses += c->misses();
       }
       r.requests = r.hits + r.misses;
-      r.miss_rate = r.requests > 0 ? static_cast<double>(r.misses) / static_cast<double>(r.requests) : 0;
+      r.miss_rate =
+          r.requests > 0 ? static_cast<double>(r.misses) / static_cast<double>(r.requests) : 0;
       if (r.seeds > 0) {
         auto const s = static_cast<double>(r.seeds);
         r.rows_per_seed = static_cast<double>(r.requests) / s;
@@ -203,8 +209,9 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
       }
       res.rows.push_back(std::move(r));
     }
-    if (progress) progress(o.kappas[ki], static_cast<std::int64_t>(ki + 1),
-                           static_cast<std::int64_t>(o.kappas.size()));
+    if (progress)
+      progress(o.kappas[ki], static_cast<std::int64_t>(ki + 1),
+               static_cast<std::int64_t>(o.kappas.size()));
   }
   // Rows were produced kappa-major; order them policy, kappa, fraction, mode, P.
   std::vector<std::string> mode_names;
@@ -213,8 +220,8 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
     auto idx = [](const auto& v, const auto& x) {
       return std::find(v.begin(), v.end(), x) - v.begin();
     };
-    return std::tuple{idx(o.policies, r.policy), idx(o.kappas, r.kappa), idx(o.fractions, r.fraction),
-                      idx(mode_names, r.mode), idx(o.pes, r.pes)};
+    return std::tuple{idx(o.policies, r.policy), idx(o.kappas, r.kappa),
+                      idx(o.fractions, r.fraction), idx(mode_names, r.mode), idx(o.pes, r.pes)};
   };
   std::stable_sort(res.rows.begin(), res.rows.end(),
                    [&](const cache_row& a, const cache_row& b) { return rank(a) < rank(b); });
@@ -275,14 +282,15 @@ std::string cache_to_csv(const cache_result& r) {
 }
 
 std::string format_cache_table(const cache_options& o, const cache_result& r) {
-  std::string out = fmt::format("{:<8} {:>8} {:>9} {:<11} {:>3}", "policy", "fraction", "rows/PE",
-                                "mode", "P");
+  std::string out =
+      fmt::format("{:<8} {:>8} {:>9} {:<11} {:>3}", "policy", "fraction", "rows/PE", "mode", "P");
   for (auto k : o.kappas) out += fmt::format(" {:>8}", "K=" + kappa_name(k));
   out += fmt::format(" {:>10} {:>11}\n", "rows/seed", "K1/Kmax");
   // The largest finite kappa (the acceptance compares kappa = 1 with it).
   std::int64_t kmax = 0;
   for (auto k : o.kappas) kmax = std::max(kmax, k);
-  std::map<std::tuple<std::string, double, std::string, int>, std::map<std::int64_t, const cache_row*>>
+  std::map<std::tuple<std::string, double, std::string, int>,
+           std::map<std::int64_t, const cache_row*>>
       grid;
   std::vector<std::tuple<std::string, double, std::string, int>> keys;
   for (auto const& x : r.rows) {

@@ -19,6 +19,8 @@ void validate(const modes_options& o) {
   COOPGNN_EXPECTS(o.batches >= 1, "--batches must be at least 1, got {}", o.batches);
   COOPGNN_EXPECTS(o.warmup >= 0, "--warmup must be non-negative, got {}", o.warmup);
   COOPGNN_EXPECTS(o.devices >= 1, "bench modes: {} GPUs", o.devices);
+  COOPGNN_EXPECTS(o.batch_per_pe >= 0, "--batch-per-pe must be non-negative, got {}",
+                  o.batch_per_pe);
 }
 
 namespace {
@@ -36,9 +38,12 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.num_pes = P;
   cfg.model = models::parse_conv_kind(o.model);
   cfg.hidden = o.hidden;
+  cfg.heads = o.heads;
+  cfg.out_heads = o.out_heads;
+  cfg.attn_dropout = o.attn_dropout;
   cfg.fanouts = o.fanouts;
   cfg.sampler = o.sampler;
-  cfg.batch_size = o.batch_size;
+  cfg.batch_size = o.batch_per_pe > 0 ? o.batch_per_pe * P : o.batch_size;
   cfg.seed = o.seed;
   cfg.compute_backend = o.compute_backend;
   if (o.compute_backend == backend::cuda) cfg.pes_per_gpu = (P + o.devices - 1) / o.devices;
@@ -52,6 +57,18 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   modes_row row;
   row.mode = to_string(mode);
   row.pes = P;
+  row.batch_size = cfg.batch_size;
+  // The model's per-PE sums over the measured batches, per machine.
+  cost_options copt = o.cost;
+  copt.conv = cfg.model;
+  copt.dropout = cfg.dropout > 0;
+  copt.heads = cfg.heads;
+  copt.out_heads = cfg.out_heads;
+  copt.attn_dropout = cfg.attn_dropout > 0;
+  bool const coop = mode == minibatch_mode::cooperative;
+  double const row_bytes = static_cast<double>(ds.feature_dim()) * sizeof(float);
+  std::vector<std::vector<modelled_seconds>> pe_model(
+      o.machines.size(), std::vector<modelled_seconds>(static_cast<std::size_t>(P)));
   double imb_seeds = 0, imb_edges = 0, imb_rows = 0;
   work_counters total;
   std::vector<pe_trace> traces;
@@ -73,6 +90,10 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
       row.peak_bytes_max = std::max(row.peak_bytes_max, peak);
       row.staging_bytes_max = std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
       total += t.work;
+      auto const counts = counts_of(t, P, coop, row_bytes);
+      for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
+        pe_model[mi][static_cast<std::size_t>(p)] += model_step(o.machines[mi], counts, copt);
+      }
       for (auto const& tr_l : t.traffic) {
         row.traffic[{tr_l.layer, tr_l.direction}] += static_cast<double>(tr_l.bytes);
       }
@@ -85,33 +106,22 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
     imb_rows += ratio_max_mean(rows);
   }
   double const nb = o.batches;
-  auto per_batch = [nb](stage_seconds x) {
-    x.sample /= nb;
-    x.feature_load /= nb;
-    x.forward /= nb;
-    x.backward /= nb;
-    x.communication /= nb;
-    x.optimizer /= nb;
-    return x;
-  };
-  auto sum = [](const stage_seconds& x) {
-    return x.sample + x.feature_load + x.forward + x.backward + x.communication + x.optimizer;
-  };
+  auto per_batch = [nb](stage_seconds x) { return x /= nb; };
   stage_seconds cpu;  // max over PEs of the per-PE CPU time per batch, per stage
   for (int p = 0; p < P; ++p) {
     auto const mean = per_batch(pe_seconds[p]);
     row.seconds.max_with(mean);
-    row.total_seconds = std::max(row.total_seconds, sum(mean));  // slowest PE's whole batch
+    row.total_seconds = std::max(row.total_seconds, mean.total());  // slowest PE's whole batch
     cpu.max_with(per_batch(pe_cpu[p]));
   }
   row.cpu_seconds = cpu;
-  auto const& s = cpu;
   row.work = {{"seeds", static_cast<double>(total.seeds) / nb},
               {"sampled_edges", static_cast<double>(total.sampled_edges) / nb},
               {"sampled_vertices", static_cast<double>(total.sampled_vertices) / nb},
               {"feature_rows", static_cast<double>(total.feature_rows) / nb},
               {"feature_bytes", static_cast<double>(total.feature_bytes) / nb},
               {"alltoall_bytes", static_cast<double>(total.alltoall_bytes) / nb},
+              {"alltoall_calls", static_cast<double>(total.alltoall_calls) / nb},
               {"allreduce_bytes", static_cast<double>(total.allreduce_bytes) / nb}};
   for (auto& [key, bytes] : row.traffic) bytes /= nb;
   row.imbalance_seeds = imb_seeds / nb;
@@ -119,18 +129,32 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   row.imbalance_rows = imb_rows / nb;
   row.peak_bytes_mean = std::accumulate(pe_peak.begin(), pe_peak.end(), 0.0) / P;
 
-  // Projection from the busiest PE's bytes and its compute measured as thread CPU time, which
-  // does not count waiting or time-slicing when PE threads share fewer cores than there are PEs.
-  pe_batch_cost cost;
-  cost.sample_s = s.sample;
-  cost.forward_s = s.forward;
-  cost.backward_s = s.backward;
-  cost.optimizer_s = s.optimizer;
-  cost.feature_bytes = *std::max_element(pe_feature_bytes.begin(), pe_feature_bytes.end()) / nb;
-  cost.alltoall_bytes = *std::max_element(pe_a2a.begin(), pe_a2a.end()) / nb;
-  cost.allreduce_bytes = *std::max_element(pe_allreduce.begin(), pe_allreduce.end()) / nb;
-  cost.pes = P;
-  for (auto const& m : o.machines) row.projection.emplace_back(m, project(m, cost));
+  // Modelled: per stage the maximum over PEs of the per-PE mean, total the slowest PE's sum.
+  for (auto& per_pe : pe_model) {
+    modelled_seconds stages;
+    double slowest = 0;
+    for (auto& x : per_pe) {
+      x /= nb;
+      stages.max_with(x);
+      slowest = std::max(slowest, x.total());
+    }
+    row.modelled.push_back(stages);
+    row.modelled_total.push_back(slowest);
+  }
+  // Measured compute + modelled links, only where the compute ran on a GPU (wall seconds with
+  // the collectives' time taken out, stage_end); host seconds never stand in for a GPU's.
+  if (o.compute_backend == backend::cuda) {
+    measured_step cost;
+    cost.sample_s = row.seconds.sample;
+    cost.forward_s = row.seconds.forward;
+    cost.backward_s = row.seconds.backward;
+    cost.optimizer_s = row.seconds.optimizer;
+    cost.feature_bytes = *std::max_element(pe_feature_bytes.begin(), pe_feature_bytes.end()) / nb;
+    cost.alltoall_bytes = *std::max_element(pe_a2a.begin(), pe_a2a.end()) / nb;
+    cost.allreduce_bytes = *std::max_element(pe_allreduce.begin(), pe_allreduce.end()) / nb;
+    cost.pes = P;
+    for (auto const& m : o.machines) row.measured_links.push_back(measured_plus_links(m, cost));
+  }
   return row;
 }
 
@@ -151,6 +175,36 @@ modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_option
   return r;
 }
 
+namespace {
+
+nlohmann::ordered_json stages_json(const modelled_seconds& p, double total) {
+  return {{"sample", p.sample},     {"feature_load", p.feature_load},   {"forward", p.forward},
+          {"backward", p.backward}, {"communication", p.communication}, {"optimizer", p.optimizer},
+          {"total", total}};
+}
+
+nlohmann::ordered_json cost_model_json(const modes_options& o) {
+  nlohmann::ordered_json c;
+  c["feature_placement"] = to_string(o.cost.placement);
+  c["machine_file"] = o.machines.empty() ? std::string() : o.machines.front().file;
+  c["machines"] = nlohmann::ordered_json::array();
+  for (auto const& m : o.machines) {
+    nlohmann::ordered_json figs;
+    for (auto const& [key, f] : m.figures) {
+      figs[key] = {{"value", f.value}, {"source", f.source}, {"assumption", f.assumption}};
+    }
+    c["machines"].push_back({{"name", m.name},
+                             {"gpu", m.gpu},
+                             {"gpus", m.gpus},
+                             {"link", m.link},
+                             {"gemm_math", m.gemm_tf32 ? "tf32" : "fp32"},
+                             {"figures", figs}});
+  }
+  return c;
+}
+
+}  // namespace
+
 nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options& o,
                                      const modes_result& r) {
   nlohmann::ordered_json j = header_json(h);
@@ -162,8 +216,15 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
   j["warmup"] = o.warmup;
   j["hidden"] = o.hidden;
   j["model"] = o.model;
+  if (o.model == "gat") {
+    j["heads"] = o.heads;
+    j["out_heads"] = o.out_heads;
+    j["attn_dropout"] = o.attn_dropout;
+  }
   j["seed"] = o.seed;
+  j["batch_per_pe"] = o.batch_per_pe;
   j["seconds"] = r.seconds;
+  j["cost_model"] = cost_model_json(o);
   j["rows"] = nlohmann::ordered_json::array();
   for (auto const& row : r.rows) {
     nlohmann::ordered_json x;
@@ -190,21 +251,23 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
     x["peak_bytes_per_pe"] = {{"max", row.peak_bytes_max},
                               {"mean", row.peak_bytes_mean},
                               {"alltoall_buffers_max", row.staging_bytes_max}};
-    x["projection"] = nlohmann::ordered_json::array();
-    for (auto const& [m, p] : row.projection) {
-      x["projection"].push_back({{"machine", m.name},
-                                 {"projected", true},
-                                 {"link", m.link},
-                                 {"nvlink_gbps", m.nvlink_gbps},
-                                 {"pcie_gbps", m.pcie_gbps},
-                                 {"nccl_efficiency", m.nccl_efficiency},
-                                 {"seconds_per_batch",
-                                  {{"sample", p.sample},
-                                   {"feature_load", p.feature_load},
-                                   {"forward", p.forward},
-                                   {"backward", p.backward},
-                                   {"communication", p.communication},
-                                   {"total", p.total}}}});
+    x["batch_size"] = row.batch_size;
+    x["modelled"] = nlohmann::ordered_json::array();
+    for (std::size_t mi = 0; mi < row.modelled.size(); ++mi) {
+      x["modelled"].push_back(
+          {{"machine", o.machines[mi].name},
+           {"kind", "modelled"},
+           {"seconds_per_batch", stages_json(row.modelled[mi], row.modelled_total[mi])}});
+    }
+    if (!row.measured_links.empty()) {
+      x["measured_compute_modelled_links"] = nlohmann::ordered_json::array();
+      for (std::size_t mi = 0; mi < row.measured_links.size(); ++mi) {
+        auto const& p = row.measured_links[mi];
+        x["measured_compute_modelled_links"].push_back(
+            {{"machine", o.machines[mi].name},
+             {"kind", "measured compute + modelled links"},
+             {"seconds_per_batch", stages_json(p, p.total())}});
+      }
     }
     j["rows"].push_back(std::move(x));
   }
@@ -227,6 +290,28 @@ std::string modes_to_csv(const modes_result& r) {
   return out;
 }
 
+std::string modes_model_csv(const modes_options& o, const modes_result& r) {
+  std::string out =
+      "mode,pes,batch_size,machine,kind,sample_s,feature_load_s,forward_s,backward_s,"
+      "communication_s,optimizer_s,total_s\n";
+  auto line = [&](const modes_row& row, const std::string& machine, const char* kind,
+                  const modelled_seconds& p, double total) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes, row.batch_size,
+                       machine, kind, p.sample, p.feature_load, p.forward, p.backward,
+                       p.communication, p.optimizer, total);
+  };
+  for (auto const& row : r.rows) {
+    for (std::size_t mi = 0; mi < row.modelled.size(); ++mi) {
+      line(row, o.machines[mi].name, "modelled", row.modelled[mi], row.modelled_total[mi]);
+    }
+    for (std::size_t mi = 0; mi < row.measured_links.size(); ++mi) {
+      line(row, o.machines[mi].name, "measured compute + modelled links", row.measured_links[mi],
+           row.measured_links[mi].total());
+    }
+  }
+  return out;
+}
+
 std::string format_modes_table(const modes_options& o, const modes_result& r) {
   std::string out =
       fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}\n",
@@ -241,16 +326,31 @@ std::string format_modes_table(const modes_options& o, const modes_result& r) {
         row.total_seconds, row.work.at("sampled_edges"), row.work.at("feature_rows"),
         row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6);
   }
-  out += fmt::format("(seconds per global batch, measured on this machine's {} backend)\n\n",
+  out += fmt::format("(MEASURED seconds per global batch on this machine's {} backend)\n",
                      to_string(o.compute_backend));
-  out += "PROJECTED seconds per global batch (measured compute + counted bytes / link bandwidth)\n";
-  out += fmt::format("{:<12}{:>4}", "mode", "P");
-  for (auto const& m : o.machines) out += fmt::format("{:>14}", m.name);
-  out += "\n";
-  for (auto const& row : r.rows) {
-    out += fmt::format("{:<12}{:>4}", row.mode, row.pes);
-    for (auto const& [m, p] : row.projection) out += fmt::format("{:>14.4f}", p.total);
+  if (o.machines.empty()) return out;
+  auto table = [&](const std::string& title, auto&& get) {
+    out += "\n" + title + "\n";
+    out += fmt::format("{:<12}{:>4}", "mode", "P");
+    for (auto const& m : o.machines) out += fmt::format("{:>14}", m.name);
     out += "\n";
+    for (auto const& row : r.rows) {
+      out += fmt::format("{:<12}{:>4}", row.mode, row.pes);
+      for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
+        out += fmt::format("{:>14.6f}", get(row, mi));
+      }
+      out += "\n";
+    }
+  };
+  table(fmt::format("MODELLED seconds per global batch (counted bytes and flops over the machine "
+                    "file's ceilings, features {}; not measured)",
+                    to_string(o.cost.placement)),
+        [](const modes_row& row, std::size_t mi) { return row.modelled_total[mi]; });
+  if (o.compute_backend == backend::cuda) {
+    table(
+        "MEASURED COMPUTE + MODELLED LINKS seconds per global batch (GPU compute seconds "
+        "measured here, bytes over the machine's links)",
+        [](const modes_row& row, std::size_t mi) { return row.measured_links[mi].total(); });
   }
   return out;
 }

@@ -1,7 +1,9 @@
 // `coopgnn bench modes`: cooperative against independent minibatching at the same global batch
 // for several PE counts (issue 5, item 2; DESIGN.md section 6): time and work per stage,
-// all-to-all bytes per layer and direction, load imbalance, per-PE working set, and projected
-// DGX time. Output format: docs/results-schema.md, section `modes`.
+// all-to-all bytes per layer and direction, load imbalance, per-PE working set, and DGX time
+// modelled from the counted work (bench/drivers/cost_model.hpp, issue 18) and, on the CUDA
+// backend, measured compute plus modelled links. Output format: docs/results-schema.md, section
+// `modes`.
 #pragma once
 
 #include <functional>
@@ -11,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/drivers/projection.hpp"
+#include "bench/drivers/cost_model.hpp"
 #include "bench/drivers/work.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
@@ -24,13 +26,20 @@ struct modes_options {
   sampler_kind sampler = sampler_kind::ns;
   std::vector<int> fanouts = {10, 10, 10};
   std::int64_t batch_size = 1024;  ///< global batch B, the same for every P and mode
+  /// > 0: the global batch is this many seeds per PE (B = batch_per_pe * P, the paper's setup)
+  /// instead of batch_size.
+  std::int64_t batch_per_pe = 0;
   std::vector<int> pes = {1, 2, 4, 8};
   int batches = 8;  ///< measured batches per (mode, P)
   int warmup = 1;   ///< batches run before measuring
   std::string model = "sage";
-  std::int64_t hidden = 64;
+  std::int64_t hidden = 64;  ///< GAT: per head
+  std::int64_t heads = 1;    ///< GAT: hidden-layer heads (train_config::heads)
+  std::int64_t out_heads = 1;
+  float attn_dropout = 0.0f;
   std::uint64_t seed = 0;
-  std::vector<machine_model> machines = default_machines();
+  std::vector<machine_model> machines;      ///< to model (load_machines); none = no model
+  cost_options cost;                        ///< placement; conv and dropout are set from the run
   backend compute_backend = backend::host;  ///< cuda: every P runs on the GPUs
   int devices = 1;  ///< CUDA backend: GPUs to spread P PEs over (ceil(P / devices) per GPU)
 };
@@ -49,7 +58,13 @@ struct modes_row {
   std::map<std::pair<int, std::string>, double> traffic;  ///< (layer, direction) -> bytes/batch
   double imbalance_seeds = 1, imbalance_edges = 1, imbalance_rows = 1;  ///< max/mean over PEs
   double peak_bytes_max = 0, peak_bytes_mean = 0, staging_bytes_max = 0;
-  std::vector<std::pair<machine_model, projected_seconds>> projection;
+  std::int64_t batch_size = 0;  ///< the global batch this row ran
+  /// Per machine (o.machines order): "modelled" seconds per batch from the counts (per stage
+  /// the maximum over PEs of the per-PE mean; total = the slowest PE's sum).
+  std::vector<modelled_seconds> modelled;
+  std::vector<double> modelled_total;
+  /// Per machine, CUDA backend only (else empty): "measured compute + modelled links".
+  std::vector<modelled_seconds> measured_links;
 };
 
 struct modes_result {
@@ -73,7 +88,12 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
 /// The CSV of docs/results-schema.md, section `modes`.
 std::string modes_to_csv(const modes_result& r);
 
-/// A readable console table, with the projected rows marked "projected".
+/// The CSV of the modelled times: one line per (mode, P, machine, kind), kind "modelled" or
+/// "measured compute + modelled links" (docs/results-schema.md, section `modes`).
+std::string modes_model_csv(const modes_options& o, const modes_result& r);
+
+/// A readable console table: measured, then "modelled" and (CUDA) "measured compute + modelled
+/// links" seconds per machine, each labelled.
 std::string format_modes_table(const modes_options& o, const modes_result& r);
 
 }  // namespace coopgnn::bench

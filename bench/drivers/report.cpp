@@ -316,6 +316,31 @@ std::vector<mode_row> modes_rows(const result_file& f) {
   return out;
 }
 
+struct modelled_speedup {
+  std::string machine;
+  int pes = 0;
+  double speedup = 0;  ///< independent modelled total / cooperative modelled total
+};
+
+/// The modelled cooperative/independent speedups of a modes file, per (machine, P).
+std::vector<modelled_speedup> modelled_speedups(const result_file& f) {
+  std::map<std::pair<std::string, int>, std::pair<double, double>> totals;  // coop, indep
+  for (auto const& r : modes_rows(f)) {
+    if (!r.row->contains("modelled") || !(*r.row)["modelled"].is_array()) continue;
+    for (auto const& m : (*r.row)["modelled"]) {
+      auto const t = opt_num(m.value("seconds_per_batch", json::object()), "total");
+      if (!t) continue;
+      auto& slot = totals[{opt_str(m, "machine", "?"), r.pes}];
+      (r.mode == "cooperative" ? slot.first : slot.second) = *t;
+    }
+  }
+  std::vector<modelled_speedup> out;
+  for (auto const& [key, t] : totals) {
+    if (t.first > 0 && t.second > 0) out.push_back({key.first, key.second, t.second / t.first});
+  }
+  return out;
+}
+
 std::string render_modes(const result_file& f, const std::vector<fs::path>& plots) {
   auto const& j = f.json;
   auto const rows = modes_rows(f);
@@ -330,8 +355,12 @@ std::string render_modes(const result_file& f, const std::vector<fs::path>& plot
       "Model {} (hidden {}), sampler {}, fanouts {}, global batch B = {}; {} measured batches per "
       "point after {} warm-up batches. Measured on this machine ({}).\n\n",
       opt_str(j, "model", "?"), opt_sig(opt_num(j, "hidden")), opt_str(j, "sampler", "?"), fanouts,
-      opt_sig(opt_num(j, "batch_size")), opt_sig(opt_num(j, "batches")),
-      opt_sig(opt_num(j, "warmup")), opt_str(j.value("host", json::object()), "device", "?"));
+      opt_num(j, "batch_per_pe").value_or(0) > 0
+          ? fmt::format("{} per PE (B = {} P)", opt_sig(opt_num(j, "batch_per_pe")),
+                        opt_sig(opt_num(j, "batch_per_pe")))
+          : opt_sig(opt_num(j, "batch_size")),
+      opt_sig(opt_num(j, "batches")), opt_sig(opt_num(j, "warmup")),
+      opt_str(j.value("host", json::object()), "device", "?"));
 
   // Seconds per stage.
   {
@@ -457,32 +486,67 @@ std::string render_modes(const result_file& f, const std::vector<fs::path>& plot
                "peak max", "peak mean", "all-to-all buffers max"},
               body, 2);
   }
-  // Projections.
-  {
+  // Modelled DGX times (bench/drivers/cost_model.hpp) and, from a GPU run only, measured
+  // compute + modelled links.
+  auto kind_table = [&](const char* key, const std::string& title) {
     std::vector<std::vector<std::string>> body;
     for (auto const& r : rows) {
-      if (!r.row->contains("projection") || !(*r.row)["projection"].is_array()) continue;
-      for (auto const& p : (*r.row)["projection"]) {
+      if (!r.row->contains(key) || !(*r.row)[key].is_array()) continue;
+      for (auto const& p : (*r.row)[key]) {
         auto const sec = p.value("seconds_per_batch", json::object());
-        std::vector<std::string> line = {opt_str(p, "machine", "?"), opt_str(p, "link", "?"),
-                                         std::to_string(r.pes), r.mode};
-        for (auto const& s :
-             {"sample", "feature_load", "forward", "backward", "communication", "total"}) {
-          line.push_back(opt_sig(opt_num(sec, s)));
-        }
+        std::vector<std::string> line = {opt_str(p, "machine", "?"), std::to_string(r.pes), r.mode};
+        for (auto const& st : kStages) line.push_back(opt_sig(opt_num(sec, st)));
+        line.push_back(opt_sig(opt_num(sec, "total")));
         body.push_back(line);
       }
     }
-    if (!body.empty()) {
-      out +=
-          "**PROJECTED, not measured**: seconds per batch on other machines = measured compute "
-          "seconds plus counted bytes over the machine's link bandwidths (DESIGN.md section "
-          "6):\n\n" +
-          table({"machine (PROJECTED)", "link", "P", "mode", "sample", "feature_load", "forward",
-                 "backward", "communication", "total"},
-                body, 4);
+    if (body.empty()) return;
+    std::stable_sort(body.begin(), body.end(),
+                     [](const auto& a, const auto& b) { return a[0] < b[0]; });
+    std::vector<std::string> header = {"machine", "P", "mode"};
+    for (auto const& st : kStages) header.push_back(st);
+    header.push_back("total");
+    out += title + table(header, body, 3);
+  };
+  kind_table("modelled",
+             "**MODELLED, not measured** (counted bytes and flops over the ceilings of the "
+             "machine file, features " +
+                 opt_str(j.value("cost_model", json::object()), "feature_placement", "?") +
+                 "; see \"DGX times from the cost model\" above): seconds per batch, per stage "
+                 "the maximum over PEs:\n\n");
+  auto const speedups = modelled_speedups(f);
+  if (!speedups.empty()) {
+    std::vector<std::string> machines;
+    std::set<int> ps;
+    for (auto const& s : speedups) {
+      if (std::find(machines.begin(), machines.end(), s.machine) == machines.end())
+        machines.push_back(s.machine);
+      ps.insert(s.pes);
     }
+    std::vector<std::string> header = {"P"};
+    for (auto const& m : machines) header.push_back(m + " (modelled)");
+    std::vector<std::vector<std::string>> body;
+    for (int P : ps) {
+      std::vector<std::string> line = {std::to_string(P)};
+      for (auto const& m : machines) {
+        std::string cell = "-";
+        for (auto const& s : speedups) {
+          if (s.machine == m && s.pes == P) cell = fmt::format("{:.2f}x", s.speedup);
+        }
+        line.push_back(cell);
+      }
+      body.push_back(line);
+    }
+    out +=
+        "Modelled speedup of cooperative over independent (independent total / cooperative "
+        "total, > 1: cooperative is faster):\n\n" +
+        table(header, body);
+    out += plot_link(plots, stem_of(f) + "_modelled_speedup.png",
+                     "modelled cooperative / independent speedup against P");
   }
+  kind_table("measured_compute_modelled_links",
+             "**MEASURED COMPUTE + MODELLED LINKS** (GPU compute seconds measured in this run, "
+             "bytes over the machine's links): seconds per batch:\n\n");
   return out;
 }
 
@@ -622,6 +686,95 @@ std::vector<result_file> read_result_files(const fs::path& dir) {
   return out;
 }
 
+/// The cross-dataset summary of the modelled DGX times: speedups per file, machine and P, the
+/// machine figures with their sources, and whether any GPU run validates the model.
+std::string render_cost_model(const std::vector<result_file>& files) {
+  std::vector<const result_file*> modes;
+  for (auto const& f : files) {
+    if (f.json["bench"] == "modes" && f.json.contains("cost_model")) modes.push_back(&f);
+  }
+  if (modes.empty()) return "";
+  std::string out = "## DGX times from the cost model\n\n";
+  out +=
+      "Every DGX number in this report is **MODELLED, not measured**: each stage's counted bytes "
+      "over the bandwidth that moves them (HBM, NVLink, PCIe/UVA) plus its counted arithmetic "
+      "over the GPU's FP32 rate, kernel by kernel, plus a fixed cost per kernel and per "
+      "collective (bench/drivers/cost_model.hpp; appendix A.4 of the cooperative paper in "
+      "spirit). The counts come from this machine's runs; no host second enters a DGX "
+      "number.\n\n";
+  bool validated = false;
+  for (auto const* f : modes) {
+    if (opt_str(f->json.value("host", json::object()), "backend", "") == "cuda") validated = true;
+  }
+  out += validated ? "Validation: a CUDA-backend run is among the results; its measured stages are "
+                     "printed beside the model by tools/device_check.sh.\n\n"
+                   : "**Validation: the model is UNVALIDATED.** No GPU run exists yet; "
+                     "tools/device_check.sh prints measured per-stage times beside the model's "
+                     "prediction and their ratio when a GPU is present.\n\n";
+  std::vector<std::vector<std::string>> body;
+  std::vector<std::string> machines;
+  std::set<int> ps;
+  for (auto const* f : modes) {
+    for (auto const& x : modelled_speedups(*f)) {
+      if (std::find(machines.begin(), machines.end(), x.machine) == machines.end())
+        machines.push_back(x.machine);
+      ps.insert(x.pes);
+    }
+  }
+  for (auto const* f : modes) {
+    auto const sp = modelled_speedups(*f);
+    for (auto const& m : machines) {
+      auto const bpp = opt_num(f->json, "batch_per_pe").value_or(0);
+      std::vector<std::string> line = {
+          f->path.filename().string(), opt_str(f->json, "sampler", "?"),
+          bpp > 0 ? fmt::format("{} per PE", sig(bpp)) : opt_sig(opt_num(f->json, "batch_size")),
+          m};
+      for (int P : ps) {
+        std::string cell = "-";
+        for (auto const& x : sp) {
+          if (x.machine == m && x.pes == P) cell = fmt::format("{:.2f}x", x.speedup);
+        }
+        line.push_back(cell);
+      }
+      body.push_back(line);
+    }
+  }
+  std::vector<std::string> header = {"result", "sampler", "global batch", "machine"};
+  for (int P : ps) header.push_back(fmt::format("P={}", P));
+  out +=
+      "Modelled speedup of cooperative over independent minibatching (independent seconds "
+      "per batch / cooperative; > 1: cooperative is faster). The paper reports \"up to 64% "
+      "speedup\" (1.64x) on single-node multi-GPU systems (arXiv:2310.12403, abstract); the "
+      "`-paper` rows use its setup (docs/results/cost-model.md discusses the difference):\n\n" +
+      table(header, body, 4);
+  // Machine figures (from the first file; every file of one regeneration uses the same file).
+  auto const& cm = modes.front()->json["cost_model"];
+  std::vector<std::string> mh = {"figure"};
+  std::vector<std::vector<std::string>> mb;
+  std::map<std::string, std::size_t> row_of;
+  for (auto const& m : cm.value("machines", json::array())) {
+    mh.push_back(opt_str(m, "name", "?"));
+    json const figures = m.value("figures", json::object());  // items() must not dangle
+    for (auto const& [key, fig] : figures.items()) {
+      if (!row_of.contains(key)) {
+        row_of[key] = mb.size();
+        mb.push_back({key});
+      }
+      auto& line = mb[row_of[key]];
+      line.resize(mh.size() - 1, "-");
+      line.push_back(opt_sig(opt_num(fig, "value")) +
+                     (fig.value("assumption", false) ? " (assumption)" : ""));
+    }
+  }
+  for (auto& line : mb) line.resize(mh.size(), "-");
+  out += fmt::format(
+             "Machine figures (`{}`; every figure's source is in that file and in each "
+             "result's `cost_model`; GB/s per direction):\n\n",
+             opt_str(cm, "machine_file", "?")) +
+         table(mh, mb, 1);
+  return out;
+}
+
 std::string render_report(const std::string& title, const std::vector<result_file>& files,
                           const std::vector<fs::path>& plots, const std::string& plot_note,
                           const std::vector<tma_run>& runs) {
@@ -630,6 +783,7 @@ std::string render_report(const std::string& title, const std::vector<result_fil
       "Rendered by `coopgnn report` from {} result file(s){} (docs/results-schema.md); every "
       "number below is read from them. Plots: {}.\n\n",
       files.size(), runs.empty() ? "" : fmt::format(" and {} TMA run(s)", runs.size()), plot_note);
+  out += render_cost_model(files);
   std::vector<std::string> datasets;
   for (auto const& f : files) {
     auto const d = need_str(f, f.json, "dataset");
@@ -774,6 +928,26 @@ std::vector<fs::path> write_plot_data(const fs::path& dir, const std::vector<res
           csv += fmt::format(",{}", opt_num((*r.row)["seconds_per_batch"], s).value_or(0.0));
         }
         csv += "\n";
+      }
+      auto const speedups = modelled_speedups(f);
+      if (!speedups.empty()) {
+        std::string sc = "machine,pes,speedup\n";
+        for (auto const& x : speedups) sc += fmt::format("{},{},{}\n", x.machine, x.pes, x.speedup);
+        add({{"type", "line"},
+             {"out", stem + "_modelled_speedup.png"},
+             {"title", fmt::format("{} ({}): MODELLED cooperative / independent speedup", ds,
+                                   opt_str(f.json, "sampler", "?"))},
+             {"x", "pes"},
+             {"xlabel", "PEs (GPUs) P"},
+             {"log2x", true},
+             {"logy", false},
+             {"hline", 1.0},
+             {"color_by", "machine"},
+             {"label", "{machine}"},
+             {"panels",
+              json::array({{{"y", "speedup"},
+                            {"ylabel", "independent / cooperative seconds per batch"}}})}},
+            stem + "_modelled_speedup.csv", sc);
       }
       add({{"type", "stacked_bar"},
            {"out", stem + "_stages.png"},

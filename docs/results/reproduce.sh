@@ -16,11 +16,23 @@ mkdir -p "$DATA"
 [[ -d $DATA/twitter-task ]] || $BIN generate task $DATA/twitter $DATA/twitter-task --classes 16 --feature-dim 64 --name twitter-task
 [[ -d $DATA/rmat18 ]] || $BIN generate rmat $DATA/rmat18 --scale 18 --with-task
 
+[[ -d $DATA/rmat20-f128 ]] || $BIN generate rmat $DATA/rmat20-f128 --scale 20 --with-task --feature-dim 128
+
+# Work counts, and cooperative vs independent with NS and LABOR. `bench modes` measures on this
+# machine and MODELS the DGX machines of bench/machines.yaml from the counted work.
 for ds in cnr2000-task twitter-task rmat18; do
-  $BIN bench work --dataset $DATA/$ds --fanouts 10,10,10 --repeats 3 --out $OUT
-  $BIN bench modes --dataset $DATA/$ds --fanouts 10,10,10 --batch-size 1024 --pes 1,2,4,8 \
-    --batches 8 --warmup 1 --out $OUT
+  [[ ${MODES_ONLY:-0} == 1 ]] || $BIN bench work --dataset $DATA/$ds --fanouts 10,10,10 --repeats 3 --out $OUT
+  for sampler in ns labor; do
+    $BIN bench modes --dataset $DATA/$ds --sampler $sampler --fanouts 10,10,10 --batch-size 1024 \
+      --pes 1,2,4,8 --batches 8 --warmup 1 --out $OUT
+  done
 done
+# The paper's setup (3 layers, fanout 10, 1024 seeds per PE, LABOR, features over UVA) on an
+# R-MAT graph of 2^20 vertices with 128 features; 2 measured batches per point (host time).
+$BIN bench modes --dataset $DATA/rmat20-f128 --sampler labor --fanouts 10,10,10 --batch-per-pe 1024 \
+  --pes 1,2,4,8 --batches 2 --warmup 1 --feature-placement uva --tag paper --out $OUT
+[[ ${MODES_ONLY:-0} == 1 ]] && exec $BIN report $OUT --title "coopgnn: cooperative vs independent minibatching (host backend)"
+
 # Feature-cache miss rate vs kappa (one epoch of cnr2000, cache of 10% of |V| per PE).
 $BIN bench cache --dataset $DATA/cnr2000-task --fractions 0.1 --pes 1,4 \
   --policies lru,setassoc,s3fifo --epochs 1 --sample-threads 2 --no-plots --out $OUT

@@ -27,6 +27,7 @@ enum class purpose : std::uint32_t {
   labor_window = 9,  ///< dependent minibatching normals (issue 4)
   negative = 10,     ///< link prediction: tail-corrupted training negatives
   partition = 11,    ///< TMA partitions: random parts, cluster dealing (graph/partition.hpp)
+  attention_dropout = 12,  ///< GAT: per (destination, source, head) attention-coefficient masks
 };
 
 /// A Philox key: the stream of one (run seed, purpose, layer).

@@ -117,12 +117,14 @@ struct dataset_read_options {
 /// pairs (or the legacy name `node_pairs`) a link-prediction task. The first node-classification
 /// task fills labels, num_classes and train/valid/test; labels come from its item sets (seeds +
 /// labels) or from a node feature named "label". The first link-prediction task fills `link`:
-/// each set's `seeds` [M, 2], optional `labels` [M] (0/1) and `indexes` [M] (non-decreasing
-/// query ids), or the legacy `negative_dsts` [M, K] (converted as pair_set describes); the
-/// task's extra keys `item_begin` / `item_end` give the user-item range. The training set keeps
-/// its positives only (label-0 pairs and indexes dropped: training draws its own negatives).
-/// A dataset may have both kinds, or only a link task (labels empty, num_classes 0 unless a
-/// "label" node feature exists). Which tasks and which feature are read: opt.task, opt.feature.
+/// each set's `seeds` [M, 2], optional `labels` [M] (0/1) and `indexes` [M] (query ids; the
+/// pairs are reordered stably by index when the file lists them out of order, as DGL's
+/// OnDiskDataset tutorial does: all positives, then all negatives), or the legacy `negative_dsts`
+/// [M, K] (converted as pair_set describes); the task's extra keys `item_begin` / `item_end` give
+/// the user-item range. The training set keeps its positives only (label-0 pairs and indexes
+/// dropped: training draws its own negatives). A dataset may have both kinds, or only a link task
+/// (labels empty, num_classes 0 unless a "label" node feature exists). Which tasks and which
+/// feature are read: opt.task, opt.feature.
 /// @throws io_error naming the file and the problem (missing file, broken yaml, truncated .npy,
 ///         wrong shape or dtype, id >= |V|, empty graph; for link tasks: seeds not shaped
 ///         (N, 2), labels not 0/1, labels or indexes whose length differs from the seeds',

@@ -301,6 +301,32 @@ task_kind classify_task(const fs::path& dir, const task_meta& t, std::size_t ti)
   return task_kind::node_classification;  // read_item_set reports the missing seeds
 }
 
+/// Orders a pair set's pairs by query (stable: within a query the stored order is kept) when
+/// its indexes are not already non-decreasing. DGL's OnDiskDataset tutorial writes all positives
+/// first and then all negatives, each with its query's index; GraphBolt groups by index value.
+/// Sets whose arrays differ in length are left for check_pair_set to report.
+void group_by_index(pair_set& s) {
+  std::size_t const m = s.src.size();
+  if (s.indexes.size() != m || s.dst.size() != m || (!s.labels.empty() && s.labels.size() != m) ||
+      std::is_sorted(s.indexes.begin(), s.indexes.end())) {
+    return;
+  }
+  std::vector<std::size_t> order(m);
+  for (std::size_t i = 0; i < m; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return s.indexes[a] < s.indexes[b]; });
+  auto permute = [&](auto& v) {
+    if (v.empty()) return;
+    std::remove_reference_t<decltype(v)> out(m);
+    for (std::size_t i = 0; i < m; ++i) out[i] = v[order[i]];
+    v = std::move(out);
+  };
+  permute(s.src);
+  permute(s.dst);
+  permute(s.labels);
+  permute(s.indexes);
+}
+
 /// One train/validation/test set of a link-prediction task: `seeds` (or `node_pairs`) [M, 2],
 /// optional `labels` [M] and `indexes` [M], or the legacy `negative_dsts` [M, K] (converted to
 /// the grouped form of pair_set). The training set keeps its positives only.
@@ -400,6 +426,7 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
     out = std::move(g);
     names.labels = names.indexes = neg_file->path.string();
   }
+  group_by_index(out);
   check_pair_set(out, n, names);
   if (training && (!out.labels.empty() || !out.indexes.empty())) {
     // Training draws its own negatives (DESIGN.md section 7): keep the positives.

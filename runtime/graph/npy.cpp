@@ -377,11 +377,7 @@ npy_array<T> decode(const npy_header& h, const std::byte* data, const std::strin
   a.stored = h.dtype;
   auto const n = static_cast<std::size_t>(h.num_elements());
   a.data.resize(n);
-  if (same_as_stored<T>(h.dtype)) {
-    if (n > 0) std::memcpy(a.data.data(), data, n * sizeof(T));
-  } else {
-    convert<T>(data, a.data.data(), n, h.dtype, what);
-  }
+  convert_npy_elements<T>(data, h.dtype, std::span<T>(a.data), what);
   if (h.fortran_order && h.shape.size() >= 2) a.data = fortran_to_c(a.data, a.shape);
   return a;
 }
@@ -635,9 +631,22 @@ npy_array<T> read_npy_buffer(std::span<const std::byte> bytes, const std::string
   return decode<T>(h, bytes.data() + h.data_offset, what);
 }
 
-#define COOPGNN_NPY_INSTANTIATE(T)                                 \
-  template npy_array<T> read_npy<T>(const std::filesystem::path&); \
-  template npy_array<T> read_npy_buffer<T>(std::span<const std::byte>, const std::string&);
+template <typename T>
+void convert_npy_elements(const std::byte* src, npy_dtype stored, std::span<T> dst,
+                          const std::string& what) {
+  if (dst.empty()) return;
+  if (same_as_stored<T>(stored)) {
+    std::memcpy(dst.data(), src, dst.size() * sizeof(T));
+  } else {
+    convert<T>(src, dst.data(), dst.size(), stored, what);
+  }
+}
+
+#define COOPGNN_NPY_INSTANTIATE(T)                                                          \
+  template npy_array<T> read_npy<T>(const std::filesystem::path&);                          \
+  template npy_array<T> read_npy_buffer<T>(std::span<const std::byte>, const std::string&); \
+  template void convert_npy_elements<T>(const std::byte*, npy_dtype, std::span<T>,          \
+                                        const std::string&);
 COOPGNN_NPY_INSTANTIATE(float)
 COOPGNN_NPY_INSTANTIATE(double)
 COOPGNN_NPY_INSTANTIATE(std::int8_t)

@@ -105,6 +105,17 @@ npy_array<T> read_npy(const std::filesystem::path& file);
 template <typename T>
 npy_array<T> read_npy_buffer(std::span<const std::byte> bytes, const std::string& what);
 
+/// Converts `dst.size()` elements of type `stored`, packed little-endian in `src` (any alignment),
+/// to T with exactly the rules of read_npy (the types and conversion rules listed there); this is
+/// the conversion read_npy and read_npy_buffer use, exposed for readers of other containers.
+/// Copies bytes unchanged when `stored` is T's own dtype. Host memory only; does not allocate.
+/// Precondition: src.size() >= dst.size() * npy_dtype_size(stored) (not checked).
+/// @throws io_error "WHAT: element I = V ..." for a value that does not convert; dst is then
+///         partially written.
+template <typename T>
+void convert_npy_elements(const std::byte* src, npy_dtype stored, std::span<T> dst,
+                          const std::string& what);
+
 /// Writes `data` (row-major, prod(shape) elements) to `file` as a version 1.0 .npy with a
 /// little-endian descr, padded so that the data starts at a multiple of 64 bytes.
 /// The bytes go to a temporary file beside `file` that is renamed over `file` when complete, so

@@ -63,6 +63,7 @@ work_counters& work_counters::operator+=(const work_counters& o) {
   feature_rows += o.feature_rows;
   feature_bytes += o.feature_bytes;
   alltoall_bytes += o.alltoall_bytes;
+  alltoall_calls += o.alltoall_calls;
   allreduce_bytes += o.allreduce_bytes;
   cache_hits += o.cache_hits;
   cache_misses += o.cache_misses;
@@ -76,6 +77,16 @@ stage_seconds& stage_seconds::max_with(const stage_seconds& o) {
   backward = std::max(backward, o.backward);
   communication = std::max(communication, o.communication);
   optimizer = std::max(optimizer, o.optimizer);
+  return *this;
+}
+
+stage_seconds& stage_seconds::operator/=(double n) {
+  sample /= n;
+  feature_load /= n;
+  forward /= n;
+  backward /= n;
+  communication /= n;
+  optimizer /= n;
   return *this;
 }
 

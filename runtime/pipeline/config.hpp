@@ -61,7 +61,14 @@ struct train_config {
       device_comm_choice::automatic;  ///< CUDA backend (device_comm.hpp)
   bool sample_on_device = true;       ///< CUDA backend: sample on the GPU (else on the host)
   models::conv_kind model = models::conv_kind::sage;
-  std::int64_t hidden = 64;             ///< hidden width
+  std::int64_t hidden = 64;  ///< hidden width (GAT: per head)
+  /// GAT (model gat): heads of the hidden layers (concatenated), of the output layer (averaged),
+  /// attention dropout, LeakyReLU slope and the residual projection (models::gat_options).
+  std::int64_t heads = 1;
+  std::int64_t out_heads = 1;
+  float attn_dropout = 0.0f;
+  float negative_slope = 0.2f;
+  bool residual = false;
   bool linear_head = false;             ///< add a linear head after the last conv layer
   std::vector<int> fanouts = {10, 10};  ///< one per layer, l = 0 next to the seeds; -1 = all
   sampler_kind sampler = sampler_kind::ns;
@@ -110,6 +117,7 @@ struct work_counters {
   std::int64_t feature_rows = 0;      ///< input feature rows loaded from storage
   std::int64_t feature_bytes = 0;     ///< their bytes
   std::int64_t alltoall_bytes = 0;    ///< bytes sent to other PEs by all-to-alls
+  std::int64_t alltoall_calls = 0;    ///< all-to-all-v calls (0 with one PE: exchanges skipped)
   std::int64_t allreduce_bytes = 0;   ///< gradient bytes contributed to all-reduces
   std::int64_t cache_hits = 0;        ///< feature rows served by the PE's cache
   std::int64_t cache_misses = 0;      ///< feature rows read from storage
@@ -117,11 +125,16 @@ struct work_counters {
   work_counters& operator+=(const work_counters& o);
 };
 
-/// Wall time per pipeline stage (seconds).
+/// Seconds per pipeline stage: measured wall time, or modelled (bench/drivers/cost_model.hpp).
 struct stage_seconds {
   double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0, optimizer = 0;
   stage_seconds& max_with(const stage_seconds& o);
   stage_seconds& operator+=(const stage_seconds& o);
+  stage_seconds& operator/=(double n);  ///< every stage divided by n (n != 0)
+  /// The sum of the stages.
+  [[nodiscard]] double total() const {
+    return sample + feature_load + forward + backward + communication + optimizer;
+  }
 };
 
 /// What one epoch produced, for printing and for --metrics-out.

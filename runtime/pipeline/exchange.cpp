@@ -22,8 +22,17 @@ exchange_route make_route(const exec_context& ctx, placed_plan&& plan,
   exchange_route r;
   r.send_counts = std::move(plan.send_counts);
   r.recv_counts = std::move(plan.recv_counts);
-  r.num_requester_rows = static_cast<std::int64_t>(plan.send_perm.size());
   r.num_owner_rows = num_owner_rows;
+  if (plan.identity) {
+    // One PE: the requester rows are the owner rows; nothing to index.
+    COOPGNN_EXPECTS(r.send_counts.size() == 1 && r.send_counts[0] == num_owner_rows,
+                    "make_route: an identity plan of {} rows for {} owner rows",
+                    r.send_counts.empty() ? -1 : r.send_counts[0], num_owner_rows);
+    r.num_requester_rows = num_owner_rows;
+    r.identity = true;
+    return r;
+  }
+  r.num_requester_rows = static_cast<std::int64_t>(plan.send_perm.size());
   // recv_pos: the inverse of send_perm (each value once); the push CSR: recv_inv grouped by
   // owner row, ascending request order. Both stay in ctx.space().
   auto pos = group_by_value(ctx, r.num_requester_rows, plan.send_perm.view());
@@ -65,6 +74,8 @@ tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
                   "exchange_pull: {} owner rows for a route with {}", owner_rows.rows,
                   route.num_owner_rows);
   std::int64_t const d = owner_rows.cols;
+  if (route.identity)
+    return tensor<float>(clone<float>(ctx, owner_rows.flat()), owner_rows.rows, d);
   // Answer every request in receive order, then put each received row at its local source.
   tensor<float> const answers = gather(ctx, owner_rows, route.recv_inv);
   tensor<float> received(alltoallv_rows<float>(ctx, comm, answers.view().flat(), route.recv_counts,
@@ -80,6 +91,9 @@ tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
                   "exchange_push: {} requester rows for a route with {}", requester_grads.rows,
                   route.num_requester_rows);
   std::int64_t const d = requester_grads.cols;
+  if (route.identity) {
+    return tensor<float>(clone<float>(ctx, requester_grads.flat()), requester_grads.rows, d);
+  }
   tensor<float> const sent = gather(ctx, requester_grads, route.send_perm);
   auto const m = static_cast<std::int64_t>(route.recv_inv.size());
   tensor<float> recv(
@@ -92,6 +106,24 @@ tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
       route.push_indptr.space()};
   spmm<float>(ctx, push, route.push_weights.view(), recv.view(), out.view());
   return out;
+}
+
+tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route, tensor<float>&& owner_rows) {
+  if (!route.identity) return exchange_pull(ctx, comm, route, owner_rows.view());
+  COOPGNN_EXPECTS(owner_rows.rows() == route.num_owner_rows,
+                  "exchange_pull: {} owner rows for a route with {}", owner_rows.rows(),
+                  route.num_owner_rows);
+  return std::move(owner_rows);
+}
+
+tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route, tensor<float>&& requester_grads) {
+  if (!route.identity) return exchange_push(ctx, comm, route, requester_grads.view());
+  COOPGNN_EXPECTS(requester_grads.rows() == route.num_requester_rows,
+                  "exchange_push: {} requester rows for a route with {}", requester_grads.rows(),
+                  route.num_requester_rows);
+  return std::move(requester_grads);
 }
 
 }  // namespace coopgnn

@@ -35,9 +35,14 @@ struct exchange_route {
   buffer<std::int64_t> push_indptr;       ///< [num_owner_rows + 1]
   buffer<std::int64_t> push_sources;      ///< [sum recv]
   buffer<float> push_weights;             ///< [sum recv] ones (the push is an SpMM)
+  /// One PE (exchange_plan::identity): requester rows == owner rows, the index arrays are empty
+  /// and both exchanges hand their input back without a copy or a collective.
+  bool identity = false;
 
-  /// Rows this PE sends plus rows it receives in one exchange (staging accounting).
+  /// Rows this PE sends plus rows it receives in one exchange (staging accounting); 0 for an
+  /// identity route.
   [[nodiscard]] std::int64_t staging_rows() const {
+    if (identity) return 0;
     return num_requester_rows + static_cast<std::int64_t>(recv_inv.size());
   }
   /// Bytes held by the index arrays.
@@ -49,7 +54,9 @@ struct exchange_route {
 /// into the route.
 /// @param num_owner_rows  |S^{l+1}_p|: the owner side's rows (the next layer's num_dst, or the
 ///                        number of input nodes for the last layer)
+/// An identity plan (one PE) gives an identity route: no index arrays are built.
 /// @throws logic_error naming the value when send_perm or recv_inv is outside its range, or
+///         when an identity plan's row count differs from num_owner_rows, or
 ///         (host and emulated backends, where the offsets are readable) when send_perm is not a
 ///         permutation; on CUDA the values are not checked (group_by_value).
 exchange_route make_route(const exec_context& ctx, placed_plan&& plan, std::int64_t num_owner_rows);
@@ -114,8 +121,13 @@ buffer<T> allgatherv_rows(const exec_context& ctx, communicator& comm, buffer_vi
 /// @param owner_rows  [route.num_owner_rows, d] in ctx.space()
 /// @returns           [route.num_requester_rows, d] in ctx.space()
 /// @throws logic_error on a row-count or space mismatch; comm_error when a peer fails.
+/// An identity route returns a copy of owner_rows and calls no collective.
 tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
                             const exchange_route& route, tensor_view<const float> owner_rows);
+/// exchange_pull of rows the caller hands over: an identity route (one PE) returns them as they
+/// are (no copy, no collective: the exchange is skipped), any other route as above.
+tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route, tensor<float>&& owner_rows);
 
 /// Requester -> owner (backward): each requested row's gradient goes back to its owner, which
 /// sums the contributions into its rows in receive order starting from zero (an SpMM over the
@@ -123,8 +135,12 @@ tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
 /// same bits on every backend). Collective.
 /// @param requester_grads  [route.num_requester_rows, d] in ctx.space()
 /// @returns                [route.num_owner_rows, d] in ctx.space()
-/// @throws as exchange_pull.
+/// @throws as exchange_pull. An identity route returns a copy and calls no collective.
 tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
                             const exchange_route& route, tensor_view<const float> requester_grads);
+/// exchange_push of gradients the caller hands over: an identity route returns them as they are
+/// (each owner row has exactly one request, so the sum is the row itself), any other as above.
+tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
+                            const exchange_route& route, tensor<float>&& requester_grads);
 
 }  // namespace coopgnn

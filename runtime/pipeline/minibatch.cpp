@@ -61,6 +61,19 @@ owner_exchange exchange_with_owners(const exec_context& ctx, communicator& comm,
                                     buffer_view<const std::uint16_t> owner_of,
                                     buffer_view<const vid_t> ids) {
   auto const P = static_cast<std::size_t>(comm.size());
+  if (P == 1) {
+    // One PE owns everything: the requester list is the owner list (no split, no collective,
+    // no deduplication), so cooperative with one PE does exactly independent's work.
+    auto const n = static_cast<std::int64_t>(ids.size);
+    owner_exchange out;
+    out.plan.send_counts = {n};
+    out.plan.recv_counts = {n};
+    out.plan.send_perm = buffer<std::int64_t>(ctx, 0);
+    out.plan.recv_inv = buffer<std::int64_t>(ctx, 0);
+    out.plan.identity = true;
+    out.owned = clone<vid_t>(ctx, ids);
+    return out;
+  }
   // Partition the local list by owner (stable), then send each id to its owner.
   auto split = split_by_owner(ctx, owner_of, comm.size(), ids);
   exchange_plan plan;
@@ -120,8 +133,8 @@ sampled_batch to_host(const exec_context& ctx, minibatch&& mb) {
   for (auto& b : mb.blocks) out.blocks.push_back(to_host(ctx, std::move(b)));
   for (auto& p : mb.plans) {
     out.plans.push_back({std::move(p.send_counts), std::move(p.recv_counts),
-                         to_host(ctx, std::move(p.send_perm)),
-                         to_host(ctx, std::move(p.recv_inv))});
+                         to_host(ctx, std::move(p.send_perm)), to_host(ctx, std::move(p.recv_inv)),
+                         p.identity});
   }
   out.input_nodes = to_host(ctx, std::move(mb.input_nodes));
   out.work = mb.work;
@@ -131,7 +144,7 @@ sampled_batch to_host(const exec_context& ctx, minibatch&& mb) {
 
 placed_plan copy_plan(const exec_context& ctx, const placed_plan& p) {
   return {p.send_counts, p.recv_counts, clone<std::int64_t>(ctx, p.send_perm.view()),
-          clone<std::int64_t>(ctx, p.recv_inv.view())};
+          clone<std::int64_t>(ctx, p.recv_inv.view()), p.identity};
 }
 
 std::int64_t minibatch::bytes() const {

@@ -24,6 +24,9 @@ struct exchange_plan {
   std::vector<std::int64_t> recv_counts;  ///< [P] ids each requester asked this PE for
   std::vector<std::int64_t> send_perm;    ///< [sum send] local source index of each request
   std::vector<std::int64_t> recv_inv;     ///< [sum recv] owner row (in S^{l+1}_p) per request
+  /// One PE: the owner rows are the requester rows in their order, nothing is exchanged, and
+  /// send_perm and recv_inv are empty (the identity is implicit).
+  bool identity = false;
 };
 
 /// One PE's share of a sampled minibatch.
@@ -41,7 +44,8 @@ struct placed_plan {
   std::vector<std::int64_t> send_counts;  ///< [P] as exchange_plan
   std::vector<std::int64_t> recv_counts;  ///< [P]
   buffer<std::int64_t> send_perm;         ///< [sum send]
-  buffer<std::int64_t> recv_inv;          ///< [sum recv]
+  buffer<std::int64_t> recv_inv;          ///< [sum recv]; both empty when identity
+  bool identity = false;                  ///< as exchange_plan::identity
 };
 
 /// One PE's share of a sampled minibatch in the memory space it was sampled in: what the one
@@ -86,7 +90,12 @@ sample_params layer_params(const batch_key& key, std::size_t l);
 /// is deduplicated. `plan` routes rows between the two sides: exchange_pull(make_route(ctx,
 /// plan, owned.size)) turns rows of `owned` into rows of `ids`, exchange_push sums them back.
 /// Collective over `comm` (every PE calls it); `comm` must move ctx.space() memory.
-/// @param owner_of [|V|] owner map in ctx.space(); @param ids [n] vertex ids in ctx.space()
+/// With one PE (comm.size() == 1) every exchange is an identity and is skipped, on every backend
+/// alike: nothing is split, sent or deduplicated, `owned` is a copy of `ids` in their order, the
+/// plan is marked identity and id_bytes is 0 (no collective is called).
+/// @param owner_of [|V|] owner map in ctx.space(); @param ids [n] vertex ids in ctx.space(),
+///        distinct (a compacted block's sources, a link batch's targets: every caller's are);
+///        with more than one PE duplicates are deduplicated, with one PE they are not checked
 /// @throws comm_error if a peer fails; logic_error as split_by_owner / unique_with_inverse.
 struct owner_exchange {
   placed_plan plan;     ///< requester positions <-> owner rows

@@ -1,8 +1,14 @@
 #include "runtime/pipeline/report.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+
+#include "runtime/core/error.hpp"
 
 namespace coopgnn {
 
@@ -147,6 +153,33 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
                        ratio(ind->work.feature_rows, coop->work.feature_rows));
   }
   return out;
+}
+
+line_appender::line_appender(std::filesystem::path file) : file_(std::move(file)) {
+  fd_ = ::open(file_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw io_error(
+        fmt::format("{}: cannot open for appending: {}", file_.string(), std::strerror(errno)));
+  }
+}
+
+line_appender::~line_appender() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void line_appender::append(std::string_view line) {
+  COOPGNN_EXPECTS(line.find('\n') == std::string_view::npos,
+                  "line_appender: a line of {} bytes contains a newline", line.size());
+  std::string whole(line);
+  whole.push_back('\n');
+  ssize_t n = -1;
+  do {
+    n = ::write(fd_, whole.data(), whole.size());
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(whole.size())) {
+    throw io_error(fmt::format("{}: write failed ({} of {} bytes): {}", file_.string(), n,
+                               whole.size(), n < 0 ? std::strerror(errno) : "short write"));
+  }
 }
 
 }  // namespace coopgnn

@@ -1,8 +1,10 @@
 // Machine-readable and human-readable forms of epoch reports (`--metrics-out`, console tables).
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/pipeline/config.hpp"
@@ -28,5 +30,28 @@ std::string format_epoch_line(const epoch_report& r);
 /// independent / cooperative ratios of the work counters when both modes are present.
 std::string format_comparison(const std::vector<epoch_report>& finals,
                               const std::vector<epoch_report>& totals);
+
+/// Appends whole lines to a file (--metrics-out): opened O_WRONLY | O_CREAT | O_APPEND, and each
+/// line goes out with one write(2) of the line and its '\n', so whatever ends the process (a
+/// signal, SIGKILL, a crash) the file holds complete lines only, and several writers never
+/// interleave inside a line. No user-space buffer: a line is in the kernel when append returns
+/// (not fsync'ed: a power loss may still lose it).
+class line_appender {
+ public:
+  /// @throws io_error "FILE: cannot open for appending: REASON".
+  explicit line_appender(std::filesystem::path file);
+  ~line_appender();
+  line_appender(const line_appender&) = delete;
+  line_appender& operator=(const line_appender&) = delete;
+  /// Writes `line` (which must not contain '\n') and a newline in one write(2), retried on
+  /// EINTR. @throws logic_error for an embedded newline; io_error naming the file when the write
+  /// fails or is short (a full disk; the file may then end in a partial line).
+  void append(std::string_view line);
+  [[nodiscard]] const std::filesystem::path& path() const { return file_; }
+
+ private:
+  std::filesystem::path file_;
+  int fd_ = -1;
+};
 
 }  // namespace coopgnn

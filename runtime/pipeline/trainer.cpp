@@ -1,6 +1,7 @@
 #include "runtime/pipeline/trainer.hpp"
 
 #include <algorithm>
+#include <barrier>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -25,6 +26,21 @@ namespace {
 /// The init stream of the embedding table (models use layer indices 0..num_layers + 2).
 constexpr std::uint32_t kEmbeddingLayerIndex = 1U << 20;
 
+/// Cooperative: row r of the table `get(q)` assembled from its owner q's replica.
+template <typename Get>
+matrix<float> owner_rows(std::size_t pes, const ownership& owners, Get&& get) {
+  matrix<float> table = get(0);
+  for (std::size_t q = 1; q < pes; ++q) {
+    matrix<float> const mine = get(q);
+    for (vid_t r = 0; r < table.rows(); ++r) {
+      if (owners.owner(r) == static_cast<int>(q)) {
+        std::copy_n(&mine(r, 0), table.cols(), &table(r, 0));
+      }
+    }
+  }
+  return table;
+}
+
 }  // namespace
 
 models::model_config model_config_for(const dataset& ds, const train_config& cfg) {
@@ -44,6 +60,11 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   mc.linear_head = cfg.linear_head;
   mc.dropout = cfg.dropout;
   mc.seed = cfg.seed;
+  mc.gat.heads = cfg.heads;
+  mc.gat.attn_dropout = cfg.attn_dropout;
+  mc.gat.negative_slope = cfg.negative_slope;
+  mc.gat.residual = cfg.residual;
+  mc.out_heads = cfg.out_heads;
   return mc;
 }
 
@@ -367,7 +388,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
     if (coop) {
       staging = std::max(staging, detail::staging_of(in.routes[L - 1], h.cols()));
-      h = exchange_pull(ctx, rows, in.routes[L - 1], h.view());
+      h = exchange_pull(ctx, rows, in.routes[L - 1], std::move(h));
       m.record(static_cast<int>(L - 1), "features");
     }
     synchronize(ctx);
@@ -392,17 +413,21 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     for (std::size_t i = 0; i < L; ++i) {
       std::size_t const b = L - 1 - i;
       h = pe.model.forward_layer(static_cast<int>(i), ctx, blocks[b], h.view(), sk, &caches[i]);
+      auto const& conv = pe.model.layer(static_cast<int>(i));
+      m.layers.push_back({static_cast<int>(b), blocks[b].num_dst, blocks[b].num_src,
+                          blocks[b].num_edges, conv.in_dim(), conv.out_dim(),
+                          conv.transform_first(), i > 0 || pe.emb != nullptr});
       working_set += caches[i].bytes();
       if (coop && b > 0) {
         staging = std::max(staging, detail::staging_of(in.routes[b - 1], h.cols()));
-        h = exchange_pull(ctx, rows, in.routes[b - 1], h.view());
+        h = exchange_pull(ctx, rows, in.routes[b - 1], std::move(h));
         m.record(static_cast<int>(b - 1), "forward");
       }
     }
     if (link) {
       if (coop) {
         staging = std::max(staging, detail::staging_of(pair_route, h.cols()));
-        h = exchange_pull(ctx, rows, pair_route, h.view());
+        h = exchange_pull(ctx, rows, pair_route, std::move(h));
         m.record(-1, "forward");
       }
       z_rows = h.rows();
@@ -440,7 +465,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       grad = pe.model.decoder()->backward(ctx, gs.view(), pair_src.view(), pair_dst.view(), z_rows,
                                           dec_cache);
       if (coop) {
-        grad = exchange_push(ctx, rows, pair_route, grad.view());
+        grad = exchange_push(ctx, rows, pair_route, std::move(grad));
         m.record(-1, "backward");
       }
     } else {
@@ -460,13 +485,13 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       grad_peak = std::max(grad_peak, static_cast<std::int64_t>(grad.bytes()));
       if (b + 1 < L && coop) {
         staging = std::max(staging, detail::staging_of(in.routes[b], grad.cols()));
-        grad = exchange_push(ctx, rows, in.routes[b], grad.view());
+        grad = exchange_push(ctx, rows, in.routes[b], std::move(grad));
         m.record(static_cast<int>(b), "backward");
       }
     }
     if (pe.emb && coop) {
       // The input rows' gradients go back to the PE that loaded them.
-      grad = exchange_push(ctx, rows, in.routes[L - 1], grad.view());
+      grad = exchange_push(ctx, rows, in.routes[L - 1], std::move(grad));
       m.record(static_cast<int>(L - 1), "features_backward");
     }
     if (pe.emb) input_grad = std::move(grad);
@@ -651,6 +676,7 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   work_counters w = w0;
   w.alltoall_bytes += m.sent_bytes() - m.sent_start;
   w.allreduce_bytes += m.allreduce_bytes() - m.allreduce_start;
+  w.alltoall_calls += m.alltoall_calls() - m.calls_start;
   pe.seconds += m.t;
   pe.work += w;
   pe.loss += loss_sum;
@@ -676,6 +702,8 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   tr.seconds = m.t;
   tr.cpu_seconds = m.cpu;
   tr.traffic = std::move(m.traffic);
+  tr.layers = std::move(m.layers);
+  tr.parameters = static_cast<std::int64_t>(pe.model.params().grads().size);
   tr.working_set_bytes = working_set;
   tr.staging_bytes = staging;
 }
@@ -724,20 +752,13 @@ void trainer::apply_gradients(std::span<const float> grads) {
 
 matrix<float> trainer::embedding_values() const {
   COOPGNN_EXPECTS(pes_.at(0)->emb != nullptr, "trainer::embedding_values: no --embedding-dim");
-  bind_device(0);
-  matrix<float> table = pes_[0]->emb->to_host_matrix();
-  if (cfg_.mode != minibatch_mode::cooperative) return table;  // replicas are equal
-  // Cooperative: row r is current on its owner's replica only.
-  for (std::size_t q = 1; q < pes_.size(); ++q) {
+  auto get = [&](std::size_t q) {
     bind_device(static_cast<int>(q));
-    matrix<float> const mine = pes_[q]->emb->to_host_matrix();
-    for (vid_t r = 0; r < table.rows(); ++r) {
-      if (owners_.owner(r) == static_cast<int>(q)) {
-        std::copy_n(&mine(r, 0), table.cols(), &table(r, 0));
-      }
-    }
-  }
-  return table;
+    return pes_[q]->emb->to_host_matrix();
+  };
+  // Cooperative: row r is current on its owner's replica only; independent: replicas are equal.
+  if (cfg_.mode != minibatch_mode::cooperative) return get(0);
+  return owner_rows(pes_.size(), owners_, get);
 }
 
 matrix<float> trainer::inference_input(int pe) const {
@@ -788,6 +809,16 @@ std::pair<link_eval, link_eval> trainer::evaluate_link(int pe) const {
 
 epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  return run_epoch(epoch_position{.epoch = epoch}, evaluate_now, progress, {}, nullptr);
+}
+
+epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
+                                const std::function<void(std::int64_t, std::int64_t)>& progress,
+                                const std::function<bool()>& stop, epoch_position* at) {
+  int const epoch = from.epoch;
+  auto const nb = batches_per_epoch();
+  COOPGNN_EXPECTS(from.next_batch >= 0 && from.next_batch <= nb,
+                  "run_epoch: epoch {} resumes at batch {} of {}", epoch, from.next_batch, nb);
   epoch_report rep;
   rep.mode = to_string(cfg_.mode);
   rep.backend = to_string(cfg_.compute_backend);
@@ -798,30 +829,49 @@ epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
   for (auto& pe : pes_) {
     pe->seconds = {};
     pe->work = {};
-    pe->loss = 0;
+    pe->loss = from.loss_sum;  // the same on every PE, as the all-reduced losses are
   }
+  pes_[0]->work = from.work;  // reports sum the PEs' counters: the sum is what matters
   reset_peak_device_memory();
   auto const order = epoch_order(epoch);
-  auto const nb = batches_per_epoch();
   auto const n = static_cast<std::int64_t>(order.size());
+  // After every batch the PEs meet; the last to arrive asks stop() once for all of them, so
+  // they leave the loop together (no PE is left waiting in a collective). A PE that fails
+  // drops out so that the others are not left waiting here.
+  bool stopping = false;
+  std::int64_t done = from.next_batch;
+  auto decide = [&]() noexcept {
+    ++done;
+    stopping = stop && done < nb && stop();
+  };
+  std::barrier meet(static_cast<std::ptrdiff_t>(pes_.size()), decide);
   scoped_timer wall(nullptr);
   run_pes([&](pe_state& pe) {
-    for (std::int64_t b = 0; b < nb; ++b) {
-      auto const lo = b * cfg_.batch_size, hi = std::min(n, lo + cfg_.batch_size);
-      auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
-      pe_step(pe, std::span<const vid_t>(order).subspan(lo, hi - lo), index, step_options{});
-      if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
+    try {
+      for (std::int64_t b = from.next_batch; b < nb; ++b) {
+        auto const lo = b * cfg_.batch_size, hi = std::min(n, lo + cfg_.batch_size);
+        auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
+        pe_step(pe, std::span<const vid_t>(order).subspan(lo, hi - lo), index, step_options{});
+        if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
+        meet.arrive_and_wait();
+        if (stopping) break;
+      }
+    } catch (...) {
+      meet.arrive_and_drop();
+      throw;
     }
   });
   rep.epoch_seconds = wall.seconds();
-  rep.batches = nb;
+  rep.batches = done;
   for (auto& pe : pes_) {
     rep.seconds.max_with(pe->seconds);
     rep.work += pe->work;
   }
+  if (at != nullptr) *at = epoch_position{epoch, done, pes_[0]->loss, rep.work};
   rep.train_loss = nb > 0 ? pes_[0]->loss / static_cast<double>(nb) : 0.0;
   rep.peak_device_bytes = peak_device_memory();
   rep.val_metric = rep.test_metric = std::numeric_limits<double>::quiet_NaN();
+  if (done < nb) return rep;  // stopped: the epoch is not over
   if (evaluate_now || (cfg_.eval_every > 0 && epoch % cfg_.eval_every == 0)) {
     scoped_timer et(nullptr);
     if (cfg_.task == task_kind::link_prediction) {
@@ -836,6 +886,61 @@ epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
     rep.eval_seconds = et.seconds();
   }
   return rep;
+}
+
+trainer_state trainer::state() const {
+  trainer_state s;
+  bind_device(0);
+  const pe_state& pe0 = *pes_[0];
+  s.params = download<float>(pe0.ctx, pe0.model.params().values());
+  s.adam_m = download<float>(pe0.ctx, pe0.opt.first_moment());
+  s.adam_v = download<float>(pe0.ctx, pe0.opt.second_moment());
+  s.adam_steps = pe0.opt.steps();
+  if (!pe0.emb) return s;
+  bool const coop = cfg_.mode == minibatch_mode::cooperative;
+  auto table = [&](auto view_of) {
+    auto get = [&](std::size_t q) {
+      bind_device(static_cast<int>(q));
+      const pe_state& pe = *pes_[q];
+      return download<float>(pe.ctx, view_of(*pe.emb));
+    };
+    return coop ? owner_rows(pes_.size(), owners_, get) : get(0);
+  };
+  s.emb = table([](const models::embedding_table& e) { return e.values(); });
+  s.emb_m = table([](const models::embedding_table& e) { return e.first_moment(); });
+  s.emb_v = table([](const models::embedding_table& e) { return e.second_moment(); });
+  s.emb_steps = pe0.emb->steps();
+  return s;
+}
+
+void trainer::restore(const trainer_state& s) {
+  auto const n = static_cast<std::size_t>(num_parameters());
+  COOPGNN_EXPECTS(s.params.size() == n && s.adam_m.size() == n && s.adam_v.size() == n,
+                  "trainer::restore: params, adam_m and adam_v hold {}, {} and {} values; the "
+                  "model has {} parameters",
+                  s.params.size(), s.adam_m.size(), s.adam_v.size(), n);
+  bool const has_emb = pes_[0]->emb != nullptr;
+  COOPGNN_EXPECTS(has_emb == (s.emb.rows() > 0),
+                  "trainer::restore: the state {} an embedding table, the run {}",
+                  s.emb.rows() > 0 ? "holds" : "has no", has_emb ? "learns one" : "does not");
+  if (has_emb) {
+    auto const& e = *pes_[0]->emb;
+    for (const matrix<float>* t : {&s.emb, &s.emb_m, &s.emb_v}) {
+      COOPGNN_EXPECTS(t->rows() == e.rows() && t->cols() == e.dim(),
+                      "trainer::restore: an embedding array is [{}, {}], the table [{}, {}]",
+                      t->rows(), t->cols(), e.rows(), e.dim());
+    }
+  }
+  run_pes([&](pe_state& pe) {
+    pe.model.copy_parameters_from(s.params);
+    pe.opt.restore(s.adam_m, s.adam_v, s.adam_steps);
+    if (pe.emb) {
+      auto flat = [](const matrix<float>& m) {
+        return std::span<const float>(m.data(), static_cast<std::size_t>(m.rows() * m.cols()));
+      };
+      pe.emb->restore(flat(s.emb), flat(s.emb_m), flat(s.emb_v), s.emb_steps);
+    }
+  });
 }
 
 }  // namespace coopgnn

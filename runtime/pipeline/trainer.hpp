@@ -30,6 +30,19 @@ struct layer_traffic {
   std::int64_t bytes = 0;
 };
 
+/// The counted shape of one layer of a step on one PE (what the cost model of
+/// bench/drivers/cost_model.hpp turns into bytes and arithmetic; counted, not timed).
+struct layer_shape {
+  int layer = 0;                 ///< block index l (0 next to the seeds); conv L-1-l consumed it
+  std::int64_t num_dst = 0;      ///< destinations of block l (|S^l_p|)
+  std::int64_t num_src = 0;      ///< its unique sources, destinations first (|S~^{l+1}_p|)
+  std::int64_t num_edges = 0;    ///< its sampled edges
+  std::int64_t in_dim = 0;       ///< width of the conv's input rows (columns per source)
+  std::int64_t out_dim = 0;      ///< width of its output rows
+  bool transform_first = false;  ///< the conv multiplied before aggregating (in_dim > out_dim)
+  bool input_grad = true;        ///< backward computed dL/dh_src (false for the input layer)
+};
+
 /// What one PE computed in one step (step_options::trace), for tests and benchmarks.
 struct pe_trace {
   std::vector<std::vector<std::pair<vid_t, vid_t>>> edges;  ///< [L] sampled (src, dst) global ids
@@ -46,6 +59,8 @@ struct pe_trace {
   stage_seconds seconds;      ///< this PE's wall time per stage in the step
   stage_seconds cpu_seconds;  ///< this PE thread's CPU time per stage (excludes waiting)
   std::vector<layer_traffic> traffic;  ///< cooperative: bytes per layer and direction
+  std::vector<layer_shape> layers;     ///< [L] block l's shape and its conv's widths
+  std::int64_t parameters = 0;         ///< model parameters (floats) the optimizer updated
   std::int64_t working_set_bytes = 0;  ///< blocks, plans, input rows, activations, gradients
   std::int64_t staging_bytes = 0;      ///< largest all-to-all send + receive staging of the step
 };
@@ -59,6 +74,30 @@ struct step_options {
   /// size (>= it): a rank's share of a larger global batch, so that the sum of the shares'
   /// gradients is the global batch's gradient (GGS over MPI, runtime/tma/workers.hpp).
   std::int64_t normalise_by = 0;
+};
+
+/// A trainer's learnable state as host copies (checkpoints: runtime/pipeline/checkpoint.hpp).
+/// Replicas are equal after every step, so replica 0's weights and Adam state stand for all; the
+/// embedding table is assembled as embedding_values() does (cooperative: each row and its
+/// moments from its owner's replica).
+struct trainer_state {
+  std::vector<float> params;  ///< [num_parameters()] float32, params() order
+  std::vector<float> adam_m;  ///< [num_parameters()] Adam first moment
+  std::vector<float> adam_v;  ///< [num_parameters()] Adam second moment
+  std::int64_t adam_steps = 0;
+  /// With embedding_dim > 0: the table [|V|, D] and its lazy-Adam moments; empty otherwise.
+  matrix<float> emb, emb_m, emb_v;
+  std::int64_t emb_steps = 0;
+};
+
+/// Where a run stands between two global batches: the epoch, how many of its batches are done
+/// and what run_epoch accumulated over them (the part of an epoch's report that is not timing),
+/// so that an epoch resumed from it ends with the report of an uninterrupted one.
+struct epoch_position {
+  int epoch = 1;                ///< 1-based
+  std::int64_t next_batch = 0;  ///< batches [0, next_batch) of the epoch are done
+  double loss_sum = 0;          ///< sum of their global-batch losses, added in batch order
+  work_counters work;           ///< their work summed over PEs (cache counters: see README)
 };
 
 /// The training seeds of epoch `epoch` in batching order: `train` sorted by the 64-bit key
@@ -130,6 +169,28 @@ class trainer {
   /// global batch from PE 0's thread when given; it must not throw.
   epoch_report run_epoch(int epoch, bool evaluate,
                          const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+  /// The resumable form of run_epoch: trains batches [from.next_batch, batches_per_epoch()) of
+  /// epoch from.epoch, starting its loss and work sums from `from`'s, and calls `stop()` after
+  /// every batch (on one thread while every PE waits; it must not throw). When stop() returns
+  /// true before the last batch, the PEs end the epoch there together and nothing is evaluated;
+  /// either way `*at` (when given) receives the position reached (at->next_batch ==
+  /// batches_per_epoch() for a finished epoch). A finished epoch's report equals run_epoch's,
+  /// timings apart. @throws logic_error when from.next_batch is outside [0, batches_per_epoch()].
+  epoch_report run_epoch(const epoch_position& from, bool evaluate,
+                         const std::function<void(std::int64_t, std::int64_t)>& progress,
+                         const std::function<bool()>& stop, epoch_position* at);
+
+  /// The learnable state (weights, Adam moments and step count, embedding table and its
+  /// moments) downloaded from every PE's space through the copy helpers. Synchronises the
+  /// devices. Between steps only.
+  [[nodiscard]] trainer_state state() const;
+  /// Writes `s` into every replica, each in its PE's space (the PE threads copy and
+  /// synchronise): the next step computes what the run that saved `s` computed next.
+  /// @throws logic_error naming the array and both sizes on a shape mismatch with this
+  ///         trainer's model or embedding table (or an embedding table given to a run without
+  ///         one, and vice versa).
+  void restore(const trainer_state& s);
 
   /// One training step on `global_batch` with global minibatch index `batch_index`, run on all
   /// PEs (threads are started and joined inside). For tests and benchmarks. The batch holds

@@ -103,7 +103,8 @@ struct trainer::step_meter {
         comm_mark(comm_seconds()),
         sent_mark(sent_bytes()),
         sent_start(sent_mark),
-        allreduce_start(allreduce_bytes()) {}
+        allreduce_start(allreduce_bytes()),
+        calls_start(alltoall_calls()) {}
   [[nodiscard]] double comm_seconds() const {
     double s = 0;
     for (auto const* c : comms) s += c->stats().seconds;
@@ -113,6 +114,11 @@ struct trainer::step_meter {
     std::int64_t b = 0;
     for (auto const* c : comms) b += c->stats().alltoall_bytes_sent;
     return b;
+  }
+  [[nodiscard]] std::int64_t alltoall_calls() const {
+    std::int64_t n = 0;
+    for (auto const* c : comms) n += c->stats().alltoall_calls;
+    return n;
   }
   [[nodiscard]] std::int64_t allreduce_bytes() const {
     std::int64_t b = 0;
@@ -146,6 +152,8 @@ struct trainer::step_meter {
   std::int64_t sent_mark;
   std::int64_t sent_start;  // totals when the step began
   std::int64_t allreduce_start;
+  std::int64_t calls_start;
+  std::vector<layer_shape> layers;  // [L] filled by the forward pass
 };
 
 }  // namespace coopgnn

@@ -11,12 +11,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "runtime/core/signals.hpp"
 #include "runtime/core/timer.hpp"
 #endif
 
@@ -69,9 +69,6 @@ int count_of(std::size_t n, const char* what) {
                   "{}: {} elements exceed one MPI message's int count", what, n);
   return static_cast<int>(n);
 }
-
-std::atomic<int> g_signal{0};
-extern "C" void on_signal(int sig) { g_signal.store(sig); }
 
 using clock_type = std::chrono::steady_clock;
 double since(clock_type::time_point t0) {
@@ -164,8 +161,7 @@ mpi_session::mpi_session(int expected_size) {
   // must stay up meanwhile: Open MPI's TCP transport kills the server outright when a peer's
   // connection drops, before it could report (tried: with trainers ending at once, the server
   // never wrote its line). mpirun's SIGKILL ends any rank that is left.
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGINT, on_signal);
+  signals::install_stop_handlers(signals::on_second_signal::record);
 }
 
 mpi_session::~mpi_session() {
@@ -455,7 +451,7 @@ class heartbeat_watch {
         }
       }
     }
-    if (int sig = g_signal.load(); sig != 0) {
+    if (int sig = signals::stop_signal(); sig != 0) {
       // The launcher ends every rank when one fails; the failed one stopped sending heartbeats.
       double const now = since(t0_);
       std::vector<std::string> ages;

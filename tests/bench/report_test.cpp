@@ -67,10 +67,11 @@ constexpr const char* kModes = R"json({
      "alltoall_bytes_per_batch": [],
      "imbalance": {"seeds": 1.0, "sampled_edges": 1.07, "feature_rows": 1.03},
      "peak_bytes_per_pe": {"max": 3145728, "mean": 2097152, "alltoall_buffers_max": 0},
-     "projection": [{"machine": "DGX-H100", "projected": true, "link": "NVLink4",
-                     "seconds_per_batch": {"sample": 0.0031, "feature_load": 0.002,
-                                           "forward": 0.003, "backward": 0.003,
-                                           "communication": 0.0001, "total": 0.0112}}]},
+     "modelled": [{"machine": "DGX-H100", "kind": "modelled",
+                   "seconds_per_batch": {"sample": 0.0031, "feature_load": 0.002,
+                                         "forward": 0.003, "backward": 0.003,
+                                         "communication": 0.0001, "optimizer": 0.0001,
+                                         "total": 0.0113}}]},
     {"mode": "cooperative", "pes": 2,
      "seconds_per_batch": {"sample": 0.0251, "feature_load": 0.015, "forward": 0.025,
                            "backward": 0.025, "communication": 0.009, "optimizer": 0.001,
@@ -84,10 +85,18 @@ constexpr const char* kModes = R"json({
                                   {"layer": 1, "direction": "features", "bytes": 1536}],
      "imbalance": {"seeds": 1.02, "sampled_edges": 1.05, "feature_rows": 1.04},
      "peak_bytes_per_pe": {"max": 2621440, "mean": 1048576, "alltoall_buffers_max": 524288},
-     "projection": [{"machine": "DGX-H100", "projected": true, "link": "NVLink4",
-                     "seconds_per_batch": {"sample": 0.0025, "feature_load": 0.0015,
-                                           "forward": 0.0025, "backward": 0.0025,
-                                           "communication": 0.0004, "total": 0.0094}}]}]
+     "modelled": [{"machine": "DGX-H100", "kind": "modelled",
+                   "seconds_per_batch": {"sample": 0.0025, "feature_load": 0.0015,
+                                         "forward": 0.0025, "backward": 0.0025,
+                                         "communication": 0.0004, "optimizer": 0.0001,
+                                         "total": 0.0100}}]}],
+  "cost_model": {"feature_placement": "uva", "machine_file": "bench/machines.yaml",
+                 "machines": [{"name": "DGX-H100", "gpu": "H100", "gpus": 8, "link": "NVLink4",
+                               "gemm_math": "fp32",
+                               "figures": {"hbm_gbps": {"value": 3350, "source": "datasheet",
+                                                        "assumption": false},
+                                           "pcie_gbps": {"value": 55, "source": "guess",
+                                                         "assumption": true}}}]}
 })json";
 
 void write_inputs(const test::temp_dir& d) {
@@ -137,9 +146,17 @@ TEST(Report, TablesCarryTheNumbersOfTheFiles) {
   EXPECT_THAT(md, HasSubstr("| 2 | cooperative | 1.02 | 1.05 | 1.04 | 2.50 MiB | 1.00 MiB | "
                             "512.00 KiB |"));
   EXPECT_THAT(md, HasSubstr("| 2 | 1.161 | 1.250 | 1.200 | 1.200 |"));  // indep / coop
-  EXPECT_THAT(md, HasSubstr("PROJECTED"));
-  EXPECT_THAT(md, HasSubstr("| DGX-H100 | NVLink4 | 2 | cooperative | 0.0025 | 0.0015 | 0.0025 "
-                            "| 0.0025 | 0.0004 | 0.0094 |"));
+  // modelled DGX times, labelled, their speedup (0.0113 / 0.0100) and the machine figures;
+  // no GPU run, so the model is reported unvalidated.
+  EXPECT_THAT(md, HasSubstr("MODELLED, not measured"));
+  EXPECT_THAT(md, HasSubstr("| DGX-H100 | 2 | cooperative | 0.0025 | 0.0015 | 0.0025 | 0.0025 "
+                            "| 0.0004 | 0.0001 | 0.01 |"));
+  EXPECT_THAT(md, HasSubstr("| 2 | 1.13x |"));
+  EXPECT_THAT(md, HasSubstr("| modes_tiny.json | labor | 256 | DGX-H100 | 1.13x |"));
+  EXPECT_THAT(md, HasSubstr("| hbm_gbps | 3350 |"));
+  EXPECT_THAT(md, HasSubstr("| pcie_gbps | 55 (assumption) |"));
+  EXPECT_THAT(md, HasSubstr("model is UNVALIDATED"));
+  EXPECT_THAT(md, Not(HasSubstr("MEASURED COMPUTE + MODELLED LINKS")));
 
   // provenance
   EXPECT_THAT(md, HasSubstr("coopgnn bench work --dataset /data/tiny --fanouts 5"));
@@ -162,8 +179,11 @@ TEST(Report, PlotsSkippedWithoutInterpreterAndDataWritten) {
   auto const spec = nlohmann::json::parse(test::read_text(d / "plots" / "plots.json"));
   std::vector<std::string> outs;
   for (auto const& p : spec["plots"]) outs.push_back(p["out"]);
-  EXPECT_EQ(outs, (std::vector<std::string>{"modes_tiny_stages.png", "modes_tiny_work.png",
+  EXPECT_EQ(outs, (std::vector<std::string>{"modes_tiny_modelled_speedup.png",
+                                            "modes_tiny_stages.png", "modes_tiny_work.png",
                                             "work_tiny_per_seed.png", "work_tiny_redundancy.png"}));
+  EXPECT_THAT(test::read_text(d / "plots" / "modes_tiny_modelled_speedup.csv"),
+              HasSubstr("DGX-H100,2,1.13"));
   EXPECT_THAT(test::read_text(d / "plots" / "work_tiny_per_seed.csv"),
               HasSubstr("ns,-1,total,128,4.0626,5\n"));
   EXPECT_THAT(test::read_text(d / "plots" / "modes_tiny_work.csv"),

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "runtime/core/error.hpp"
 #include "tools/coopgnn/commands.hpp"
 
 namespace coopgnn::test {
@@ -14,6 +15,19 @@ void run_data_cli(std::vector<std::string> args) {
   cli::add_partition_command(app);
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   app.parse(args);
+}
+
+std::string run_train_cli(std::vector<std::string> args) {
+  CLI::App app{"test"};
+  cli::add_train_commands(app);
+  cli::add_infer_commands(app);
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const error& e) {
+    return e.what();
+  }
+  return {};
 }
 
 }  // namespace coopgnn::test

@@ -12,4 +12,10 @@ namespace coopgnn::test {
 /// @throws what the command throws (io_error, ...) or CLI::ParseError for bad arguments.
 void run_data_cli(std::vector<std::string> args);
 
+/// Parses and runs `args` with the training commands registered (cli::add_train_commands:
+/// train, compare; cli::add_infer_commands: embed, predict). @returns the message of the
+/// coopgnn::error it throws (io_error or logic_error), empty when the command succeeded.
+/// CLI::ParseError propagates.
+std::string run_train_cli(std::vector<std::string> args);
+
 }  // namespace coopgnn::test

@@ -12,6 +12,7 @@
 #include "kernels/dense/link_ops.hpp"
 #include "kernels/gather/gather.hpp"
 #include "kernels/sample/sampling.hpp"
+#include "kernels/sparse/attention.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
@@ -350,6 +351,60 @@ std::vector<op_case> parity_cases() {
                      std::vector<double> r;
                      append(r, download<float>(ctx, y.view()));
                      append(r, download<float>(ctx, gs.view()));
+                     return r;
+                   }});
+    all.push_back({"attention ops (GAT) " + sz, 1e-6, [=](const exec_context& ctx) {
+                     buffer<eid_t> ip;
+                     buffer<std::int64_t> ix;
+                     buffer<float> vals;
+                     auto const a0 = sparse_inputs(ctx, ip, ix, vals);
+                     auto const loops = add_self_loops(ctx, a0);
+                     auto const a = loops.view();
+                     std::int64_t const heads = 2, hf = 2 * (n / 2 + 1);
+                     auto const e = static_cast<std::size_t>(a.num_edges * heads);
+                     auto z = upload(ctx, matrix<float>(csr.cols, hf, ints(csr.cols * hf, 3, 40)));
+                     auto av = upload<float>(ctx, ints(static_cast<std::size_t>(hf), 2, 41));
+                     tensor<float> el(ctx, csr.cols, heads);
+                     attention_project<float>(ctx, z.view(), av.view(), heads, el.view());
+                     buffer<float> sc(ctx, e);
+                     attention_scores<float>(ctx, a, el.view(), el.view(), 0.25f, false, sc.view());
+                     auto alpha = upload<float>(ctx, ints(e, 2, 42));
+                     std::vector<vid_t> ids(static_cast<std::size_t>(csr.cols));
+                     for (std::size_t i = 0; i < ids.size(); ++i)
+                       ids[i] = static_cast<vid_t>(3 * i + 1);
+                     auto dids = upload<vid_t>(ctx, ids);
+                     buffer<std::uint8_t> keep(ctx, e);
+                     attention_dropout<float>(ctx, a, dids.view(), heads, dropout_key{5, 1, 2},
+                                              0.5f, 2.0f, alpha.view(), keep.view());
+                     tensor<float> y(ctx, csr.rows, hf);
+                     attention_aggregate<float>(ctx, a, alpha.view(), z.view(), heads, y.view());
+                     auto g = upload(ctx, matrix<float>(csr.rows, hf, ints(csr.rows * hf, 2, 43)));
+                     buffer<float> ga(ctx, e);
+                     tensor<float> gz = zeros<float>(ctx, csr.cols, hf);
+                     attention_aggregate_backward<float>(ctx, a, alpha.view(), z.view(), g.view(),
+                                                         heads, ga.view(), gz.view());
+                     tensor<float> gel = zeros<float>(ctx, csr.rows, heads);
+                     tensor<float> ger = zeros<float>(ctx, csr.cols, heads);
+                     attention_scores_backward<float>(ctx, a, sc.view(), ga.view(), 0.25f,
+                                                      gel.view(), ger.view());
+                     tensor<float> gav = zeros<float>(ctx, 1, hf);
+                     attention_project_backward<float>(ctx, z.view(), av.view(), ger.view(),
+                                                       gz.view(), gav.view().flat());
+                     elu_inplace<float>(ctx, y.view());
+                     tensor<float> gy(ctx, csr.rows, hf);
+                     elu_backward<float>(ctx, g.view(), y.view(), gy.view());
+                     std::vector<double> r;
+                     append(r, download<std::int64_t>(ctx, loops.indices.view()));
+                     append(r, download<float>(ctx, sc.view()));
+                     append(r, download<std::uint8_t>(ctx, keep.view()));
+                     append(r, download<float>(ctx, alpha.view()));
+                     append(r, download<float>(ctx, ga.view()));
+                     append(r, download<float>(ctx, gz.view()).values());
+                     append(r, download<float>(ctx, gel.view()).values());
+                     append(r, download<float>(ctx, ger.view()).values());
+                     append(r, download<float>(ctx, gav.view()).values());
+                     append(r, download<float>(ctx, y.view()).values());
+                     append(r, download<float>(ctx, gy.view()).values());
                      return r;
                    }});
     all.push_back({"gather_rows " + sz, 0.0, [=](const exec_context& ctx) {

@@ -83,6 +83,7 @@ INSTANTIATE_TEST_SUITE_P(
         emulated_usecase{
             "gcn", sampler_kind::ns, {-1, 3}, 33, true, minibatch_mode::cooperative, 2},
         emulated_usecase{"gcn", sampler_kind::labor, {3}, 5, false, minibatch_mode::cooperative, 8},
+        emulated_usecase{"gat", sampler_kind::ns, {4, 3}, 48, true, minibatch_mode::cooperative, 3},
         emulated_usecase{
             "sage", sampler_kind::ns, {4, 3}, 64, true, minibatch_mode::independent, 4},
         emulated_usecase{

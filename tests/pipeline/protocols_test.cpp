@@ -48,6 +48,12 @@ train_config make_cfg(const protocol_usecase& u, minibatch_mode mode, int P) {
   c.batch_size = u.batch;
   c.dropout = 0.3f;  // active: masks must be keyed by vertex, not by row
   c.seed = 77;
+  if (c.model == models::conv_kind::gat) {
+    c.heads = 2;
+    c.out_heads = 2;
+    c.attn_dropout = 0.3f;  // keyed by global (destination, source, head): PE-independent
+    c.residual = true;
+  }
   return c;
 }
 
@@ -128,7 +134,9 @@ INSTANTIATE_TEST_SUITE_P(
                       protocol_usecase{"sage", sampler_kind::labor, {5, 5, 5}, 50, false},
                       protocol_usecase{"gcn", sampler_kind::ns, {-1, 3}, 33, true},
                       protocol_usecase{"gcn", sampler_kind::labor, {3}, 5, false},
-                      protocol_usecase{"sage", sampler_kind::labor, {4, 4}, 40, false, 8}));
+                      protocol_usecase{"sage", sampler_kind::labor, {4, 4}, 40, false, 8},
+                      protocol_usecase{"gat", sampler_kind::ns, {4, 3}, 64, false},
+                      protocol_usecase{"gat", sampler_kind::labor, {-1, 3}, 33, true}));
 
 TEST(Trainer, WorkAccountingMatchesTheBlocks) {
   protocol_usecase u{"sage", sampler_kind::ns, {4, 3}, 64, false};
@@ -163,7 +171,7 @@ TEST(Trainer, RejectsConfigurationsThatDoNotFit) {
   auto const& d = data();
   auto cfg = make_cfg({"sage", sampler_kind::ns, {4}, 64, false}, minibatch_mode::cooperative, 2);
   auto bad = cfg;
-  EXPECT_THROW((void)models::parse_conv_kind("gat"), logic_error);
+  EXPECT_THROW((void)models::parse_conv_kind("gin"), logic_error);
   bad = cfg;
   bad.fanouts = {};
   EXPECT_THROW(trainer(d.ds, d.g, bad), logic_error);

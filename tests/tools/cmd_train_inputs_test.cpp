@@ -14,6 +14,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/pipeline/trainer.hpp"
+#include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/steps.hpp"
 #include "tools/coopgnn/commands.hpp"
@@ -21,18 +22,8 @@
 namespace coopgnn {
 namespace {
 
-/// Runs `coopgnn <args>` with the train commands; returns the coopgnn::error message (empty when
-/// the command succeeded).
 std::string run_train(std::vector<std::string> args) {
-  CLI::App app{"test"};
-  cli::add_train_commands(app);
-  std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const error& e) {
-    return e.what();
-  }
-  return {};
+  return test::run_train_cli(std::move(args));
 }
 
 std::string cora() { return std::string(COOPGNN_SOURCE_DIR) + "/data/cora"; }
@@ -55,10 +46,10 @@ TEST(TrainInputs, RowNormalisationNeedsTheFeaturesInMemory) {
                  "mmap", "--epochs", "0", "--quiet", "--no-progress"});
   EXPECT_NE(why.find("--normalize-features row needs the features in memory"), std::string::npos)
       << why;
-  EXPECT_EQ(run_train({"train", "--dataset", cora(), "--normalize-features", "row",
-                       "--weight-decay-scope", "first", "--epochs", "0", "--quiet",
-                       "--no-progress"}),
-            "");
+  EXPECT_EQ(
+      run_train({"train", "--dataset", cora(), "--normalize-features", "row",
+                 "--weight-decay-scope", "first", "--epochs", "0", "--quiet", "--no-progress"}),
+      "");
 }
 
 TEST(TrainInputs, ACacheSizeWithoutAPolicyIsAnError) {

@@ -1,30 +1,21 @@
 // `coopgnn train` option handling for the backends (README "Backends"): a CUDA-only option on
 // the host backend and the CUDA backend without a device are clear errors before any training.
-#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
+#include "tests/common/cli.hpp"
 #include "tools/coopgnn/commands.hpp"
 
 namespace coopgnn {
 namespace {
 
-/// Parses and runs `coopgnn <args>` with the train commands; returns the logic_error message
-/// (empty when the command succeeded).
 std::string run_train(std::vector<std::string> args) {
-  CLI::App app{"test"};
-  cli::add_train_commands(app);
-  std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
-  try {
-    app.parse(args);
-  } catch (const logic_error& e) {
-    return e.what();
-  }
-  return {};
+  return test::run_train_cli(std::move(args));
 }
 
 TEST(TrainCommand, PesPerGpuNeedsTheCudaBackend) {

@@ -21,7 +21,10 @@ namespace {
 struct bench_modes_args {
   std::string dataset;
   std::string sampler = "ns";
-  std::vector<std::string> machines = {"DGX-A100", "DGX-H100", "DGX-H200"};
+  std::string machine_file = COOPGNN_MACHINES_FILE;
+  std::vector<std::string> machines;  // names in machine_file; empty = all
+  std::string placement = "uva";
+  std::string tag;
   std::string out = "results";
   std::string backend = "host";
   bench::modes_options opt;
@@ -33,8 +36,13 @@ void run_bench_modes(bench_modes_args& a) {
   a.opt.devices = std::max(1, devices.count);
   if (a.dataset.empty()) a.dataset = default_dataset_dir();
   a.opt.sampler = parse_sampler_kind(a.sampler);
-  a.opt.machines.clear();
-  for (auto const& m : a.machines) a.opt.machines.push_back(bench::parse_machine(m));
+  // Recorded as given, or relative to the working directory when it lies below it.
+  if (auto const rel = std::filesystem::proximate(a.machine_file);
+      !rel.empty() && *rel.begin() != "..") {
+    a.machine_file = rel.string();
+  }
+  a.opt.machines = bench::select_machines(bench::load_machines(a.machine_file), a.machines);
+  a.opt.cost.placement = bench::parse_feature_placement(a.placement);
   bench::validate(a.opt);
 
   scoped_timer load(nullptr);
@@ -46,8 +54,10 @@ void run_bench_modes(bench_modes_args& a) {
       "sampler {} fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} "
       "warm-up)\n",
       ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(), a.sampler,
-      fmt::join(a.opt.fanouts, ","), a.opt.batch_size, fmt::join(a.opt.pes, ","), a.opt.model,
-      a.opt.hidden, a.opt.batches, a.opt.warmup);
+      fmt::join(a.opt.fanouts, ","),
+      a.opt.batch_per_pe > 0 ? fmt::format("{} per PE", a.opt.batch_per_pe)
+                             : std::to_string(a.opt.batch_size),
+      fmt::join(a.opt.pes, ","), a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup);
   std::fflush(stdout);
   scoped_timer run(nullptr);
   auto const res = bench::run_modes(ds, g, a.opt, [&](const std::string& what) {
@@ -63,11 +73,16 @@ void run_bench_modes(bench_modes_args& a) {
   h.num_nodes = ds.num_nodes;
   h.num_edges = ds.num_edges();
   h.command = bench::process_command_line(fmt::format(
-      "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} --pes {} "
-      "--batches {} --warmup {} --model {} --hidden {} --seed {} --backend {} --out {}",
-      a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size,
-      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden, a.opt.seed,
-      to_string(a.opt.compute_backend), a.out));
+      "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} "
+      "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {}{} --seed {} "
+      "--backend {} --machine {} --feature-placement {}{} --out {}",
+      a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size, a.opt.batch_per_pe,
+      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
+      a.opt.model == "gat" ? fmt::format(" --heads {} --out-heads {} --attn-dropout {}",
+                                         a.opt.heads, a.opt.out_heads, a.opt.attn_dropout)
+                           : std::string(),
+      a.opt.seed, to_string(a.opt.compute_backend), a.machine_file, a.placement,
+      a.tag.empty() ? std::string() : " --tag " + a.tag, a.out));
   h.created = bench::utc_now_iso8601();
   h.backend = to_string(a.opt.compute_backend);
   h.device = a.opt.compute_backend == backend::cuda
@@ -75,12 +90,15 @@ void run_bench_modes(bench_modes_args& a) {
                  : bench::host_device_name();
   h.threads = 1;
   std::filesystem::path const dir(a.out);
-  auto const stem = "modes_" + file_stem(ds.name);
+  // One file per (dataset, sampler, tag): NS keeps the plain name.
+  auto const stem = "modes_" + file_stem(ds.name) + (a.sampler == "ns" ? "" : "-" + a.sampler) +
+                    (a.tag.empty() ? "" : "-" + file_stem(a.tag));
   bench::write_file_atomic(dir / (stem + ".json"),
                            bench::modes_to_json(h, a.opt, res).dump(2) + "\n");
   bench::write_file_atomic(dir / (stem + ".csv"), bench::modes_to_csv(res));
-  fmt::print("\nwrote {} and {} ({:.1f} s measuring)\n", (dir / (stem + ".json")).string(),
-             (dir / (stem + ".csv")).string(), res.seconds);
+  bench::write_file_atomic(dir / (stem + "_model.csv"), bench::modes_model_csv(a.opt, res));
+  fmt::print("\nwrote {}, {} and {} ({:.1f} s measuring)\n", (dir / (stem + ".json")).string(),
+             (dir / (stem + ".csv")).string(), (dir / (stem + "_model.csv")).string(), res.seconds);
 }
 
 }  // namespace
@@ -91,27 +109,46 @@ void add_bench_modes_command(CLI::App& bench) {
       "modes",
       "Cooperative vs independent minibatching at the same global batch for several PE counts: "
       "time and work per stage, all-to-all bytes per layer and direction, load imbalance, "
-      "per-PE working set, and projected DGX time (docs/results-schema.md).");
+      "per-PE working set, and DGX time modelled from the counted work over a machine file's "
+      "ceilings (plus, on the CUDA backend, measured compute + modelled links; "
+      "docs/results-schema.md).");
   add_sampling_bench_options(*cmd, a->dataset, a->sampler, "ns or labor", a->opt.fanouts,
                              a->opt.batch_size);
   cmd->add_option("--pes", a->opt.pes, "PE counts to run")->delimiter(',')->capture_default_str();
   cmd->add_option("--batches", a->opt.batches, "Measured batches per (mode, P)")
       ->capture_default_str();
   cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")->capture_default_str();
-  cmd->add_option("--model", a->opt.model, "sage or gcn")
-      ->check(CLI::IsMember({"sage", "gcn"}))
+  cmd->add_option("--model", a->opt.model, "sage, gcn or gat")
+      ->check(CLI::IsMember({"sage", "gcn", "gat"}))
       ->capture_default_str();
-  cmd->add_option("--hidden", a->opt.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--hidden", a->opt.hidden, "Hidden width (GAT: per head)")->capture_default_str();
+  cmd->add_option("--heads", a->opt.heads, "GAT: heads of the hidden layers (concatenated)")
+      ->capture_default_str();
+  cmd->add_option("--out-heads", a->opt.out_heads, "GAT: heads of the output layer (averaged)")
+      ->capture_default_str();
+  cmd->add_option("--attn-dropout", a->opt.attn_dropout, "GAT: dropout on attention weights")
+      ->capture_default_str();
   cmd->add_option("--seed", a->opt.seed, "Run seed")->capture_default_str();
   cmd->add_option("--backend", a->backend,
                   "host, cuda (every P on the visible GPUs, ceil(P / GPUs) PEs per GPU) or auto")
       ->check(CLI::IsMember({"auto", "host", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--machines", a->machines,
-                  "Machines to project on: DGX-A100, DGX-H100, DGX-H200 or "
-                  "NAME:NVLINK_GBPS:PCIE_GBPS:HBM_GBPS")
-      ->delimiter(',')
+  cmd->add_option("--batch-per-pe", a->opt.batch_per_pe,
+                  "Seeds per PE: the global batch is this times P (0: --batch-size for every P)")
       ->capture_default_str();
+  cmd->add_option("--machine", a->machine_file,
+                  "Machine file of the cost model (format: bench/machines.yaml)")
+      ->capture_default_str();
+  cmd->add_option("--machines", a->machines,
+                  "Machines of the machine file to model, by name (default: all)")
+      ->delimiter(',');
+  cmd->add_option("--feature-placement", a->placement,
+                  "Where the model puts the features on the target: uva (pinned host memory over "
+                  "PCIe, the paper's) or device (HBM)")
+      ->check(CLI::IsMember({"uva", "device"}))
+      ->capture_default_str();
+  cmd->add_option("--tag", a->tag,
+                  "Suffix of the output files' names (modes_<dataset>[-sampler][-tag])");
   cmd->add_option("--out", a->out, "Directory for modes_<dataset>.json and .csv")
       ->capture_default_str();
   cmd->callback([a] { run_bench_modes(*a); });

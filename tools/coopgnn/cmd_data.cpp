@@ -86,6 +86,7 @@ struct split_args {
   std::vector<double> fractions = {0.85, 0.05, 0.10};
   split_options opt;
   bool json = false;
+  std::string feature;
 };
 
 struct info_args {
@@ -344,11 +345,16 @@ void add_split_edges(CLI::App& app) {
   c->add_option("--seed", a->opt.seed, "random seed")->capture_default_str();
   c->add_option("--name", a->opt.name, "dataset name (default: the input's name)");
   c->add_flag("--json", a->json, "print one JSON object instead of the summary");
+  c->add_option("--feature", a->feature,
+                "the input's node feature to keep as the output's feat (default: feat; needed "
+                "when the input names its features otherwise)");
   c->callback([a] {
     auto const t0 = std::chrono::steady_clock::now();
     a->opt.scheme = a->scheme == "tma" ? split_scheme::tma : split_scheme::random;
     std::copy(a->fractions.begin(), a->fractions.end(), a->opt.fractions.begin());
-    dataset const in = read_dataset(a->input);
+    dataset_read_options ropt;
+    ropt.feature = a->feature;
+    dataset const in = read_dataset(a->input, ropt);
     split_report rep;
     dataset const ds = split_edges(in, a->opt, &rep);
     write_dataset(ds, a->output);

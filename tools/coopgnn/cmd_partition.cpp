@@ -25,6 +25,7 @@ struct partition_args {
   std::int64_t clusters = 0;
   std::uint64_t seed = 1;
   bool json = false;
+  std::string feature;
 };
 
 nlohmann::json summary_json(const partition_args& a, const dataset& ds, const partition_result& res,
@@ -137,6 +138,8 @@ void add_partition_command(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"random", "super", "metis"}));
   c->add_option("--parts", a->parts, "M: number of parts (trainers), >= 1")->required();
+  c->add_option("--feature", a->feature,
+                "node feature for the balance summary when there are no labels (default: feat)");
   c->add_option("--clusters", a->clusters,
                 "super: N mini-clusters, M <= N <= |V| (default min(15000, |V| / 8))");
   c->add_option("--seed", a->seed, "random seed (random draws, cluster dealing, METIS)")
@@ -152,7 +155,9 @@ void add_partition_command(CLI::App& app) {
     req.seed = a->seed;
     // Fail before reading a large dataset when the scheme cannot run in this build.
     if (req.scheme != partition_scheme::random) require_metis(a->scheme);
-    dataset const ds = read_dataset(a->input);
+    dataset_read_options ropt;
+    ropt.feature = a->feature;
+    dataset const ds = read_dataset(a->input, ropt);
     partition_result const res = run_partition(ds, req);
     partition_report const rep = partition_summary(ds, res.parts, req.num_parts);
     std::filesystem::path const out(a->output);

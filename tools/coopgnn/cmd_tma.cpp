@@ -50,24 +50,29 @@ struct tma_options {
   std::string command_line;
 };
 
-/// The JSON-lines log of the server: every line is flushed when written, so a job that is
-/// killed keeps every line written before.
+/// The JSON-lines log of the server (OUT/tma.jsonl, started empty): each line goes out with one
+/// write(2) of an O_APPEND descriptor (line_appender), so a killed job keeps every line written
+/// before and never a torn one. A failed write is reported on stderr, not fatal.
 class jsonl_log {
  public:
-  explicit jsonl_log(const std::filesystem::path& p) : path_(p), f_(p, std::ios::trunc) {
-    if (!f_) throw io_error(fmt::format("{}: cannot open for writing", p.string()));
-  }
+  explicit jsonl_log(const std::filesystem::path& p) : out_(truncated(p)) {}
   void write(const std::string& line) {
     std::lock_guard<std::mutex> lk(mu_);
-    f_ << line << "\n";
-    f_.flush();
-    if (!f_) std::fprintf(stderr, "coopgnn tma: %s: write failed\n", path_.string().c_str());
+    try {
+      out_.append(line);
+    } catch (const io_error& e) {
+      std::fprintf(stderr, "coopgnn tma: %s\n", e.what());
+    }
   }
 
  private:
-  std::filesystem::path path_;
+  static std::filesystem::path truncated(const std::filesystem::path& p) {
+    std::ofstream f(p, std::ios::trunc);
+    if (!f) throw io_error(fmt::format("{}: cannot open for writing", p.string()));
+    return p;
+  }
   std::mutex mu_;
-  std::ofstream f_;
+  line_appender out_;
 };
 
 /// Part ids: from --partition DIR (parts.npy of `coopgnn partition`) or computed here.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,10 +11,12 @@
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/signals.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/transforms.hpp"
+#include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
@@ -26,11 +29,32 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
                   "default: the bundled Cora");
   cmd->add_option("--model", o.model,
-                  "GNN layer: sage (GraphSAGE-mean), gcn, or mlp (no message passing: each "
-                  "vertex's own row; use it with --fanouts 0,0,... so nothing is sampled)")
-      ->check(CLI::IsMember({"sage", "gcn", "mlp"}))
+                  "GNN layer: sage (GraphSAGE-mean), gcn, gat (multi-head attention, "
+                  "Velickovic et al. 2018), or mlp (no message passing: each vertex's own row; "
+                  "use it with --fanouts 0,0,... so nothing is sampled)")
+      ->check(CLI::IsMember({"sage", "gcn", "mlp", "gat"}))
       ->capture_default_str();
-  cmd->add_option("--hidden", o.cfg.hidden, "Hidden width")->capture_default_str();
+  cmd->add_option("--hidden", o.cfg.hidden, "Hidden width (gat: per attention head)")
+      ->capture_default_str();
+  cmd->add_option("--heads", o.cfg.heads,
+                  "gat: attention heads of the hidden layers (concatenated: heads x --hidden)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--out-heads", o.cfg.out_heads,
+                  "gat: attention heads of the output layer "
+                  "(averaged)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--attn-dropout", o.cfg.attn_dropout,
+                  "gat: dropout probability on the normalised attention coefficients")
+      ->check(CLI::Range(0.0f, 0.999f))
+      ->capture_default_str();
+  cmd->add_option("--negative-slope", o.cfg.negative_slope,
+                  "gat: LeakyReLU slope of the attention scores")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--residual", o.cfg.residual,
+                "gat: add a learned residual projection of each destination's input");
   cmd->add_option("--task", o.task,
                   "The task to train: a task name from the dataset's metadata.yaml (`coopgnn "
                   "info` lists them), node_classification or link_prediction (the first task of "
@@ -355,20 +379,90 @@ class progress_bar {
   std::string label_;
 };
 
-/// Trains one configuration for cfg.epochs epochs; returns (last epoch, totals over epochs).
+/// The identity a checkpoint or saved model records for this run (run_identity plus the
+/// tool-level options that change the numbers).
+nlohmann::json identity_of(const dataset& ds, const train_options& o) {
+  nlohmann::json extra = {
+      {"--feature", ds.feature_name},
+      {"--normalize-features", o.normalize_features},
+      {"dataset.task",
+       ds.link && o.cfg.task == task_kind::link_prediction ? ds.link->name : ds.task_name}};
+  return run_identity(ds, o.cfg, extra);
+}
+
+/// The totals a checkpoint carries, so that a resumed run's summary covers every epoch.
+nlohmann::json totals_json(const epoch_report& t) {
+  return {{"epochs", t.epoch},
+          {"batches", t.batches},
+          {"train_seconds", t.epoch_seconds},
+          {"eval_seconds", t.eval_seconds},
+          {"work", work_counters_json(t.work)}};
+}
+
+void restore_totals(const checkpoint& c, epoch_report& t) {
+  if (!c.extra.contains("totals")) return;
+  auto const& j = c.extra["totals"];
+  auto const manifest = c.path / "manifest.json";
+  t.epoch = j.value("epochs", 0);
+  t.batches = j.value("batches", std::int64_t{0});
+  t.epoch_seconds = j.value("train_seconds", 0.0);
+  t.eval_seconds = j.value("eval_seconds", 0.0);
+  t.work = work_counters_of(j.value("work", nlohmann::json::object()), manifest);
+}
+
+/// Trains one configuration for cfg.epochs epochs (from a checkpoint with --resume, saving them
+/// with --checkpoint, stopping cleanly on SIGINT/SIGTERM when `stoppable`); returns (last
+/// epoch, totals over epochs).
+/// @throws interrupted after a clean stop.
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
-                                                   std::ofstream* jsonl) {
+                                                   line_appender* jsonl, bool stoppable = false) {
   o.cfg.fanouts = o.fanouts;
   o.cfg.sampler = parse_sampler_kind(o.sampler);
   resolve_pes(o);
+  COOPGNN_EXPECTS(o.checkpoint_every >= 1, "--checkpoint-every {} must be at least 1",
+                  o.checkpoint_every);
+  if (o.checkpoint.empty()) o.checkpoint = o.resume;  // --resume DIR keeps saving there
+  COOPGNN_EXPECTS(o.checkpoint_every == 1 || !o.checkpoint.empty(),
+                  "--checkpoint-every {} without --checkpoint DIR: nothing would be saved",
+                  o.checkpoint_every);
+  auto const identity = identity_of(data.ds, o);
   trainer tr(data.ds, data.g, o.cfg);
+  auto const nb = tr.batches_per_epoch();
+  epoch_report last, total;
+  total.mode = to_string(o.cfg.mode);
+  total.pes = o.cfg.num_pes;
+  total.backend = to_string(o.cfg.compute_backend);
+  epoch_position pos;  // epoch 1, batch 0
+  if (!o.resume.empty()) {
+    checkpoint c = read_checkpoint(o.resume);
+    auto const manifest = c.path / "manifest.json";
+    check_resumable(c.identity, identity, manifest);
+    if (c.batches_per_epoch != nb) {
+      throw io_error(
+          fmt::format("{}: cannot resume: {} batches per epoch in the checkpoint, {} "
+                      "in this run",
+                      manifest.string(), c.batches_per_epoch, nb));
+    }
+    try {
+      tr.restore(c.state);
+    } catch (const logic_error& e) {
+      throw io_error(fmt::format("{}: cannot resume: {}", manifest.string(), e.what()));
+    }
+    pos = c.position;
+    if (pos.next_batch == nb) pos = epoch_position{.epoch = pos.epoch + 1};
+    restore_totals(c, total);
+    if (!o.quiet) {
+      fmt::print("resumed from {}: epoch {} batch {}/{}\n", c.path.string(), pos.epoch,
+                 pos.next_batch, nb);
+    }
+  }
   if (!o.quiet) {
     fmt::print(
         "{} minibatching: backend={} P={} model={} hidden={} fanouts={} sampler={} batch={} "
         "params={} batches/epoch={}\n",
         to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
         models::to_string(o.cfg.model), o.cfg.hidden, fmt::join(o.cfg.fanouts, ","), o.sampler,
-        o.cfg.batch_size, tr.model(0).num_parameters(), tr.batches_per_epoch());
+        o.cfg.batch_size, tr.model(0).num_parameters(), nb);
     if (o.cfg.cache_policy != cache_policy_kind::none && !tr.device_cache_holds_rows()) {
       fmt::print(
           "note: --cache-policy {} is a host cache model: it decides hits and misses exactly as "
@@ -377,26 +471,62 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
           to_string(o.cfg.cache_policy), to_string(tr.features().tier()));
     }
   }
-  epoch_report last, total;
-  total.mode = to_string(o.cfg.mode);
-  total.pes = o.cfg.num_pes;
-  total.backend = to_string(o.cfg.compute_backend);
-  for (int e = 1; e <= o.cfg.epochs; ++e) {
+  std::string saved;  // the newest checkpoint written by this run
+  auto save = [&](const epoch_position& at) {
+    if (o.checkpoint.empty()) return;
+    checkpoint c;
+    c.identity = identity;
+    c.position = at;
+    c.batches_per_epoch = nb;
+    c.state = tr.state();
+    c.extra = {{"totals", totals_json(total)}};
+    saved = write_checkpoint(o.checkpoint, c).string();
+  };
+  auto stop_requested = [stoppable] { return stoppable && signals::stop_signal() != 0; };
+  auto stop_here = [&](const epoch_position& at) {
+    save(at);
+    int const sig = signals::stop_signal();
+    std::string const where =
+        at.next_batch == nb
+            ? fmt::format("after epoch {} (all {} batches)", at.epoch, nb)
+            : fmt::format("in epoch {} after batch {} of {}", at.epoch, at.next_batch, nb);
+    throw interrupted(
+        sig, fmt::format("stopped by {} {}; {}; {}", sig == SIGINT ? "SIGINT" : "SIGTERM", where,
+                         saved.empty() ? std::string("no checkpoint (--checkpoint DIR saves one)")
+                                       : fmt::format("checkpoint {} (resume with --resume {})",
+                                                     saved, o.checkpoint),
+                         jsonl != nullptr ? fmt::format("metrics in {}", jsonl->path().string())
+                                          : std::string("no --metrics-out")));
+  };
+  for (int e = pos.epoch; e <= o.cfg.epochs; ++e) {
     progress_bar bar(!o.no_progress, fmt::format("epoch {}/{}", e, o.cfg.epochs));
-    last = tr.run_epoch(e, e == o.cfg.epochs,
-                        [&](std::int64_t d, std::int64_t n) { bar.update(d, n); });
+    epoch_position at;
+    pos.epoch = e;
+    last = tr.run_epoch(
+        pos, e == o.cfg.epochs, [&](std::int64_t d, std::int64_t n) { bar.update(d, n); },
+        stop_requested, &at);
+    pos = epoch_position{.epoch = e + 1};
+    if (at.next_batch < nb) stop_here(at);  // stopped inside the epoch: no report line
     if (!o.quiet) fmt::print("{}\n", format_epoch_line(last));
-    if (jsonl != nullptr) {
-      *jsonl << to_json(last).dump() << "\n";
-      jsonl->flush();
-      if (!*jsonl) throw io_error(fmt::format("{}: write failed", o.metrics_out));
-    }
+    if (jsonl != nullptr) jsonl->append(to_json(last).dump());
     total.epoch = e;
     total.seconds += last.seconds;
     total.epoch_seconds += last.epoch_seconds;
     total.eval_seconds += last.eval_seconds;
     total.work += last.work;
     total.batches += last.batches;
+    if (stop_requested()) stop_here(at);
+    if (e % o.checkpoint_every == 0 || e == o.cfg.epochs) save(at);
+  }
+  if (!o.quiet && !saved.empty()) fmt::print("checkpoint: {}\n", saved);
+  if (!o.save_model.empty()) {
+    saved_model m;
+    m.config = model_config_for(data.ds, o.cfg);
+    m.params = tr.parameters();
+    if (o.cfg.embedding_dim > 0) m.embeddings = tr.embedding_values();
+    m.identity = identity;
+    write_saved_model(o.save_model, m);
+    if (!o.quiet) fmt::print("model saved to {}\n", o.save_model);
   }
   total.metric_name = last.metric_name;
   total.val_metric = last.val_metric;
@@ -405,12 +535,23 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
   return {last, total};
 }
 
-std::unique_ptr<std::ofstream> open_metrics(const std::string& path) {
+std::unique_ptr<line_appender> open_metrics(const std::string& path) {
   if (path.empty()) return nullptr;
-  auto f = std::make_unique<std::ofstream>(path, std::ios::app);
-  if (!*f) throw io_error(fmt::format("--metrics-out {}: cannot open for writing", path));
-  return f;
+  try {
+    return std::make_unique<line_appender>(path);
+  } catch (const io_error& e) {
+    throw io_error(fmt::format("--metrics-out {}", e.what()));
+  }
 }
+
+/// SIGINT/SIGTERM handlers for the duration of one `train` (restored on return, so that
+/// in-process runs of the command line leave none behind).
+struct stop_handlers {
+  stop_handlers() { signals::install_stop_handlers(signals::on_second_signal::exit_now); }
+  ~stop_handlers() { signals::uninstall_stop_handlers(); }
+  stop_handlers(const stop_handlers&) = delete;
+  stop_handlers& operator=(const stop_handlers&) = delete;
+};
 
 }  // namespace
 
@@ -427,11 +568,46 @@ void add_train_commands(CLI::App& app) {
                    "all-to-all; independent: each PE trains its own B/P seeds")
       ->check(CLI::IsMember({"cooperative", "independent"}))
       ->capture_default_str();
+  train
+      ->add_option("--checkpoint", topt->checkpoint,
+                   "Save checkpoints in this directory (model, optimizer state, embeddings, "
+                   "position and configuration; DIR/latest names the newest, the one before it "
+                   "is kept): every --checkpoint-every epochs, after the last, and on "
+                   "SIGINT/SIGTERM")
+      ->capture_default_str();
+  train
+      ->add_option("--checkpoint-every", topt->checkpoint_every,
+                   "Epochs between checkpoints (the last epoch is always saved)")
+      ->capture_default_str();
+  train
+      ->add_option("--resume", topt->resume,
+                   "Continue the run checkpointed in this directory (DIR/latest, or one ckpt-* "
+                   "directory): bit-identical losses and metrics to an uninterrupted run. "
+                   "--epochs is the run's total. The options that decide the numbers must be "
+                   "the checkpoint's (the error names the one that differs); --epochs, "
+                   "--eval-every, --metrics-out, progress, cache and storage options may "
+                   "change. Keeps checkpointing into DIR unless --checkpoint says otherwise")
+      ->capture_default_str();
+  train
+      ->add_option("--save-model", topt->save_model,
+                   "After training, write the model (configuration + parameters, and the "
+                   "learned embeddings) to this directory for `coopgnn embed` / `predict`")
+      ->capture_default_str();
+  train->footer(
+      "Interrupts: SIGINT/SIGTERM finish the current step, write a checkpoint (with "
+      "--checkpoint), leave --metrics-out with complete lines and exit with status 130 "
+      "(SIGINT) or 143 (SIGTERM); a second signal exits at once with the same status.");
   train->callback([topt] {
     auto data = load(*topt);
     topt->cfg.mode = parse_mode(topt->mode);
     auto jsonl = open_metrics(topt->metrics_out);
-    auto [last, total] = run_training(*data, *topt, jsonl.get());
+    stop_handlers const handlers;
+    auto [last, total] = run_training(*data, *topt, jsonl.get(), true);
+    if (last.epoch == 0) {
+      fmt::print("\nnothing left to train: the run already has its {} epoch(s)\n",
+                 topt->cfg.epochs);
+      return;
+    }
     fmt::print("\n{}", format_comparison({last}, {total}));
   });
 

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,21 @@ void add_partition_command(CLI::App& app);
 
 /// Registers `train` and `compare` (tools/coopgnn/cmd_train.cpp).
 void add_train_commands(CLI::App& app);
+
+/// Registers `embed` and `predict` (inference with a saved model; tools/coopgnn/cmd_infer.cpp).
+void add_infer_commands(CLI::App& app);
+
+/// What `train` throws after a clean stop on SIGINT/SIGTERM (the step finished, the checkpoint
+/// and --metrics-out written): main prints what() and exits with signals::exit_status(signal),
+/// 130 for SIGINT and 143 for SIGTERM.
+class interrupted : public std::runtime_error {
+ public:
+  interrupted(int sig, const std::string& what) : std::runtime_error(what), signal_(sig) {}
+  [[nodiscard]] int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
 
 /// Registers `bench work` under the `bench` subcommand (tools/coopgnn/cmd_bench_work.cpp).
 void add_bench_work_command(CLI::App& bench);

@@ -2,9 +2,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <exception>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/signals.hpp"
 #include "tools/coopgnn/commands.hpp"
 
 int main(int argc, char** argv) {
@@ -16,6 +18,7 @@ int main(int argc, char** argv) {
   coopgnn::cli::add_data_commands(app);
   coopgnn::cli::add_partition_command(app);
   coopgnn::cli::add_train_commands(app);
+  coopgnn::cli::add_infer_commands(app);
   coopgnn::cli::add_tma_command(app);
   auto* bench = app.add_subcommand(
       "bench", "Experiment drivers: work vs batch size, cooperative vs independent per stage");
@@ -29,6 +32,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const coopgnn::cli::interrupted& e) {
+    std::fflush(stdout);  // what the run printed comes before where it stopped
+    fmt::print(stderr, "coopgnn: {}\n", e.what());
+    return coopgnn::signals::exit_status(e.signal());
   } catch (const coopgnn::error& e) {
     fmt::print(stderr, "coopgnn: error: {}\n", e.what());
     return 1;

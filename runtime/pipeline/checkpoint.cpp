@@ -1,0 +1,506 @@
+#include "runtime/pipeline/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "kernels/sample/sample.hpp"
+#include "models/layers.hpp"
+#include "models/link_layers.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/graph/npy.hpp"
+
+namespace coopgnn {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "coopgnn-checkpoint";
+constexpr int kVersion = 1;
+
+/// fsync of a file or directory (directories: so that a rename inside it is durable).
+void fsync_path(const fs::path& p) {
+  int const fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) COOPGNN_IO_FAIL("{}: cannot open for fsync: {}", p.string(), std::strerror(errno));
+  int const rc = ::fsync(fd);
+  int const err = errno;
+  ::close(fd);
+  if (rc != 0) COOPGNN_IO_FAIL("{}: fsync failed: {}", p.string(), std::strerror(err));
+}
+
+/// Writes `text` to `file` durably: "<file>.tmp.PID" written and fsync'ed, renamed over `file`,
+/// then the directory fsync'ed. A crash at any point leaves the old or the new file, complete.
+void write_durable(const fs::path& file, const std::string& text) {
+  fs::path const tmp = file.string() + fmt::format(".tmp.{}", ::getpid());
+  int const fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) COOPGNN_IO_FAIL("{}: cannot create: {}", tmp.string(), std::strerror(errno));
+  std::size_t off = 0;
+  while (off < text.size()) {
+    ssize_t const n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int const err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      COOPGNN_IO_FAIL("{}: cannot write: {}", tmp.string(), std::strerror(err));
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  bool const synced = ::fsync(fd) == 0;
+  int const err = errno;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), file.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    COOPGNN_IO_FAIL("{}: cannot {}: {}", file.string(), synced ? "rename into place" : "fsync",
+                    std::strerror(synced ? errno : err));
+  }
+  fsync_path(file.parent_path().empty() ? fs::path(".") : file.parent_path());
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) COOPGNN_IO_FAIL("{}: cannot open", p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::uint32_t crc_of(const std::string& bytes) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  std::size_t off = 0;
+  while (off < bytes.size()) {
+    auto const n = static_cast<uInt>(std::min<std::size_t>(bytes.size() - off, 1U << 30));
+    c = crc32(c, reinterpret_cast<const Bytef*>(bytes.data() + off), n);
+    off += n;
+  }
+  return static_cast<std::uint32_t>(c);
+}
+
+/// Writes one float32 array `name`.npy into `dir` and returns its manifest entry.
+json put_array(const fs::path& dir, const std::string& name, std::span<const float> data,
+               std::vector<std::int64_t> shape) {
+  auto const file = dir / (name + ".npy");
+  write_npy(file, data, shape);
+  fsync_path(file);
+  std::string const bytes = read_all(file);
+  return {{"file", name + ".npy"},
+          {"dtype", "float32"},
+          {"shape", shape},
+          {"bytes", bytes.size()},
+          {"crc32", crc_of(bytes)}};
+}
+
+template <typename T>
+T get_key(const json& j, const char* key, const fs::path& manifest) {
+  if (!j.is_object() || !j.contains(key)) {
+    COOPGNN_IO_FAIL("{}: the manifest has no '{}' (not a coopgnn checkpoint, or a damaged one)",
+                    manifest.string(), key);
+  }
+  try {
+    return j.at(key).get<T>();
+  } catch (const json::exception& e) {
+    COOPGNN_IO_FAIL("{}: manifest key '{}': {}", manifest.string(), key, e.what());
+  }
+}
+
+/// Reads array `name` of the manifest `m` in directory `dir`: size and CRC-32 first, then the
+/// .npy itself, whose shape must be the manifest's.
+matrix<float> get_array(const fs::path& dir, const json& m, const std::string& name,
+                        const fs::path& manifest) {
+  const json arrays = get_key<json>(m, "arrays", manifest);
+  const json a = get_key<json>(arrays, name.c_str(), manifest);
+  auto const file = dir / get_key<std::string>(a, "file", manifest);
+  if (!fs::is_regular_file(file)) {
+    COOPGNN_IO_FAIL("{}: missing (listed in {})", file.string(), manifest.string());
+  }
+  std::string const bytes = read_all(file);
+  auto const want_bytes = get_key<std::uint64_t>(a, "bytes", manifest);
+  if (bytes.size() != want_bytes) {
+    COOPGNN_IO_FAIL(
+        "{}: {} bytes, the manifest says {}: the checkpoint is corrupt (truncated or "
+        "overwritten)",
+        file.string(), bytes.size(), want_bytes);
+  }
+  auto const want_crc = get_key<std::uint32_t>(a, "crc32", manifest);
+  if (auto const got = crc_of(bytes); got != want_crc) {
+    COOPGNN_IO_FAIL("{}: CRC-32 {:08x}, the manifest says {:08x}: the checkpoint is corrupt",
+                    file.string(), got, want_crc);
+  }
+  auto arr =
+      read_npy_buffer<float>(std::as_bytes(std::span(bytes.data(), bytes.size())), file.string());
+  auto const shape = get_key<std::vector<std::int64_t>>(a, "shape", manifest);
+  if (arr.shape != shape) {
+    COOPGNN_IO_FAIL("{}: shape {}, the manifest says {}", file.string(),
+                    format_npy_shape(arr.shape), format_npy_shape(shape));
+  }
+  return matrix<float>(arr.dim(0), arr.rank() == 1 ? 1 : arr.dim(1), std::move(arr.data));
+}
+
+std::span<const float> flat(const matrix<float>& m) {
+  return {m.data(), static_cast<std::size_t>(m.rows() * m.cols())};
+}
+
+std::vector<std::int64_t> shape_of(const matrix<float>& m) { return {m.rows(), m.cols()}; }
+
+/// The manifest of `dir`, its format and version checked, and its kind `kind`.
+json read_manifest(const fs::path& dir, const char* kind) {
+  auto const file = dir / "manifest.json";
+  if (!fs::is_regular_file(file)) {
+    COOPGNN_IO_FAIL("{}: missing: {} is not a coopgnn {}", file.string(), dir.string(), kind);
+  }
+  json m;
+  try {
+    m = json::parse(read_all(file));
+  } catch (const json::parse_error& e) {
+    COOPGNN_IO_FAIL("{}: not valid JSON ({}): the {} is corrupt", file.string(), e.what(), kind);
+  }
+  if (get_key<std::string>(m, "format", file) != kFormat) {
+    COOPGNN_IO_FAIL("{}: format '{}', expected '{}'", file.string(), m["format"].dump(), kFormat);
+  }
+  if (auto const v = get_key<int>(m, "version", file); v != kVersion) {
+    COOPGNN_IO_FAIL("{}: version {}; this coopgnn reads version {}", file.string(), v, kVersion);
+  }
+  if (auto const k = get_key<std::string>(m, "kind", file); k != kind) {
+    COOPGNN_IO_FAIL("{}: a saved {}, not a {}", file.string(), k, kind);
+  }
+  return m;
+}
+
+json model_config_json(const models::model_config& c) {
+  json j = {{"kind", models::to_string(c.kind)},
+            {"in_dim", c.in_dim},
+            {"hidden", c.hidden},
+            {"num_classes", c.num_classes},
+            {"num_layers", c.num_layers},
+            {"linear_head", c.linear_head},
+            {"dropout", c.dropout},
+            {"seed", c.seed},
+            {"layer_norm", c.layer_norm},
+            {"activation", models::to_string(c.activation)},
+            {"decoder_hidden", c.decoder_hidden}};
+  j["decoder"] = c.decoder ? json(models::to_string(*c.decoder)) : json(nullptr);
+  if (c.kind == models::conv_kind::gat) {
+    j["gat"] = {{"heads", c.gat.heads},
+                {"out_heads", c.out_heads},
+                {"attn_dropout", c.gat.attn_dropout},
+                {"negative_slope", c.gat.negative_slope},
+                {"residual", c.gat.residual},
+                {"self_loops", c.gat.self_loops}};
+  }
+  return j;
+}
+
+models::model_config model_config_of(const json& j, const fs::path& manifest) {
+  models::model_config c;
+  try {
+    c.kind = models::parse_conv_kind(get_key<std::string>(j, "kind", manifest));
+    c.activation = models::parse_activation_kind(get_key<std::string>(j, "activation", manifest));
+    if (j.contains("decoder") && !j["decoder"].is_null()) {
+      c.decoder = models::parse_decoder_kind(get_key<std::string>(j, "decoder", manifest));
+    }
+  } catch (const logic_error& e) {
+    COOPGNN_IO_FAIL("{}: model: {}", manifest.string(), e.what());
+  }
+  c.in_dim = get_key<std::int64_t>(j, "in_dim", manifest);
+  c.hidden = get_key<std::int64_t>(j, "hidden", manifest);
+  c.num_classes = get_key<std::int64_t>(j, "num_classes", manifest);
+  c.num_layers = get_key<int>(j, "num_layers", manifest);
+  c.linear_head = get_key<bool>(j, "linear_head", manifest);
+  c.dropout = get_key<float>(j, "dropout", manifest);
+  c.seed = get_key<std::uint64_t>(j, "seed", manifest);
+  c.layer_norm = get_key<bool>(j, "layer_norm", manifest);
+  c.decoder_hidden = get_key<std::int64_t>(j, "decoder_hidden", manifest);
+  if (c.kind == models::conv_kind::gat) {
+    json const g = get_key<json>(j, "gat", manifest);
+    c.gat.heads = get_key<std::int64_t>(g, "heads", manifest);
+    c.out_heads = get_key<std::int64_t>(g, "out_heads", manifest);
+    c.gat.attn_dropout = get_key<float>(g, "attn_dropout", manifest);
+    c.gat.negative_slope = get_key<float>(g, "negative_slope", manifest);
+    c.gat.residual = get_key<bool>(g, "residual", manifest);
+    c.gat.self_loops = get_key<bool>(g, "self_loops", manifest);
+    if (c.gat.heads < 1 || c.out_heads < 1 || c.gat.heads > 256 || c.out_heads > 256) {
+      COOPGNN_IO_FAIL("{}: model: GAT heads out of range ({})", manifest.string(), g.dump());
+    }
+  }
+  if (c.in_dim < 1 || c.hidden < 1 || c.num_classes < 1 || c.num_layers < 1 || c.num_layers > 64) {
+    COOPGNN_IO_FAIL("{}: model widths or layer count out of range ({})", manifest.string(),
+                    j.dump());
+  }
+  return c;
+}
+
+/// The fields of work_counters by name, for both directions of its JSON form.
+constexpr std::pair<const char*, std::int64_t work_counters::*> kWorkFields[] = {
+    {"seeds", &work_counters::seeds},
+    {"sampled_edges", &work_counters::sampled_edges},
+    {"sampled_vertices", &work_counters::sampled_vertices},
+    {"feature_rows", &work_counters::feature_rows},
+    {"feature_bytes", &work_counters::feature_bytes},
+    {"alltoall_bytes", &work_counters::alltoall_bytes},
+    {"alltoall_calls", &work_counters::alltoall_calls},
+    {"allreduce_bytes", &work_counters::allreduce_bytes},
+    {"cache_hits", &work_counters::cache_hits},
+    {"cache_misses", &work_counters::cache_misses}};
+
+}  // namespace
+
+json work_counters_json(const work_counters& w) {
+  json j = json::object();
+  for (auto const& [key, member] : kWorkFields) j[key] = w.*member;
+  return j;
+}
+
+work_counters work_counters_of(const json& j, const fs::path& file) {
+  work_counters w;
+  for (auto const& [key, member] : kWorkFields) w.*member = get_key<std::int64_t>(j, key, file);
+  return w;
+}
+
+json run_identity(const dataset& ds, const train_config& cfg, const json& extra) {
+  json j = {
+      {"dataset", ds.name},
+      {"dataset.num_nodes", ds.num_nodes},
+      {"dataset.num_edges", ds.num_edges()},
+      {"dataset.feature_dim", ds.feature_dim()},
+      {"dataset.num_classes", ds.num_classes},
+      {"--task", to_string(cfg.task)},
+      {"--mode", to_string(cfg.mode)},
+      {"--pes", cfg.num_pes},
+      {"--backend", to_string(cfg.compute_backend)},
+      {"--pes-per-gpu", cfg.pes_per_gpu},
+      {"--model", models::to_string(cfg.model)},
+      {"--hidden", cfg.hidden},
+      {"--linear-head", cfg.linear_head},
+      {"--fanouts", cfg.fanouts},
+      {"--sampler", to_string(cfg.sampler)},
+      {"--batch-dependency", cfg.batch_dependency},
+      {"--layer-dependency", cfg.layer_dependency},
+      {"--batch-size", cfg.batch_size},
+      {"--lr", cfg.lr},
+      {"--weight-decay", cfg.weight_decay},
+      {"--weight-decay-scope", cfg.weight_decay_first_layer ? "first" : "all"},
+      {"--dropout", cfg.dropout},
+      {"--seed", cfg.seed},
+      {"--layer-norm", cfg.layer_norm},
+      {"--activation", models::to_string(cfg.activation)},
+      {"--embedding-dim", cfg.embedding_dim},
+  };
+  if (cfg.model == models::conv_kind::gat) {
+    j["--heads"] = cfg.heads;
+    j["--out-heads"] = cfg.out_heads;
+    j["--attn-dropout"] = cfg.attn_dropout;
+    j["--negative-slope"] = cfg.negative_slope;
+    j["--residual"] = cfg.residual;
+  }
+  if (cfg.task == task_kind::link_prediction) {
+    j["--decoder"] = models::to_string(cfg.decoder);
+    j["--decoder-hidden"] = cfg.decoder_hidden;
+    j["--out-dim"] = cfg.out_dim;
+    j["--negatives"] = cfg.negatives;
+    j["--exclude"] = to_string(cfg.exclude);
+    j["--topk"] = cfg.topk;
+  }
+  for (auto const& [k, v] : extra.items()) j[k] = v;
+  return j;
+}
+
+void check_resumable(const json& saved, const json& current, const fs::path& manifest) {
+  for (auto const& [k, v] : current.items()) {
+    if (!saved.contains(k)) {
+      COOPGNN_IO_FAIL("{}: cannot resume: the checkpoint does not record {} (this run: {})",
+                      manifest.string(), k, v.dump());
+    }
+    if (saved[k] != v) {
+      COOPGNN_IO_FAIL("{}: cannot resume: {} is {} in the checkpoint, {} in this run",
+                      manifest.string(), k, saved[k].dump(), v.dump());
+    }
+  }
+  for (auto const& [k, v] : saved.items()) {
+    if (!current.contains(k)) {
+      COOPGNN_IO_FAIL("{}: cannot resume: {} is {} in the checkpoint, unset in this run",
+                      manifest.string(), k, v.dump());
+    }
+  }
+}
+
+std::string checkpoint_name(const epoch_position& p) {
+  return fmt::format("ckpt-{:06}-{:06}", p.epoch, p.next_batch);
+}
+
+namespace {
+
+/// The checkpoint name DIR/latest holds, or "" when there is none.
+std::string latest_name(const fs::path& dir) {
+  auto const file = dir / "latest";
+  if (!fs::exists(file)) return {};
+  std::string s = read_all(file);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  static const std::regex ok("ckpt-[0-9]{6,}-[0-9]{6,}");
+  if (!std::regex_match(s, ok)) {
+    COOPGNN_IO_FAIL("{}: holds '{}', not a checkpoint name (ckpt-EEEEEE-BBBBBB)", file.string(),
+                    s.substr(0, 80));
+  }
+  return s;
+}
+
+}  // namespace
+
+fs::path write_checkpoint(const fs::path& dir, const checkpoint& c) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    COOPGNN_IO_FAIL("{}: cannot create the checkpoint directory: {}", dir.string(), ec.message());
+  std::string const name = checkpoint_name(c.position);
+  std::string const previous = latest_name(dir);
+  fs::path const final_dir = dir / name;
+  if (previous == name && fs::is_directory(final_dir)) return final_dir;
+  fs::path const tmp = dir / fmt::format("{}.tmp.{}", name, ::getpid());
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) COOPGNN_IO_FAIL("{}: cannot create: {}", tmp.string(), ec.message());
+
+  const trainer_state& s = c.state;
+  auto const n = static_cast<std::int64_t>(s.params.size());
+  json arrays = json::object();
+  arrays["params"] = put_array(tmp, "params", s.params, {n});
+  arrays["adam_m"] = put_array(tmp, "adam_m", s.adam_m, {n});
+  arrays["adam_v"] = put_array(tmp, "adam_v", s.adam_v, {n});
+  if (s.emb.rows() > 0) {
+    arrays["embeddings"] = put_array(tmp, "embeddings", flat(s.emb), shape_of(s.emb));
+    arrays["embeddings_adam_m"] =
+        put_array(tmp, "embeddings_adam_m", flat(s.emb_m), shape_of(s.emb_m));
+    arrays["embeddings_adam_v"] =
+        put_array(tmp, "embeddings_adam_v", flat(s.emb_v), shape_of(s.emb_v));
+  }
+  json m = {{"format", kFormat},
+            {"version", kVersion},
+            {"kind", "checkpoint"},
+            {"identity", c.identity},
+            {"position",
+             {{"epoch", c.position.epoch},
+              {"next_batch", c.position.next_batch},
+              {"batches_per_epoch", c.batches_per_epoch},
+              {"loss_sum", c.position.loss_sum},
+              {"work", work_counters_json(c.position.work)}}},
+            {"adam_steps", s.adam_steps},
+            {"embedding_steps", s.emb_steps},
+            {"extra", c.extra},
+            {"arrays", arrays}};
+  write_durable(tmp / "manifest.json", m.dump(2) + "\n");
+  fsync_path(tmp);
+  fs::remove_all(final_dir, ec);  // a leftover of an older run at this position, not the latest
+  fs::rename(tmp, final_dir, ec);
+  if (ec) COOPGNN_IO_FAIL("{}: cannot rename into place: {}", final_dir.string(), ec.message());
+  fsync_path(dir);
+  write_durable(dir / "latest", name + "\n");
+  // Keep the new one and the one before it; remove older ones and stale temporaries.
+  for (auto const& e : fs::directory_iterator(dir)) {
+    auto const entry = e.path().filename().string();
+    if (entry.rfind("ckpt-", 0) != 0 || entry == name || entry == previous) continue;
+    fs::remove_all(e.path(), ec);
+  }
+  return final_dir;
+}
+
+checkpoint read_checkpoint(const fs::path& dir) {
+  fs::path cdir = dir;
+  if (!fs::exists(dir / "manifest.json")) {
+    if (!fs::is_directory(dir)) COOPGNN_IO_FAIL("{}: no such checkpoint directory", dir.string());
+    std::string const name = latest_name(dir);
+    if (name.empty()) {
+      COOPGNN_IO_FAIL("{}: no checkpoint here (neither {} nor a manifest.json)", dir.string(),
+                      (dir / "latest").string());
+    }
+    cdir = dir / name;
+  }
+  json const m = read_manifest(cdir, "checkpoint");
+  auto const file = cdir / "manifest.json";
+  checkpoint c;
+  c.path = cdir;
+  c.identity = get_key<json>(m, "identity", file);
+  json const p = get_key<json>(m, "position", file);
+  c.position.epoch = get_key<int>(p, "epoch", file);
+  c.position.next_batch = get_key<std::int64_t>(p, "next_batch", file);
+  c.batches_per_epoch = get_key<std::int64_t>(p, "batches_per_epoch", file);
+  c.position.loss_sum = get_key<double>(p, "loss_sum", file);
+  c.position.work = work_counters_of(get_key<json>(p, "work", file), file);
+  if (c.position.epoch < 1 || c.position.next_batch < 0 ||
+      c.position.next_batch > c.batches_per_epoch) {
+    COOPGNN_IO_FAIL("{}: position epoch {} batch {} of {} is impossible", file.string(),
+                    c.position.epoch, c.position.next_batch, c.batches_per_epoch);
+  }
+  c.extra = m.contains("extra") ? m["extra"] : json::object();
+  auto vec = [](matrix<float>&& a) { return std::move(a.values()); };
+  c.state.params = vec(get_array(cdir, m, "params", file));
+  c.state.adam_m = vec(get_array(cdir, m, "adam_m", file));
+  c.state.adam_v = vec(get_array(cdir, m, "adam_v", file));
+  c.state.adam_steps = get_key<std::int64_t>(m, "adam_steps", file);
+  if (get_key<json>(m, "arrays", file).contains("embeddings")) {
+    c.state.emb = get_array(cdir, m, "embeddings", file);
+    c.state.emb_m = get_array(cdir, m, "embeddings_adam_m", file);
+    c.state.emb_v = get_array(cdir, m, "embeddings_adam_v", file);
+    c.state.emb_steps = get_key<std::int64_t>(m, "embedding_steps", file);
+  }
+  if (c.state.adam_m.size() != c.state.params.size() ||
+      c.state.adam_v.size() != c.state.params.size()) {
+    COOPGNN_IO_FAIL("{}: params, adam_m and adam_v differ in length", file.string());
+  }
+  return c;
+}
+
+void write_saved_model(const fs::path& dir, const saved_model& sm) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) COOPGNN_IO_FAIL("{}: cannot create the model directory: {}", dir.string(), ec.message());
+  json arrays = json::object();
+  arrays["params"] =
+      put_array(dir, "params", sm.params, {static_cast<std::int64_t>(sm.params.size())});
+  if (sm.embeddings) {
+    arrays["embeddings"] =
+        put_array(dir, "embeddings", flat(*sm.embeddings), shape_of(*sm.embeddings));
+  }
+  json const m = {{"format", kFormat},       {"version", kVersion},
+                  {"kind", "model"},         {"model", model_config_json(sm.config)},
+                  {"identity", sm.identity}, {"arrays", arrays}};
+  write_durable(dir / "manifest.json", m.dump(2) + "\n");
+}
+
+saved_model read_saved_model(const fs::path& dir) {
+  if (!fs::is_directory(dir)) {
+    COOPGNN_IO_FAIL("{}: no such model directory (written by `coopgnn train --save-model`)",
+                    dir.string());
+  }
+  json const m = read_manifest(dir, "model");
+  auto const file = dir / "manifest.json";
+  saved_model sm;
+  sm.config = model_config_of(get_key<json>(m, "model", file), file);
+  sm.identity = get_key<json>(m, "identity", file);
+  sm.params = std::move(get_array(dir, m, "params", file).values());
+  if (get_key<json>(m, "arrays", file).contains("embeddings")) {
+    sm.embeddings = get_array(dir, m, "embeddings", file);
+    if (sm.embeddings->cols() != sm.config.in_dim) {
+      COOPGNN_IO_FAIL("{}: embeddings are {} wide, the model's input {}", file.string(),
+                      sm.embeddings->cols(), sm.config.in_dim);
+    }
+  }
+  models::gnn_model const probe(exec_context(backend::host), sm.config);
+  if (static_cast<std::int64_t>(sm.params.size()) != probe.num_parameters()) {
+    COOPGNN_IO_FAIL("{}: {} parameters, the model configuration has {}", file.string(),
+                    sm.params.size(), probe.num_parameters());
+  }
+  return sm;
+}
+
+}  // namespace coopgnn

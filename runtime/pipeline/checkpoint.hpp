@@ -1,0 +1,98 @@
+// Checkpoints and saved models (issue 15 item 5; README "Checkpoints and interrupts").
+//
+// A checkpoint directory DIR holds one sub-directory per saved position, ckpt-EEEEEE-BBBBBB
+// (epoch E, batches B of it done), and a pointer file DIR/latest naming the newest complete one.
+// Each sub-directory holds .npy arrays (runtime/graph/npy.hpp) and manifest.json: the format
+// and version, the run's identity (the options that decide its numbers), the position, the
+// optimizer step counts, and per array its file, dtype, shape, byte size and CRC-32 of the whole
+// file. Writing: every file of a new checkpoint goes to ckpt-....tmp.PID, is fsync'ed, the
+// directory is renamed into place and fsync'ed, then DIR/latest is replaced by rename (written
+// and fsync'ed first). A crash at any point leaves DIR/latest naming a complete checkpoint; the
+// one before the newest is kept as well, older ones are removed.
+//
+// A saved model (--save-model DIR) is the same layout without optimizer state or position:
+// manifest.json (kind "model": the model configuration and the run's identity) with params.npy
+// and, with learnable input embeddings, embeddings.npy.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "models/model.hpp"
+#include "runtime/core/matrix.hpp"
+#include "runtime/graph/dataset.hpp"
+#include "runtime/pipeline/config.hpp"
+#include "runtime/pipeline/trainer.hpp"
+
+namespace coopgnn {
+
+/// The options of a run that decide its numbers, keyed by their command-line names ("--mode",
+/// "--pes", "--fanouts", ...; "dataset", "dataset.num_nodes", ... for the dataset), plus
+/// `extra` (tool-level options such as "--feature", merged in). A resumed run must match the
+/// checkpoint in every one of them (check_resumable). Options that change only timings, cache
+/// counters or what is printed (--epochs, --eval-every, --metrics-out, --no-progress, --quiet,
+/// --sample-threads, --cache-*, --feature-storage, --sample-on) are not part of it.
+nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
+                            const nlohmann::json& extra = nlohmann::json::object());
+
+/// Throws io_error "MANIFEST: cannot resume: FIELD is A in the checkpoint, B in this run" for
+/// the first field of `saved` that `current` lacks or holds differently (and for a field of
+/// `current` the checkpoint lacks). Both are run_identity objects.
+void check_resumable(const nlohmann::json& saved, const nlohmann::json& current,
+                     const std::filesystem::path& manifest);
+
+/// work_counters as a JSON object of its ten fields by name ("seeds", ..., "cache_misses").
+nlohmann::json work_counters_json(const work_counters& w);
+/// The inverse of work_counters_json. @throws io_error naming `file` and the field that is
+/// missing or not an integer.
+work_counters work_counters_of(const nlohmann::json& j, const std::filesystem::path& file);
+
+/// Everything a checkpoint holds.
+struct checkpoint {
+  nlohmann::json identity = nlohmann::json::object();  ///< run_identity of the run
+  epoch_position position;                             ///< where the run stands
+  std::int64_t batches_per_epoch = 0;                  ///< of the run (checked on resume)
+  trainer_state state;                                 ///< weights, Adam, embeddings
+  nlohmann::json extra = nlohmann::json::object();     ///< tool-level state (totals so far)
+  std::filesystem::path path;  ///< read_checkpoint: the directory it was read from
+};
+
+/// The name of the sub-directory for position `p`: "ckpt-EEEEEE-BBBBBB".
+std::string checkpoint_name(const epoch_position& p);
+
+/// Writes `c` as a new checkpoint under `dir` (created when missing) and makes it the one
+/// DIR/latest names, atomically (header comment); keeps the previous one, removes older ones and
+/// stale temporaries. When the sub-directory for c.position already exists and is the latest,
+/// nothing is written (a position decides the state). Host memory only; synchronous.
+/// @returns the checkpoint's directory. @throws io_error naming the file that cannot be written.
+std::filesystem::path write_checkpoint(const std::filesystem::path& dir, const checkpoint& c);
+
+/// Reads the checkpoint DIR/latest names, or `dir` itself when it holds a manifest.json.
+/// Every array's size and CRC-32 is checked against the manifest before it is parsed.
+/// @throws io_error naming the file: no checkpoint there, a missing or unparsable manifest, a
+///         wrong format or version, a missing key, a missing array, a size or checksum
+///         mismatch ("the checkpoint is corrupt"), a dtype or shape that differs from the
+///         manifest.
+checkpoint read_checkpoint(const std::filesystem::path& dir);
+
+/// A trained model as --save-model writes it and `embed` / `predict` read it.
+struct saved_model {
+  models::model_config config;
+  std::vector<float> params;                           ///< [num_parameters] params() order
+  std::optional<matrix<float>> embeddings;             ///< [|V|, D] learnable input rows
+  nlohmann::json identity = nlohmann::json::object();  ///< run_identity of the training run
+};
+
+/// Writes `m` to directory `dir` (created; files replaced atomically, manifest last).
+/// @throws io_error naming the file that cannot be written.
+void write_saved_model(const std::filesystem::path& dir, const saved_model& m);
+
+/// Reads a directory written by write_saved_model, checking sizes and checksums as
+/// read_checkpoint does, and that params has the length the model configuration implies.
+/// @throws io_error naming the file for every problem.
+saved_model read_saved_model(const std::filesystem::path& dir);
+
+}  // namespace coopgnn

@@ -1,0 +1,374 @@
+// Checkpoints resume exactly (issue 15 item 5; README "Checkpoints and interrupts"): a run
+// stopped after k epochs (or inside an epoch), written to disk, read back into a fresh trainer
+// and continued gives, epoch for epoch, the reports of an uninterrupted run (losses, metrics,
+// work counters; timings apart) and bitwise the same final weights, for node classification and
+// for link prediction with learnable embeddings, both protocols, P in {1, 3}. Damaged
+// checkpoints are clear io_errors naming the file.
+#include "runtime/pipeline/checkpoint.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/model.hpp"
+#include "runtime/core/error.hpp"
+#include "runtime/pipeline/report.hpp"
+#include "runtime/pipeline/trainer.hpp"
+#include "tests/common/files.hpp"
+#include "tests/common/graphs.hpp"
+#include "tests/common/link_steps.hpp"
+
+namespace coopgnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct resume_usecase {
+  const char* name;
+  task_kind task;
+  minibatch_mode mode;
+  int pes;
+  int epochs;        // E
+  int stop_epoch;    // k: the interrupted run stops in this epoch ...
+  int stop_batches;  // ... after this many of its batches (0: at the end of epoch k - 1)
+};
+
+void PrintTo(const resume_usecase& u, std::ostream* os) { *os << u.name; }
+
+struct fixture {
+  dataset ds;
+  csc_graph g;
+};
+
+const fixture& node_data() {
+  static const fixture f = [] {
+    fixture x;
+    x.ds = test::synthetic_dataset(240, 3, 6, 5, 21);
+    x.g = build_csc(x.ds.num_nodes, x.ds.src, x.ds.dst);
+    return x;
+  }();
+  return f;
+}
+
+train_config config_of(const resume_usecase& u) {
+  train_config c;
+  if (u.task == task_kind::link_prediction) {
+    c = test::link_cfg(u.mode, u.pes);
+    c.embedding_dim = 5;  // learnable input rows and their lazy Adam state
+    c.batch_size = 300;
+  } else {
+    c.mode = u.mode;
+    c.num_pes = u.pes;
+    c.hidden = 8;
+    c.fanouts = {4, 3};
+    c.batch_size = 40;
+    c.dropout = 0.3f;
+    c.seed = 5;
+  }
+  c.epochs = u.epochs;
+  c.eval_every = 1;
+  return c;
+}
+
+const dataset& ds_of(const resume_usecase& u) {
+  return u.task == task_kind::link_prediction ? test::link_data().ds : node_data().ds;
+}
+const csc_graph& g_of(const resume_usecase& u) {
+  return u.task == task_kind::link_prediction ? test::link_data().g : node_data().g;
+}
+
+void expect_same_metric(double a, double b, const std::string& what) {
+  if (std::isnan(b)) {
+    EXPECT_TRUE(std::isnan(a)) << what;
+  } else {
+    EXPECT_EQ(a, b) << what;
+  }
+}
+
+/// Field by field, timings apart.
+void expect_same_report(const epoch_report& a, const epoch_report& b) {
+  std::string const at = "epoch " + std::to_string(b.epoch);
+  EXPECT_EQ(a.epoch, b.epoch);
+  EXPECT_EQ(a.batches, b.batches) << at;
+  EXPECT_EQ(a.train_loss, b.train_loss) << at;
+  expect_same_metric(a.val_metric, b.val_metric, at + " val");
+  expect_same_metric(a.test_metric, b.test_metric, at + " test");
+  EXPECT_EQ(a.val_metrics, b.val_metrics) << at;
+  EXPECT_EQ(a.test_metrics, b.test_metrics) << at;
+  EXPECT_EQ(a.work.seeds, b.work.seeds) << at;
+  EXPECT_EQ(a.work.sampled_edges, b.work.sampled_edges) << at;
+  EXPECT_EQ(a.work.sampled_vertices, b.work.sampled_vertices) << at;
+  EXPECT_EQ(a.work.feature_rows, b.work.feature_rows) << at;
+  EXPECT_EQ(a.work.feature_bytes, b.work.feature_bytes) << at;
+  EXPECT_EQ(a.work.alltoall_bytes, b.work.alltoall_bytes) << at;
+  EXPECT_EQ(a.work.alltoall_calls, b.work.alltoall_calls) << at;
+  EXPECT_EQ(a.work.allreduce_bytes, b.work.allreduce_bytes) << at;
+  EXPECT_EQ(a.work.cache_hits, b.work.cache_hits) << at;
+  EXPECT_EQ(a.work.cache_misses, b.work.cache_misses) << at;
+}
+
+class ExactResume : public ::testing::TestWithParam<resume_usecase> {};
+
+TEST_P(ExactResume, MatchesTheUninterruptedRun) {
+  auto const& u = GetParam();
+  auto const cfg = config_of(u);
+  const dataset& ds = ds_of(u);
+  const csc_graph& g = g_of(u);
+
+  // The uninterrupted run: the expected values.
+  std::vector<epoch_report> straight;
+  trainer_state straight_end;
+  {
+    trainer tr(ds, g, cfg);
+    ASSERT_GE(tr.batches_per_epoch(), 3) << "the case needs an epoch to stop inside";
+    for (int e = 1; e <= u.epochs; ++e) straight.push_back(tr.run_epoch(e, e == u.epochs));
+    straight_end = tr.state();
+  }
+  ASSERT_GT(straight.back().train_loss, 0.0);
+
+  // The interrupted run: epochs before k in full, then k until the stop; saved to disk.
+  test::temp_dir dir;
+  std::vector<epoch_report> got;
+  {
+    trainer tr(ds, g, cfg);
+    epoch_position at;
+    for (int e = 1; e < u.stop_epoch; ++e) {
+      got.push_back(tr.run_epoch(epoch_position{.epoch = e}, false, {}, {}, &at));
+    }
+    if (u.stop_batches > 0) {
+      int calls = 0;
+      auto const partial = tr.run_epoch(
+          epoch_position{.epoch = u.stop_epoch}, false, {},
+          [&] { return ++calls == u.stop_batches; }, &at);
+      ASSERT_EQ(at.next_batch, u.stop_batches);
+      EXPECT_EQ(partial.batches, u.stop_batches);
+    }
+    checkpoint c;
+    c.identity = run_identity(ds, cfg);
+    c.position = at;
+    c.batches_per_epoch = tr.batches_per_epoch();
+    c.state = tr.state();
+    write_checkpoint(dir.path(), c);
+  }
+  // A fresh process, as it were: a new trainer restored from the files.
+  {
+    checkpoint const c = read_checkpoint(dir.path());
+    check_resumable(c.identity, run_identity(ds, cfg), c.path / "manifest.json");
+    trainer tr(ds, g, cfg);
+    tr.restore(c.state);
+    epoch_position pos = c.position;
+    if (pos.next_batch == c.batches_per_epoch) pos = epoch_position{.epoch = pos.epoch + 1};
+    for (int e = pos.epoch; e <= u.epochs; ++e) {
+      pos.epoch = e;
+      got.push_back(tr.run_epoch(pos, e == u.epochs, {}, {}, nullptr));
+      pos = epoch_position{.epoch = e + 1};
+    }
+    auto const end = tr.state();
+    EXPECT_EQ(end.params, straight_end.params);
+    EXPECT_EQ(end.adam_m, straight_end.adam_m);
+    EXPECT_EQ(end.adam_v, straight_end.adam_v);
+    EXPECT_EQ(end.adam_steps, straight_end.adam_steps);
+    EXPECT_EQ(end.emb.values(), straight_end.emb.values());
+    EXPECT_EQ(end.emb_m.values(), straight_end.emb_m.values());
+    EXPECT_EQ(end.emb_steps, straight_end.emb_steps);
+    if (u.task == task_kind::link_prediction) {
+      EXPECT_GT(end.emb.rows(), 0);
+    }
+  }
+  ASSERT_EQ(got.size(), straight.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    // Epochs before the stop were evaluated only in the straight run (eval off above).
+    if (static_cast<int>(i) + 1 < u.stop_epoch) {
+      EXPECT_EQ(got[i].train_loss, straight[i].train_loss) << "epoch " << i + 1;
+      continue;
+    }
+    expect_same_report(got[i], straight[i]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Runs, ExactResume,
+    ::testing::Values(resume_usecase{"nc_coop_p1", task_kind::node_classification,
+                                     minibatch_mode::cooperative, 1, 3, 2, 2},
+                      resume_usecase{"nc_coop_p3", task_kind::node_classification,
+                                     minibatch_mode::cooperative, 3, 3, 2, 1},
+                      resume_usecase{"nc_indep_p1", task_kind::node_classification,
+                                     minibatch_mode::independent, 1, 3, 3, 0},
+                      resume_usecase{"nc_indep_p3", task_kind::node_classification,
+                                     minibatch_mode::independent, 3, 3, 2, 2},
+                      resume_usecase{"lp_coop_p1", task_kind::link_prediction,
+                                     minibatch_mode::cooperative, 1, 2, 2, 1},
+                      resume_usecase{"lp_coop_p3", task_kind::link_prediction,
+                                     minibatch_mode::cooperative, 3, 2, 2, 2},
+                      resume_usecase{"lp_indep_p1", task_kind::link_prediction,
+                                     minibatch_mode::independent, 1, 2, 2, 0},
+                      resume_usecase{"lp_indep_p3", task_kind::link_prediction,
+                                     minibatch_mode::independent, 3, 2, 2, 1}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+/// A small checkpoint written to `dir`: its state is made up, not trained.
+checkpoint sample_checkpoint(int epoch) {
+  checkpoint c;
+  c.identity = {{"--hidden", 8}, {"dataset", "toy"}};
+  c.position = epoch_position{epoch, 4, 1.5, {}};
+  c.batches_per_epoch = 4;
+  c.state.params = {1, 2, 3};
+  c.state.adam_m = {0.5f, 0.25f, 0.125f};
+  c.state.adam_v = {4, 5, 6};
+  c.state.adam_steps = 12;
+  return c;
+}
+
+TEST(CheckpointFiles, RoundTripAndKeepThePreviousOne) {
+  test::temp_dir dir;
+  auto const p1 = write_checkpoint(dir.path(), sample_checkpoint(1));
+  auto const p2 = write_checkpoint(dir.path(), sample_checkpoint(2));
+  EXPECT_TRUE(fs::exists(p1)) << "the previous checkpoint is kept";
+  // A crash in the middle of writing a third leaves a temporary that nothing reads.
+  fs::create_directories(dir / "ckpt-000003-000004.tmp.999");
+  test::write_text(dir / "ckpt-000003-000004.tmp.999/params.npy", "half");
+  checkpoint const c = read_checkpoint(dir.path());
+  EXPECT_EQ(c.path, p2);
+  EXPECT_EQ(c.position.epoch, 2);
+  EXPECT_EQ(c.position.next_batch, 4);
+  EXPECT_EQ(c.position.loss_sum, 1.5);
+  EXPECT_EQ(c.state.adam_m, (std::vector<float>{0.5f, 0.25f, 0.125f}));
+  EXPECT_EQ(c.state.adam_steps, 12);
+  EXPECT_EQ(test::read_text(dir / "latest"), "ckpt-000002-000004\n");
+  write_checkpoint(dir.path(), sample_checkpoint(3));
+  EXPECT_FALSE(fs::exists(p1)) << "older than the previous one: removed";
+  EXPECT_TRUE(fs::exists(p2));
+  EXPECT_FALSE(fs::exists(dir / "ckpt-000003-000004.tmp.999"));
+}
+
+TEST(CheckpointFiles, SavedGatModelKeepsItsAttentionConfiguration) {
+  // A GAT model is rebuilt from the manifest alone (embed / predict): heads and attention
+  // options must survive, or the parameter count (and the model) would differ.
+  test::temp_dir dir;
+  saved_model m;
+  m.config.kind = models::conv_kind::gat;
+  m.config.in_dim = 5;
+  m.config.hidden = 3;
+  m.config.num_classes = 2;
+  m.config.num_layers = 2;
+  m.config.gat.heads = 4;
+  m.config.out_heads = 2;
+  m.config.gat.attn_dropout = 0.25f;
+  m.config.gat.negative_slope = 0.1f;
+  m.config.gat.residual = true;
+  exec_context const ctx(backend::host);
+  models::gnn_model const model(ctx, m.config);
+  m.params.assign(static_cast<std::size_t>(model.num_parameters()), 0.5f);
+  write_saved_model(dir.path(), m);
+  saved_model const back = read_saved_model(dir.path());
+  EXPECT_EQ(back.config.kind, models::conv_kind::gat);
+  EXPECT_EQ(back.config.gat.heads, 4);
+  EXPECT_EQ(back.config.out_heads, 2);
+  EXPECT_EQ(back.config.gat.attn_dropout, 0.25f);
+  EXPECT_EQ(back.config.gat.negative_slope, 0.1f);
+  EXPECT_TRUE(back.config.gat.residual);
+  EXPECT_TRUE(back.config.gat.self_loops);
+  EXPECT_EQ(back.params.size(), m.params.size());
+}
+
+TEST(CheckpointFiles, TruncatedArrayIsNamed) {
+  test::temp_dir dir;
+  auto const p = write_checkpoint(dir.path(), sample_checkpoint(1));
+  fs::resize_file(p / "adam_v.npy", fs::file_size(p / "adam_v.npy") - 4);
+  auto const why = test::error_of([&] { (void)read_checkpoint(dir.path()); });
+  EXPECT_NE(why.find("adam_v.npy"), std::string::npos) << why;
+  EXPECT_NE(why.find("corrupt"), std::string::npos) << why;
+}
+
+TEST(CheckpointFiles, FlippedByteFailsTheChecksum) {
+  test::temp_dir dir;
+  auto const p = write_checkpoint(dir.path(), sample_checkpoint(1));
+  std::string bytes = test::read_text(p / "params.npy");
+  bytes.back() = static_cast<char>(bytes.back() ^ 0x40);
+  test::write_text(p / "params.npy", bytes);
+  auto const why = test::error_of([&] { (void)read_checkpoint(dir.path()); });
+  EXPECT_NE(why.find("params.npy"), std::string::npos) << why;
+  EXPECT_NE(why.find("CRC-32"), std::string::npos) << why;
+}
+
+TEST(CheckpointFiles, EditedManifestIsNamed) {
+  test::temp_dir dir;
+  auto const p = write_checkpoint(dir.path(), sample_checkpoint(1));
+  auto const manifest = p / "manifest.json";
+  std::string text = test::read_text(manifest);
+  // Not JSON any more.
+  test::write_text(manifest, text.substr(0, text.size() / 2));
+  auto why = test::error_of([&] { (void)read_checkpoint(dir.path()); });
+  EXPECT_NE(why.find("manifest.json"), std::string::npos) << why;
+  // JSON, but an impossible position.
+  auto const at = text.find("\"next_batch\": 4");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 15, "\"next_batch\": 9");
+  test::write_text(manifest, text);
+  why = test::error_of([&] { (void)read_checkpoint(dir.path()); });
+  EXPECT_NE(why.find("manifest.json"), std::string::npos) << why;
+  EXPECT_NE(why.find("impossible"), std::string::npos) << why;
+  // A key removed.
+  test::write_text(manifest,
+                   R"({"format": "coopgnn-checkpoint", "version": 1, "kind": "checkpoint"})");
+  why = test::error_of([&] { (void)read_checkpoint(dir.path()); });
+  EXPECT_NE(why.find("'identity'"), std::string::npos) << why;
+  // A bad pointer.
+  test::write_text(dir / "latest", "../../etc\n");
+  why = test::error_of([&] { (void)read_checkpoint(dir.path()); });
+  EXPECT_NE(why.find("latest"), std::string::npos) << why;
+  why = test::error_of([&] { (void)read_checkpoint(dir / "nowhere"); });
+  EXPECT_NE(why.find("nowhere"), std::string::npos) << why;
+}
+
+TEST(CheckpointFiles, ResumeRefusesAChangedConfigNamingTheField) {
+  const dataset& ds = node_data().ds;
+  train_config a;
+  a.hidden = 8;
+  train_config b = a;
+  b.epochs = 7;  // may differ
+  b.eval_every = 3;
+  b.sample_threads = 2;
+  EXPECT_NO_THROW(check_resumable(run_identity(ds, a), run_identity(ds, b), "m.json"));
+  for (auto change : std::vector<std::pair<std::string, void (*)(train_config&)>>{
+           {"--hidden", [](train_config& c) { c.hidden = 9; }},
+           {"--pes", [](train_config& c) { c.num_pes = 2; }},
+           {"--mode", [](train_config& c) { c.mode = minibatch_mode::independent; }},
+           {"--seed", [](train_config& c) { c.seed = 1; }},
+           {"--fanouts", [](train_config& c) { c.fanouts = {3}; }},
+           {"--model", [](train_config& c) { c.model = models::conv_kind::gcn; }}}) {
+    train_config c = a;
+    change.second(c);
+    auto const why = test::error_of(
+        [&] { check_resumable(run_identity(ds, a), run_identity(ds, c), "m.json"); });
+    EXPECT_NE(why.find("cannot resume: " + change.first + " is"), std::string::npos) << why;
+  }
+  dataset other = ds;
+  other.name = "other";
+  auto const why = test::error_of(
+      [&] { check_resumable(run_identity(ds, a), run_identity(other, a), "m.json"); });
+  EXPECT_NE(why.find("dataset is"), std::string::npos) << why;
+}
+
+TEST(MetricsLines, AppendedWholeWithNewlines) {
+  test::temp_dir dir;
+  auto const file = dir / "m.jsonl";
+  test::write_text(file, "{\"epoch\":0}\n");
+  {
+    line_appender out(file);
+    out.append(R"({"epoch":1})");
+    out.append(R"({"epoch":2})");
+    EXPECT_THROW(out.append("two\nlines"), logic_error);
+  }
+  EXPECT_EQ(test::read_text(file), "{\"epoch\":0}\n{\"epoch\":1}\n{\"epoch\":2}\n");
+  auto const why = test::error_of([&] { line_appender bad(dir / "no/such/dir/m.jsonl"); });
+  EXPECT_NE(why.find("no/such/dir/m.jsonl"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace coopgnn
