@@ -6,7 +6,7 @@
 # Usage: tools/fuzz.sh [--time SECONDS] [--runs N] [--no-build] [TARGET...]
 #   --time SECONDS  per target (default 60); --runs N  executions per target (both: the first
 #                   reached ends the target)
-#   TARGET          npy npz metadata ogb snap lightgcn musae partition link (default: all)
+#   TARGET          npy npz metadata ogb snap lightgcn musae partition link torch (default: all)
 # Every run uses -rss_limit_mb=2048 -timeout=10. Exit status 1 when any target found a crash,
 # a hang or an out-of-memory (its artifact path is printed); the last libFuzzer status line of
 # each target (executions, coverage, peak RSS) is printed as a summary.
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(npy npz metadata ogb snap lightgcn musae partition link)
+ALL=(npy npz metadata ogb snap lightgcn musae partition link torch)
 limit=()
 build=1
 targets=()
