@@ -2,7 +2,9 @@
 # Installs every build and run dependency of coopgnn by package name. Idempotent: packages that are
 # already present are skipped, so a second run costs a few seconds.
 #
-# Usage: tools/setup.sh            (Debian/Ubuntu; needs root or sudo for apt-get)
+# Usage: tools/setup.sh [--fuzz]   (Debian/Ubuntu; needs root or sudo for apt-get)
+#   --fuzz  also clang and its libFuzzer runtime (libclang-rt-dev), for the `fuzz` preset and
+#           tools/fuzz.sh only; the default build and CI need neither.
 set -euo pipefail
 
 DEBIAN_PACKAGES=(
@@ -12,6 +14,12 @@ DEBIAN_PACKAGES=(
   libopenmpi-dev openmpi-bin
   python3-numpy python3-matplotlib
 )
+if [[ ${1:-} == --fuzz ]]; then
+  DEBIAN_PACKAGES+=(clang libclang-rt-dev)
+elif [[ -n ${1:-} ]]; then
+  echo "setup: unknown option $1 (usage: tools/setup.sh [--fuzz])" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

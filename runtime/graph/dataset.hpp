@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/core/matrix.hpp"
@@ -180,5 +181,23 @@ void write_dataset(const dataset& ds, const std::filesystem::path& dir);
 /// `link`: the pair_set invariants, link.train positives only, a valid user-item range).
 /// `what` names the source in messages. @throws io_error on the first violation.
 void validate_dataset(const dataset& ds, const std::string& what);
+
+/// The number of classes max_label + 1 implies (0 for max_label < 0), refusing class ids that
+/// would not leave the count in int32 (per-class arrays and the model's output layer are sized by
+/// it). @throws io_error "WHAT: class id L is too large (at most 2147483646) ..." otherwise.
+std::int64_t classes_from_max_label(std::int64_t max_label, std::string_view what);
+
+/// Bytes per vertex that reading and training on a dataset allocate at the least, whatever else
+/// it holds: an int64 label and an int64 CSC offset (csc.hpp) per vertex.
+inline constexpr std::uint64_t kBytesPerNode = 16;
+
+/// Refuses a vertex count a file declares (metadata.yaml's graph.nodes[0].num, OGB's
+/// num-node-list, 1 + the largest id of an edge list) before any per-node array is allocated:
+/// |V| * kBytesPerNode must not exceed host_memory_limit() (runtime/core/memory_limit.hpp; the
+/// environment variable COOPGNN_MEMORY_LIMIT sets the bound for tests). `file` and `key` name
+/// where the count came from. Allocates nothing.
+/// @throws io_error "FILE: KEY = N needs B bytes (...) but only L bytes ... are available ..."
+///         (check_declared_bytes).
+void check_declared_nodes(std::string_view file, std::string_view key, std::int64_t num_nodes);
 
 }  // namespace coopgnn

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/metadata.hpp"
 #include "runtime/graph/npy.hpp"
@@ -583,6 +585,7 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
     COOPGNN_IO_FAIL("{}: empty graph: graph.nodes[0].num is 0 (a dataset needs at least one node)",
                     meta_name);
   }
+  check_declared_nodes(meta_name, "graph.nodes[0].num", nm.num);
   dataset ds;
   ds.name = meta.dataset_name;
   ds.num_nodes = nm.num;
@@ -711,7 +714,7 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   } else if (!ds.labels.empty()) {
     std::int64_t mx = -1;
     for (std::int64_t l : ds.labels) mx = std::max(mx, l);
-    ds.num_classes = mx + 1;
+    ds.num_classes = classes_from_max_label(mx, meta_name);
   }
   if (ds.num_classes > 0 && ds.labels.empty() && choice.nc && !nc_error &&
       (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty())) {
@@ -768,7 +771,11 @@ dataset_contents inspect_dataset(const fs::path& dir) {
   c.name = meta.dataset_name;
   c.node_types = meta.nodes.size();
   c.edge_types = meta.edges.size();
-  for (const node_meta& nm : meta.nodes) c.num_nodes += nm.num;
+  for (const node_meta& nm : meta.nodes) {  // saturating: each num is a non-negative int64
+    c.num_nodes = nm.num > std::numeric_limits<std::int64_t>::max() - c.num_nodes
+                      ? std::numeric_limits<std::int64_t>::max()
+                      : c.num_nodes + nm.num;
+  }
   for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
     const feature_meta& f = meta.feature_data[i];
     dataset_contents::feature e{f.domain, f.type.value_or(""), f.name, f.format, f.path, "", {},
@@ -919,6 +926,24 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   }
   // metadata.yaml last: a directory whose metadata.yaml exists is complete.
   write_metadata(meta, dir / kMetadataFile);
+}
+
+std::int64_t classes_from_max_label(std::int64_t max_label, std::string_view what) {
+  constexpr std::int64_t kMaxClassId = std::numeric_limits<std::int32_t>::max() - 1;
+  if (max_label > kMaxClassId) {
+    COOPGNN_IO_FAIL(
+        "{}: class id {} is too large (at most {}): the number of classes, max + 1, sizes "
+        "per-class arrays and the model's output layer",
+        what, max_label, kMaxClassId);
+  }
+  return max_label < 0 ? 0 : max_label + 1;
+}
+
+void check_declared_nodes(std::string_view file, std::string_view key, std::int64_t num_nodes) {
+  check_declared_bytes(
+      file, key, static_cast<std::uint64_t>(std::max<std::int64_t>(num_nodes, 0)),
+      saturating_bytes(num_nodes, kBytesPerNode),
+      fmt::format("{} bytes per node: an int64 label and an int64 CSC offset each", kBytesPerNode));
 }
 
 void validate_dataset(const dataset& ds, const std::string& what) {

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 
 namespace coopgnn {
 
@@ -381,6 +382,17 @@ npy_array<T> decode(const npy_header& h, const std::byte* data, const std::strin
   return a;
 }
 
+/// The array read as T may be larger than the file (uint8 data read as int64: 8 times): its
+/// bytes must fit in the memory limit before they are allocated.
+template <typename T>
+void check_decoded_size(const npy_header& h, const std::string& what) {
+  auto const n = static_cast<std::uint64_t>(h.num_elements());
+  check_declared_bytes(what,
+                       fmt::format("the element count of shape {}", format_npy_shape(h.shape)), n,
+                       saturating_bytes(h.num_elements(), sizeof(T)),
+                       fmt::format("{} bytes per element once read", sizeof(T)));
+}
+
 void check_data_size(const npy_header& h, std::uint64_t available, const std::string& what) {
   std::uint64_t const need = h.data_bytes();
   if (available < need) {
@@ -551,6 +563,9 @@ npy_header read_npy_header(const std::filesystem::path& file) {
   std::string const what = path_str(file);
   std::ifstream in(file, std::ios::binary);
   if (!in) COOPGNN_IO_FAIL("{}: cannot open (missing file or no permission)", what);
+  std::error_code ec;
+  std::uint64_t const size = std::filesystem::file_size(file, ec);
+  if (ec) COOPGNN_IO_FAIL("{}: cannot read the file size: {}", what, ec.message());
   std::vector<std::byte> buf(12);
   in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
   buf.resize(static_cast<std::size_t>(in.gcount()));
@@ -559,18 +574,19 @@ npy_header read_npy_header(const std::filesystem::path& file) {
     std::size_t const len_bytes = major == 1 ? 2 : 4;
     if (buf.size() >= kMagicLen + 2 + len_bytes) {
       std::uint64_t const hl = read_le(buf.data() + kMagicLen + 2, static_cast<int>(len_bytes));
-      std::size_t const want = kMagicLen + 2 + len_bytes + std::min<std::uint64_t>(hl, 1 << 24);
+      // The declared header length is bounded by the file before it sizes the buffer.
+      std::size_t const want = std::min<std::uint64_t>(
+          kMagicLen + 2 + len_bytes + std::min<std::uint64_t>(hl, 1 << 24), size);
       std::size_t const have = buf.size();
-      buf.resize(want);
-      in.read(reinterpret_cast<char*>(buf.data() + have),
-              static_cast<std::streamsize>(want - have));
-      buf.resize(have + static_cast<std::size_t>(in.gcount()));
+      if (want > have) {
+        buf.resize(want);
+        in.read(reinterpret_cast<char*>(buf.data() + have),
+                static_cast<std::streamsize>(want - have));
+        buf.resize(have + static_cast<std::size_t>(in.gcount()));
+      }
     }
   }
   npy_header h = parse_npy_header(buf, what);
-  std::error_code ec;
-  std::uint64_t const size = std::filesystem::file_size(file, ec);
-  if (ec) COOPGNN_IO_FAIL("{}: cannot read the file size: {}", what, ec.message());
   check_data_size(h, size - h.data_offset, what);
   return h;
 }
@@ -579,6 +595,7 @@ template <typename T>
 npy_array<T> read_npy(const std::filesystem::path& file) {
   std::string const what = path_str(file);
   npy_header const h = read_npy_header(file);
+  check_decoded_size<T>(h, what);
   std::ifstream in(file, std::ios::binary);
   if (!in) COOPGNN_IO_FAIL("{}: cannot open (missing file or no permission)", what);
   in.seekg(static_cast<std::streamoff>(h.data_offset));
@@ -610,6 +627,7 @@ template <typename T>
 npy_array<T> read_npy_buffer(std::span<const std::byte> bytes, const std::string& what) {
   npy_header const h = parse_npy_header(bytes, what);
   check_data_size(h, bytes.size() - h.data_offset, what);
+  check_decoded_size<T>(h, what);
   return decode<T>(h, bytes.data() + h.data_offset, what);
 }
 

@@ -90,9 +90,13 @@ npy_header read_npy_header(const std::filesystem::path& file);
 /// (float -> integer also requires whole numbers: no NaN, no fraction); integer or float -> float
 /// rounds to nearest. Reads the whole array into host memory once (no intermediate copy when the
 /// stored dtype equals T and the order is C).
+/// Sizes: the shape is checked against the file size (truncated, trailing bytes), and the array as
+/// T against host_memory_limit() (runtime/core/memory_limit.hpp), before anything is allocated.
 /// @throws io_error "FILE: ..." for every problem of parse_npy_header, a truncated file ("FILE:
-///         truncated: expected N bytes of data, found M"), trailing bytes after the data, and a
-///         value that does not convert ("FILE: element I = V does not fit in int32").
+///         truncated: expected N bytes of data, found M"), trailing bytes after the data, an
+///         array over the memory limit ("FILE: the element count of shape S = N needs B bytes
+///         ..."), and a value that does not convert ("FILE: element I = V does not fit in
+///         int32").
 template <typename T>
 npy_array<T> read_npy(const std::filesystem::path& file);
 

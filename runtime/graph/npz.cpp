@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 
 namespace coopgnn {
 
@@ -84,6 +85,24 @@ std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
         "numpy.savez_compressed)",
         what, st.comp_method);
   }
+  // The declared uncompressed size drives the allocation below: bound it by what the compressed
+  // bytes can expand to (stored: equal; deflate: at most 1032 : 1) and by the memory there is.
+  if ((st.valid & ZIP_STAT_COMP_SIZE) != 0 && (st.valid & ZIP_STAT_COMP_METHOD) != 0) {
+    if (st.comp_method == ZIP_CM_STORE && st.size != st.comp_size) {
+      COOPGNN_IO_FAIL(
+          "{}: corrupt member: stored (uncompressed) with {} bytes but its declared size is {}",
+          what, st.comp_size, st.size);
+    }
+    constexpr std::uint64_t kMaxDeflateRatio = 1032;
+    if (st.comp_method == ZIP_CM_DEFLATE && st.size / kMaxDeflateRatio > st.comp_size + 1) {
+      COOPGNN_IO_FAIL(
+          "{}: corrupt member: declares {} uncompressed bytes, more than {} deflated bytes can "
+          "hold (at most {} : 1)",
+          what, st.size, st.comp_size, kMaxDeflateRatio);
+    }
+  }
+  check_declared_bytes(what, "uncompressed size", st.size, st.size,
+                       "the member is read into memory whole");
   zip_file_t* zf = zip_fopen_index(impl_->za, uidx, 0);
   if (zf == nullptr) {
     COOPGNN_IO_FAIL("{}: cannot open the member: {}", what, zip_strerror(impl_->za));
@@ -109,6 +128,10 @@ std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
     COOPGNN_IO_FAIL("{}: truncated member: expected {} bytes, read {}", what, out.size(), got);
   }
   if (tail < 0) COOPGNN_IO_FAIL("{}: corrupt member: {}", what, tail_err);
+  if (tail > 0) {
+    COOPGNN_IO_FAIL("{}: corrupt member: more data than its declared size of {} bytes", what,
+                    out.size());
+  }
   return out;
 }
 

@@ -31,9 +31,15 @@ class npz_archive {
   /// Whether a member `name` (with or without ".npy") exists.
   [[nodiscard]] bool contains(std::string_view name) const;
 
-  /// The uncompressed bytes of member `name` (a whole .npy image).
+  /// The uncompressed bytes of member `name` (a whole .npy image). The size the zip headers
+  /// declare is checked before the buffer is allocated: a stored member's must equal its
+  /// compressed size, a deflated member's must be at most 1032 times it (deflate's largest
+  /// ratio), and it must fit in host_memory_limit() (runtime/core/memory_limit.hpp).
   /// @throws io_error "ARCHIVE:MEMBER: ..." when the member is missing ("no member ..., members
-  ///         are: ..."), uses an unsupported compression method, or fails its CRC/decompression.
+  ///         are: ..."), uses an unsupported compression method, declares an impossible or too
+  ///         large size ("corrupt member: declares N uncompressed bytes ...", "uncompressed size
+  ///         = N needs N bytes ..."), holds more or fewer bytes than declared, or fails its
+  ///         CRC/decompression.
   [[nodiscard]] std::vector<std::byte> read_bytes(std::string_view name) const;
 
   /// The header of member `name` (reads and decompresses the member).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
@@ -443,6 +444,40 @@ partition_result run_partition(const dataset& ds, const partition_request& req) 
   }
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
+}
+
+partition_files read_partition_files(const std::filesystem::path& dir, vid_t num_nodes,
+                                     std::int32_t num_parts) {
+  partition_files out;
+  std::filesystem::path const summary = dir / "summary.json";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(summary, ec)) {
+    std::ifstream in(summary, std::ios::binary);
+    auto const j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.contains("scheme") && j["scheme"].is_string()) {
+      out.scheme = j["scheme"].get<std::string>();
+    }
+  }
+  std::filesystem::path const file = dir / "parts.npy";
+  std::string const what = file.string();
+  auto arr = read_npy<std::int32_t>(file);
+  if (arr.rank() != 1) {
+    COOPGNN_IO_FAIL("{}: part ids must be a 1-D array [|V|], found shape {}", what,
+                    format_npy_shape(arr.shape));
+  }
+  if (static_cast<vid_t>(arr.data.size()) != num_nodes) {
+    COOPGNN_IO_FAIL("{}: {} part ids for a dataset of {} vertices", what, arr.data.size(),
+                    num_nodes);
+  }
+  for (std::size_t v = 0; v < arr.data.size(); ++v) {
+    std::int32_t const p = arr.data[v];
+    if (p < 0 || p >= num_parts) {
+      COOPGNN_IO_FAIL("{}: part id {} of vertex {} outside [0, {}) (the run has {} parts)", what, p,
+                      v, num_parts, num_parts);
+    }
+  }
+  out.parts = std::move(arr.data);
+  return out;
 }
 
 }  // namespace coopgnn

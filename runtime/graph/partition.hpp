@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -189,5 +190,22 @@ struct partition_result {
 ///         min(15000, |V| / 8) below M); error (require_metis) for super and metis in a build
 ///         without METIS, before any work.
 partition_result run_partition(const dataset& ds, const partition_request& req);
+
+/// What `coopgnn partition` left in its output directory, as a later run reads it back.
+struct partition_files {
+  std::vector<std::int32_t> parts;    ///< [|V|] part ids in [0, num_parts), from DIR/parts.npy
+  std::optional<std::string> scheme;  ///< summary.json's "scheme" when the file has one
+};
+
+/// Reads DIR/parts.npy (a 1-D integer .npy, read as int32) and, when present, DIR/summary.json
+/// (a JSON object; only its string "scheme" is used; any other content is ignored, a file that is
+/// not JSON gives no scheme). The array is read only after read_npy's checks against the file
+/// size, so its declared shape never drives an allocation.
+/// @param num_nodes |V| of the dataset the parts are for; @param num_parts M >= 1.
+/// @throws io_error naming DIR/parts.npy for every read_npy problem, a rank other than 1, a
+///         length other than num_nodes ("N part ids for a dataset of |V| vertices"), and a part id
+///         outside [0, num_parts) (naming the vertex).
+partition_files read_partition_files(const std::filesystem::path& dir, vid_t num_nodes,
+                                     std::int32_t num_parts);
 
 }  // namespace coopgnn

@@ -1,7 +1,9 @@
 // Temporary directories and small file helpers shared by the I/O tests.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -41,5 +43,27 @@ std::string error_of(F&& f) {
   }
   return std::is_same_v<E, io_error> ? "<no io_error thrown>" : "<no error thrown>";
 }
+
+/// Sets (or, with nullptr, unsets) an environment variable for the scope, restoring it after.
+/// Not thread-safe (setenv): for single-threaded tests such as COOPGNN_MEMORY_LIMIT ones.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value);
+  ~scoped_env();
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+ private:
+  std::string name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+/// Runs f (returning std::string) in a forked child whose address space may grow by at most
+/// `extra_bytes` beyond the parent's (RLIMIT_AS), and returns what f returned. A child that dies,
+/// or throws (std::bad_alloc from an allocation over the limit included), gives "<child failed:
+/// ...>". Proves that f allocates nothing large. Under AddressSanitizer or ThreadSanitizer (whose
+/// shadow memory needs a huge address space) f runs in this process without the limit.
+std::string in_limited_child(std::uint64_t extra_bytes, const std::function<std::string()>& f);
 
 }  // namespace coopgnn::test

@@ -293,6 +293,31 @@ TEST_F(DatasetIoErrors, EmptyGraph) {
   EXPECT_THAT(msg, HasSubstr("metadata.yaml: empty graph"));
 }
 
+// Issue 15 item 2: 2^40 nodes over a 6-edge file is refused before any per-node array (labels,
+// the split's marks, CSC offsets) is allocated, naming the file, key, value and bytes.
+TEST_F(DatasetIoErrors, NodeCountBeyondMemoryIsRefusedBeforeAllocating) {
+  replace_in_file(d / "metadata.yaml", "num: 5", "num: 1099511627776");
+  std::string const msg = test::in_limited_child(32u << 20, [&] { return read_error(); });
+  EXPECT_THAT(msg, HasSubstr((d / "metadata.yaml").string() +
+                             ": graph.nodes[0].num = 1099511627776 needs 17592186044416 bytes "
+                             "(16.00 TiB; 16 bytes per node: an int64 label and an int64 CSC "
+                             "offset each) but only "));
+  EXPECT_THAT(msg, HasSubstr("the value is probably wrong"));
+}
+
+TEST_F(DatasetIoErrors, NodeCountAgainstAnInjectedLimit) {
+  {
+    test::scoped_env const env("COOPGNN_MEMORY_LIMIT", "79");  // 5 nodes need 80 bytes
+    EXPECT_THAT(read_error(), HasSubstr("graph.nodes[0].num = 5 needs 80 bytes (80 B; 16 bytes "
+                                        "per node: an int64 label and an int64 CSC offset each) "
+                                        "but only 79 bytes (79 B) of memory are available "
+                                        "(COOPGNN_MEMORY_LIMIT;"));
+  }
+  // Every check is per array: the largest, edges.npy (2 x 6 int64), needs 96 bytes.
+  test::scoped_env const env("COOPGNN_MEMORY_LIMIT", "96");
+  EXPECT_EQ(read_dataset(d.path()).num_nodes, 5);
+}
+
 TEST_F(DatasetIoErrors, EdgeIdOutOfRange) {
   write_i64(d / "edges/edges.npy", {0, 1, 2, 1, 5, 0}, {2, 3});
   std::string const msg = read_error();

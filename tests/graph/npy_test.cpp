@@ -399,3 +399,134 @@ TEST(Npz, ErrorsNameArchiveAndMember) {
 
 }  // namespace
 }  // namespace coopgnn
+
+// ---- sizes declared in files (issue 15 item 2) ---------------------------------------------
+
+namespace coopgnn {
+namespace {
+
+using test::in_limited_child;
+using test::scoped_env;
+
+constexpr std::uint64_t kChildSlack = 32u << 20;  // what a refusal may allocate: 32 MiB
+
+// A header claiming 1.25e15 float64 = 10^16 bytes over a file with no data: refused from the
+// file size before a byte of data is allocated (the child could not allocate 10^16 bytes).
+TEST(DeclaredSizes, NpyHeaderClaiming1e16BytesIsRefusedBeforeAllocating) {
+  temp_dir d;
+  std::string const img =
+      npy_image("{'descr': '<f8', 'fortran_order': False, 'shape': (1250000000000000,), }", "");
+  write_file(d / "big.npy", img);
+  std::string const want =
+      "truncated: expected 10000000000000000 bytes of data, found 0 (shape (1250000000000000,), "
+      "dtype float64)";
+  EXPECT_THAT(
+      in_limited_child(kChildSlack,
+                       [&] { return error_of([&] { (void)read_npy<double>(d / "big.npy"); }); }),
+      HasSubstr((d / "big.npy").string() + ": " + want));
+  EXPECT_THAT(
+      in_limited_child(kChildSlack,
+                       [&] { return error_of([&] { (void)read_npy_header(d / "big.npy"); }); }),
+      HasSubstr(want));
+  EXPECT_THAT(in_limited_child(kChildSlack,
+                               [&] {
+                                 return error_of([&] {
+                                   (void)read_npy_buffer<float>(as_bytes(img), "mem.npy");
+                                 });
+                               }),
+              HasSubstr("mem.npy: " + want));
+}
+
+// A version 2.0 header length of 2^32 - 1 in a 12-byte file: the header buffer is sized by the
+// file, not by the declared length (it was 16 MiB per read before).
+TEST(DeclaredSizes, NpyHeaderLengthBeyondTheFile) {
+  temp_dir d;
+  std::string img = "\x93NUMPY";
+  img += std::string("\x02\x00\xff\xff\xff\xff", 6);
+  write_file(d / "h.npy", img);
+  EXPECT_THAT(
+      in_limited_child(4u << 20,
+                       [&] { return error_of([&] { (void)read_npy_header(d / "h.npy"); }); }),
+      HasSubstr("h.npy: header length 4294967295 runs past the end of the file (12 bytes)"));
+}
+
+// The array as read may outgrow the file: 100 uint8 read as int64 need 800 bytes.
+TEST(DeclaredSizes, NpyConversionCheckedAgainstTheMemoryLimit) {
+  temp_dir d;
+  write_file(d / "u8.npy", npy_image("{'descr': '|u1', 'fortran_order': False, 'shape': (100,), }",
+                                     std::string(100, '\x01')));
+  {
+    scoped_env const env("COOPGNN_MEMORY_LIMIT", "799");
+    EXPECT_THAT(error_of([&] { (void)read_npy<std::int64_t>(d / "u8.npy"); }),
+                HasSubstr("u8.npy: the element count of shape (100,) = 100 needs 800 bytes (800 B; "
+                          "8 bytes per element once read) but only 799 bytes"));
+    EXPECT_EQ(read_npy<std::uint8_t>(d / "u8.npy").data.size(), 100u);  // 100 bytes fit
+  }
+  scoped_env const env("COOPGNN_MEMORY_LIMIT", "800");
+  EXPECT_EQ(read_npy<std::int64_t>(d / "u8.npy").data, std::vector<std::int64_t>(100, 1));
+}
+
+/// Overwrites the uncompressed size of the first member in the local and central headers of the
+/// zip `p` (offsets 22 and 24 after the signatures PK\3\4 and PK\1\2).
+void patch_declared_size(const fs::path& p, std::uint32_t size) {
+  std::string z = read_text(p);
+  auto put = [&](std::size_t at) {
+    for (int i = 0; i < 4; ++i) z[at + i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  };
+  std::size_t const local = z.find("PK\x03\x04");
+  std::size_t const central = z.find("PK\x01\x02");
+  ASSERT_NE(local, std::string::npos);
+  ASSERT_NE(central, std::string::npos);
+  put(local + 22);
+  put(central + 24);
+  write_file(p, z);
+}
+
+std::string small_member() {
+  return npy_image("{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }",
+                   raw(std::vector<std::int64_t>{1, 2, 3, 4}));
+}
+
+TEST(DeclaredSizes, NpzDeflatedMemberDeclaringMoreThanItCanHold) {
+  temp_dir d;
+  write_zip(d / "x.npz", {{"a.npy", small_member()}}, true);
+  patch_declared_size(d / "x.npz", 0xFFFFFFF0u);
+  std::string const msg = in_limited_child(kChildSlack, [&] {
+    return error_of([&] { (void)npz_archive(d / "x.npz").read<std::int64_t>("a"); });
+  });
+  EXPECT_THAT(msg, HasSubstr((d / "x.npz").string() +
+                             ":a: corrupt member: declares 4294967280 uncompressed bytes, more "
+                             "than "));
+  EXPECT_THAT(msg, HasSubstr("deflated bytes can hold (at most 1032 : 1)"));
+}
+
+TEST(DeclaredSizes, NpzStoredMemberWhoseSizesDisagree) {
+  temp_dir d;
+  write_zip(d / "x.npz", {{"a.npy", small_member()}}, false);
+  std::size_t const stored = small_member().size();  // 16-byte aligned header + 32 bytes
+  patch_declared_size(d / "x.npz", 0xFFFFFFF0u);
+  EXPECT_THAT(in_limited_child(kChildSlack,
+                               [&] {
+                                 return error_of([&] {
+                                   (void)npz_archive(d / "x.npz").read<std::int64_t>("a");
+                                 });
+                               }),
+              HasSubstr(fmt::format(":a: corrupt member: stored (uncompressed) with {} bytes but "
+                                    "its declared size is 4294967280",
+                                    stored)));
+}
+
+TEST(DeclaredSizes, NpzMemberOverTheMemoryLimit) {
+  temp_dir d;
+  write_zip(d / "x.npz", {{"a.npy", small_member()}}, false);
+  std::size_t const n = small_member().size();
+  scoped_env const env("COOPGNN_MEMORY_LIMIT", "40");
+  EXPECT_THAT(error_of([&] { (void)npz_archive(d / "x.npz").read<std::int64_t>("a"); }),
+              HasSubstr(fmt::format(":a: uncompressed size = {} needs {} bytes", n, n)));
+  scoped_env const enough("COOPGNN_MEMORY_LIMIT", std::to_string(n).c_str());
+  EXPECT_EQ(npz_archive(d / "x.npz").read<std::int64_t>("a").data,
+            (std::vector<std::int64_t>{1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace coopgnn

@@ -16,6 +16,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "runtime/graph/npy.hpp"
 #include "tests/common/files.hpp"
 
 namespace coopgnn {
@@ -395,6 +396,58 @@ TEST(Partition, ErrorsNameTheOption) {
   std::vector<vid_t> const bad = {0, 9};
   EXPECT_THAT(error_of<error>([&] { metis_clusters(8, bad, bad, 2); }),
               HasSubstr("outside [0, 8)"));
+}
+
+// ---- partition files read back (read_partition_files) -----------------------------------
+
+TEST(PartitionFiles, ReadsPartsAndScheme) {
+  test::temp_dir d;
+  std::vector<std::int32_t> const parts = {0, 2, 1, 0};
+  std::int64_t const shape[] = {4};
+  write_npy(d / "parts.npy", std::span<const std::int32_t>(parts), shape);
+  test::write_text(d / "summary.json", R"({"scheme": "super", "num_parts": 3})");
+  partition_files const pf = read_partition_files(d.path(), 4, 3);
+  EXPECT_EQ(pf.parts, parts);
+  EXPECT_EQ(pf.scheme, std::optional<std::string>("super"));
+  test::write_text(d / "summary.json", "[not json");
+  EXPECT_EQ(read_partition_files(d.path(), 4, 3).scheme, std::nullopt);
+}
+
+TEST(PartitionFiles, ErrorsNameTheFile) {
+  test::temp_dir d;
+  std::vector<std::int32_t> const parts = {0, 2, 3, 0};
+  std::int64_t const shape[] = {4};
+  write_npy(d / "parts.npy", std::span<const std::int32_t>(parts), shape);
+  std::string const f = (d / "parts.npy").string();
+  EXPECT_THAT(error_of([&] { (void)read_partition_files(d.path(), 4, 3); }),
+              HasSubstr(f + ": part id 3 of vertex 2 outside [0, 3)"));
+  EXPECT_THAT(error_of([&] { (void)read_partition_files(d.path(), 5, 4); }),
+              HasSubstr(f + ": 4 part ids for a dataset of 5 vertices"));
+  std::int64_t const shape2[] = {2, 2};
+  write_npy(d / "parts.npy", std::span<const std::int32_t>(parts), shape2);
+  EXPECT_THAT(error_of([&] { (void)read_partition_files(d.path(), 4, 4); }),
+              HasSubstr(f + ": part ids must be a 1-D array [|V|], found shape (2, 2)"));
+}
+
+// Issue 15 item 2: a parts.npy whose header claims 2^40 int32 ids over no data is refused from
+// the file size, before the ids are allocated.
+TEST(PartitionFiles, DeclaredLengthBeyondTheFile) {
+  test::temp_dir d;
+  std::string h = "{'descr': '<i4', 'fortran_order': False, 'shape': (1099511627776,), }";
+  while ((10 + h.size() + 1) % 64 != 0) h.push_back(' ');
+  h.push_back('\n');
+  std::string img = "\x93NUMPY\x01";
+  img.push_back('\0');
+  img.push_back(static_cast<char>(h.size() & 0xff));
+  img.push_back(static_cast<char>(h.size() >> 8));
+  test::write_text(d / "parts.npy", img + h);
+  EXPECT_THAT(test::in_limited_child(32u << 20,
+                                     [&] {
+                                       return error_of([&] {
+                                         (void)read_partition_files(d.path(), 1099511627776, 3);
+                                       });
+                                     }),
+              HasSubstr("parts.npy: truncated: expected 4398046511104 bytes of data, found 0"));
 }
 
 }  // namespace

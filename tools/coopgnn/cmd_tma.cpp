@@ -80,31 +80,15 @@ partition_result make_parts(const tma_options& o, const dataset& ds, tma::scheme
                             std::int32_t num_parts) {
   if (!o.partition_dir.empty()) {
     auto const file = std::filesystem::path(o.partition_dir) / "parts.npy";
-    // The scheme that wrote it (coopgnn partition's summary.json) must be this run's.
-    auto const summary = std::filesystem::path(o.partition_dir) / "summary.json";
-    if (std::filesystem::exists(summary)) {
-      std::ifstream in(summary);
-      auto const j = nlohmann::json::parse(in, nullptr, false);
-      if (!j.is_discarded() && j.contains("scheme") && j["scheme"].is_string()) {
-        COOPGNN_EXPECTS(
-            j["scheme"].get<std::string>() == to_string(*tma::partition_of(sch)),
-            "--partition {}: written by --scheme {}, but --scheme {} trains on {} parts",
-            o.partition_dir, j["scheme"].get<std::string>(), o.scheme,
-            to_string(*tma::partition_of(sch)));
-      }
-    }
     scoped_timer t(nullptr);
-    auto arr = read_npy<std::int32_t>(file);
-    COOPGNN_EXPECTS(static_cast<vid_t>(arr.data.size()) == ds.num_nodes,
-                    "--partition {}: {} part ids for a dataset of {} vertices", file.string(),
-                    arr.data.size(), ds.num_nodes);
-    for (std::int32_t p : arr.data) {
-      COOPGNN_EXPECTS(p >= 0 && p < num_parts,
-                      "--partition {}: part id {} outside [0, {}) (the run has {} parts)",
-                      file.string(), p, num_parts, num_parts);
-    }
+    partition_files pf = read_partition_files(o.partition_dir, ds.num_nodes, num_parts);
+    // The scheme that wrote it (coopgnn partition's summary.json) must be this run's.
+    COOPGNN_EXPECTS(!pf.scheme || *pf.scheme == to_string(*tma::partition_of(sch)),
+                    "--partition {}: written by --scheme {}, but --scheme {} trains on {} parts",
+                    o.partition_dir, pf.scheme.value_or(""), o.scheme,
+                    to_string(*tma::partition_of(sch)));
     partition_result r;
-    r.parts = std::move(arr.data);
+    r.parts = std::move(pf.parts);
     r.clusters_reason = "read from " + file.string();
     r.seconds = t.seconds();
     return r;

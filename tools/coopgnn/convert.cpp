@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/graph/generate.hpp"
 #include "runtime/graph/npz.hpp"
 
@@ -36,7 +37,7 @@ class line_reader {
     gz_ = gzopen(name_.c_str(), "rb");
     if (gz_ == nullptr) COOPGNN_IO_FAIL("{}: cannot open", name_);
     gzbuffer(gz_, 1 << 18);
-    buf_.resize(1 << 20);
+    buf_.resize(1 << 16);  // grows when a line is longer; 1 MiB per file cost small inputs dearly
   }
   ~line_reader() {
     if (gz_ != nullptr) gzclose(gz_);
@@ -131,6 +132,9 @@ vid_t parse_id(std::string_view tok, const line_reader& in, const char* what) {
   if (v < 0) in.fail(fmt::format("{} {} is a negative vertex id", what, v));
   return v;
 }
+
+/// v + 1, saturating at the largest vid_t (a vertex count from a largest id).
+vid_t plus_one(vid_t v) { return v == std::numeric_limits<vid_t>::max() ? v : v + 1; }
 
 /// OGB file stem under `dir`: prefers STEM.csv.gz, then STEM.csv. Empty when neither exists.
 std::optional<fs::path> find_csv(const fs::path& dir, const std::string& stem) {
@@ -346,26 +350,6 @@ vid_t read_edge_lines(const fs::path& file, dataset& ds, convert_report& rep, vi
 
 // ---- dense size limits -----------------------------------------------------------------------
 
-std::string format_bytes(std::uint64_t b) {
-  auto const d = static_cast<double>(b);
-  if (d >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", d / (1024.0 * 1024 * 1024));
-  if (d >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", d / (1024.0 * 1024));
-  if (d >= 1024.0) return fmt::format("{:.2f} KiB", d / 1024.0);
-  return fmt::format("{} B", b);
-}
-
-/// MemAvailable of /proc/meminfo in bytes; nullopt where it is unknown.
-std::optional<std::uint64_t> mem_available() {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  std::uint64_t kb = 0;
-  std::string unit;
-  while (f >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return std::nullopt;
-}
-
 /// Notes the dense float32 size of a rows x cols matrix made from `source` (a description), then
 /// checks it against the memory and disk limits of `opt`, before anything is allocated.
 void check_dense_size(const std::string& what, const std::string& source, std::int64_t rows,
@@ -378,14 +362,18 @@ void check_dense_size(const std::string& what, const std::string& source, std::i
       fmt::format("{} x {} float32 = {} ({} bytes)", rows, cols, format_bytes(bytes),
                   overflow ? "> 2^64" : fmt::format("{}", bytes));
   note(rep, fmt::format("{}: {} -> dense {}", what, source, size));
-  std::optional<std::uint64_t> const avail =
-      opt.max_dense_bytes > 0 ? std::optional<std::uint64_t>(opt.max_dense_bytes) : mem_available();
+  std::optional<std::uint64_t> avail;
+  if (opt.max_dense_bytes > 0) {
+    avail = opt.max_dense_bytes;
+  } else if (memory_limit const lim = host_memory_limit(); lim.bytes != UINT64_MAX) {
+    avail = lim.bytes;
+  }
   if (avail && bytes > *avail) {
     COOPGNN_IO_FAIL(
         "{}: dense features {} exceed the memory limit of {} ({} bytes, {}); a dense feature "
         "matrix must fit in memory: reduce the feature width{}",
         what, size, format_bytes(*avail), *avail,
-        opt.max_dense_bytes > 0 ? "--max-dense-bytes" : "MemAvailable in /proc/meminfo",
+        opt.max_dense_bytes > 0 ? std::string("--max-dense-bytes") : host_memory_limit().source,
         opt.max_dense_bytes > 0 ? ", or raise --max-dense-bytes" : "");
   }
   if (opt.disk_free_bytes == 0 && opt.output_dir.empty()) return;
@@ -478,7 +466,7 @@ std::string npz_string(const npz_archive& z, const std::string& name) {
   std::string out;
   if (!d.empty() && (d[0] == 'S' || d[0] == 'a') && width <= data.size()) {
     out.assign(data.substr(0, width));
-  } else if (!d.empty() && d[0] == 'U' && descr[0] != '>' && 4 * width <= data.size()) {
+  } else if (!d.empty() && d[0] == 'U' && descr[0] != '>' && width <= data.size() / 4) {
     for (std::size_t i = 0; i < width; ++i) {
       unsigned char const ch = static_cast<unsigned char>(data[4 * i]);
       out.push_back(data[4 * i + 1] == 0 && ch < 128 ? static_cast<char>(ch) : '?');
@@ -669,6 +657,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
     }
     if (graphs == 0) COOPGNN_IO_FAIL("{}: empty file: expected the number of nodes", in.name());
   }
+  check_declared_nodes(nn_file.string(), "node count", ds.num_nodes);
   vid_t const n = ds.num_nodes;
 
   // Edges
@@ -769,7 +758,9 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
       if (err != std::errc() || p != tok.data() + tok.size()) {
         double d = 0;
         auto [q, err2] = std::from_chars(tok.data(), tok.data() + tok.size(), d);
-        if (err2 != std::errc() || q != tok.data() + tok.size() || d != std::floor(d)) {
+        // 2^63 bounds the conversion below (a larger double, or inf, does not fit an int64).
+        if (err2 != std::errc() || q != tok.data() + tok.size() || d != std::floor(d) ||
+            !(std::abs(d) < 9223372036854775808.0)) {
           in.fail(fmt::format("label '{}' is not an integer class id", tok));
         }
         v = static_cast<std::int64_t>(d);
@@ -784,7 +775,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
     }
     std::int64_t mx = -1;
     for (std::int64_t l : ds.labels) mx = std::max(mx, l);
-    ds.num_classes = mx + 1;
+    ds.num_classes = classes_from_max_label(mx, l_file->string());
   }
 
   // Split
@@ -847,6 +838,7 @@ dataset convert_snap(const fs::path& file, const convert_options& opt, convert_r
   ds.name = opt.name.empty() ? default_name(file) : opt.name;
   vid_t const mx = read_edge_lines(file, ds, rep);
   if (ds.src.empty()) COOPGNN_IO_FAIL("{}: no edges (only comments or blank lines)", file.string());
+  check_declared_nodes(file.string(), "|V| (1 + the largest vertex id)", plus_one(mx));
   ds.num_nodes = mx + 1;
   finish_edges(ds, opt, rep, file.string(), stored_once_policy::suggest);
   validate_dataset(ds, file.string());
@@ -975,9 +967,13 @@ dataset convert_npz(const fs::path& file, const convert_options& opt, convert_re
       }
       mx = std::max(mx, ds.labels[v]);
     }
-    ds.num_classes = mx + 1;
+    ds.num_classes = classes_from_max_label(mx, what(*l_name));
   }
-  if (!f_name && !l_name) ds.num_nodes = adj_rows >= 0 ? adj_rows : max_id + 1;
+  if (!f_name && !l_name) {
+    if (adj_rows < 0)
+      check_declared_nodes(what(*e_name), "|V| (1 + the largest vertex id)", plus_one(max_id));
+    ds.num_nodes = adj_rows >= 0 ? adj_rows : max_id + 1;
+  }
   if (adj_rows >= 0 && adj_rows != ds.num_nodes) {
     COOPGNN_IO_FAIL("{}: {} x {} adjacency but {} has {} rows", what(*e_name), adj_rows, adj_rows,
                     f_name ? what(*f_name) : what(*l_name), ds.num_nodes);
@@ -1114,7 +1110,11 @@ dataset convert_lightgcn(const fs::path& dir, const convert_options& opt, conver
   if (train.empty()) {
     COOPGNN_IO_FAIL("{}: no interactions (every user line is empty)", (dir / "train.txt").string());
   }
-  vid_t const items = max_item + 1;
+  vid_t const items = plus_one(max_item);
+  check_declared_nodes(
+      (dir / "train.txt").string() + ", test.txt", "|V| (users + 1 + the largest item id)",
+      items > std::numeric_limits<vid_t>::max() - users ? std::numeric_limits<vid_t>::max()
+                                                        : users + items);
   dataset ds;
   ds.name = opt.name.empty() ? default_name(dir) : opt.name;
   ds.num_nodes = users + items;
@@ -1334,7 +1334,8 @@ dataset convert_musae(const fs::path& dir, const convert_options& opt, convert_r
       }
       ds.labels[r.id] = v;
     }
-    ds.num_classes = *std::max_element(ds.labels.begin(), ds.labels.end()) + 1;
+    ds.num_classes = classes_from_max_label(*std::max_element(ds.labels.begin(), ds.labels.end()),
+                                            t_file.string());
     note(rep, fmt::format("{}: labels from column '{}': integer class ids, {} classes (max + 1)",
                           t_file.string(), lname, ds.num_classes));
   } else {
@@ -1388,11 +1389,17 @@ dataset convert_musae(const fs::path& dir, const convert_options& opt, convert_r
     }
     bool ok = value.is_array();
     for (const auto& x : value) {
-      ok = ok && x.is_number_integer() && x.get<std::int64_t>() >= 0;
+      ok = ok && x.is_number_integer() && x.get<std::int64_t>() >= 0 &&
+           x.get<std::int64_t>() < std::numeric_limits<std::int64_t>::max();
       if (ok) max_feature = std::max(max_feature, x.get<std::int64_t>());
     }
     if (!ok) {
-      std::string shown = value.dump();
+      // Shown as JSON only when flat: dump() recurses, and a deeply nested value (accepted by
+      // the iterative parser) would overflow the stack.
+      bool const flat = std::all_of(value.begin(), value.end(),
+                                    [](const nlohmann::json& x) { return x.is_primitive(); });
+      std::string shown =
+          flat ? value.dump() : fmt::format("{} holding arrays or objects", value.type_name());
       if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
       COOPGNN_IO_FAIL(
           "{}: key \"{}\": expected an array of non-negative integer feature ids, found {}",

@@ -1,0 +1,65 @@
+#include "runtime/core/memory_limit.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "runtime/core/error.hpp"
+
+namespace coopgnn {
+
+memory_limit host_memory_limit() {
+  if (const char* env = std::getenv("COOPGNN_MEMORY_LIMIT"); env != nullptr && *env != '\0') {
+    std::uint64_t v = 0;
+    const char* const end = env + std::strlen(env);
+    auto [p, ec] = std::from_chars(env, end, v);
+    if (ec == std::errc() && p == end) return {v, "COOPGNN_MEMORY_LIMIT"};
+  }
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return {kb * 1024, "MemAvailable in /proc/meminfo"};
+  }
+  return {};
+}
+
+std::uint64_t saturating_bytes(std::int64_t count, std::uint64_t elem_bytes) {
+  if (count <= 0) return 0;
+  auto const c = static_cast<std::uint64_t>(count);
+  if (elem_bytes != 0 && c > std::numeric_limits<std::uint64_t>::max() / elem_bytes) {
+    return std::numeric_limits<std::uint64_t>::max();
+  }
+  return c * elem_bytes;
+}
+
+std::string format_bytes(std::uint64_t b) {
+  auto const d = static_cast<double>(b);
+  constexpr double kKiB = 1024.0;
+  if (d >= kKiB * kKiB * kKiB * kKiB)
+    return fmt::format("{:.2f} TiB", d / (kKiB * kKiB * kKiB * kKiB));
+  if (d >= kKiB * kKiB * kKiB) return fmt::format("{:.2f} GiB", d / (kKiB * kKiB * kKiB));
+  if (d >= kKiB * kKiB) return fmt::format("{:.2f} MiB", d / (kKiB * kKiB));
+  if (d >= kKiB) return fmt::format("{:.2f} KiB", d / kKiB);
+  return fmt::format("{} B", b);
+}
+
+void check_declared_bytes(std::string_view file, std::string_view key, std::uint64_t value,
+                          std::uint64_t bytes, std::string_view why) {
+  memory_limit const lim = host_memory_limit();
+  // A size that overflows 64 bits is refused even where the memory is unknown.
+  if (bytes <= lim.bytes && bytes != std::numeric_limits<std::uint64_t>::max()) return;
+  std::string const need = bytes == std::numeric_limits<std::uint64_t>::max()
+                               ? std::string(">= 2^64")
+                               : fmt::format("{}", bytes);
+  COOPGNN_IO_FAIL(
+      "{}: {} = {} needs {} bytes ({}; {}) but only {} bytes ({}) of memory are available ({}; "
+      "COOPGNN_MEMORY_LIMIT sets another bound): the value is probably wrong",
+      file, key, value, need, format_bytes(bytes), why, lim.bytes, format_bytes(lim.bytes),
+      lim.source);
+}
+
+}  // namespace coopgnn

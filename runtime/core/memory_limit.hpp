@@ -1,0 +1,41 @@
+// Limits on allocations whose size a file declares (issue 15 item 2): a count read from a file
+// (an .npy shape, a zip member's uncompressed size, metadata.yaml's graph.nodes[0].num, OGB's
+// num-node-list, the largest vertex id of an edge list) never drives an allocation before it is
+// checked against the file size (where the file bounds it) and against the memory there is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace coopgnn {
+
+/// The memory a reader may allocate for arrays sized by a file, and where the number came from.
+struct memory_limit {
+  std::uint64_t bytes = UINT64_MAX;  ///< UINT64_MAX when unknown (then nothing is refused)
+  std::string source;                ///< "COOPGNN_MEMORY_LIMIT", "MemAvailable in /proc/meminfo"
+};
+
+/// The environment variable COOPGNN_MEMORY_LIMIT (a decimal byte count; for tests, fuzzers and
+/// users who want a smaller bound) when it is set and parses, else MemAvailable of /proc/meminfo,
+/// else unknown (UINT64_MAX). Reads the environment and /proc on every call (no cached state).
+memory_limit host_memory_limit();
+
+/// count * elem_bytes, saturating at UINT64_MAX instead of wrapping; a negative count gives 0.
+std::uint64_t saturating_bytes(std::int64_t count, std::uint64_t elem_bytes);
+
+/// "1.50 GiB", "12.00 KiB", "17 B" (binary units, two decimals).
+std::string format_bytes(std::uint64_t bytes);
+
+/// Refuses a declared size before anything is allocated: when `bytes` exceeds
+/// host_memory_limit() (or is UINT64_MAX, a saturated product, even with no known limit), throws
+/// io_error
+///   "FILE: KEY = VALUE needs BYTES bytes (SIZE; WHY) but only LIMIT bytes (SIZE) of memory are
+///    available (SOURCE; COOPGNN_MEMORY_LIMIT sets another bound): the value is probably wrong"
+/// `file` names the file, `key` the field or key holding the value ("graph.nodes[0].num",
+/// "uncompressed size"), `why` what the bytes are for ("16 bytes per node: ..."). No-op
+/// otherwise. Allocates nothing large; never reads the file.
+void check_declared_bytes(std::string_view file, std::string_view key, std::uint64_t value,
+                          std::uint64_t bytes, std::string_view why);
+
+}  // namespace coopgnn
