@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -50,6 +51,23 @@ TEST(TrainInputs, RowNormalisationNeedsTheFeaturesInMemory) {
       run_train({"train", "--dataset", cora(), "--normalize-features", "row",
                  "--weight-decay-scope", "first", "--epochs", "0", "--quiet", "--no-progress"}),
       "");
+}
+
+TEST(TrainInputs, DryRunPrintsAnEstimateAndRefusesOneBeyondTheMemory) {
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run_train({"train", "--dataset", cora(), "--dry-run", "--pes", "2"}), "");
+  std::string const out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("nothing is trained"), std::string::npos) << out;
+  EXPECT_NE(out.find("memory estimate (upper bound"), std::string::npos) << out;
+  EXPECT_EQ(out.find("epoch"), std::string::npos) << "a dry run trains nothing: " << out;
+  // 40 MB lets every array of Cora be read (the features are 15.5 MB) but not 8 PEs' estimate.
+  ::setenv("COOPGNN_MEMORY_LIMIT", "40000000", 1);
+  ::testing::internal::CaptureStdout();
+  auto const why = run_train({"train", "--dataset", cora(), "--dry-run", "--pes", "8"});
+  (void)::testing::internal::GetCapturedStdout();
+  ::unsetenv("COOPGNN_MEMORY_LIMIT");
+  EXPECT_NE(why.find("--pes 8: the run's estimated"), std::string::npos) << why;
+  EXPECT_NE(why.find("of memory available (COOPGNN_MEMORY_LIMIT)"), std::string::npos) << why;
 }
 
 TEST(TrainInputs, ACacheSizeWithoutAPolicyIsAnError) {

@@ -1,7 +1,9 @@
 // `coopgnn train` and `coopgnn compare` (README.md; DESIGN.md section 6).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -11,6 +13,7 @@
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/core/signals.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
@@ -154,6 +157,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--pes", o.pes,
                   "Number of PEs (one thread each), 1 .. --batch-size; default: 4 on the host "
                   "backend, one per visible GPU times --pes-per-gpu on the CUDA backend");
+  cmd->add_flag("--dry-run", o.dry_run,
+                "train: read the dataset, resolve every option, print the run and an upper-bound "
+                "memory estimate per PE and in total, then stop (an estimate beyond the memory "
+                "available is an error)");
   cmd->add_flag("--allow-nonfinite", o.allow_nonfinite,
                 "Train even when the feature table holds NaN or Inf (checked at load otherwise)");
   cmd->add_option("--pes-per-gpu", o.cfg.pes_per_gpu,
@@ -410,6 +417,98 @@ void restore_totals(const checkpoint& c, epoch_report& t) {
   t.work = work_counters_of(j.value("work", nlohmann::json::object()), manifest);
 }
 
+/// Upper-bound estimate of a run's memory (--dry-run, issue 15 item 4): what one PE holds and
+/// what all PEs share, in bytes, from the dataset's sizes and the options alone.
+struct memory_estimate {
+  std::uint64_t model = 0;       ///< per PE: parameters x 4 floats (value, gradient, Adam m, v)
+  std::uint64_t embeddings = 0;  ///< per PE: learnable rows x 3 floats (cooperative: its share)
+  std::uint64_t cache = 0;       ///< per PE: cache rows x F floats
+  std::uint64_t minibatch = 0;   ///< per PE: blocks, input rows and activations of one step
+  std::uint64_t shared = 0;      ///< once: CSC and the in-memory feature table
+  std::int64_t input_rows = 0;   ///< per PE: bound on the input layer's rows
+};
+
+memory_estimate estimate_memory(const loaded_dataset& data, const train_options& o) {
+  const dataset& ds = data.ds;
+  const train_config& c = o.cfg;
+  memory_estimate m;
+  exec_context const host(backend::host);
+  models::gnn_model const model(host, model_config_for(ds, c));
+  auto const P = static_cast<std::uint64_t>(c.num_pes);
+  m.model = static_cast<std::uint64_t>(model.num_parameters()) * 4 * sizeof(float);
+  if (c.embedding_dim > 0) {
+    std::uint64_t const rows = c.mode == minibatch_mode::cooperative
+                                   ? (static_cast<std::uint64_t>(ds.num_nodes) + P - 1) / P
+                                   : static_cast<std::uint64_t>(ds.num_nodes);
+    m.embeddings = rows * static_cast<std::uint64_t>(c.embedding_dim) * 3 * sizeof(float);
+  }
+  std::uint64_t const F = static_cast<std::uint64_t>(
+      c.embedding_dim > 0 ? c.embedding_dim : std::max<std::int64_t>(ds.feature_dim(), 1));
+  m.cache = static_cast<std::uint64_t>(c.cache_rows) * F * sizeof(float);
+  eid_t max_degree = 0;
+  for (vid_t v = 0; v < data.g.num_nodes; ++v)
+    max_degree = std::max(max_degree, data.g.in_degree(v));
+  // Seeds per PE (link prediction: both endpoints of B/P pairs and their negatives), then each
+  // layer's sources bounded by n (1 + fanout) and |V|; edges by n fanout and |E|.
+  auto const n_total = static_cast<double>(ds.num_nodes);
+  // A global batch is at most the training set (the last short batch aside).
+  auto const train_items = static_cast<double>(c.task == task_kind::link_prediction && ds.link
+                                                   ? ds.link->train.size()
+                                                   : static_cast<std::int64_t>(ds.train.size()));
+  double const global = std::min(static_cast<double>(c.batch_size),
+                                 train_items > 0 ? train_items : static_cast<double>(c.batch_size));
+  double n = std::ceil(global / static_cast<double>(c.num_pes));
+  if (c.task == task_kind::link_prediction) n *= 2.0 + c.negatives;
+  n = std::min(n, n_total);
+  double bytes = 0;
+  double const width = static_cast<double>(std::max<std::int64_t>(c.hidden * c.heads, 1));
+  for (int f : c.fanouts) {
+    double const fan = f < 0 ? static_cast<double>(max_degree) : static_cast<double>(f);
+    double const edges = std::min(n * fan, static_cast<double>(ds.num_edges()));
+    double const src = std::min(n * (1 + fan), n_total);
+    bytes += edges * 12 + src * 16;  // block: source id + weight per edge, ids and degrees
+    bytes += n * width * 4 * 3;      // the layer's output, its cache and its gradient
+    n = src;
+  }
+  bytes += n * static_cast<double>(F) * 4 * 2;  // input rows and their dropout copy
+  m.minibatch = static_cast<std::uint64_t>(bytes);
+  m.input_rows = static_cast<std::int64_t>(n);
+  m.shared = (static_cast<std::uint64_t>(ds.num_nodes) + 1) * sizeof(eid_t) +
+             static_cast<std::uint64_t>(ds.num_edges()) * sizeof(vid_t) +
+             (ds.features_in_memory() ? static_cast<std::uint64_t>(ds.features.size()) * 4 : 0);
+  return m;
+}
+
+/// --dry-run: prints the resolved run and its memory estimate; refuses (before any training) a
+/// host run whose estimate exceeds the memory there is. @throws logic_error naming --pes.
+void dry_run(const loaded_dataset& data, train_options& o) {
+  o.cfg.fanouts = o.fanouts;
+  o.cfg.sampler = parse_sampler_kind(o.sampler);
+  resolve_pes(o);
+  memory_estimate const m = estimate_memory(data, o);
+  std::uint64_t const per_pe = m.model + m.embeddings + m.cache + m.minibatch;
+  std::uint64_t const total = m.shared + per_pe * static_cast<std::uint64_t>(o.cfg.num_pes);
+  bool const on_host = o.cfg.compute_backend != backend::cuda;
+  fmt::print(
+      "dry run: {} minibatching, backend {}, P = {}, model {}, fanouts {}, batch {}; nothing is "
+      "trained\nmemory estimate (upper bound, from sizes and options):\n"
+      "  per PE{}: model + Adam {}, embeddings {}, cache {}, one minibatch {} (<= {} input rows)"
+      " = {}\n  shared on the host: graph + feature table {}\n  total {}: {}\n",
+      to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
+      models::to_string(o.cfg.model), fmt::join(o.cfg.fanouts, ","), o.cfg.batch_size,
+      on_host ? "" : " (on its GPU)", format_bytes(m.model), format_bytes(m.embeddings),
+      format_bytes(m.cache), format_bytes(m.minibatch), m.input_rows, format_bytes(per_pe),
+      format_bytes(m.shared), on_host ? "on the host" : "on the host (shared only)",
+      format_bytes(on_host ? total : m.shared));
+  memory_limit const lim = host_memory_limit();
+  std::uint64_t const need = on_host ? total : m.shared;
+  COOPGNN_EXPECTS(need <= lim.bytes,
+                  "--pes {}: the run's estimated {} exceed the {} of memory available ({}); "
+                  "use fewer PEs, a smaller --batch-size or smaller --fanouts",
+                  o.cfg.num_pes, format_bytes(need), format_bytes(lim.bytes), lim.source);
+  std::fflush(stdout);
+}
+
 /// Trains one configuration for cfg.epochs epochs (from a checkpoint with --resume, saving them
 /// with --checkpoint, stopping cleanly on SIGINT/SIGTERM when `stoppable`); returns (last
 /// epoch, totals over epochs).
@@ -600,6 +699,10 @@ void add_train_commands(CLI::App& app) {
   train->callback([topt] {
     auto data = load(*topt);
     topt->cfg.mode = parse_mode(topt->mode);
+    if (topt->dry_run) {
+      dry_run(*data, *topt);
+      return;
+    }
     auto jsonl = open_metrics(topt->metrics_out);
     stop_handlers const handlers;
     auto [last, total] = run_training(*data, *topt, jsonl.get(), true);

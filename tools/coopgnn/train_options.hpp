@@ -36,6 +36,7 @@ struct train_options {
   std::string activation = "relu";
   std::string exclude = "none";
   bool allow_nonfinite = false;  ///< skip the NaN/Inf check of the feature table
+  bool dry_run = false;          ///< train: print the resolved run and its memory estimate, stop
   // `train` only (README "Checkpoints and interrupts"):
   std::string checkpoint;    ///< --checkpoint DIR ("" = none; --resume DIR implies it)
   int checkpoint_every = 1;  ///< --checkpoint-every N epochs (and always after the last)
