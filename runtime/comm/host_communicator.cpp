@@ -155,15 +155,19 @@ void host_communicator::broadcast(std::span<std::byte> data, int root) {
   group_->ptr_[rank_] = data.data();
   group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
   group_->wait(rank_);
-  bool const ok = group_->scalar_[root] == static_cast<std::int64_t>(data.size());
-  if (ok && rank_ != root && !data.empty()) {
-    std::memcpy(data.data(), group_->ptr_[root], data.size());
+  // Every PE sees every size after the wait and decides alike: either all copy, or none does
+  // (a PE must never copy from the root's buffer after the root has left with an error).
+  int bad = -1;
+  for (int r = 0; r < size() && bad < 0; ++r) {
+    if (group_->scalar_[r] != group_->scalar_[root]) bad = r;
   }
-  if (!ok) {
-    auto why = fmt::format("broadcast size mismatch on PE {}", rank_);
+  if (bad >= 0) {
+    auto why = fmt::format("broadcast size mismatch: PE {} passed {} bytes, the root (PE {}) {}",
+                           bad, group_->scalar_[bad], root, group_->scalar_[root]);
     group_->abort(why);
     throw comm_error(why);
   }
+  if (rank_ != root && !data.empty()) std::memcpy(data.data(), group_->ptr_[root], data.size());
   group_->wait(rank_);
 }
 

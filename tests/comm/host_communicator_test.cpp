@@ -126,6 +126,30 @@ TEST(HostCommunicator, MismatchedSizesAreAnError) {
   EXPECT_THROW(host_comm_group(0), logic_error);
 }
 
+TEST(HostCommunicator, BroadcastSizeMismatchFailsEveryPeAndNoneCopies) {
+  // PE 2 passes 4 bytes where the root (PE 0) and PE 1 pass 8. Every PE must raise, and PE 1
+  // must not copy from the root's buffer (the root may already have left with its error).
+  std::vector<int> raised(3, 0);
+  std::vector<std::uint8_t> pe1(8, 7);
+  run_group(3, [&](communicator& c) {
+    std::vector<std::uint8_t> root_data(8, 42);
+    std::vector<std::uint8_t> small(4, 7);
+    std::span<std::byte> data =
+        c.rank() == 0   ? std::as_writable_bytes(std::span<std::uint8_t>(root_data))
+        : c.rank() == 1 ? std::as_writable_bytes(std::span<std::uint8_t>(pe1))
+                        : std::as_writable_bytes(std::span<std::uint8_t>(small));
+    try {
+      c.broadcast(data, 0);
+    } catch (const comm_error& e) {
+      raised[static_cast<std::size_t>(c.rank())] = 1;
+      EXPECT_NE(std::string(e.what()).find("broadcast size mismatch"), std::string::npos)
+          << e.what();
+    }
+  });
+  EXPECT_EQ(raised, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(pe1, std::vector<std::uint8_t>(8, 7));
+}
+
 TEST(HostCommunicator, AlltoallvCountMismatchFailsEveryPe) {
   // PE 0 expects 8 bytes from PE 1, which sends none; PE 1's own expectations hold. Both PEs
   // must end with comm_error, and PE 1 must not read PE 0's buffer after PE 0 has left.
