@@ -119,6 +119,12 @@ std::vector<T> as_column(npy_array<T>&& a, const std::string& file, const char* 
                   format_npy_shape(a.shape));
 }
 
+/// Whether item data named `name` holds a set's items (GraphBolt's `seeds`, and the legacy
+/// `seed_nodes` / `node_pairs`).
+bool is_seeds(const std::string& name) {
+  return name == "seeds" || name == "seed_nodes" || name == "node_pairs";
+}
+
 struct label_merge {
   std::vector<std::int64_t>& labels;
   vid_t n;
@@ -145,7 +151,7 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
     std::string const dkey = fmt::format("{}[0].data[{}].path", key, j);
     fs::path const p = data_file(dir, d.path, dkey);
     std::string const nm = d.name.value_or("seeds");
-    if (nm == "seeds" || nm == "seed_nodes") {
+    if (nm == "seeds" || nm == "seed_nodes") {  // node_pairs: a link task (classify_task)
       seeds_file = p.string();
       auto a = read_array<std::int64_t>(p, d.format);
       if (a.rank() == 2 && a.shape[1] == 2) {
@@ -285,7 +291,7 @@ task_kind classify_task(const fs::path& dir, const task_meta& t, std::size_t ti)
     const item_data_meta& d = (*first)[0].data[j];
     std::string const nm = d.name.value_or("seeds");
     if (nm == "node_pairs") return task_kind::link_prediction;
-    if (nm != "seeds" && nm != "seed_nodes") continue;
+    if (!is_seeds(nm)) continue;
     fs::path const p =
         data_file(dir, d.path, fmt::format("tasks[{}].{}[0].data[{}].path", ti, set_key, j));
     npy_header const h = array_header(p, d.format);
@@ -349,7 +355,7 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
     fs::path const p = data_file(dir, d.path, fmt::format("{}[0].data[{}].path", key, j));
     std::string const nm = d.name.value_or("seeds");
     stored_array const a{p, d.format};
-    if (nm == "seeds" || nm == "node_pairs" || nm == "seed_nodes") {
+    if (is_seeds(nm)) {
       pairs_file = a;
     } else if (nm == "labels") {
       labels_file = a;
@@ -463,6 +469,13 @@ std::string task_names(const dataset_metadata& meta) {
   return s.empty() ? "none" : s;
 }
 
+/// "; --task NAME reads another task: ..." when metadata.yaml has more than one task, else "".
+std::string other_tasks_hint(const dataset_metadata& meta) {
+  return meta.tasks.size() > 1
+             ? fmt::format("; --task NAME reads another task: {}", task_names(meta))
+             : std::string();
+}
+
 /// The input node feature (dataset_read_options::feature): the one named `want`, else "feat",
 /// else none when no node feature other than "label" exists. @throws io_error listing the node
 /// features (name, dtype, shape) when the wanted one does not exist or the choice is ambiguous.
@@ -520,10 +533,7 @@ task_choice choose_tasks(const fs::path& dir, const dataset_metadata& meta,
       }
     }
     if (!c.nc && !c.lp && !c.skipped.empty()) {
-      COOPGNN_IO_FAIL("{}{}", c.skipped.front(),
-                      meta.tasks.size() > 1
-                          ? fmt::format("; --task NAME reads another task: {}", task_names(meta))
-                          : std::string());
+      COOPGNN_IO_FAIL("{}{}", c.skipped.front(), other_tasks_hint(meta));
     }
     return c;
   }
@@ -748,10 +758,7 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   bool const nc_ok = choice.nc && !nc_error;
   bool const lp_ok = choice.lp && !lp_error;
   if ((nc_error || lp_error) && !nc_ok && !lp_ok) {
-    COOPGNN_IO_FAIL("{}{}", nc_error ? *nc_error : *lp_error,
-                    meta.tasks.size() > 1
-                        ? fmt::format("; --task NAME reads another task: {}", task_names(meta))
-                        : std::string());
+    COOPGNN_IO_FAIL("{}{}", nc_error ? *nc_error : *lp_error, other_tasks_hint(meta));
   }
   std::vector<std::string> skipped = choice.skipped;
   for (const auto& e : {nc_error, lp_error}) {
@@ -804,7 +811,7 @@ dataset_contents inspect_dataset(const fs::path& dir) {
           for (std::size_t j = 0; j < sets[si].data.size(); ++j) {
             const item_data_meta& d = sets[si].data[j];
             std::string const nm = d.name.value_or("seeds");
-            if (nm != "seeds" && nm != "seed_nodes" && nm != "node_pairs") continue;
+            if (!is_seeds(nm)) continue;
             fs::path const p = data_file(
                 dir, d.path, fmt::format("tasks[{}].{}[{}].data[{}].path", i, key, si, j));
             npy_header const h = array_header(p, d.format);

@@ -434,9 +434,7 @@ void add_info(CLI::App& app) {
     info.tasks = contents.tasks;
     bool const has_task = ds.link || (!ds.labels.empty() && ds.num_classes >= 2);
     if (has_task) {
-      task_kind const k = a->task == "auto" ? auto_task(ds)
-                          : ds.link         ? task_kind::link_prediction
-                                            : task_kind::node_classification;
+      task_kind const k = chosen_task(ds, a->task);
       info.trained_task = k == task_kind::link_prediction ? ds.link->name : ds.task_name;
     }
     if (a->json) {

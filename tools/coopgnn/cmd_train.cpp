@@ -223,28 +223,26 @@ void parse_typed_options(train_options& o) {
 
 /// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
 /// labels, else link prediction).
-task_kind auto_task(const dataset& ds) {
+task_kind chosen_task(const dataset& ds, const std::string& task) {
   bool const nc = !ds.labels.empty() && ds.num_classes >= 2;
-  COOPGNN_EXPECTS(nc || ds.link.has_value(),
-                  "dataset '{}' has neither a node-classification nor a link-prediction task",
-                  ds.name);
-  bool const link = ds.link && (!nc || ds.link_first);
-  return link ? task_kind::link_prediction : task_kind::node_classification;
+  if (task == "auto") {
+    COOPGNN_EXPECTS(nc || ds.link.has_value(),
+                    "dataset '{}' has neither a node-classification nor a link-prediction task",
+                    ds.name);
+    bool const link = ds.link && (!nc || ds.link_first);
+    return link ? task_kind::link_prediction : task_kind::node_classification;
+  }
+  // read_dataset read only the task --task names.
+  COOPGNN_EXPECTS(ds.link || nc,
+                  "--task {}: the node-classification task '{}' of dataset '{}' has {} (it "
+                  "needs labels of at least 2 classes)",
+                  task, ds.task_name, ds.name,
+                  ds.labels.empty() ? "no labels" : fmt::format("{} class(es)", ds.num_classes));
+  return ds.link ? task_kind::link_prediction : task_kind::node_classification;
 }
 
 void resolve_task(train_options& o, const dataset& ds) {
-  bool const nc = !ds.labels.empty() && ds.num_classes >= 2;
-  if (o.task == "auto") {
-    o.cfg.task = auto_task(ds);
-  } else {
-    // read_dataset read only the task --task names.
-    o.cfg.task = ds.link ? task_kind::link_prediction : task_kind::node_classification;
-    COOPGNN_EXPECTS(o.cfg.task == task_kind::link_prediction || nc,
-                    "--task {}: the node-classification task '{}' of dataset '{}' has {} (it "
-                    "needs labels of at least 2 classes)",
-                    o.task, ds.task_name, ds.name,
-                    ds.labels.empty() ? "no labels" : fmt::format("{} class(es)", ds.num_classes));
-  }
+  o.cfg.task = chosen_task(ds, o.task);
   if (o.cfg.task == task_kind::link_prediction && o.cfg.embedding_dim == 0 &&
       ds.feature_dim() == 0) {
     COOPGNN_FAIL("dataset '{}' has no node features: give --embedding-dim D to learn them",

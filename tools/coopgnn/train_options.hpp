@@ -52,10 +52,11 @@ void add_common_options(CLI::App* cmd, train_options& o);
 /// The option names into train_config's types (each parsed once).
 /// @throws logic_error naming the option for an unknown name.
 void parse_typed_options(train_options& o);
-/// What `--task auto` trains on `ds`: the node-classification task (labels of >= 2 classes) or
-/// the link-prediction task, whichever comes first in metadata.yaml when both were read.
-/// @throws logic_error when ds has neither.
-task_kind auto_task(const dataset& ds);
+/// What `train --task TASK` trains on `ds` (read with dataset_read_options::task = TASK):
+/// with "auto", the node-classification task (labels of >= 2 classes) or the link-prediction
+/// task, whichever comes first in metadata.yaml when both were read; otherwise the one task
+/// read_dataset read. @throws logic_error when ds has no trainable task (naming --task).
+task_kind chosen_task(const dataset& ds, const std::string& task);
 /// --task into o.cfg.task from what the dataset holds (auto: the first task of metadata.yaml
 /// that the dataset can train; a named task: its kind). @throws logic_error when the dataset
 /// cannot serve the task.
