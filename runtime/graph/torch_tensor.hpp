@@ -66,9 +66,11 @@ torch_tensor_header read_torch_header(const std::filesystem::path& file);
 /// uint32_t, int64_t, uint64_t; bool reads as 0/1). `stored` of the result is the file's dtype.
 /// A 0-d tensor reads with shape () and one element; an empty tensor with no elements.
 /// Allocates at most the storage record (bounded by the file size) plus the result; reads the
-/// record once and lets libzip verify its CRC.
+/// record once and lets libzip verify its CRC. Host only.
 /// @throws io_error "FILE: ..." for every problem of read_torch_header, a corrupt member (CRC
-///         mismatch, short read), and a value that does not convert to T.
+///         mismatch, short read), a value that does not convert to T, and a result whose
+///         num_elements * sizeof(T) bytes exceed host_memory_limit() (check_declared_bytes,
+///         before it is allocated).
 template <typename T>
 npy_array<T> read_torch(const std::filesystem::path& file);
 
