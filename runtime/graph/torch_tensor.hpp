@@ -37,10 +37,12 @@ struct torch_tensor_header {
   std::string location;                  ///< device the tensor was saved from ("cpu", "cuda:0")
   bool requires_grad = false;
 
-  /// Product of `shape` (1 for a 0-d tensor).
+  /// Product of `shape` (1 for a 0-d tensor; 0 when any extent is 0), saturating at INT64_MAX
+  /// when the product overflows. Never throws.
   [[nodiscard]] std::int64_t num_elements() const;
   /// Whether the view is the C-order (row-major) layout of `shape`, ignoring the strides of
-  /// dimensions of extent 1 (as torch's is_contiguous does).
+  /// dimensions of extent 1 (as torch's is_contiguous does, c10/core/Contiguity.h); an empty
+  /// tensor is contiguous. Never throws.
   [[nodiscard]] bool is_contiguous() const;
 };
 
