@@ -18,13 +18,17 @@ struct memory_limit {
 
 /// The environment variable COOPGNN_MEMORY_LIMIT (a decimal byte count; for tests, fuzzers and
 /// users who want a smaller bound) when it is set and parses, else MemAvailable of /proc/meminfo,
-/// else unknown (UINT64_MAX). Reads the environment and /proc on every call (no cached state).
+/// else unknown (UINT64_MAX). Units: bytes (MemAvailable's kB times 1024). Reads the environment
+/// and /proc on every call (no cached state). Never throws: an unparsable COOPGNN_MEMORY_LIMIT
+/// or an unreadable /proc/meminfo falls through to the next source.
 memory_limit host_memory_limit();
 
-/// count * elem_bytes, saturating at UINT64_MAX instead of wrapping; a negative count gives 0.
+/// count * elem_bytes (elements times bytes per element = bytes), saturating at UINT64_MAX
+/// instead of wrapping; a negative count gives 0. Never throws.
 std::uint64_t saturating_bytes(std::int64_t count, std::uint64_t elem_bytes);
 
-/// "1.50 GiB", "12.00 KiB", "17 B" (binary units, two decimals).
+/// `bytes` for a message: "17 B" below 1 KiB, else "1.50 KiB", "12.00 MiB", "3.00 GiB" or
+/// "16.00 TiB" (binary units, 1 KiB = 1024 B, two decimals; TiB is the largest unit).
 std::string format_bytes(std::uint64_t bytes);
 
 /// Refuses a declared size before anything is allocated: when `bytes` exceeds

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 
 namespace coopgnn {
 
@@ -841,6 +842,11 @@ npy_array<T> read_torch(const std::filesystem::path& file) {
   a.shape = h.shape;
   a.stored = h.dtype;
   auto const n = static_cast<std::size_t>(h.num_elements());
+  // As read_npy: T may be wider than the stored type (uint8 read as int64: 8 times the record).
+  check_declared_bytes(z.what(),
+                       fmt::format("the element count of shape {}", format_npy_shape(h.shape)), n,
+                       saturating_bytes(h.num_elements(), sizeof(T)),
+                       fmt::format("{} bytes per element once read", sizeof(T)));
   a.data.resize(n);
   std::size_t const es = npy_dtype_size(h.dtype);
   if (h.dtype == native_dtype<T>() && h.is_contiguous() && h.storage_offset == 0 &&

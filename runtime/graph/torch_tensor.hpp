@@ -37,10 +37,12 @@ struct torch_tensor_header {
   std::string location;                  ///< device the tensor was saved from ("cpu", "cuda:0")
   bool requires_grad = false;
 
-  /// Product of `shape` (1 for a 0-d tensor).
+  /// Product of `shape` (1 for a 0-d tensor; 0 when any extent is 0), saturating at INT64_MAX
+  /// when the product overflows. Never throws.
   [[nodiscard]] std::int64_t num_elements() const;
   /// Whether the view is the C-order (row-major) layout of `shape`, ignoring the strides of
-  /// dimensions of extent 1 (as torch's is_contiguous does).
+  /// dimensions of extent 1 (as torch's is_contiguous does, c10/core/Contiguity.h); an empty
+  /// tensor is contiguous. Never throws.
   [[nodiscard]] bool is_contiguous() const;
 };
 
@@ -66,9 +68,11 @@ torch_tensor_header read_torch_header(const std::filesystem::path& file);
 /// uint32_t, int64_t, uint64_t; bool reads as 0/1). `stored` of the result is the file's dtype.
 /// A 0-d tensor reads with shape () and one element; an empty tensor with no elements.
 /// Allocates at most the storage record (bounded by the file size) plus the result; reads the
-/// record once and lets libzip verify its CRC.
+/// record once and lets libzip verify its CRC. Host only.
 /// @throws io_error "FILE: ..." for every problem of read_torch_header, a corrupt member (CRC
-///         mismatch, short read), and a value that does not convert to T.
+///         mismatch, short read), a value that does not convert to T, and a result whose
+///         num_elements * sizeof(T) bytes exceed host_memory_limit() (check_declared_bytes,
+///         before it is allocated).
 template <typename T>
 npy_array<T> read_torch(const std::filesystem::path& file);
 

@@ -20,14 +20,17 @@ namespace coopgnn::fuzz {
 /// coopgnn::error is fine (the target catches it); any other exception escapes and is a bug.
 using target_fn = int (*)(const std::uint8_t* data, std::size_t size);
 
-/// Registers `fn` under `name` for the replay driver (replay_main.cpp). Returns true.
+/// Registers `fn` under `name` for the replay driver (replay_main.cpp), which replays
+/// tests/fuzz/corpus/NAME/*. `name` must outlive the process (a string literal). Returns true
+/// (so it can initialise a static); never throws other than std::bad_alloc.
 bool register_target(const char* name, target_fn fn);
 
-/// The registered targets, in registration order.
+/// One entry of targets(): the name given to register_target and the target.
 struct registered_target {
   const char* name;
   target_fn fn;
 };
+/// The registered targets, in registration order (static-initialisation order across files).
 std::vector<registered_target>& targets();
 
 /// Sets the process-wide limits the targets run under (COOPGNN_MEMORY_LIMIT = 16 MiB, far below
@@ -38,12 +41,15 @@ void init_process();
 /// A fresh, empty directory `name` under this process's scratch directory (created on first use
 /// under /dev/shm when writable, else $TMPDIR or /tmp; removed at exit). Everything in it from the
 /// previous input is removed.
+/// @throws std::filesystem::filesystem_error when the directory cannot be created.
 std::filesystem::path fresh_dir(std::string_view name);
 
 /// `name` in this process's scratch directory (for single-file targets: cheaper than fresh_dir).
 std::filesystem::path scratch_file(std::string_view name);
 
-/// Writes `bytes` to `file` (creating parent directories), replacing it.
+/// Writes `bytes` to `file` (creating parent directories), replacing it. Never throws for an
+/// unwritable path: when a parent cannot be created (an ancestor is a file) nothing is written,
+/// so the reader under test finds the file missing.
 void write_file(const std::filesystem::path& file, std::span<const std::uint8_t> bytes);
 void write_file(const std::filesystem::path& file, std::string_view bytes);
 
@@ -107,7 +113,7 @@ namespace coopgnn::fuzz {
 /// corpora refer to): edges.npy int64 [2, 10], edges.csv, feat.npy float32 [8, 3], label.npy int64
 /// [8], {train,valid,test}_seeds.npy int64 [2], {train,valid,test}_labels.npy int64 [2],
 /// pairs.npy int64 [4, 2], pair_labels.npy int64 [4], pair_indexes.npy int64 [4], neg.npy int64
-/// [4, 2]. No metadata.yaml.
+/// [4, 2]. No metadata.yaml. @throws io_error when a file cannot be written (write_npy).
 void write_fixed_arrays(const std::filesystem::path& dir);
 
 }  // namespace coopgnn::fuzz

@@ -354,26 +354,20 @@ vid_t read_edge_lines(const fs::path& file, dataset& ds, convert_report& rep, vi
 /// checks it against the memory and disk limits of `opt`, before anything is allocated.
 void check_dense_size(const std::string& what, const std::string& source, std::int64_t rows,
                       std::int64_t cols, const convert_options& opt, convert_report& rep) {
-  auto const r = static_cast<std::uint64_t>(rows);
-  auto const c = static_cast<std::uint64_t>(cols);
-  bool const overflow = c != 0 && r > std::numeric_limits<std::uint64_t>::max() / 4 / c;
-  std::uint64_t const bytes = overflow ? std::numeric_limits<std::uint64_t>::max() : r * c * 4;
+  std::uint64_t const bytes = saturating_bytes(rows, saturating_bytes(cols, sizeof(float)));
+  bool const overflow = bytes == std::numeric_limits<std::uint64_t>::max();
   std::string const size =
       fmt::format("{} x {} float32 = {} ({} bytes)", rows, cols, format_bytes(bytes),
                   overflow ? "> 2^64" : fmt::format("{}", bytes));
   note(rep, fmt::format("{}: {} -> dense {}", what, source, size));
-  std::optional<std::uint64_t> avail;
-  if (opt.max_dense_bytes > 0) {
-    avail = opt.max_dense_bytes;
-  } else if (memory_limit const lim = host_memory_limit(); lim.bytes != UINT64_MAX) {
-    avail = lim.bytes;
-  }
-  if (avail && bytes > *avail) {
+  memory_limit const lim = opt.max_dense_bytes > 0
+                               ? memory_limit{opt.max_dense_bytes, "--max-dense-bytes"}
+                               : host_memory_limit();
+  if (lim.bytes != std::numeric_limits<std::uint64_t>::max() && bytes > lim.bytes) {
     COOPGNN_IO_FAIL(
         "{}: dense features {} exceed the memory limit of {} ({} bytes, {}); a dense feature "
         "matrix must fit in memory: reduce the feature width{}",
-        what, size, format_bytes(*avail), *avail,
-        opt.max_dense_bytes > 0 ? std::string("--max-dense-bytes") : host_memory_limit().source,
+        what, size, format_bytes(lim.bytes), lim.bytes, lim.source,
         opt.max_dense_bytes > 0 ? ", or raise --max-dense-bytes" : "");
   }
   if (opt.disk_free_bytes == 0 && opt.output_dir.empty()) return;
