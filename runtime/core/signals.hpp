@@ -16,20 +16,23 @@ enum class on_second_signal {
 /// for stop_signal(); what a later one does is `second`. Calling it again replaces the policy and
 /// keeps a signal already recorded. Process-wide (signal dispositions are): the one piece of
 /// global state of the project, a lock-free atomic that the handler only stores to.
-/// Not thread-safe against concurrent install calls; call it from the main thread.
+/// Not thread-safe against concurrent install calls; call it from the main thread. Does not
+/// throw; a failing sigaction (impossible for these two signals) is ignored.
 void install_stop_handlers(on_second_signal second);
 
 /// Restores the default dispositions of SIGINT and SIGTERM and forgets a recorded signal (tests
-/// and in-process command runs that must not leave a handler behind).
+/// and in-process command runs that must not leave a handler behind). Main thread; does not
+/// throw.
 void uninstall_stop_handlers();
 
-/// The first SIGINT/SIGTERM received since install_stop_handlers, or 0. Async-signal-safe and
+/// The first SIGINT/SIGTERM received since install_stop_handlers, as its signal number (SIGINT,
+/// SIGTERM), or 0. Async-signal-safe and
 /// callable from any thread (a relaxed atomic load).
 [[nodiscard]] int stop_signal() noexcept;
 
-/// The exit status the shells report for a process ended by `sig`: 128 + sig (130 for SIGINT,
-/// 143 for SIGTERM). `coopgnn train` exits with it after a clean stop, so scripts see the same
-/// status as for an unhandled signal and `$? -gt 128` still means "interrupted".
+/// The exit status the shells report for a process ended by signal number `sig` (> 0): 128 + sig
+/// (130 for SIGINT, 143 for SIGTERM). `coopgnn train` exits with it after a clean stop, so scripts
+/// see the same status as for an unhandled signal and `$? -gt 128` still means "interrupted".
 [[nodiscard]] constexpr int exit_status(int sig) noexcept { return 128 + sig; }
 
 }  // namespace coopgnn::signals

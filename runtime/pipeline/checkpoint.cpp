@@ -77,29 +77,38 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
-std::uint32_t crc_of(const std::string& bytes) {
-  uLong c = crc32(0L, Z_NULL, 0);
-  std::size_t off = 0;
-  while (off < bytes.size()) {
-    auto const n = static_cast<uInt>(std::min<std::size_t>(bytes.size() - off, 1U << 30));
-    c = crc32(c, reinterpret_cast<const Bytef*>(bytes.data() + off), n);
-    off += n;
+/// CRC-32 of `n` bytes at `p`, continuing from `c` (crc32's uInt length taken in 1 GiB pieces).
+std::uint32_t crc_update(std::uint32_t c, const void* p, std::size_t n) {
+  uLong crc = c;
+  auto const* b = static_cast<const Bytef*>(p);
+  while (n > 0) {
+    auto const k = static_cast<uInt>(std::min<std::size_t>(n, 1U << 30));
+    crc = crc32(crc, b, k);
+    b += k;
+    n -= k;
   }
-  return static_cast<std::uint32_t>(c);
+  return static_cast<std::uint32_t>(crc);
 }
 
-/// Writes one float32 array `name`.npy into `dir` and returns its manifest entry.
+std::uint32_t crc_of(const std::string& bytes) {
+  return crc_update(static_cast<std::uint32_t>(crc32(0L, Z_NULL, 0)), bytes.data(), bytes.size());
+}
+
+/// Writes one float32 array `name`.npy into `dir` and returns its manifest entry. Size and
+/// CRC-32 are those of the file's bytes, computed from the header write_npy emits and the data
+/// (no read-back).
 json put_array(const fs::path& dir, const std::string& name, std::span<const float> data,
                std::vector<std::int64_t> shape) {
   auto const file = dir / (name + ".npy");
   write_npy(file, data, shape);
   fsync_path(file);
-  std::string const bytes = read_all(file);
+  std::string const header = make_npy_header(npy_dtype::float32, shape);
+  std::uint32_t const crc = crc_update(crc_of(header), data.data(), data.size_bytes());
   return {{"file", name + ".npy"},
           {"dtype", "float32"},
           {"shape", shape},
-          {"bytes", bytes.size()},
-          {"crc32", crc_of(bytes)}};
+          {"bytes", header.size() + data.size_bytes()},
+          {"crc32", crc}};
 }
 
 template <typename T>

@@ -35,6 +35,9 @@ namespace coopgnn {
 /// checkpoint in every one of them (check_resumable). Options that change only timings, cache
 /// counters or what is printed (--epochs, --eval-every, --metrics-out, --no-progress, --quiet,
 /// --sample-threads, --cache-*, --feature-storage, --sample-on) are not part of it.
+/// Values are JSON strings, numbers, booleans and (--fanouts) an array of integers; GAT and
+/// link-prediction options appear only for those runs. Host memory; reads only sizes of `ds`;
+/// does not throw beyond std::bad_alloc.
 nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
                             const nlohmann::json& extra = nlohmann::json::object());
 
@@ -44,7 +47,8 @@ nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
 void check_resumable(const nlohmann::json& saved, const nlohmann::json& current,
                      const std::filesystem::path& manifest);
 
-/// work_counters as a JSON object of its ten fields by name ("seeds", ..., "cache_misses").
+/// work_counters as a JSON object of its ten int64 fields by name ("seeds", ...,
+/// "cache_misses"; counts and bytes as work_counters holds them). Does not throw.
 nlohmann::json work_counters_json(const work_counters& w);
 /// The inverse of work_counters_json. @throws io_error naming `file` and the field that is
 /// missing or not an integer.
@@ -60,7 +64,8 @@ struct checkpoint {
   std::filesystem::path path;  ///< read_checkpoint: the directory it was read from
 };
 
-/// The name of the sub-directory for position `p`: "ckpt-EEEEEE-BBBBBB".
+/// The name of the sub-directory for position `p`: "ckpt-EEEEEE-BBBBBB" (epoch p.epoch, batches
+/// done p.next_batch, each zero-padded to at least six digits). Does not throw.
 std::string checkpoint_name(const epoch_position& p);
 
 /// Writes `c` as a new checkpoint under `dir` (created when missing) and makes it the one
@@ -81,12 +86,14 @@ checkpoint read_checkpoint(const std::filesystem::path& dir);
 /// A trained model as --save-model writes it and `embed` / `predict` read it.
 struct saved_model {
   models::model_config config;
-  std::vector<float> params;                           ///< [num_parameters] params() order
+  std::vector<float> params;                           ///< [num_parameters] float32, params() order
   std::optional<matrix<float>> embeddings;             ///< [|V|, D] learnable input rows
   nlohmann::json identity = nlohmann::json::object();  ///< run_identity of the training run
 };
 
-/// Writes `m` to directory `dir` (created; files replaced atomically, manifest last).
+/// Writes `m` to directory `dir` (created; files replaced atomically, manifest last): params.npy
+/// float32 [num_parameters], embeddings.npy float32 [|V|, D] when m.embeddings is set, and
+/// manifest.json. Host memory only; synchronous.
 /// @throws io_error naming the file that cannot be written.
 void write_saved_model(const std::filesystem::path& dir, const saved_model& m);
 

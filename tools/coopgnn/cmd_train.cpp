@@ -477,12 +477,18 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   return m;
 }
 
-/// --dry-run: prints the resolved run and its memory estimate; refuses (before any training) a
-/// host run whose estimate exceeds the memory there is. @throws logic_error naming --pes.
-void dry_run(const loaded_dataset& data, train_options& o) {
+/// --fanouts, --sampler, --backend and the PE count into o.cfg: what --dry-run and training
+/// resolve alike. @throws logic_error naming the option.
+void resolve_run(train_options& o) {
   o.cfg.fanouts = o.fanouts;
   o.cfg.sampler = parse_sampler_kind(o.sampler);
   resolve_pes(o);
+}
+
+/// --dry-run: prints the resolved run and its memory estimate; refuses (before any training) a
+/// host run whose estimate exceeds the memory there is. @throws logic_error naming --pes.
+void dry_run(const loaded_dataset& data, train_options& o) {
+  resolve_run(o);
   memory_estimate const m = estimate_memory(data, o);
   std::uint64_t const per_pe = m.model + m.embeddings + m.cache + m.minibatch;
   std::uint64_t const total = m.shared + per_pe * static_cast<std::uint64_t>(o.cfg.num_pes);
@@ -513,9 +519,7 @@ void dry_run(const loaded_dataset& data, train_options& o) {
 /// @throws interrupted after a clean stop.
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
                                                    line_appender* jsonl, bool stoppable = false) {
-  o.cfg.fanouts = o.fanouts;
-  o.cfg.sampler = parse_sampler_kind(o.sampler);
-  resolve_pes(o);
+  resolve_run(o);
   COOPGNN_EXPECTS(o.checkpoint_every >= 1, "--checkpoint-every {} must be at least 1",
                   o.checkpoint_every);
   if (o.checkpoint.empty()) o.checkpoint = o.resume;  // --resume DIR keeps saving there
