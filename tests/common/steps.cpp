@@ -20,12 +20,18 @@ const step_fixture& protocol_data() {
 
 step_result run_protocol_step(const train_config& cfg) {
   auto const& d = protocol_data();
-  trainer tr(d.ds, d.g, cfg);
-  auto const order = tr.epoch_order(1);
+  auto const order = epoch_order(d.ds.train, cfg.seed, 1);
   std::vector<vid_t> batch(order.begin(),
                            order.begin() + std::min<std::int64_t>(cfg.batch_size, order.size()));
+  return run_protocol_step(cfg, batch, 5);
+}
+
+step_result run_protocol_step(const train_config& cfg, std::span<const vid_t> batch,
+                              std::uint32_t index) {
+  auto const& d = protocol_data();
+  trainer tr(d.ds, d.g, cfg);
   std::vector<pe_trace> traces;
-  tr.step(batch, 5, step_options{false, &traces});
+  tr.step(batch, index, step_options{false, &traces});
   step_result r;
   r.edges.resize(cfg.fanouts.size());
   for (auto const& t : traces) {
