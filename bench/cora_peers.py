@@ -73,41 +73,24 @@ def run_coopgnn(a, model):
     return secs, lines[-1]["test_metric"], " ".join(cmd)
 
 
-def run_dgl_sage(a, cora, torch):
-    import dgl
-    import dgl.nn as dglnn
-    edges, feat, label, s = cora
-    g = dgl.graph((torch.from_numpy(edges[0]), torch.from_numpy(edges[1])), num_nodes=len(label))
-    x_all, y_all = torch.from_numpy(feat), torch.from_numpy(label)
-
-    class SAGE(torch.nn.Module):
-        def __init__(self, i, h, o):
-            super().__init__()
-            self.convs = torch.nn.ModuleList([dglnn.SAGEConv(i, h, "mean"),
-                                              dglnn.SAGEConv(h, o, "mean")])
-            self.drop = torch.nn.Dropout(a.dropout)
-
-        def forward(self, blocks, x):
-            h = x
-            for i, (conv, blk) in enumerate(zip(self.convs, blocks)):
-                h = conv(blk, self.drop(h))
-                if i == 0:
-                    h = h.relu()
-            return h
-
-    torch.manual_seed(a.seed)
-    model = SAGE(feat.shape[1], a.hidden, int(label.max()) + 1)
-    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+def full_neighbour_loader(dgl, torch, g, train):
+    """DGL's loader of one shuffled batch of every training vertex per epoch, 2-layer blocks of
+    the full neighbourhood (the same minibatch for both peers)."""
     sampler = dgl.dataloading.MultiLayerFullNeighborSampler(2)
-    loader = dgl.dataloading.DataLoader(g, torch.from_numpy(s["train"]), sampler,
-                                        batch_size=140, shuffle=True, drop_last=False,
-                                        num_workers=0)
+    return dgl.dataloading.DataLoader(g, torch.from_numpy(train), sampler, batch_size=len(train),
+                                      shuffle=True, drop_last=False, num_workers=0)
+
+
+def train_and_test(a, torch, model, loader, forward, x_all, y_all, test, full):
+    """--epochs epochs of Adam on `forward(blocks, x)`; returns the training seconds of every
+    epoch and the test accuracy of `full()` (the full-graph logits) in eval mode."""
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     secs = []
     for _ in range(a.epochs):
         model.train()
         t0 = time.perf_counter()
         for input_nodes, output_nodes, blocks in loader:
-            out = model(blocks, x_all[input_nodes])
+            out = forward(blocks, x_all[input_nodes])
             loss = torch.nn.functional.cross_entropy(out, y_all[output_nodes])
             opt.zero_grad()
             loss.backward()
@@ -115,16 +98,50 @@ def run_dgl_sage(a, cora, torch):
         secs.append(time.perf_counter() - t0)
     model.eval()
     with torch.no_grad():
-        out = model([g, g], x_all)
-    acc = float((out[s["test"]].argmax(1) == y_all[s["test"]]).float().mean())
-    return secs, acc, f"dgl {dgl.__version__} SAGEConv('mean') x2, DataLoader(" \
-                      "MultiLayerFullNeighborSampler(2), batch_size=140, shuffle=True)"
+        out = full()
+    return secs, float((out[test].argmax(1) == y_all[test]).float().mean())
+
+
+class TwoLayers:
+    """conv0 -> ReLU -> conv1 with dropout on every layer's input, as coopgnn's model."""
+
+    def __init__(self, torch, convs, dropout):
+        self.convs = torch.nn.ModuleList(convs)
+        self.drop = torch.nn.Dropout(dropout)
+        self.module = torch.nn.ModuleList([self.convs, self.drop])
+
+    def __call__(self, x, call_conv):
+        h = x
+        for i, conv in enumerate(self.convs):
+            h = call_conv(i, conv, self.drop(h))
+            if i == 0:
+                h = h.relu()
+        return h
+
+
+def run_dgl_sage(a, cora, torch):
+    import dgl
+    import dgl.nn as dglnn
+    edges, feat, label, s = cora
+    g = dgl.graph((torch.from_numpy(edges[0]), torch.from_numpy(edges[1])), num_nodes=len(label))
+    x_all, y_all = torch.from_numpy(feat), torch.from_numpy(label)
+    torch.manual_seed(a.seed)
+    net = TwoLayers(torch, [dglnn.SAGEConv(feat.shape[1], a.hidden, "mean"),
+                            dglnn.SAGEConv(a.hidden, int(label.max()) + 1, "mean")], a.dropout)
+    secs, acc = train_and_test(
+        a, torch, net.module, full_neighbour_loader(dgl, torch, g, s["train"]),
+        lambda blocks, x: net(x, lambda i, conv, h: conv(blocks[i], h)), x_all, y_all,
+        torch.from_numpy(s["test"]), lambda: net(x_all, lambda i, conv, h: conv(g, h)))
+    return secs, acc, (f"dgl {dgl.__version__} SAGEConv('mean') x2, DataLoader("
+                       "MultiLayerFullNeighborSampler(2), batch_size=140, shuffle=True)")
 
 
 def run_pyg_gcn(a, cora, torch):
     import dgl
     import torch_geometric
-    from torch_geometric.nn import MessagePassing
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from pyg_baseline import bipartite_gcn_class, gcn_coefficients
+    BipartiteGCN = bipartite_gcn_class()
     edges, feat, label, s = cora
     n = len(label)
     ei_all = torch.from_numpy(edges)
@@ -132,78 +149,27 @@ def run_pyg_gcn(a, cora, torch):
     deg_all = torch.bincount(ei_all[1], minlength=n).to(torch.float32)  # full-graph in-degree
     g = dgl.graph((ei_all[0], ei_all[1]), num_nodes=n)
 
-    class BipartiteGCN(MessagePassing):
-        """out[d] = sum_e z[src_e] / sqrt((d_dst + 1)(d_src + 1)) + z[d] / (d_d + 1) + b, z = h W,
-        on a block whose first nd sources are its destinations."""
+    def gcn(conv, h, ei, deg, nd):
+        coef, self_coef = gcn_coefficients(deg, ei, nd)  # in the step, as coopgnn's forward
+        return conv(h, ei, coef, self_coef, nd)
 
-        def __init__(self, i, o):
-            super().__init__(aggr="add")
-            self.lin = torch.nn.Linear(i, o, bias=False)
-            self.bias = torch.nn.Parameter(torch.zeros(o))
-            torch.nn.init.xavier_uniform_(self.lin.weight)
-            self.first = i > o
-
-        def forward(self, h, ei, deg, nd):
-            coef = torch.rsqrt((deg[ei[1]] + 1) * (deg[ei[0]] + 1))
-            self_coef = 1.0 / (deg[:nd] + 1)
-            size = (h.shape[0], nd)
-            if self.first:
-                z = self.lin(h)
-                out = self.propagate(ei, x=(z, z[:nd]), coef=coef, size=size)
-                out = out + self_coef[:, None] * z[:nd]
-            else:
-                agg = self.propagate(ei, x=(h, h[:nd]), coef=coef, size=size)
-                out = self.lin(agg + self_coef[:, None] * h[:nd])
-            return out + self.bias
-
-        def message(self, x_j, coef):
-            return coef[:, None] * x_j
-
-    class GCN(torch.nn.Module):
-        def __init__(self, i, h, o):
-            super().__init__()
-            self.convs = torch.nn.ModuleList([BipartiteGCN(i, h), BipartiteGCN(h, o)])
-            self.drop = torch.nn.Dropout(a.dropout)
-
-        def forward(self, x, layers):
-            """layers[l] = (edge_index [2, E] local (src, dst), src degrees, destinations)."""
-            h = x
-            for i, (conv, (ei, deg, nd)) in enumerate(zip(self.convs, layers)):
-                h = conv(self.drop(h), ei, deg, nd)
-                if i == 0:
-                    h = h.relu()
-            return h
-
-    def as_layers(blocks):
-        out = []
-        for blk in blocks:
+    def on_blocks(blocks, x):
+        def call(i, conv, h):
+            blk = blocks[i]
             src, dst = blk.edges()
-            out.append((torch.stack([src, dst]), deg_all[blk.srcdata[dgl.NID]],
-                        blk.num_dst_nodes()))
-        return out
+            return gcn(conv, h, torch.stack([src, dst]), deg_all[blk.srcdata[dgl.NID]],
+                       blk.num_dst_nodes())
+        return net(x, call)
 
     torch.manual_seed(a.seed)
-    model = GCN(feat.shape[1], a.hidden, int(label.max()) + 1)
-    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
-    sampler = dgl.dataloading.MultiLayerFullNeighborSampler(2)
-    loader = dgl.dataloading.DataLoader(g, torch.from_numpy(s["train"]), sampler,
-                                        batch_size=140, shuffle=True, drop_last=False,
-                                        num_workers=0)
-    secs = []
-    for _ in range(a.epochs):
-        model.train()
-        t0 = time.perf_counter()
-        for input_nodes, output_nodes, blocks in loader:
-            out = model(x_all[input_nodes], as_layers(blocks))
-            loss = torch.nn.functional.cross_entropy(out, y_all[output_nodes])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        secs.append(time.perf_counter() - t0)
-    model.eval()
-    with torch.no_grad():
-        out = model(x_all, [(ei_all, deg_all, n)] * 2)
-    acc = float((out[s["test"]].argmax(1) == y_all[s["test"]]).float().mean())
+    convs = [BipartiteGCN(feat.shape[1], a.hidden), BipartiteGCN(a.hidden, int(label.max()) + 1)]
+    for c in convs:
+        torch.nn.init.xavier_uniform_(c.lin.weight)  # GCNConv's initialisation
+    net = TwoLayers(torch, convs, a.dropout)
+    secs, acc = train_and_test(
+        a, torch, net.module, full_neighbour_loader(dgl, torch, g, s["train"]), on_blocks, x_all,
+        y_all, torch.from_numpy(s["test"]),
+        lambda: net(x_all, lambda i, conv, h: gcn(conv, h, ei_all, deg_all, n)))
     return secs, acc, (f"torch_geometric {torch_geometric.__version__} bipartite "
                        "MessagePassing GCN x2 on dgl.dataloading.DataLoader("
                        "MultiLayerFullNeighborSampler(2), batch_size=140, shuffle=True) blocks")

@@ -146,9 +146,11 @@ def transform_first(in_dim, out_dim):
     return in_dim > out_dim
 
 
-def torch_model(meta, params, device):
+def bipartite_gcn_class():
+    """The bipartite GCN layer class (PyG's MessagePassing; imported lazily so that --reference
+    numpy needs no torch). Also used by bench/cora_peers.py."""
     import torch
-    from torch_geometric.nn import MessagePassing, SAGEConv
+    from torch_geometric.nn import MessagePassing
 
     class BipartiteGCN(MessagePassing):
         """GCN on a sampled block, destinations only: out[d] = sum_e coef_e z[src_e]
@@ -174,6 +176,27 @@ def torch_model(meta, params, device):
 
         def message(self, x_j, coef):
             return coef[:, None] * x_j
+
+    return BipartiteGCN
+
+
+def gcn_coefficients(deg, edge_index, nd, w=None):
+    """GCN edge and self-loop coefficients of a block (torch tensors): w_e d_dst /
+    sqrt((d_dst + 1)(d_src + 1)) per edge (w = None: the full neighbourhood, w_e d_dst = 1) and
+    1 / (d + 1) for the nd destinations; deg = the block's sources' full-graph in-degrees."""
+    import torch
+    dd = deg[edge_index[1]]
+    coef = torch.rsqrt((dd + 1) * (deg[edge_index[0]] + 1))
+    if w is not None:
+        coef = w * dd * coef
+    return coef, 1.0 / (deg[:nd] + 1)
+
+
+def torch_model(meta, params, device):
+    import torch
+    from torch_geometric.nn import SAGEConv
+
+    BipartiteGCN = bipartite_gcn_class()
 
     layers = torch.nn.ModuleList()
     for i in range(meta["num_layers"]):
@@ -236,7 +259,6 @@ def torch_inputs(meta, blocks, num_dst, device):
 
 
 def torch_forward(meta, layers, head, graphs, x):
-    import torch
     h = x
     for i, (conv, gr) in enumerate(zip(layers, graphs)):
         nd, ei = gr["nd"], gr["ei"]
@@ -244,12 +266,9 @@ def torch_forward(meta, layers, head, graphs, x):
             out = conv((h, h[:nd]), ei, size=(h.shape[0], nd))
         else:
             # The edge coefficients, inside the timed work as coopgnn computes them in its
-            # forward (gcn_edge_values): w_e d_dst / sqrt((d_dst + 1)(d_src + 1)).
-            d = gr["deg"]
-            src, dst = ei[0], ei[1]
-            dd = d[dst]
-            coef = gr["w"] * dd * torch.rsqrt((dd + 1) * (d[src] + 1))
-            out = conv(h, ei, coef, 1.0 / (d[:nd] + 1), nd)
+            # forward (gcn_edge_values).
+            coef, self_coef = gcn_coefficients(gr["deg"], ei, nd, gr["w"])
+            out = conv(h, ei, coef, self_coef, nd)
         if relu_after(meta, i):
             out = out.relu()
         h = out

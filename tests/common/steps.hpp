@@ -38,6 +38,10 @@ step_result run_protocol_step(const train_config& cfg);
 step_result run_protocol_step(const train_config& cfg, std::span<const vid_t> batch,
                               std::uint32_t index);
 
+/// Records gtest failures unless `a` has ref's seeds with the same logits (1e-5), weight
+/// gradients (1e-4 of ref's largest, which must not be all zeros) and loss (1e-5 relative).
+void expect_same_outputs(const step_result& a, const step_result& ref);
+
 /// Trains `cfg` on protocol_data() for `epochs` epochs, evaluating after the last; returns the
 /// train loss of every epoch and the last epoch's report.
 std::pair<std::vector<double>, epoch_report> run_protocol_epochs(const train_config& cfg,

@@ -139,21 +139,7 @@ TEST(EpochTail, RejectsTailOptionsThatDoNotFit) {
 }
 
 void expect_same_step(const test::step_result& a, const test::step_result& ref) {
-  ASSERT_EQ(a.logits.size(), ref.logits.size());
-  for (auto const& [v, row] : ref.logits) {
-    auto const& other = a.logits.at(v);
-    for (std::size_t j = 0; j < row.size(); ++j) {
-      EXPECT_NEAR(other[j], row[j], 1e-5f) << "logit of vertex " << v << " column " << j;
-    }
-  }
-  ASSERT_EQ(a.grads.size(), ref.grads.size());
-  float scale = 0;
-  for (float g : ref.grads) scale = std::max(scale, std::abs(g));
-  ASSERT_GT(scale, 0.0f) << "reference gradient is all zeros";
-  for (std::size_t i = 0; i < ref.grads.size(); ++i) {
-    EXPECT_NEAR(a.grads[i], ref.grads[i], 1e-4f * scale) << "gradient element " << i;
-  }
-  EXPECT_NEAR(a.loss, ref.loss, 1e-5 * std::max(1.0, std::abs(ref.loss)));
+  test::expect_same_outputs(a, ref);
   for (std::size_t l = 0; l < ref.edges.size(); ++l) {
     EXPECT_EQ(test::as_set(a.edges[l]), test::as_set(ref.edges[l])) << "layer " << l;
   }
