@@ -237,7 +237,7 @@ std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_
   if (wrap_around) {
     auto const b = std::min(batch_size, n);
     std::vector<vid_t> batch(static_cast<std::size_t>(b));
-    // (index b) mod n first, so that a large index cannot overflow index * b + i.
+    // index * b in 128 bits, so that no index overflows before the reduction mod n.
     auto const start = static_cast<std::int64_t>(
         (static_cast<unsigned __int128>(index) * static_cast<unsigned __int128>(b)) %
         static_cast<unsigned __int128>(std::max<std::int64_t>(n, 1)));
