@@ -11,6 +11,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/trainer.hpp"
+#include "tests/common/link_steps.hpp"
 #include "tests/common/steps.hpp"
 
 namespace coopgnn {
@@ -168,6 +169,34 @@ TEST(EpochTail, ShortTailKeepsEveryProtocolEqualToOnePe) {
         auto const got = test::run_protocol_step(tail_cfg(mode, P, tc.batch), tail, index);
         expect_same_step(got, ref);
         EXPECT_EQ(got.work.seeds, static_cast<std::int64_t>(tc.tail_size));
+      }
+    }
+  }
+}
+
+// Link prediction batches positive edges the same way: the short tail of positives keeps
+// cooperative(P) and independent(P) equal to one PE, with PEs that score no pair.
+TEST(EpochTail, LinkPredictionShortTailKeepsEveryProtocolEqualToOnePe) {
+  auto const& f = test::link_data();
+  auto const n = static_cast<std::int64_t>(f.ds.link->train.size());
+  for (std::int64_t B : {std::int64_t{37}, n - 1}) {
+    SCOPED_TRACE(::testing::Message() << "B = " << B);
+    auto one = test::link_cfg(minibatch_mode::independent, 1);
+    one.batch_size = B;
+    trainer tr(f.ds, f.g, one);
+    auto const nb = tr.batches_per_epoch();
+    auto const tail = tr.epoch_batch(tr.epoch_order(1), nb - 1);
+    ASSERT_EQ(static_cast<std::int64_t>(tail.size()), n - (nb - 1) * B);
+    ASSERT_LT(static_cast<std::int64_t>(tail.size()), B) << "the case needs a short tail";
+    auto const index = static_cast<std::uint32_t>(nb - 1);
+    auto const ref = test::run_link_step(one, tail, index);
+    EXPECT_EQ(ref.pairs, static_cast<std::int64_t>(tail.size()) * (1 + one.negatives));
+    for (int P : {1, 2, 3, 4}) {
+      for (auto mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
+        SCOPED_TRACE(::testing::Message() << to_string(mode) << " P = " << P);
+        auto cfg = test::link_cfg(mode, P);
+        cfg.batch_size = B;
+        test::expect_same(test::run_link_step(cfg, tail, index), ref);
       }
     }
   }
