@@ -85,7 +85,7 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
   COOPGNN_EXPECTS(!train.empty(), "bench cache: the dataset has no training vertices");
   scoped_timer timer(nullptr);
   auto const n = static_cast<std::int64_t>(train.size());
-  auto const nb = (n + o.batch_size - 1) / o.batch_size;
+  auto const nb = epoch_batch_count(n, o.batch_size, false);  // the trainer's short tail
   int const epochs = o.epochs > 0 ? o.epochs : static_cast<int>((100 + nb - 1) / nb);
   auto total = nb * epochs;
   if (o.batches > 0) total = std::min(total, o.batches);
@@ -127,9 +127,8 @@ cache_result run_cache_bench(const exec_context& ctx, const csc_graph& g,
         order = epoch_order(train, o.seed, epoch);
         order_epoch = epoch;
       }
-      auto const b = t % nb;
-      auto const lo = b * o.batch_size, hi = std::min(n, lo + o.batch_size);
-      std::span<const vid_t> const global(order.data() + lo, static_cast<std::size_t>(hi - lo));
+      std::vector<vid_t> const batch = epoch_batch(order, o.batch_size, t % nb, false);
+      std::span<const vid_t> const global(batch);
       auto const B = static_cast<std::int64_t>(global.size());
       batch_key const key{o.sampler, o.fanouts, o.seed, static_cast<std::uint32_t>(t),
                           labor_dependency{o.kappas[ki], o.layer_dependency}};

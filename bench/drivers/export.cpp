@@ -34,6 +34,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
                              const std::filesystem::path& out) {
   COOPGNN_EXPECTS(o.batches >= 1, "--batches must be at least 1, got {}", o.batches);
   COOPGNN_EXPECTS(o.repeats >= 1, "--repeats must be at least 1, got {}", o.repeats);
+  COOPGNN_EXPECTS(o.warmup >= 0, "--warmup must be >= 0, got {}", o.warmup);
   train_config cfg;
   cfg.num_pes = 1;
   cfg.mode = minibatch_mode::independent;
@@ -44,6 +45,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   cfg.batch_size = o.batch_size;
   cfg.seed = o.seed;
   cfg.dropout = 0.0f;
+  cfg.wrap_around = true;  // every exported batch is full, also past the epoch's end
   trainer tr(ds, g, cfg);  // validates the configuration; provides the keyed order and the model
   auto const order = tr.epoch_order(1);
   auto const B = std::min<std::int64_t>(o.batch_size, static_cast<std::int64_t>(order.size()));
@@ -62,6 +64,12 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   meta["linear_head"] = model.head() != nullptr;
   meta["seed"] = o.seed;
   meta["repeats"] = o.repeats;
+  meta["warmup"] = o.warmup;
+  meta["input_grad"] = o.input_grad;
+  meta["threads"] = 1;  // one host PE; its kernels run on the PE's own thread
+  meta["timing"] =
+      "median of `repeats` timed repetitions after `warmup` untimed ones; each: zero_grad, "
+      "forward, softmax cross-entropy / B, backward (dL/dx only with input_grad)";
   meta["dataset"] = ds.name;
   meta["params"] = nlohmann::json::array();
   exec_context const ctx;
@@ -73,7 +81,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   std::vector<int> const fanouts = o.fanouts;
   meta["batches"] = nlohmann::json::array();
   for (int b = 0; b < o.batches; ++b) {
-    auto const seeds = tr.cyclic_batch(order, b);
+    auto const seeds = tr.epoch_batch(order, b);
     auto sb = sample_independent(ctx, g, seeds,
                                  {o.sampler, fanouts, o.seed, static_cast<std::uint32_t>(b)});
     std::vector<block> blocks(sb.blocks.rbegin(), sb.blocks.rend());  // input side first
@@ -86,17 +94,18 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
     models::step_key const key{o.seed, static_cast<std::uint32_t>(b), false};
     std::vector<double> times;
     matrix<float> logits;
-    for (int r = 0; r < o.repeats; ++r) {
+    tensor<float> x_grad;
+    auto const scale = 1.0f / static_cast<float>(seeds.size());
+    for (int r = 0; r < o.warmup + o.repeats; ++r) {
       scoped_timer t(nullptr);
       models::model_cache cache;
       model.zero_grad();
       tensor<float> out = model.forward(views, host_view(x), key, &cache);
       tensor<float> grad(ctx, out.rows(), out.cols());
-      softmax_cross_entropy<float>(ctx, out.view(), host_view(labels), 1.0f / static_cast<float>(B),
-                                   grad.view());
-      // The input features need no gradient (as in the PyG baseline, whose x is a leaf).
-      model.backward(views, grad.view(), cache, false);
-      times.push_back(t.seconds());
+      softmax_cross_entropy<float>(ctx, out.view(), host_view(labels), scale, grad.view());
+      // dL/dx only when asked for (the peer then asks torch for it too).
+      x_grad = model.backward(views, grad.view(), cache, o.input_grad);
+      if (r >= o.warmup) times.push_back(t.seconds());
       logits = std::move(out).release_host();
     }
     std::sort(times.begin(), times.end());
@@ -120,6 +129,12 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
     write_mat(dir / "x.npy", x);
     write_vec(dir / "labels.npy", labels);
     write_mat(dir / "logits.npy", logits);
+    std::filesystem::create_directories(dir / "grads");
+    for (std::size_t i = 0; i < model.params().count(); ++i) {
+      write_mat(dir / "grads" / (model.params().info(i).name + ".npy"),
+                download<float>(ctx, model.params().grad(i)));
+    }
+    if (o.input_grad) write_mat(dir / "x_grad.npy", download<float>(ctx, x_grad.view()));
     meta["batches"].push_back(std::move(jb));
   }
   std::ofstream f(out / "meta.json");

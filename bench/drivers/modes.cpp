@@ -45,6 +45,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.sampler = o.sampler;
   cfg.batch_size = o.batch_per_pe > 0 ? o.batch_per_pe * P : o.batch_size;
   cfg.seed = o.seed;
+  cfg.wrap_around = true;  // every measured batch is full, past the epoch's end too
   cfg.compute_backend = o.compute_backend;
   if (o.compute_backend == backend::cuda) cfg.pes_per_gpu = (P + o.devices - 1) / o.devices;
   trainer tr(ds, g, cfg);
@@ -73,8 +74,8 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   work_counters total;
   std::vector<pe_trace> traces;
   for (int b = 0; b < o.warmup + o.batches; ++b) {
-    // Consecutive global batches of the epoch order, wrapping around.
-    auto const batch = tr.cyclic_batch(order, b);
+    // Consecutive global batches of the epoch order, wrapping around (cfg.wrap_around).
+    auto const batch = tr.epoch_batch(order, b);
     tr.step(batch, static_cast<std::uint32_t>(b), step_options{true, &traces, false});
     if (b < o.warmup) continue;
     std::vector<double> seeds, edges, rows;

@@ -321,6 +321,9 @@ json run_identity(const dataset& ds, const train_config& cfg, const json& extra)
     j["--exclude"] = to_string(cfg.exclude);
     j["--topk"] = cfg.topk;
   }
+  // Only when set, so that checkpoints written before these options existed still resume.
+  if (cfg.drop_last) j["--drop-last"] = true;
+  if (cfg.wrap_around) j["wrap_around"] = true;
   for (auto const& [k, v] : extra.items()) j[k] = v;
   return j;
 }

@@ -36,7 +36,8 @@ namespace coopgnn {
 /// counters or what is printed (--epochs, --eval-every, --metrics-out, --no-progress, --quiet,
 /// --sample-threads, --cache-*, --feature-storage, --sample-on) are not part of it.
 /// Values are JSON strings, numbers, booleans and (--fanouts) an array of integers; GAT and
-/// link-prediction options appear only for those runs. Host memory; reads only sizes of `ds`;
+/// link-prediction options appear only for those runs, "--drop-last" and "wrap_around" only
+/// when set (true). Host memory; reads only sizes of `ds`;
 /// does not throw beyond std::bad_alloc.
 nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
                             const nlohmann::json& extra = nlohmann::json::object());

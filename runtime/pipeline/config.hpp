@@ -79,6 +79,14 @@ struct train_config {
                                                 ///< (choose_storage_tier, cache/storage.hpp)
   std::int64_t cache_rows = 0;                  ///< cache capacity per PE, rows
   std::int64_t batch_size = 1024;               ///< global batch size B (all PEs together)
+  /// The epoch's tail when B does not divide |train| (epoch_batch_count and epoch_batch of
+  /// trainer.hpp): by default ceil(|train| / B) batches, the last one short (DGL's and PyG's
+  /// loaders); drop_last: floor(|train| / B) full batches, the remainder untrained that epoch
+  /// (--drop-last); wrap_around: ceil(|train| / B) batches of min(B, |train|) items each, the
+  /// last filled from the start of the epoch's order (internal: the benchmarks that need full
+  /// batches, and any batch index past the epoch's). At most one of the two.
+  bool drop_last = false;
+  bool wrap_around = false;
   int epochs = 100;
   float lr = 0.01f;
   float weight_decay = 5e-4f;

@@ -125,6 +125,13 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     }
     items_ = ds.train;
   }
+  COOPGNN_EXPECTS(!(cfg.drop_last && cfg.wrap_around),
+                  "--drop-last and wrap_around both set: an epoch's tail is either dropped or "
+                  "filled, not both");
+  COOPGNN_EXPECTS(!cfg.drop_last || static_cast<std::int64_t>(items_.size()) >= cfg.batch_size,
+                  "--drop-last with --batch-size {} above the {} training {} leaves no batch in "
+                  "an epoch",
+                  cfg.batch_size, items_.size(), link ? "pairs" : "vertices");
   if (cfg.mode == minibatch_mode::cooperative) {
     owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
   }
@@ -216,9 +223,39 @@ std::string trainer::metric_name() const {
 
 const models::embedding_table* trainer::embeddings(int pe) const { return pes_.at(pe)->emb.get(); }
 
+std::int64_t epoch_batch_count(std::int64_t items, std::int64_t batch_size, bool drop_last) {
+  COOPGNN_EXPECTS(items >= 0, "epoch_batch_count: {} items is negative", items);
+  COOPGNN_EXPECTS(batch_size >= 1, "--batch-size must be at least 1, got {}", batch_size);
+  return drop_last ? items / batch_size : (items + batch_size - 1) / batch_size;
+}
+
+std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_size,
+                               std::int64_t index, bool wrap_around) {
+  COOPGNN_EXPECTS(batch_size >= 1, "--batch-size must be at least 1, got {}", batch_size);
+  COOPGNN_EXPECTS(index >= 0, "epoch_batch: batch index {} is negative", index);
+  auto const n = static_cast<std::int64_t>(order.size());
+  if (wrap_around) {
+    auto const b = std::min(batch_size, n);
+    std::vector<vid_t> batch(static_cast<std::size_t>(b));
+    // index * b in 128 bits, so that no index overflows before the reduction mod n.
+    auto const start = static_cast<std::int64_t>(
+        (static_cast<unsigned __int128>(index) * static_cast<unsigned __int128>(b)) %
+        static_cast<unsigned __int128>(std::max<std::int64_t>(n, 1)));
+    for (std::int64_t i = 0; i < b; ++i) batch[i] = order[(start + i) % n];
+    return batch;
+  }
+  auto const count = epoch_batch_count(n, batch_size, false);
+  COOPGNN_EXPECTS(index < count,
+                  "epoch_batch: batch {} of an epoch of {} items in batches of {} "
+                  "(it holds {})",
+                  index, n, batch_size, count);
+  auto const lo = index * batch_size, hi = std::min(n, lo + batch_size);
+  return {order.begin() + lo, order.begin() + hi};
+}
+
 std::int64_t trainer::batches_per_epoch() const {
-  auto const n = static_cast<std::int64_t>(items_.size());
-  return (n + cfg_.batch_size - 1) / cfg_.batch_size;
+  return epoch_batch_count(static_cast<std::int64_t>(items_.size()), cfg_.batch_size,
+                           cfg_.drop_last);
 }
 
 std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch) {
@@ -241,12 +278,8 @@ std::vector<vid_t> trainer::epoch_order(int epoch) const {
   return coopgnn::epoch_order(items_, cfg_.seed, epoch);
 }
 
-std::vector<vid_t> trainer::cyclic_batch(std::span<const vid_t> order, std::int64_t index) const {
-  auto const n = static_cast<std::int64_t>(order.size());
-  auto const b = std::min<std::int64_t>(cfg_.batch_size, n);
-  std::vector<vid_t> batch(static_cast<std::size_t>(b));
-  for (std::int64_t i = 0; i < b; ++i) batch[i] = order[(index * b + i) % n];
-  return batch;
+std::vector<vid_t> trainer::epoch_batch(std::span<const vid_t> order, std::int64_t index) const {
+  return coopgnn::epoch_batch(order, cfg_.batch_size, index, cfg_.wrap_around);
 }
 
 void trainer::run_pes(const std::function<void(pe_state&)>& body) {
@@ -834,7 +867,6 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   pes_[0]->work = from.work;  // reports sum the PEs' counters: the sum is what matters
   reset_peak_device_memory();
   auto const order = epoch_order(epoch);
-  auto const n = static_cast<std::int64_t>(order.size());
   // After every batch the PEs meet; the last to arrive asks stop() once for all of them, so
   // they leave the loop together (no PE is left waiting in a collective). A PE that fails
   // drops out so that the others are not left waiting here.
@@ -849,9 +881,8 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   run_pes([&](pe_state& pe) {
     try {
       for (std::int64_t b = from.next_batch; b < nb; ++b) {
-        auto const lo = b * cfg_.batch_size, hi = std::min(n, lo + cfg_.batch_size);
         auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
-        pe_step(pe, std::span<const vid_t>(order).subspan(lo, hi - lo), index, step_options{});
+        pe_step(pe, epoch_batch(order, b), index, step_options{});
         if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
         meet.arrive_and_wait();
         if (stopping) break;

@@ -103,10 +103,30 @@ struct epoch_position {
 /// The training seeds of epoch `epoch` in batching order: `train` sorted by the 64-bit key
 /// draw4(make_stream(seed, purpose::shuffle, 0), v, 0, epoch) (ties by id), so every PE and every
 /// tool that replays a run (bench cache) derives the same global batches from the run seed.
-/// Global batch b of the epoch is order[b B, min((b + 1) B, |train|)) with minibatch index
-/// (epoch - 1) * ceil(|train| / B) + b (trainer::run_epoch).
+/// Global batch b of the epoch is epoch_batch(order, B, b, wrap_around) with minibatch index
+/// (epoch - 1) * epoch_batch_count(|train|, B, drop_last) + b (trainer::run_epoch).
 /// @param train  [N] training vertex ids; O(N log N).
 std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch);
+
+/// Global batches in an epoch of `items` items (train_config::drop_last): ceil(items /
+/// batch_size), the last one short when batch_size does not divide items (DGL's and PyG's
+/// default), or floor(items / batch_size) with drop_last. 0 when items == 0 (and with drop_last
+/// when items < batch_size). wrap_around has ceil's count. O(1).
+/// @throws logic_error for items < 0 or batch_size < 1.
+std::int64_t epoch_batch_count(std::int64_t items, std::int64_t batch_size, bool drop_last);
+
+/// Global batch `index` of the epoch order `order` (host memory, any length N), as a new vector:
+///  - without wrap_around: order[index B, min((index + 1) B, N)), so batches
+///    0 .. epoch_batch_count(N, B, false) - 1 hold every item exactly once, the last with
+///    N - (count - 1) B items; the same for drop_last (whose count stops one earlier);
+///  - with wrap_around: min(B, N) items order[(index min(B, N) + i) mod N], i = 0 .. min(B, N) - 1:
+///    every batch is full (the tail is filled from the start of the order, repeating items), for
+///    any index >= 0, so a benchmark can run more batches than an epoch holds. N == 0 gives an
+///    empty batch.
+/// @throws logic_error for batch_size < 1, index < 0, or (without wrap_around) index >= the
+///         epoch's batch count.
+std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_size,
+                               std::int64_t index, bool wrap_around);
 
 /// The model configuration a trainer builds every replica with for (ds, cfg): conv kind, widths
 /// (in_dim = embedding_dim when > 0, else ds's feature width F; the output width is ds's classes,
@@ -160,7 +180,8 @@ class trainer {
   /// @param ds   dataset with features, labels and a train split (kept by reference)
   /// @param g    CSC of ds's edges (kept by reference)
   /// @throws logic_error when the configuration does not fit the dataset (no features, no
-  ///         labels, empty train split, batch size < 1, P < 1, empty fanouts, unknown model).
+  ///         labels, empty train split, batch size < 1, P < 1, empty fanouts, unknown model,
+  ///         drop_last with wrap_around, drop_last with fewer training items than batch_size).
   trainer(const dataset& ds, const csc_graph& g, const train_config& cfg);
   ~trainer();
 
@@ -246,10 +267,12 @@ class trainer {
 
   /// The training items of epoch `epoch`, in the order they are batched (keyed shuffle).
   [[nodiscard]] std::vector<vid_t> epoch_order(int epoch) const;
-  /// Global batch `index` of `order` with min(batch_size, |order|) seeds, wrapping around the end
-  /// of `order` (benchmarks run more batches than an epoch holds). Empty order gives no seeds.
-  [[nodiscard]] std::vector<vid_t> cyclic_batch(std::span<const vid_t> order,
-                                                std::int64_t index) const;
+  /// Global batch `index` of `order` under this run's tail rule: the free epoch_batch with
+  /// batch_size and wrap_around of the config (benchmarks that run more batches than an epoch
+  /// holds set train_config::wrap_around). @throws logic_error as epoch_batch.
+  [[nodiscard]] std::vector<vid_t> epoch_batch(std::span<const vid_t> order,
+                                               std::int64_t index) const;
+  /// epoch_batch_count(training items, batch_size, drop_last): batches run_epoch trains.
   [[nodiscard]] std::int64_t batches_per_epoch() const;
   /// Replica `pe`, in its PE's memory space (host, emulated or CUDA device memory).
   [[nodiscard]] const models::gnn_model& model(int pe) const;

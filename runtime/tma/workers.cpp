@@ -27,7 +27,10 @@ runtime_trainer::runtime_trainer(const dataset& ds, const csc_graph& g, const tr
   order_ = trainer_.epoch_order(1);
   auto const n = static_cast<std::int64_t>(order_.size());
   std::int64_t const G = static_cast<std::int64_t>(slices_) * cfg.batch_size;
-  batches_per_epoch_ = (n + G - 1) / G;
+  batches_per_epoch_ = epoch_batch_count(n, G, cfg.drop_last);  // short tail unless drop_last
+  COOPGNN_EXPECTS(batches_per_epoch_ > 0,
+                  "--drop-last: the {} slices' global batch of {} exceeds the {} training items",
+                  slices_, G, n);
 }
 
 std::int64_t runtime_trainer::num_parameters() const { return trainer_.num_parameters(); }

@@ -82,12 +82,18 @@ link_step run_link_step(const train_config& cfg, const link_fixture& f) {
   trainer tr(f.ds, f.g, cfg);
   auto const order = tr.epoch_order(1);
   std::vector<vid_t> const batch(order.begin(), order.begin() + cfg.batch_size);
+  return run_link_step(cfg, batch, 5, f);
+}
+
+link_step run_link_step(const train_config& cfg, std::span<const vid_t> batch, std::uint32_t index,
+                        const link_fixture& f) {
+  trainer tr(f.ds, f.g, cfg);
   std::vector<pe_trace> trace;
   step_options opt;
   opt.update = false;
   opt.trace = &trace;
   opt.capture_edges = false;
-  tr.step(batch, 5, opt);
+  tr.step(batch, index, opt);
   link_step out;
   out.grads = trace.at(0).grads;
   for (auto const& t : trace) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct link_step {
 /// positives of epoch 1's order with minibatch index 5; records a gtest failure when replicas'
 /// gradients differ.
 link_step run_link_step(const train_config& cfg, const link_fixture& f = link_data());
+/// The same on a given global batch (indices into f's training positives) with minibatch `index`.
+link_step run_link_step(const train_config& cfg, std::span<const vid_t> batch, std::uint32_t index,
+                        const link_fixture& f = link_data());
 
 /// Same pairs, scores within `tol` (absolute), gradients within tol * 10 of the largest, loss
 /// within a relative tol; records gtest failures naming the first mismatch.

@@ -34,6 +34,13 @@ struct step_result {
 /// cfg.batch_size seeds of epoch 1's order with minibatch index 5. Records gtest failures when a
 /// seed is computed twice, a seed is missing or replicas' gradients differ.
 step_result run_protocol_step(const train_config& cfg);
+/// The same on a given global batch (seed vertices of protocol_data()) with minibatch `index`.
+step_result run_protocol_step(const train_config& cfg, std::span<const vid_t> batch,
+                              std::uint32_t index);
+
+/// Records gtest failures unless `a` has ref's seeds with the same logits (1e-5), weight
+/// gradients (1e-4 of ref's largest, which must not be all zeros) and loss (1e-5 relative).
+void expect_same_outputs(const step_result& a, const step_result& ref);
 
 /// Trains `cfg` on protocol_data() for `epochs` epochs, evaluating after the last; returns the
 /// train loss of every epoch and the last epoch's report.

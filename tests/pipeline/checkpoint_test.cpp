@@ -33,9 +33,11 @@ struct resume_usecase {
   task_kind task;
   minibatch_mode mode;
   int pes;
-  int epochs;        // E
-  int stop_epoch;    // k: the interrupted run stops in this epoch ...
-  int stop_batches;  // ... after this many of its batches (0: at the end of epoch k - 1)
+  int epochs;              // E
+  int stop_epoch;          // k: the interrupted run stops in this epoch ...
+  int stop_batches;        // ... after this many of its batches (0: at the end of epoch k - 1)
+  bool drop_last = false;  // node classification: 144 training vertices, B = 40: the tail of 24
+                           // is trained (4 batches) or dropped (3)
 };
 
 void PrintTo(const resume_usecase& u, std::ostream* os) { *os << u.name; }
@@ -70,6 +72,7 @@ train_config config_of(const resume_usecase& u) {
     c.dropout = 0.3f;
     c.seed = 5;
   }
+  c.drop_last = u.drop_last;
   c.epochs = u.epochs;
   c.eval_every = 1;
   return c;
@@ -126,6 +129,11 @@ TEST_P(ExactResume, MatchesTheUninterruptedRun) {
   {
     trainer tr(ds, g, cfg);
     ASSERT_GE(tr.batches_per_epoch(), 3) << "the case needs an epoch to stop inside";
+    if (u.task == task_kind::node_classification) {
+      ASSERT_NE(ds.train.size() % static_cast<std::size_t>(cfg.batch_size), 0u)
+          << "the case needs an epoch with a short tail";
+      EXPECT_EQ(tr.batches_per_epoch(), u.drop_last ? 3 : 4);
+    }
     for (int e = 1; e <= u.epochs; ++e) straight.push_back(tr.run_epoch(e, e == u.epochs));
     straight_end = tr.state();
   }
@@ -201,6 +209,13 @@ INSTANTIATE_TEST_SUITE_P(
                                      minibatch_mode::independent, 1, 3, 3, 0},
                       resume_usecase{"nc_indep_p3", task_kind::node_classification,
                                      minibatch_mode::independent, 3, 3, 2, 2},
+                      // Stopped just before the short tail batch, which the resumed run trains.
+                      resume_usecase{"nc_coop_p3_before_tail", task_kind::node_classification,
+                                     minibatch_mode::cooperative, 3, 3, 2, 3},
+                      resume_usecase{"nc_indep_p2_drop_last", task_kind::node_classification,
+                                     minibatch_mode::independent, 2, 3, 2, 2, true},
+                      resume_usecase{"nc_coop_p2_drop_last", task_kind::node_classification,
+                                     minibatch_mode::cooperative, 2, 3, 3, 0, true},
                       resume_usecase{"lp_coop_p1", task_kind::link_prediction,
                                      minibatch_mode::cooperative, 1, 2, 2, 1},
                       resume_usecase{"lp_coop_p3", task_kind::link_prediction,
@@ -348,6 +363,18 @@ TEST(CheckpointFiles, ResumeRefusesAChangedConfigNamingTheField) {
         [&] { check_resumable(run_identity(ds, a), run_identity(ds, c), "m.json"); });
     EXPECT_NE(why.find("cannot resume: " + change.first + " is"), std::string::npos) << why;
   }
+  // --drop-last changes the epoch's batches; it is recorded only when set, so a checkpoint of
+  // a run without it (or written before it existed) resumes a run without it.
+  train_config dropping = a;
+  dropping.drop_last = true;
+  EXPECT_FALSE(run_identity(ds, a).contains("--drop-last"));
+  auto why_drop = test::error_of(
+      [&] { check_resumable(run_identity(ds, a), run_identity(ds, dropping), "m.json"); });
+  EXPECT_NE(why_drop.find("does not record --drop-last"), std::string::npos) << why_drop;
+  why_drop = test::error_of(
+      [&] { check_resumable(run_identity(ds, dropping), run_identity(ds, a), "m.json"); });
+  EXPECT_NE(why_drop.find("--drop-last is true in the checkpoint, unset"), std::string::npos)
+      << why_drop;
   dataset other = ds;
   other.name = "other";
   auto const why = test::error_of(

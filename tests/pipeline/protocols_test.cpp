@@ -61,24 +61,6 @@ step_result run_step(const protocol_usecase& u, minibatch_mode mode, int P) {
   return test::run_protocol_step(make_cfg(u, mode, P));
 }
 
-void expect_same_model_outputs(const step_result& a, const step_result& ref) {
-  ASSERT_EQ(a.logits.size(), ref.logits.size());
-  for (auto const& [v, row] : ref.logits) {
-    auto const& other = a.logits.at(v);
-    for (std::size_t j = 0; j < row.size(); ++j) {
-      EXPECT_NEAR(other[j], row[j], 1e-5f) << "logit of vertex " << v << " column " << j;
-    }
-  }
-  ASSERT_EQ(a.grads.size(), ref.grads.size());
-  float scale = 0;
-  for (float g : ref.grads) scale = std::max(scale, std::abs(g));
-  ASSERT_GT(scale, 0.0f) << "reference gradient is all zeros";
-  for (std::size_t i = 0; i < ref.grads.size(); ++i) {
-    EXPECT_NEAR(a.grads[i], ref.grads[i], 1e-4f * scale) << "gradient element " << i;
-  }
-  EXPECT_NEAR(a.loss, ref.loss, 1e-5 * std::max(1.0, std::abs(ref.loss)));
-}
-
 class ProtocolTest : public ::testing::TestWithParam<protocol_usecase> {};
 
 TEST_P(ProtocolTest, CooperativeEqualsSinglePe) {
@@ -93,7 +75,7 @@ TEST_P(ProtocolTest, CooperativeEqualsSinglePe) {
       EXPECT_EQ(coop.edges[l].size(), as_set(coop.edges[l]).size())
           << "layer " << l << ": an edge was sampled by two PEs";
     }
-    expect_same_model_outputs(coop, ref);
+    test::expect_same_outputs(coop, ref);
   }
 }
 
@@ -102,7 +84,7 @@ TEST_P(ProtocolTest, IndependentP1EqualsCooperativeP1) {
   auto const ind = run_step(u, minibatch_mode::independent, 1);
   auto const coop = run_step(u, minibatch_mode::cooperative, 1);
   for (std::size_t l = 0; l < u.fanouts.size(); ++l) EXPECT_EQ(ind.edges[l], coop.edges[l]);
-  expect_same_model_outputs(coop, ind);
+  test::expect_same_outputs(coop, ind);
   EXPECT_EQ(ind.work.sampled_edges, coop.work.sampled_edges);
   EXPECT_EQ(ind.work.sampled_vertices, coop.work.sampled_vertices);
   EXPECT_EQ(ind.work.feature_rows, coop.work.feature_rows);
@@ -124,7 +106,7 @@ TEST_P(ProtocolTest, IndependentDoesAtLeastTheCooperativeWork) {
     for (std::size_t l = 0; l < u.fanouts.size(); ++l) {
       EXPECT_EQ(as_set(ind.edges[l]), as_set(coop.edges[l])) << "layer " << l;
     }
-    expect_same_model_outputs(ind, coop);
+    test::expect_same_outputs(ind, coop);
   }
 }
 

@@ -62,9 +62,9 @@ std::vector<float> replica_weights(const trainer& tr, int p) {
   return {v.begin(), v.end()};
 }
 
-/// Global batch `b` of epoch 1.
+/// Global batch `b` of epoch 1, full (wrapping around the epoch's end).
 std::vector<vid_t> batch_of(const trainer& tr, std::int64_t b) {
-  return tr.cyclic_batch(tr.epoch_order(1), b);
+  return epoch_batch(tr.epoch_order(1), tr.config().batch_size, b, true);
 }
 
 class TrainerHooks : public ::testing::TestWithParam<hooks_usecase> {};
@@ -200,7 +200,7 @@ TEST_P(GgsIdentity, TwoPesEqualTwoOnePeRanksOnTheHalves) {
   trainer rank0(f.ds, f.g, one), rank1(f.ds, f.g, one);
   ASSERT_EQ(rank0.parameters(), global.parameters()) << "replicas start from different weights";
 
-  auto const batch = global.cyclic_batch(global.epoch_order(1), 0);
+  auto const batch = global.epoch_batch(global.epoch_order(1), 0);
   ASSERT_EQ(batch.size(), 36U);
   std::uint32_t const index = 9;
   std::span<const vid_t> const all(batch);

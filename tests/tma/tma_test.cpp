@@ -206,29 +206,34 @@ TEST(TmaWorkers, LlcgCorrectionIsExactlySStepsOfTheServersOptimizer) {
 
 TEST(TmaWorkers, SlicedTrainersStepThroughTheSameGlobalBatches) {
   auto const& f = test::link_data();
-  train_config cfg = small_cfg();
-  cfg.batch_size = 10;
-  int const M = 3;
-  // The order the slices come from: one trainer's epoch order (keyed by the seed only).
-  trainer ref(f.ds, f.g, cfg);
-  auto const order = ref.epoch_order(1);
-  auto const n = static_cast<std::int64_t>(order.size());
-  std::int64_t const G = M * cfg.batch_size;
-  std::int64_t const nb = (n + G - 1) / G;
-  std::vector<std::unique_ptr<runtime_trainer>> ts;
-  for (int m = 0; m < M; ++m)
-    ts.push_back(std::make_unique<runtime_trainer>(f.ds, f.g, cfg, m, M, 1));
-  std::int64_t steps = 0;
-  while (!ts[0]->done()) {
-    for (auto& t : ts) {
-      EXPECT_FALSE(t->done());
-      t->compute_gradients();
+  for (bool drop : {false, true}) {
+    SCOPED_TRACE(drop ? "drop_last" : "short tail");
+    train_config cfg = small_cfg();
+    cfg.batch_size = 10;
+    cfg.drop_last = drop;
+    int const M = 3;
+    // The order the slices come from: one trainer's epoch order (keyed by the seed only).
+    trainer ref(f.ds, f.g, cfg);
+    auto const order = ref.epoch_order(1);
+    auto const n = static_cast<std::int64_t>(order.size());
+    std::int64_t const G = M * cfg.batch_size;
+    ASSERT_NE(n % G, 0) << "the case needs a short last global batch";
+    std::int64_t const nb = drop ? n / G : (n + G - 1) / G;
+    std::vector<std::unique_ptr<runtime_trainer>> ts;
+    for (int m = 0; m < M; ++m)
+      ts.push_back(std::make_unique<runtime_trainer>(f.ds, f.g, cfg, m, M, 1));
+    std::int64_t steps = 0;
+    while (!ts[0]->done()) {
+      for (auto& t : ts) {
+        EXPECT_FALSE(t->done());
+        t->compute_gradients();
+      }
+      ++steps;
     }
-    ++steps;
+    for (auto& t : ts) EXPECT_TRUE(t->done());
+    EXPECT_EQ(steps, nb);  // every trainer steps through the same global batches
+    EXPECT_THROW(runtime_trainer(f.ds, f.g, cfg, 3, 3, 0), logic_error);
   }
-  for (auto& t : ts) EXPECT_TRUE(t->done());
-  EXPECT_EQ(steps, nb);  // every trainer steps through the same global batches
-  EXPECT_THROW(runtime_trainer(f.ds, f.g, cfg, 3, 3, 0), logic_error);
 }
 
 }  // namespace

@@ -36,5 +36,17 @@ TEST(TrainCommand, AutoFallsBackToTheHostWithoutADevice) {
   EXPECT_EQ(run_train({"train", "--epochs", "0", "--pes", "2", "--no-progress", "--quiet"}), "");
 }
 
+TEST(TrainCommand, DropLastReachesTheTrainer) {
+  // The bundled Cora has 140 training vertices: a batch of 200 holds a short tail only.
+  auto const why = run_train({"train", "--backend", "host", "--pes", "1", "--batch-size", "200",
+                              "--drop-last", "--epochs", "0", "--no-progress", "--quiet"});
+  EXPECT_NE(why.find("--drop-last with --batch-size 200 above the 140 training vertices"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(run_train({"train", "--backend", "host", "--pes", "1", "--batch-size", "200",
+                       "--epochs", "0", "--no-progress", "--quiet"}),
+            "");
+}
+
 }  // namespace
 }  // namespace coopgnn

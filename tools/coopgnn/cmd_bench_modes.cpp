@@ -162,8 +162,9 @@ void add_bench_export_command(CLI::App& bench) {
   auto a = std::make_shared<args>();
   auto* cmd = bench.add_subcommand(
       "export-blocks",
-      "Write sampled blocks, input features, labels, weights and coopgnn's logits as .npy and "
-      "time coopgnn's forward + backward on them (input of bench/pyg_baseline.py).");
+      "Write sampled blocks, input features, labels, weights, coopgnn's logits and weight "
+      "gradients as .npy and time coopgnn's forward + backward on them (input of "
+      "bench/pyg_baseline.py).");
   cmd->add_option("--dataset", a->dataset, "Dataset directory (default: the bundled Cora)");
   cmd->add_option("--sampler", a->sampler, "ns or labor")
       ->check(CLI::IsMember({"ns", "labor"}))
@@ -175,6 +176,11 @@ void add_bench_export_command(CLI::App& bench) {
   cmd->add_option("--batches", a->opt.batches, "Batches to export")->capture_default_str();
   cmd->add_option("--repeats", a->opt.repeats, "Timed forward+backward repetitions per batch")
       ->capture_default_str();
+  cmd->add_option("--warmup", a->opt.warmup, "Untimed repetitions per batch before the timed ones")
+      ->capture_default_str();
+  cmd->add_flag("--input-grad", a->opt.input_grad,
+                "Also compute the input features' gradient dL/dx in the first layer's backward "
+                "(and write it as x_grad.npy); default: skipped, as the trainer does");
   cmd->add_option("--model", a->opt.model, "sage or gcn")
       ->check(CLI::IsMember({"sage", "gcn"}))
       ->capture_default_str();

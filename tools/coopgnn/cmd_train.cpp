@@ -146,6 +146,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->capture_default_str();
   cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
       ->capture_default_str();
+  cmd->add_flag("--drop-last", o.cfg.drop_last,
+                "Train floor(|train| / B) full batches per epoch, dropping the short last one "
+                "(default: ceil(|train| / B) batches, the last one short, as DGL's and PyG's "
+                "loaders do)");
   cmd->add_option("--backend", o.backend,
                   "Where the model, feature loading and the row exchanges run: host, cuda, "
                   "auto (cuda when a GPU is visible and the build has CUDA, else host), or "
