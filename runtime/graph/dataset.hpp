@@ -3,6 +3,7 @@
 // arrays.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -50,8 +51,47 @@ struct link_task {
   [[nodiscard]] bool user_item() const { return item_end > item_begin; }
 };
 
-/// A homogeneous graph with node features, labels and a train/validation/test split, and
-/// optionally a link-prediction task.
+/// The types of a heterogeneous graph (DGL GraphBolt's typed OnDiskDataset layout: node types,
+/// edge types "src_type:relation:dst_type", typed features and typed item sets), laid over the
+/// dataset's one global id space as GraphBolt's FusedCSCSamplingGraph does: node type t holds the
+/// global ids [node_offsets[t], node_offsets[t + 1]) in metadata.yaml order, and a type's local id
+/// i is global id node_offsets[t] + i. dataset::src/dst hold global ids; edge_type[e] is the
+/// relation of edge e.
+struct hetero_schema {
+  std::vector<std::string> node_types;     ///< [T] distinct names, metadata order
+  std::vector<vid_t> node_offsets;         ///< [T + 1] ascending, node_offsets[T] = |V|
+  std::vector<std::string> edge_types;     ///< [R] distinct "src_type:relation:dst_type"
+  std::vector<std::int32_t> edge_type;     ///< [E] relation index in [0, R) of each edge
+  std::vector<matrix<float>> features;     ///< [T] input features of type t, [count_t, F_t] float32
+                                           ///< (0 x 0: the type has none)
+  std::vector<std::string> feature_names;  ///< [T] their names in feature_data ("" = none)
+  /// The node type of the node-classification task's seeds ("" when there is none); labels of
+  /// vertices of other types are -1.
+  std::string target_type;
+
+  [[nodiscard]] std::int64_t num_node_types() const {
+    return static_cast<std::int64_t>(node_types.size());
+  }
+  /// Vertices of type t. @pre 0 <= t < T
+  [[nodiscard]] vid_t count(std::int64_t t) const {
+    return node_offsets[static_cast<std::size_t>(t) + 1] -
+           node_offsets[static_cast<std::size_t>(t)];
+  }
+  /// The index of node type `name`, or -1.
+  [[nodiscard]] std::int64_t node_type_index(std::string_view name) const;
+  /// The index of edge type `name` ("src:relation:dst"), or -1.
+  [[nodiscard]] std::int64_t edge_type_index(std::string_view name) const;
+  /// The node type of global id v (binary search). @pre 0 <= v < |V|
+  [[nodiscard]] std::int64_t type_of(vid_t v) const;
+};
+
+/// Splits "src_type:relation:dst_type" into its three parts.
+/// @throws io_error "WHAT: edge type 'X' must be 'src_type:relation:dst_type'" otherwise
+///         (two colons, three non-empty parts).
+std::array<std::string, 3> split_edge_type(std::string_view type, std::string_view what);
+
+/// A graph with node features, labels and a train/validation/test split, and optionally a
+/// link-prediction task; homogeneous unless `hetero` is set.
 /// The edge list is directed as stored: an undirected graph holds both directions.
 struct dataset {
   std::string name;
@@ -80,6 +120,9 @@ struct dataset {
   std::string task_name;
   bool link_first = false;
   std::vector<std::string> notes;
+  /// The node and edge types of a heterogeneous graph (dataset_read_options::heterogeneous);
+  /// `features` is then empty (each type's input features are in hetero->features).
+  std::optional<hetero_schema> hetero;
 
   [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
   /// F: the loaded features' width, else feature_cols (features left in their file).
@@ -105,6 +148,10 @@ struct dataset_read_options {
   /// and the first link-prediction task; one that cannot be read is skipped (dataset::notes)
   /// when another can.
   std::string task;
+  /// Whether a heterogeneous graph (several node or edge types) is read (into dataset::hetero):
+  /// false (the default) refuses one with an io_error saying which commands take it, since
+  /// training does not model node and edge types yet.
+  bool heterogeneous = false;
 };
 
 /// Reads a dataset directory (metadata.yaml + arrays), validating every array against the

@@ -1,6 +1,8 @@
 // read_dataset / write_dataset / validate_dataset (runtime/graph/dataset.hpp) for homogeneous
 // graphs in DGL GraphBolt's OnDiskDataset layout (metadata.hpp).
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <limits>
@@ -131,6 +133,10 @@ struct label_merge {
   std::optional<std::int64_t> num_classes;
 };
 
+std::vector<vid_t> read_one_item_set(const fs::path& dir, const item_set_meta& s,
+                                     const std::string& key, label_merge& lm, vid_t offset,
+                                     vid_t count);
+
 /// One train/validation/test set of a node-classification task.
 std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set_meta>& sets,
                                  const std::string& key, label_merge& lm) {
@@ -142,13 +148,21 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
         "supported yet",
         (dir / kMetadataFile).string(), key, sets.size());
   }
-  const item_set_meta& s = sets[0];
+  return read_one_item_set(dir, sets[0], key + "[0]", lm, 0, lm.n);
+}
+
+/// One item set of a node-classification set, whose seeds are ids of a node type holding the
+/// global ids [offset, offset + count): the seeds (global ids) and their labels merged into lm.
+std::vector<vid_t> read_one_item_set(const fs::path& dir, const item_set_meta& s,
+                                     const std::string& key, label_merge& lm, vid_t offset,
+                                     vid_t count) {
+  std::vector<vid_t> seeds;
   std::optional<std::string> seeds_file;
   std::optional<std::string> labels_file;
   std::string labels_format;
   for (std::size_t j = 0; j < s.data.size(); ++j) {
     const item_data_meta& d = s.data[j];
-    std::string const dkey = fmt::format("{}[0].data[{}].path", key, j);
+    std::string const dkey = fmt::format("{}.data[{}].path", key, j);
     fs::path const p = data_file(dir, d.path, dkey);
     std::string const nm = d.name.value_or("seeds");
     if (nm == "seeds" || nm == "seed_nodes") {  // node_pairs: a link task (classify_task)
@@ -161,7 +175,8 @@ std::vector<vid_t> read_item_set(const fs::path& dir, const std::vector<item_set
             p.string(), format_npy_shape(a.shape), key.substr(0, key.find('.')));
       }
       seeds = as_column(std::move(a), p.string(), "seeds");
-      check_ids(seeds, lm.n, p.string(), "seed");
+      check_ids(seeds, count, p.string(), "seed");
+      for (vid_t& v : seeds) v += offset;
     } else if (nm == "labels") {
       labels_file = p.string();
       labels_format = d.format;
@@ -568,6 +583,253 @@ task_choice choose_tasks(const fs::path& dir, const dataset_metadata& meta,
       kind ? fmt::format(" and no readable {} task", want) : std::string(), task_names(meta));
 }
 
+/// The heterogeneous form of read_dataset (dataset_read_options::heterogeneous): node types laid
+/// over one global id space in metadata order (hetero_schema), every edge type read with its
+/// local ids shifted to global ones, each type's input feature (opt.feature, default "feat")
+/// where the type has it, and one node-classification task whose item sets all hold seeds of
+/// one node type. Link-prediction tasks on typed graphs are refused (not supported yet).
+dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
+                    const dataset_read_options& opt) {
+  std::string const meta_name = (dir / kMetadataFile).string();
+  dataset ds;
+  ds.name = meta.dataset_name;
+  hetero_schema h;
+  h.node_offsets.push_back(0);
+  for (std::size_t t = 0; t < meta.nodes.size(); ++t) {
+    const node_meta& nm = meta.nodes[t];
+    if (!nm.type || nm.type->empty()) {
+      COOPGNN_IO_FAIL("{}: graph.nodes[{}] has no type: a graph with several node types names each",
+                      meta_name, t);
+    }
+    if (h.node_type_index(*nm.type) >= 0) {
+      COOPGNN_IO_FAIL("{}: graph.nodes[{}]: node type '{}' appears twice", meta_name, t, *nm.type);
+    }
+    h.node_types.push_back(*nm.type);
+    vid_t const total = h.node_offsets.back();
+    if (nm.num > std::numeric_limits<vid_t>::max() - total) {
+      COOPGNN_IO_FAIL("{}: graph.nodes: the node counts overflow int64", meta_name);
+    }
+    h.node_offsets.push_back(total + nm.num);
+  }
+  vid_t const n = h.node_offsets.back();
+  if (n == 0) {
+    COOPGNN_IO_FAIL("{}: empty graph: every node type has num 0 (a dataset needs a node)",
+                    meta_name);
+  }
+  check_declared_nodes(meta_name, "the sum of graph.nodes[*].num", n);
+  ds.num_nodes = n;
+
+  // ---- edges, one file per edge type
+  std::vector<std::int64_t> edges_of_type;
+  for (std::size_t r = 0; r < meta.edges.size(); ++r) {
+    const edge_meta& em = meta.edges[r];
+    std::string const key = fmt::format("graph.edges[{}]", r);
+    if (!em.type) {
+      COOPGNN_IO_FAIL(
+          "{}: {} has no type: a heterogeneous graph types every edge set as "
+          "'src_type:relation:dst_type'",
+          meta_name, key);
+    }
+    auto const parts = split_edge_type(*em.type, fmt::format("{}: {}.type", meta_name, key));
+    std::int64_t const st = h.node_type_index(parts[0]);
+    std::int64_t const dt = h.node_type_index(parts[2]);
+    if (st < 0 || dt < 0) {
+      COOPGNN_IO_FAIL("{}: {}.type '{}': node type '{}' is not in graph.nodes", meta_name, key,
+                      *em.type, st < 0 ? parts[0] : parts[2]);
+    }
+    if (h.edge_type_index(*em.type) >= 0) {
+      COOPGNN_IO_FAIL("{}: {}: edge type '{}' appears twice", meta_name, key, *em.type);
+    }
+    h.edge_types.push_back(*em.type);
+    fs::path const epath = data_file(dir, em.path, key + ".path");
+    std::vector<vid_t> src;
+    std::vector<vid_t> dst;
+    if (em.format == "numpy") {
+      auto a = read_npy<std::int64_t>(epath);
+      if (a.rank() != 2 || a.shape[0] != 2) {
+        COOPGNN_IO_FAIL(
+            "{}: edges must have shape (2, E) (row 0 sources, row 1 destinations), "
+            "found {}",
+            epath.string(), format_npy_shape(a.shape));
+      }
+      auto const e = static_cast<std::ptrdiff_t>(a.shape[1]);
+      src.assign(a.data.begin(), a.data.begin() + e);
+      dst.assign(a.data.begin() + e, a.data.end());
+    } else {
+      read_csv_edges(epath, src, dst);
+    }
+    check_ids(
+        src, h.count(st), epath.string(),
+        fmt::format("'{}' edge source (a local id of type '{}')", *em.type, parts[0]).c_str());
+    check_ids(
+        dst, h.count(dt), epath.string(),
+        fmt::format("'{}' edge destination (a local id of type '{}')", *em.type, parts[2]).c_str());
+    vid_t const so = h.node_offsets[static_cast<std::size_t>(st)];
+    vid_t const d_off = h.node_offsets[static_cast<std::size_t>(dt)];
+    for (std::size_t e = 0; e < src.size(); ++e) {
+      ds.src.push_back(src[e] + so);
+      ds.dst.push_back(dst[e] + d_off);
+      h.edge_type.push_back(static_cast<std::int32_t>(r));
+    }
+    edges_of_type.push_back(static_cast<std::int64_t>(src.size()));
+  }
+
+  // ---- features: every one checked against its type's count; per node type one input feature
+  std::string const want = opt.feature.empty() ? "feat" : opt.feature;
+  h.features.resize(h.node_types.size());
+  h.feature_names.resize(h.node_types.size());
+  std::vector<std::optional<std::size_t>> label_of(h.node_types.size());
+  bool found_input = false;
+  for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
+    const feature_meta& f = meta.feature_data[i];
+    std::string const key = fmt::format("feature_data[{}]", i);
+    if (!f.type) {
+      COOPGNN_IO_FAIL(
+          "{}: {} ('{}') has no type: features of a heterogeneous graph name their "
+          "node or edge type",
+          meta_name, key, f.name);
+    }
+    std::int64_t rows_wanted = 0;
+    std::int64_t t = -1;
+    if (f.domain == "node") {
+      t = h.node_type_index(*f.type);
+      if (t < 0) {
+        COOPGNN_IO_FAIL("{}: {}.type '{}' is not a node type of graph.nodes", meta_name, key,
+                        *f.type);
+      }
+      rows_wanted = h.count(t);
+    } else {
+      std::int64_t const r = h.edge_type_index(*f.type);
+      if (r < 0) {
+        COOPGNN_IO_FAIL("{}: {}.type '{}' is not an edge type of graph.edges", meta_name, key,
+                        *f.type);
+      }
+      rows_wanted = edges_of_type[static_cast<std::size_t>(r)];
+    }
+    fs::path const p = data_file(dir, f.path, key + ".path");
+    npy_header const hd = array_header(p, f.format);
+    std::int64_t const rows = hd.shape.empty() ? 1 : hd.shape[0];
+    if (rows != rows_wanted) {
+      COOPGNN_IO_FAIL("{}: {} feature '{}' of type '{}' has {} rows (shape {}) but the type has {}",
+                      p.string(), f.domain, f.name, *f.type, rows, format_npy_shape(hd.shape),
+                      rows_wanted);
+    }
+    if (f.domain != "node") continue;
+    auto const ti = static_cast<std::size_t>(t);
+    if (f.name == "label") label_of[ti] = i;
+    if (f.name != want) continue;
+    if (hd.shape.empty() || hd.shape.size() > 2) {
+      COOPGNN_IO_FAIL("{}: node features must be 1-D or 2-D, found shape {}", p.string(),
+                      format_npy_shape(hd.shape));
+    }
+    std::int64_t const cols = hd.shape.size() == 2 ? hd.shape[1] : 1;
+    if (!opt.load_features) {
+      COOPGNN_IO_FAIL(
+          "{}: the features of a heterogeneous graph are read into memory "
+          "(--feature-storage memory); memory-mapped typed features are not supported",
+          p.string());
+    }
+    h.features[ti] = matrix<float>(h.count(t), cols, read_array<float>(p, f.format).data);
+    h.feature_names[ti] = f.name;
+    found_input = true;
+  }
+  if (!opt.feature.empty() && !found_input) {
+    COOPGNN_IO_FAIL("{}: no node type has a feature named '{}' (--feature)", meta_name,
+                    opt.feature);
+  }
+  for (std::size_t t = 0; t < h.node_types.size(); ++t) {
+    if (h.feature_names[t].empty() && h.count(static_cast<std::int64_t>(t)) > 0) {
+      ds.notes.push_back(
+          fmt::format("node type '{}' has no feature named '{}': its {} vertices "
+                      "have no input features",
+                      h.node_types[t], want, h.count(static_cast<std::int64_t>(t))));
+    }
+  }
+
+  // ---- the node-classification task (link-prediction tasks on typed graphs: not yet)
+  task_choice const choice = choose_tasks(dir, meta, opt.task);
+  if (choice.lp) {
+    std::string const msg = fmt::format(
+        "{}: tasks[{}] '{}' is a link-prediction task on a heterogeneous graph: not supported yet",
+        meta_name, *choice.lp, meta.tasks[*choice.lp].name);
+    if (!choice.by_default || !choice.nc) COOPGNN_IO_FAIL("{}", msg);
+    ds.notes.push_back(fmt::format("skipped a task that cannot be read: {}", msg));
+  }
+  for (const auto& e : choice.skipped) {
+    ds.notes.push_back(fmt::format("skipped a task that cannot be read: {}", e));
+  }
+  if (choice.nc) {
+    const task_meta& t = meta.tasks[*choice.nc];
+    std::string const tkey = fmt::format("tasks[{}]", *choice.nc);
+    label_merge lm{ds.labels, n, t.num_classes};
+    std::vector<vid_t>* out[3] = {&ds.train, &ds.valid, &ds.test};
+    const std::vector<item_set_meta>* sets[3] = {&t.train_set, &t.validation_set, &t.test_set};
+    const char* keys[3] = {"train_set", "validation_set", "test_set"};
+    for (int k = 0; k < 3; ++k) {
+      for (std::size_t j = 0; j < sets[k]->size(); ++j) {
+        const item_set_meta& set = (*sets[k])[j];
+        std::string const key = fmt::format("{}.{}[{}]", tkey, keys[k], j);
+        if (!set.type) {
+          COOPGNN_IO_FAIL(
+              "{}: {} has no type: item sets of a heterogeneous graph name the node "
+              "type of their seeds",
+              meta_name, key);
+        }
+        std::int64_t const ty = h.node_type_index(*set.type);
+        if (ty < 0) {
+          COOPGNN_IO_FAIL("{}: {}.type '{}' is not a node type of graph.nodes", meta_name, key,
+                          *set.type);
+        }
+        if (h.target_type.empty()) h.target_type = *set.type;
+        if (*set.type != h.target_type) {
+          COOPGNN_IO_FAIL(
+              "{}: {} holds seeds of type '{}' but earlier sets hold '{}': node "
+              "classification over several node types is not supported",
+              meta_name, key, *set.type, h.target_type);
+        }
+        auto part = read_one_item_set(dir, set, key, lm,
+                                      h.node_offsets[static_cast<std::size_t>(ty)], h.count(ty));
+        out[k]->insert(out[k]->end(), part.begin(), part.end());
+      }
+    }
+    std::int64_t const target = h.target_type.empty() ? -1 : h.node_type_index(h.target_type);
+    if (target >= 0 && label_of[static_cast<std::size_t>(target)]) {
+      // The target type's 'label' feature ([count], -1 = unknown), merged with the sets' labels.
+      const feature_meta& f = meta.feature_data[*label_of[static_cast<std::size_t>(target)]];
+      fs::path const p = dir / f.path;
+      std::vector<std::int64_t> const lab =
+          as_column(read_array<std::int64_t>(p, f.format), p.string(), "the 'label' node feature");
+      if (ds.labels.empty()) ds.labels.assign(static_cast<std::size_t>(n), -1);
+      vid_t const off = h.node_offsets[static_cast<std::size_t>(target)];
+      for (std::size_t i = 0; i < lab.size(); ++i) {
+        if (lab[i] < -1 || (t.num_classes && lab[i] >= *t.num_classes)) {
+          COOPGNN_IO_FAIL(
+              "{}: label index {} = {} is out of range: labels must be in [0, {}) or "
+              "-1 for unknown",
+              p.string(), i, lab[i], t.num_classes ? fmt::to_string(*t.num_classes) : "C");
+        }
+        std::int64_t& slot = ds.labels[static_cast<std::size_t>(off) + i];
+        if (lab[i] >= 0 && slot >= 0 && slot != lab[i]) {
+          COOPGNN_IO_FAIL("{}: label index {} = {} conflicts with the label {} of the task's sets",
+                          p.string(), i, lab[i], slot);
+        }
+        if (lab[i] >= 0) slot = lab[i];
+      }
+    }
+    if (t.num_classes) {
+      ds.num_classes = *t.num_classes;
+    } else if (!ds.labels.empty()) {
+      std::int64_t mx = -1;
+      for (std::int64_t l : ds.labels) mx = std::max(mx, l);
+      ds.num_classes = classes_from_max_label(mx, meta_name);
+    }
+    ds.task_name = t.name;
+  }
+  ds.hetero = std::move(h);
+  validate_dataset(ds, dir.string());
+  return ds;
+}
+
 }  // namespace
 
 dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
@@ -584,10 +846,14 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   dataset_metadata const meta = read_metadata(meta_path);
   if (meta.nodes.empty()) COOPGNN_IO_FAIL("{}: graph.nodes is empty", meta_name);
   if (meta.edges.empty()) COOPGNN_IO_FAIL("{}: graph.edges is empty", meta_name);
+  bool const typed = meta.nodes.size() > 1 || meta.edges.size() > 1 ||
+                     (meta.nodes[0].type && meta.edges[0].type &&
+                      meta.edges[0].type->find(':') != std::string::npos);
+  if (typed && opt.heterogeneous) return read_hetero(dir, meta, opt);
   if (meta.nodes.size() > 1 || meta.edges.size() > 1) {
     COOPGNN_IO_FAIL(
-        "{}: {} node types and {} edge types: heterogeneous graphs are not supported "
-        "yet",
+        "{}: {} node types and {} edge types: a heterogeneous graph; `coopgnn info` lists it, "
+        "but training and the other commands do not model node and edge types yet",
         meta_name, meta.nodes.size(), meta.edges.size());
   }
   const node_meta& nm = meta.nodes[0];
@@ -831,6 +1097,11 @@ dataset_contents inspect_dataset(const fs::path& dir) {
   return c;
 }
 
+namespace {
+void validate_hetero(const dataset& ds, const std::string& what);
+void write_hetero(const dataset& ds, const fs::path& dir);
+}  // namespace
+
 void write_dataset(const dataset& ds, const fs::path& dir) {
   try {
     validate_dataset(ds, fmt::format("dataset '{}'", ds.name));
@@ -841,6 +1112,10 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   for (const char* sub : {"edges", "data", "set"}) {
     fs::create_directories(dir / sub, ec);
     if (ec) COOPGNN_IO_FAIL("{}: cannot create directory: {}", (dir / sub).string(), ec.message());
+  }
+  if (ds.hetero) {
+    write_hetero(ds, dir);
+    return;
   }
   dataset_metadata meta;
   meta.dataset_name = ds.name;
@@ -935,6 +1210,212 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   write_metadata(meta, dir / kMetadataFile);
 }
 
+std::int64_t hetero_schema::node_type_index(std::string_view name) const {
+  auto const it = std::find(node_types.begin(), node_types.end(), name);
+  return it == node_types.end() ? -1 : it - node_types.begin();
+}
+
+std::int64_t hetero_schema::edge_type_index(std::string_view name) const {
+  auto const it = std::find(edge_types.begin(), edge_types.end(), name);
+  return it == edge_types.end() ? -1 : it - edge_types.begin();
+}
+
+std::int64_t hetero_schema::type_of(vid_t v) const {
+  auto const it = std::upper_bound(node_offsets.begin(), node_offsets.end(), v);
+  return (it - node_offsets.begin()) - 1;
+}
+
+std::array<std::string, 3> split_edge_type(std::string_view type, std::string_view what) {
+  auto const a = type.find(':');
+  auto const b = a == std::string_view::npos ? a : type.find(':', a + 1);
+  if (a == std::string_view::npos || b == std::string_view::npos ||
+      type.find(':', b + 1) != std::string_view::npos || a == 0 || b == a + 1 ||
+      b + 1 == type.size()) {
+    COOPGNN_IO_FAIL("{}: edge type '{}' must be 'src_type:relation:dst_type'", what, type);
+  }
+  return {std::string(type.substr(0, a)), std::string(type.substr(a + 1, b - a - 1)),
+          std::string(type.substr(b + 1))};
+}
+
+namespace {
+
+/// The hetero_schema invariants of `ds` (validate_dataset).
+void validate_hetero(const dataset& ds, const std::string& what) {
+  const hetero_schema& h = *ds.hetero;
+  std::size_t const t = h.node_types.size();
+  if (t == 0) COOPGNN_IO_FAIL("{}: a heterogeneous graph without node types", what);
+  if (h.node_offsets.size() != t + 1 || h.node_offsets.front() != 0 ||
+      h.node_offsets.back() != ds.num_nodes ||
+      !std::is_sorted(h.node_offsets.begin(), h.node_offsets.end())) {
+    COOPGNN_IO_FAIL("{}: node type offsets must be {} ascending values from 0 to |V| = {}", what,
+                    t + 1, ds.num_nodes);
+  }
+  for (std::size_t i = 0; i < t; ++i) {
+    if (h.node_types[i].empty() ||
+        h.node_type_index(h.node_types[i]) != static_cast<std::int64_t>(i)) {
+      COOPGNN_IO_FAIL("{}: node type {} ('{}') is empty or repeated", what, i, h.node_types[i]);
+    }
+  }
+  std::vector<std::array<std::int64_t, 2>> ends;
+  for (std::size_t r = 0; r < h.edge_types.size(); ++r) {
+    auto const parts = split_edge_type(h.edge_types[r], what);
+    std::int64_t const st = h.node_type_index(parts[0]);
+    std::int64_t const dt = h.node_type_index(parts[2]);
+    if (st < 0 || dt < 0 || h.edge_type_index(h.edge_types[r]) != static_cast<std::int64_t>(r)) {
+      COOPGNN_IO_FAIL("{}: edge type '{}' names an unknown node type or is repeated", what,
+                      h.edge_types[r]);
+    }
+    ends.push_back({st, dt});
+  }
+  if (h.edge_type.size() != ds.src.size()) {
+    COOPGNN_IO_FAIL("{}: {} edge types for {} edges", what, h.edge_type.size(), ds.src.size());
+  }
+  for (std::size_t e = 0; e < ds.src.size(); ++e) {
+    std::int32_t const r = h.edge_type[e];
+    if (r < 0 || static_cast<std::size_t>(r) >= ends.size() ||
+        h.type_of(ds.src[e]) != ends[static_cast<std::size_t>(r)][0] ||
+        h.type_of(ds.dst[e]) != ends[static_cast<std::size_t>(r)][1]) {
+      COOPGNN_IO_FAIL("{}: edge {} ({} -> {}) does not fit its edge type {}", what, e, ds.src[e],
+                      ds.dst[e], r);
+    }
+  }
+  if (h.features.size() != t || h.feature_names.size() != t) {
+    COOPGNN_IO_FAIL("{}: {} typed feature matrices for {} node types", what, h.features.size(), t);
+  }
+  for (std::size_t i = 0; i < t; ++i) {
+    if (h.features[i].rows() != 0 &&
+        h.features[i].rows() != h.count(static_cast<std::int64_t>(i))) {
+      COOPGNN_IO_FAIL("{}: node type '{}' has {} vertices but {} feature rows", what,
+                      h.node_types[i], h.count(static_cast<std::int64_t>(i)), h.features[i].rows());
+    }
+  }
+  if (ds.features.rows() != 0) {
+    COOPGNN_IO_FAIL("{}: a heterogeneous dataset keeps its features per node type", what);
+  }
+  std::int64_t const target = h.target_type.empty() ? -1 : h.node_type_index(h.target_type);
+  if (!h.target_type.empty() && target < 0) {
+    COOPGNN_IO_FAIL("{}: target type '{}' is not a node type", what, h.target_type);
+  }
+  for (const std::vector<vid_t>* split : {&ds.train, &ds.valid, &ds.test}) {
+    for (vid_t v : *split) {
+      if (v >= 0 && v < ds.num_nodes && h.type_of(v) != target) {
+        COOPGNN_IO_FAIL("{}: seed {} is not of the target type '{}'", what, v, h.target_type);
+      }
+    }
+  }
+  for (std::size_t v = 0; v < ds.labels.size(); ++v) {
+    if (ds.labels[v] >= 0 && h.type_of(static_cast<vid_t>(v)) != target) {
+      COOPGNN_IO_FAIL("{}: vertex {} is labelled but not of the target type '{}'", what, v,
+                      h.target_type);
+    }
+  }
+  if (ds.link)
+    COOPGNN_IO_FAIL("{}: link prediction on a heterogeneous graph is not supported", what);
+}
+
+/// A file-name-safe form of a type name: [A-Za-z0-9_-] kept, ':' as "__", every other byte as
+/// _XX (hex). Distinct type names can share a stem only through such escapes; write_hetero
+/// refuses a repeated stem.
+std::string file_stem(std::string_view type) {
+  std::string out;
+  for (unsigned char c : type) {
+    if (c == ':') {
+      out += "__";
+    } else if (std::isalnum(c) != 0 || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("_{:02x}", c);
+    }
+  }
+  return out;
+}
+
+/// write_dataset for a heterogeneous dataset: GraphBolt's typed layout (local ids per type).
+void write_hetero(const dataset& ds, const fs::path& dir) {
+  const hetero_schema& h = *ds.hetero;
+  dataset_metadata meta;
+  meta.dataset_name = ds.name;
+  for (std::size_t t = 0; t < h.node_types.size(); ++t) {
+    meta.nodes.push_back(node_meta{h.node_types[t], h.count(static_cast<std::int64_t>(t))});
+  }
+  for (std::size_t r = 0; r < h.edge_types.size(); ++r) {
+    auto const parts = split_edge_type(h.edge_types[r], ds.name);
+    vid_t const so = h.node_offsets[static_cast<std::size_t>(h.node_type_index(parts[0]))];
+    vid_t const d_off = h.node_offsets[static_cast<std::size_t>(h.node_type_index(parts[2]))];
+    std::vector<std::int64_t> src;
+    std::vector<std::int64_t> dst;
+    for (std::size_t e = 0; e < ds.src.size(); ++e) {
+      if (h.edge_type[e] != static_cast<std::int32_t>(r)) continue;
+      src.push_back(ds.src[e] - so);
+      dst.push_back(ds.dst[e] - d_off);
+    }
+    src.insert(src.end(), dst.begin(), dst.end());
+    std::int64_t const shape[2] = {2, static_cast<std::int64_t>(dst.size())};
+    std::string const rel = fmt::format("edges/{}.npy", file_stem(h.edge_types[r]));
+    for (const edge_meta& other : meta.edges) {
+      if (other.path == rel) {
+        COOPGNN_FAIL("write_dataset: edge types '{}' and '{}' map to one file name {}", *other.type,
+                     h.edge_types[r], rel);
+      }
+    }
+    write_npy(dir / rel, std::span<const std::int64_t>(src), shape);
+    meta.edges.push_back(edge_meta{h.edge_types[r], "numpy", rel});
+  }
+  for (std::size_t t = 0; t < h.node_types.size(); ++t) {
+    const matrix<float>& f = h.features[t];
+    if (f.rows() == 0) continue;
+    std::string const name = h.feature_names[t].empty() ? "feat" : h.feature_names[t];
+    std::string const rel =
+        fmt::format("data/{}_{}.npy", file_stem(h.node_types[t]), file_stem(name));
+    std::int64_t const shape[2] = {f.rows(), f.cols()};
+    write_npy(dir / rel, std::span<const float>(f.values()), shape);
+    meta.feature_data.push_back(feature_meta{"node", h.node_types[t], name, "numpy", true, rel});
+  }
+  if (!ds.labels.empty() && !h.target_type.empty()) {
+    // Every label of the target type (-1 = unknown), also those outside the splits.
+    auto const t = h.node_type_index(h.target_type);
+    vid_t const off = h.node_offsets[static_cast<std::size_t>(t)];
+    std::vector<std::int64_t> const lab(ds.labels.begin() + off,
+                                        ds.labels.begin() + off + h.count(t));
+    std::string const rel = fmt::format("data/{}_label.npy", file_stem(h.target_type));
+    std::int64_t const shape[1] = {h.count(t)};
+    write_npy(dir / rel, std::span<const std::int64_t>(lab), shape);
+    meta.feature_data.push_back(feature_meta{"node", h.target_type, "label", "numpy", true, rel});
+  }
+  if (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty()) {
+    task_meta task;
+    task.name = ds.task_name.empty() ? "node_classification" : ds.task_name;
+    if (ds.num_classes > 0) task.num_classes = ds.num_classes;
+    vid_t const off = h.node_offsets[static_cast<std::size_t>(h.node_type_index(h.target_type))];
+    auto write_set = [&](const std::vector<vid_t>& seeds, const char* stem) {
+      std::vector<item_set_meta> sets;
+      if (seeds.empty()) return sets;
+      item_set_meta s;
+      s.type = h.target_type;
+      std::vector<std::int64_t> local(seeds.size());
+      for (std::size_t i = 0; i < seeds.size(); ++i) local[i] = seeds[i] - off;
+      std::int64_t const shape[1] = {static_cast<std::int64_t>(seeds.size())};
+      write_item(dir, s, "seeds", fmt::format("set/{}_seeds.npy", stem), local, shape);
+      if (!ds.labels.empty()) {
+        std::vector<std::int64_t> lab(seeds.size());
+        for (std::size_t i = 0; i < seeds.size(); ++i) {
+          lab[i] = ds.labels[static_cast<std::size_t>(seeds[i])];
+        }
+        write_item(dir, s, "labels", fmt::format("set/{}_labels.npy", stem), lab, shape);
+      }
+      sets.push_back(std::move(s));
+      return sets;
+    };
+    task.train_set = write_set(ds.train, "train");
+    task.validation_set = write_set(ds.valid, "valid");
+    task.test_set = write_set(ds.test, "test");
+    meta.tasks.push_back(std::move(task));
+  }
+  write_metadata(meta, dir / kMetadataFile);
+}
+
+}  // namespace
+
 std::int64_t classes_from_max_label(std::int64_t max_label, std::string_view what) {
   constexpr std::int64_t kMaxClassId = std::numeric_limits<std::int32_t>::max() - 1;
   if (max_label > kMaxClassId) {
@@ -985,6 +1466,7 @@ void validate_dataset(const dataset& ds, const std::string& what) {
     }
   }
   if (ds.num_classes < 0) COOPGNN_IO_FAIL("{}: negative num_classes {}", what, ds.num_classes);
+  if (ds.hetero) validate_hetero(ds, what);
   if (ds.link) {
     const link_task& lt = *ds.link;
     for (auto [s, key] : {std::pair{&lt.train, "link.train"}, std::pair{&lt.valid, "link.valid"},

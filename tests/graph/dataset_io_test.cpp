@@ -403,7 +403,8 @@ TEST_F(DatasetIoErrors, SplitsOverlap) {
 TEST_F(DatasetIoErrors, HeterogeneousGraph) {
   replace_in_file(d / "metadata.yaml", "  nodes:\n    - num: 5",
                   "  nodes:\n    - type: a\n      num: 5\n    - type: b\n      num: 2");
-  EXPECT_THAT(read_error(), HasSubstr("heterogeneous graphs are not supported yet"));
+  EXPECT_THAT(read_error(), HasSubstr("2 node types and 1 edge types: a heterogeneous graph; "
+                                      "`coopgnn info` lists it"));
 }
 
 TEST_F(DatasetIoErrors, PreprocessedGraphBoltMetadata) {

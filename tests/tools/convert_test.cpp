@@ -14,6 +14,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -773,8 +774,137 @@ TEST(ConvertMusae, RejectionsNameTheFile) {
   EXPECT_THAT(err(), HasSubstr("several files NAME_features.json (a_features.json, "
                                "b_features.json)"));
   EXPECT_THAT(error_of([&] { (void)convert_dataset("csv", dir, {}); }),
-              HasSubstr("expected ogb, snap, npz, lightgcn or musae"));
+              HasSubstr("expected ogb, snap, npz, lightgcn, musae or heco"));
 }
 
+// ---- HeCo (heterogeneous) -------------------------------------------------------------------
+
+/// A HeCo directory with 4 papers, 3 authors, 2 subjects; paper features = kDense's rows padded
+/// to 4 papers (CSR members as scipy.sparse.save_npz writes them).
+void write_tiny_heco(const fs::path& d) {
+  write_text(d / "pa.txt", "0\t0\n0\t1\n1\t1\n2\t2\n3\t0\n1\t1\n");  // (1, 1) twice
+  write_text(d / "ps.txt", "0\t0\n1\t1\n2\t1\n3\t0\n");
+  std::vector<double> const labels = {0, 1, 2, 1};
+  write_text(d / "labels.npy", npy_of("<f8", "(4,)", labels));
+  // 4 x 4: rows 0..2 = kDense, row 3 = [0 0 5 0].
+  std::vector<std::int64_t> const shape = {4, 4};
+  std::vector<std::int32_t> const indptr = {0, 1, 3, 3, 4};
+  std::vector<std::int32_t> const indices = {1, 0, 3, 2};
+  std::vector<double> const data = {1.5, 2, 3, 5};
+  write_zip(d / "p_feat.npz", {{"indices.npy", npy_of("<i4", "(4,)", indices)},
+                               {"indptr.npy", npy_of("<i4", "(5,)", indptr)},
+                               {"format.npy", npy_bytes_string("csr")},
+                               {"shape.npy", npy_of("<i8", "(2,)", shape)},
+                               {"data.npy", npy_of("<f8", "(4,)", data)}});
+  for (const char* k : {"20", "40", "60"}) {
+    write_text(d / (std::string("train_") + k + ".npy"),
+               npy_of("<i8", "(2,)", std::vector<std::int64_t>{0, 3}));
+    write_text(d / (std::string("val_") + k + ".npy"),
+               npy_of("<i8", "(1,)", std::vector<std::int64_t>{1}));
+    write_text(d / (std::string("test_") + k + ".npy"),
+               npy_of("<i8", "(1,)", std::vector<std::int64_t>{2}));
+  }
+}
+
+TEST(ConvertHeco, TypesRelationsBothWaysFeaturesAndSplit) {
+  temp_dir d;
+  write_tiny_heco(d.path());
+  convert_report rep;
+  dataset const ds = convert_heco(d.path(), {}, &rep);
+  ASSERT_TRUE(ds.hetero.has_value());
+  const hetero_schema& h = *ds.hetero;
+  EXPECT_EQ(h.node_types, (std::vector<std::string>{"paper", "author", "subject"}));
+  EXPECT_EQ(h.node_offsets, (std::vector<vid_t>{0, 4, 7, 9}));
+  EXPECT_EQ(ds.num_nodes, 9);
+  // Typed edges as (relation, src, dst) in global ids: authors 4..6, subjects 7..8.
+  std::set<std::tuple<int, vid_t, vid_t>> got;
+  for (std::size_t e = 0; e < ds.src.size(); ++e)
+    got.insert({h.edge_type[e], ds.src[e], ds.dst[e]});
+  std::set<std::tuple<int, vid_t, vid_t>> const want = {
+      {0, 0, 4}, {0, 0, 5}, {0, 1, 5}, {0, 2, 6}, {0, 3, 4},  // paper -> author (dup removed)
+      {1, 4, 0}, {1, 5, 0}, {1, 5, 1}, {1, 6, 2}, {1, 4, 3},  // author -> paper
+      {2, 0, 7}, {2, 1, 8}, {2, 2, 8}, {2, 3, 7},             // paper -> subject
+      {3, 7, 0}, {3, 8, 1}, {3, 8, 2}, {3, 7, 3}};            // subject -> paper
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(ds.num_edges(), 18);
+  EXPECT_EQ(rep.edges.duplicates_removed, 1);
+  ASSERT_EQ(h.features[0].rows(), 4);
+  ASSERT_EQ(h.features[0].cols(), 4);
+  std::vector<float> feat = kDense;
+  feat.insert(feat.end(), {0, 0, 5, 0});
+  EXPECT_EQ(h.features[0].values(), feat);
+  EXPECT_EQ(h.features[1].rows(), 0);
+  EXPECT_EQ(h.target_type, "paper");
+  EXPECT_EQ(ds.num_classes, 3);
+  EXPECT_EQ(ds.train, (std::vector<vid_t>{0, 3}));
+  EXPECT_EQ(ds.labels, (std::vector<std::int64_t>{0, 1, 2, 1, -1, -1, -1, -1, -1}));
+  EXPECT_EQ(ds.task_name, "node_classification_20");
+
+  // Round trip through the typed on-disk layout.
+  write_dataset(ds, d / "out");
+  dataset_read_options ro;
+  ro.heterogeneous = true;
+  dataset const back = read_dataset(d / "out", ro);
+  ASSERT_TRUE(back.hetero.has_value());
+  std::set<std::tuple<int, vid_t, vid_t>> again;
+  for (std::size_t e = 0; e < back.src.size(); ++e) {
+    again.insert({back.hetero->edge_type[e], back.src[e], back.dst[e]});
+  }
+  EXPECT_EQ(again, want);
+  EXPECT_EQ(back.hetero->node_offsets, h.node_offsets);
+  EXPECT_EQ(back.hetero->features[0].values(), feat);
+  EXPECT_EQ(back.labels, ds.labels);
+  EXPECT_EQ(back.train, ds.train);
+  EXPECT_EQ(back.valid, ds.valid);
+  EXPECT_EQ(back.test, ds.test);
+  // Without the flag a typed dataset is refused, saying why.
+  EXPECT_THAT(error_of([&] { (void)read_dataset(d / "out"); }),
+              HasSubstr("3 node types and 4 edge types: a heterogeneous graph"));
+}
+
+TEST(ConvertHeco, BadInputsNameTheFile) {
+  temp_dir d;
+  write_tiny_heco(d.path());
+  convert_options opt;
+  opt.labels_per_class = 30;
+  EXPECT_THAT(error_of([&] { (void)convert_heco(d.path(), opt); }),
+              HasSubstr("--labels-per-class 30: HeCo's splits have 20, 40 or 60"));
+  write_text(d / "pa.txt", "0\t0\n9\t1\n");
+  EXPECT_THAT(error_of([&] { (void)convert_heco(d.path(), {}); }),
+              HasSubstr("pa.txt:2: paper id 9 is out of range: there are 4 papers"));
+  write_text(d / "pa.txt", "0 0 0\n");
+  EXPECT_THAT(error_of([&] { (void)convert_heco(d.path(), {}); }),
+              HasSubstr("pa.txt:1: expected 'paper<TAB>author id', found 3 fields"));
+  write_tiny_heco(d.path());
+  write_text(d / "test_20.npy", npy_of("<i8", "(1,)", std::vector<std::int64_t>{4}));
+  EXPECT_THAT(error_of([&] { (void)convert_heco(d.path(), {}); }),
+              HasSubstr("test_20.npy: index 0 = 4 is not a paper id (there are 4 papers)"));
+  fs::remove(d / "ps.txt");
+  EXPECT_THAT(error_of([&] { (void)convert_heco(d.path(), {}); }),
+              HasSubstr("ps.txt: missing file"));
+}
+
+TEST(ConvertHeco, TheBundledAcmMatchesItsPublishedCounts) {
+  // ../shared/data/acm (HeCo's files); counts from ../shared/data/README.md, not from the code.
+  fs::path const acm = shared_data() / "acm";
+  if (!fs::is_directory(acm)) GTEST_SKIP() << acm << " is not present";
+  dataset const ds = convert_heco(acm, {});
+  const hetero_schema& h = *ds.hetero;
+  EXPECT_EQ(h.node_offsets, (std::vector<vid_t>{0, 4019, 4019 + 7167, 4019 + 7167 + 60}));
+  std::vector<std::int64_t> per(4, 0);
+  for (std::int32_t r : h.edge_type) ++per[static_cast<std::size_t>(r)];
+  EXPECT_EQ(per, (std::vector<std::int64_t>{13407, 13407, 4019, 4019}));
+  EXPECT_EQ(h.features[0].cols(), 1902);
+  std::vector<std::int64_t> counts(3, 0);
+  for (vid_t v = 0; v < 4019; ++v) ++counts[static_cast<std::size_t>(ds.labels[v])];
+  EXPECT_EQ(counts, (std::vector<std::int64_t>{1993, 965, 1061}));
+  EXPECT_EQ(ds.train.size(), 60u);
+  EXPECT_EQ(ds.valid.size(), 1000u);
+  EXPECT_EQ(ds.test.size(), 1000u);
+  // 20 labelled papers per class.
+  std::vector<std::int64_t> train_counts(3, 0);
+  for (vid_t v : ds.train) ++train_counts[static_cast<std::size_t>(ds.labels[v])];
+  EXPECT_EQ(train_counts, (std::vector<std::int64_t>{20, 20, 20}));
+}
 }  // namespace
 }  // namespace coopgnn

@@ -39,6 +39,24 @@ void write_and_summarise(const dataset& ds, const std::string& out_dir,
   fmt::print("wrote {} ({} nodes, {} edges, {} features, {} classes, split {}/{}/{}) in {:.1f} s\n",
              out_dir, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.num_classes,
              ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0));
+  if (ds.hetero) {
+    const hetero_schema& h = *ds.hetero;
+    for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
+      auto const& f = h.features[static_cast<std::size_t>(t)];
+      fmt::print("  node type {}: {} nodes, {}\n", h.node_types[static_cast<std::size_t>(t)],
+                 h.count(t),
+                 f.rows() > 0 ? fmt::format("feature '{}' ({} columns)",
+                                            h.feature_names[static_cast<std::size_t>(t)], f.cols())
+                              : std::string("no features"));
+    }
+    std::vector<std::int64_t> per(h.edge_types.size(), 0);
+    for (std::int32_t r : h.edge_type) ++per[static_cast<std::size_t>(r)];
+    for (std::size_t r = 0; r < h.edge_types.size(); ++r) {
+      fmt::print("  edge type {}: {} edges\n", h.edge_types[r], per[r]);
+    }
+    if (!h.target_type.empty())
+      fmt::print("  task '{}' on node type {}\n", ds.task_name, h.target_type);
+  }
   if (ds.link) {
     fmt::print("link task '{}': {} train positives, {} valid pairs, {} test pairs{}\n",
                ds.link->name, ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(),
@@ -127,14 +145,21 @@ void add_convert(CLI::App& app) {
       "        facebook, git, twitch, wikipedia): undirected edges symmetrized (--directed keeps\n"
       "        them), labels from --label-column (non-integer values -> sorted class ids), dense\n"
       "        bag-of-words features, a keyed random split by --train-fraction/--valid-fraction.\n"
+      "  heco: a HeCo directory (labels.npy, pa.txt, ps.txt, p_feat.npz, train/val/test_K.npy;\n"
+      "        ../shared/data/acm): a HETEROGENEOUS dataset in GraphBolt's typed layout, node\n"
+      "        types paper/author/subject, both directions of paper-author and paper-subject,\n"
+      "        paper features (authors and subjects have none), the split with\n"
+      "        --labels-per-class K (20, 40 or 60) as task node_classification_K on papers.\n"
+      "        `coopgnn info` reads it; training heterogeneous graphs (R-GCN) is not built yet.\n"
       "Sparse features are densified to float32 after printing the size; the size must fit in\n"
       "available memory (or --max-dense-bytes) and in the output's free disk space.\n"
       "Example: coopgnn convert --from ogb ../shared/data/cora data/cora\n"
       "         coopgnn convert --from lightgcn ../shared/data/gowalla data/gowalla\n"
-      "         coopgnn convert --from musae facebook_large data/facebook");
-  c->add_option("--from", a->from, "input format: ogb, snap, npz, lightgcn or musae")
+      "         coopgnn convert --from musae facebook_large data/facebook\n"
+      "         coopgnn convert --from heco ../shared/data/acm /tmp/acm --labels-per-class 20");
+  c->add_option("--from", a->from, "input format: ogb, snap, npz, lightgcn, musae or heco")
       ->required()
-      ->check(CLI::IsMember({"ogb", "snap", "npz", "lightgcn", "musae"}));
+      ->check(CLI::IsMember({"ogb", "snap", "npz", "lightgcn", "musae", "heco"}));
   c->add_option("input", a->input, "input directory (ogb, lightgcn, musae) or file (snap, npz)")
       ->required();
   c->add_option("output", a->output, "output dataset directory (created if needed)")->required();
@@ -167,6 +192,10 @@ void add_convert(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   c->add_option("--seed", a->opt.seed, "musae: seed of the random split")->capture_default_str();
+  c->add_option("--labels-per-class", a->opt.labels_per_class,
+                "heco: which of HeCo's splits (20, 40 or 60 labelled papers per class)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({20, 40, 60}));
   c->add_option("--max-dense-bytes", a->opt.max_dense_bytes,
                 "largest dense float32 feature matrix made from sparse features, in bytes "
                 "(default: available memory)");
@@ -419,6 +448,7 @@ void add_info(CLI::App& app) {
     dataset_read_options opt;
     opt.task = a->task;
     opt.feature = a->feature;
+    opt.heterogeneous = true;  // info describes typed graphs too
     dataset ds;
     try {
       ds = read_dataset(a->dir, opt);

@@ -33,6 +33,7 @@ struct convert_options {
   double train_fraction = 0.6;  ///< musae: random split, fraction of vertices for training
   double valid_fraction = 0.2;  ///< musae: fraction for validation (test: the rest)
   std::uint64_t seed = 1;       ///< musae: seed of the keyed split (runtime/graph/generate.hpp)
+  int labels_per_class = 20;    ///< heco: which of HeCo's splits (20, 40 or 60 labels per class)
   /// Sparse features are densified to float32 [N, F]; N * F * 4 bytes must not exceed this many
   /// bytes of memory. 0 = MemAvailable of /proc/meminfo (no memory check where it is unknown).
   std::uint64_t max_dense_bytes = 0;
@@ -157,7 +158,24 @@ dataset convert_lightgcn(const std::filesystem::path& dir, const convert_options
 dataset convert_musae(const std::filesystem::path& dir, const convert_options& opt,
                       convert_report* report = nullptr);
 
-/// Dispatches on `from` ("ogb", "snap", "npz", "lightgcn" or "musae"), then attaches
+/// Converts a HeCo directory (Wang et al., "Self-supervised Heterogeneous Graph Neural Network
+/// with Co-contrastive Learning", KDD 2021; its ACM files, ../shared/data/acm) into a
+/// heterogeneous dataset (hetero_schema): node types paper (P = |labels.npy|), author (1 + the
+/// largest author id of pa.txt) and subject (1 + the largest of ps.txt), in that order; edge
+/// types paper:paper-author:author and its reverse author:author-paper:paper (from pa.txt,
+/// "paper<TAB>author" lines), paper:paper-subject:subject and subject:subject-paper:paper (from
+/// ps.txt), duplicates removed; paper features float32 [P, F] densified from the SciPy sparse
+/// p_feat.npz (authors and subjects get none: HeCo's loader gives them one-hot identities and
+/// a_feat.npz is not read); labels.npy (float64 class ids) as the papers' labels; the split
+/// train_K / val_K / test_K .npy with K = opt.labels_per_class, as the task
+/// "node_classification_K" on type paper.
+/// @throws io_error naming the file: a missing file, a malformed line, an id out of range, a
+///         label that is not a non-negative integer, features whose rows differ from the papers',
+///         K not 20, 40 or 60.
+dataset convert_heco(const std::filesystem::path& dir, const convert_options& opt,
+                     convert_report* report = nullptr);
+
+/// Dispatches on `from` ("ogb", "snap", "npz", "lightgcn", "musae" or "heco"), then attaches
 /// opt.features_file (ogb, snap, npz; only when the input has no features; its rows must be at
 /// least |V|, and a snap graph grows to that many vertices, the extra ones isolated).
 /// @throws io_error for an unknown format name, --symmetrize with --directed, features_file

@@ -144,6 +144,15 @@ dataset_info compute_info(const dataset& ds) {
   info.out_degree = stats_of(std::move(out), info.num_edges);
   info.feature_rows = ds.features.rows();
   info.feature_dim = ds.features.cols();
+  if (ds.hetero) {
+    const hetero_schema& h = *ds.hetero;
+    for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
+      info.node_types.push_back({h.node_types[static_cast<std::size_t>(t)], h.count(t),
+                                 h.features[static_cast<std::size_t>(t)].cols()});
+    }
+    for (const std::string& r : h.edge_types) info.edge_types.push_back({r, 0, 0});
+    for (std::int32_t r : h.edge_type) ++info.edge_types[static_cast<std::size_t>(r)].count;
+  }
   info.num_classes = ds.num_classes;
   if (!ds.labels.empty()) {
     info.class_counts.assign(static_cast<std::size_t>(std::max<std::int64_t>(ds.num_classes, 0)),
@@ -192,8 +201,22 @@ std::string format_info_table(const dataset_info& i) {
   row("out-degree", deg(i.out_degree));
   row("isolated", fmt::format("{}", i.isolated));
   row("self-loops", fmt::format("{}", i.self_loops));
-  row("features",
-      i.feature_dim > 0 ? fmt::format("[{}, {}] float32", i.feature_rows, i.feature_dim) : "none");
+  for (std::size_t t = 0; t < i.node_types.size(); ++t) {
+    const type_info& n = i.node_types[t];
+    row(t == 0 ? "node types" : "",
+        fmt::format("{} ({} nodes, {})", n.name, n.count,
+                    n.feature_dim > 0 ? fmt::format("{} feature columns", n.feature_dim)
+                                      : std::string("no features")));
+  }
+  for (std::size_t r = 0; r < i.edge_types.size(); ++r) {
+    row(r == 0 ? "edge types" : "",
+        fmt::format("{} ({} edges)", i.edge_types[r].name, i.edge_types[r].count));
+  }
+  if (i.node_types.empty()) {
+    row("features", i.feature_dim > 0
+                        ? fmt::format("[{}, {}] float32", i.feature_rows, i.feature_dim)
+                        : "none");
+  }
   if (i.num_classes > 0) {
     row("classes", fmt::format("{}", i.num_classes));
     if (!i.class_counts.empty()) {
@@ -238,6 +261,17 @@ std::string info_to_json(const dataset_info& i) {
   j["isolated"] = i.isolated;
   j["self_loops"] = i.self_loops;
   j["feature_shape"] = {i.feature_rows, i.feature_dim};
+  if (!i.node_types.empty()) {
+    nlohmann::json nt = nlohmann::json::array();
+    for (const type_info& t : i.node_types) {
+      nt.push_back({{"name", t.name}, {"num_nodes", t.count}, {"feature_dim", t.feature_dim}});
+    }
+    nlohmann::json et = nlohmann::json::array();
+    for (const type_info& t : i.edge_types)
+      et.push_back({{"name", t.name}, {"num_edges", t.count}});
+    j["node_types"] = nt;
+    j["edge_types"] = et;
+  }
   j["num_classes"] = i.num_classes;
   j["class_counts"] = i.class_counts;
   j["unlabeled"] = i.unlabeled;

@@ -40,8 +40,17 @@ struct link_info {
   std::int64_t item_end = 0;    ///< item_end); both 0 otherwise
 };
 
+/// One node or edge type of a heterogeneous dataset (hetero_schema).
+struct type_info {
+  std::string name;              ///< node type, or "src_type:relation:dst_type"
+  std::int64_t count = 0;        ///< vertices of the node type, or edges of the edge type
+  std::int64_t feature_dim = 0;  ///< node types: columns of the input feature (0 = none)
+};
+
 /// What `coopgnn info` reports.
 struct dataset_info {
+  std::vector<type_info> node_types;  ///< heterogeneous datasets only (empty otherwise)
+  std::vector<type_info> edge_types;
   std::string name;
   std::int64_t num_nodes = 0;
   std::int64_t num_edges = 0;  ///< directed edges as stored

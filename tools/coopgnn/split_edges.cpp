@@ -17,6 +17,7 @@ constexpr std::uint32_t kSplitOrder = 16;  ///< random: the permutation of the c
 constexpr std::uint32_t kTmaRole = 17;     ///< tma without a vertex split: validation or test
 constexpr std::uint32_t kTmaPick = 18;     ///< tma: which outgoing edge a node gives up
 constexpr std::uint32_t kNegatives = 19;   ///< negative_sampler
+constexpr std::uint32_t kOrient = 20;      ///< symmetric graphs: which end of a pair is the head
 constexpr std::uint32_t kDenseSub = 0x80000000u;  ///< sub-index range of the dense draws
 
 /// An integer in [0, n) from 64 random bits (multiply-high; bias <= n / 2^64).
@@ -34,6 +35,17 @@ std::int64_t proper_degree(const out_adjacency& a, vid_t u) {
   auto const nb = a.neighbours(u);
   return static_cast<std::int64_t>(nb.size()) -
          (std::binary_search(nb.begin(), nb.end(), u) ? 1 : 0);
+}
+
+/// The stored orientation of the undirected pair {u, v} (u < v) of a symmetric graph: (u, v) or
+/// (v, u) by a fair coin keyed by (seed, u, v), so that neither the lower nor the higher id is
+/// always the head whose tail link prediction corrupts.
+std::pair<vid_t, vid_t> orient(rng::stream s, vid_t u, vid_t v) {
+  bool const flip =
+      (rng::draw_u32(s, static_cast<std::uint64_t>(u), static_cast<std::uint32_t>(v),
+                     static_cast<std::uint32_t>(static_cast<std::uint64_t>(v) >> 32)) &
+       1u) != 0;
+  return flip ? std::pair{v, u} : std::pair{u, v};
 }
 
 }  // namespace
@@ -199,6 +211,7 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
   lt.name = "link_prediction";
   negative_sampler neg(full, opt.seed);
   std::vector<vid_t> scratch;
+  rng::stream const orient_stream = rng::make_stream(opt.seed, rng::purpose::split, kOrient);
 
   if (opt.scheme == split_scheme::random) {
     double const sum = opt.fractions[0] + opt.fractions[1] + opt.fractions[2];
@@ -235,9 +248,11 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
       if (part[i] == 0) continue;
       vid_t const u = src_of[i];
       vid_t const v = full.targets[cand[i]];
-      hold_out(u, v, cand[i]);
-      add_query(part[i] == 1 ? lt.valid : lt.test, u, v, k, static_cast<std::uint64_t>(i), neg,
-                scratch);
+      // The held-out arc is the oriented positive: with --keep-reverse its reverse stays.
+      auto const [head, tail] = sym ? orient(orient_stream, u, v) : std::pair{u, v};
+      hold_out(head, tail, head == u ? cand[i] : full.find(head, tail));
+      add_query(part[i] == 1 ? lt.valid : lt.test, head, tail, k, static_cast<std::uint64_t>(i),
+                neg, scratch);
     }
   } else {
     // Roles: 1 validation, 2 test, 0 none.
@@ -301,8 +316,9 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
       vid_t const v = nb[i];
       if (v == u || removed[p] || (sym && v < u)) continue;
       if (sym && held[static_cast<std::size_t>(full.find(v, u))]) continue;
-      lt.train.src.push_back(u);
-      lt.train.dst.push_back(v);
+      auto const [head, tail] = sym ? orient(orient_stream, u, v) : std::pair{u, v};
+      lt.train.src.push_back(head);
+      lt.train.dst.push_back(tail);
     }
   }
   dataset out;

@@ -98,8 +98,11 @@ struct split_report {
 /// Splits the edges of `in` into a training graph and held-out validation/test positives.
 ///
 /// Candidates: when the graph is symmetric (every u -> v has v -> u) the undirected pairs
-/// {u, v}, u < v, each held out as a whole (positive u -> v, u < v); otherwise the distinct arcs
-/// u -> v. Self-loops are never held out and never positives; they stay in the training graph.
+/// {u, v}, u < v, each held out as a whole; otherwise the distinct arcs u -> v. On a symmetric
+/// graph a pair's positive is stored as u -> v or v -> u by a fair coin keyed by (seed, u, v)
+/// (purpose split, layer kOrient), in link.train as in the held-out sets, so that the head whose
+/// tail is corrupted is not always the lower id. Self-loops are never held out and never positives;
+/// they stay in the training graph.
 ///  * random: a keyed permutation (purpose split, layer kSplitOrder) of the candidates in
 ///    (u, v) order; the first round(f_valid C) go to validation, the next round(f_test C) to
 ///    test, the rest train.
@@ -114,9 +117,11 @@ struct split_report {
 ///    none is skipped (report.skipped_nodes).
 /// Held-out arcs (every copy) leave the training graph, and so does their reverse v -> u unless
 /// opt.keep_reverse. The training graph keeps the input's edge order and duplicates otherwise.
-/// link.train: the candidates not held out (symmetric: each undirected edge once, u < v;
-/// directed: every distinct non-loop arc left in the training graph), ascending.
-/// link.valid / link.test: held-out positives ascending by (u, v) (tma: by node), each query =
+/// link.train: the candidates not held out (symmetric: each undirected edge once, oriented by the
+/// coin; directed: every distinct non-loop arc left in the training graph), ascending by
+/// (min(u, v), max(u, v)).
+/// link.valid / link.test: held-out positives ascending by (min(u, v), max(u, v)) (tma: by node),
+/// each query =
 /// the positive (label 1) followed by its K negatives (label 0) from negative_sampler keyed by
 /// the candidate index (random) or the node id (tma), indexes 0, 1, ... per set.
 /// Node features, labels and the vertex split of `in` are carried over; in.link is replaced.
