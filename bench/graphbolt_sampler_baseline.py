@@ -90,7 +90,9 @@ def run_ours(args, seeds_out=None, repeats=None):
                "--seed", str(args.seed), "--sample-threads", str(args.threads), "--out", out]
         if seeds_out:
             cmd += ["--seeds-out", seeds_out]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr}")
         name = [f for f in os.listdir(out) if f.startswith("sample_") and f.endswith(".json")]
         with open(os.path.join(out, name[0])) as f:
             return json.load(f), " ".join(cmd)

@@ -21,8 +21,7 @@ double median(std::vector<double> v) {
 double rate(double count, double seconds) { return seconds > 0 ? count / seconds : 0.0; }
 
 double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -80,8 +79,12 @@ sample_rate_result run_sample_rate_bench(const exec_context& ctx, const csc_grap
     for (std::size_t t = 0; t < batches.size(); ++t) {
       std::vector<vid_t> layer_seeds = batches[t];
       for (std::size_t l = 0; l < L; ++l) {
-        sample_params const p{o.sampler, o.fanouts[l], o.seed, static_cast<std::uint32_t>(l),
-                              static_cast<std::uint32_t>(t), {}};
+        sample_params const p{o.sampler,
+                              o.fanouts[l],
+                              o.seed,
+                              static_cast<std::uint32_t>(l),
+                              static_cast<std::uint32_t>(t),
+                              {}};
         double const t0 = now_seconds();
         auto const s = sample_neighbors(ctx, g, layer_seeds, p);
         double const t1 = now_seconds();
@@ -106,8 +109,7 @@ sample_rate_result run_sample_rate_bench(const exec_context& ctx, const csc_grap
         row.edges = edges[l];
         row.sources = sources[l];
       } else {
-        COOPGNN_EXPECTS(row.seeds == seeds[l] && row.edges == edges[l] &&
-                            row.sources == sources[l],
+        COOPGNN_EXPECTS(row.seeds == seeds[l] && row.edges == edges[l] && row.sources == sources[l],
                         "bench sample: repeat {} sampled other counts at layer {} (not keyed?)",
                         rep, l);
       }
@@ -198,9 +200,9 @@ std::string sample_rate_to_csv(const sample_rate_result& r) {
 }
 
 std::string format_sample_rate_table(const sample_rate_result& r) {
-  std::string out = fmt::format("{:>6} {:>6} {:>10} {:>11} {:>10} {:>9} {:>9} {:>12} {:>12}\n",
-                                "layer", "fanout", "seeds", "edges", "sources", "sample s",
-                                "block s", "edges/s", "seeds/s");
+  std::string out =
+      fmt::format("{:>6} {:>6} {:>10} {:>11} {:>10} {:>9} {:>9} {:>12} {:>12}\n", "layer", "fanout",
+                  "seeds", "edges", "sources", "sample s", "block s", "edges/s", "seeds/s");
   auto line = [&](const std::string& layer, const std::string& fanout, std::int64_t seeds,
                   std::int64_t edges, const std::string& sources, double ts, double tb, double eps,
                   double sps) {

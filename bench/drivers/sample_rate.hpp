@@ -46,12 +46,12 @@ std::vector<std::vector<vid_t>> sample_rate_batches(std::span<const vid_t> train
 struct sample_rate_layer {
   int layer = 0;
   int fanout = 0;
-  std::int64_t seeds = 0;    ///< destinations sampled (this layer's seeds), summed over batches
-  std::int64_t edges = 0;    ///< sampled edges
-  std::int64_t sources = 0;  ///< block sources (the next layer's seeds)
-  double sample_seconds = 0;  ///< median over repeats of the summed sample_neighbors time
-  double block_seconds = 0;   ///< median over repeats of the summed make_block time
-  double seconds = 0;         ///< median over repeats of sample + block
+  std::int64_t seeds = 0;       ///< destinations sampled (this layer's seeds), summed over batches
+  std::int64_t edges = 0;       ///< sampled edges
+  std::int64_t sources = 0;     ///< block sources (the next layer's seeds)
+  double sample_seconds = 0;    ///< median over repeats of the summed sample_neighbors time
+  double block_seconds = 0;     ///< median over repeats of the summed make_block time
+  double seconds = 0;           ///< median over repeats of sample + block
   double edges_per_second = 0;  ///< edges / seconds
   double seeds_per_second = 0;  ///< seeds / seconds
   double sample_edges_per_second = 0;  ///< edges / sample_seconds (sampling without compaction)
@@ -60,13 +60,13 @@ struct sample_rate_layer {
 struct sample_rate_result {
   std::vector<sample_rate_layer> layers;  ///< [L]
   std::int64_t batches = 0;
-  std::int64_t seeds = 0;  ///< layer-0 seeds (the batches' sizes summed)
-  std::int64_t edges = 0;  ///< sampled edges of every layer
+  std::int64_t seeds = 0;     ///< layer-0 seeds (the batches' sizes summed)
+  std::int64_t edges = 0;     ///< sampled edges of every layer
   double seconds = 0;         ///< median over repeats of the whole pass (every layer, every batch)
   double sample_seconds = 0;  ///< median over repeats of the summed sampling time
   double block_seconds = 0;   ///< median over repeats of the summed compaction time
-  double edges_per_second = 0;  ///< edges / seconds
-  double seeds_per_second = 0;  ///< seeds / seconds (minibatch seeds, layer 0)
+  double edges_per_second = 0;         ///< edges / seconds
+  double seeds_per_second = 0;         ///< seeds / seconds (minibatch seeds, layer 0)
   std::vector<double> repeat_seconds;  ///< [repeats] whole-pass time of every repeat
   double wall_seconds = 0;             ///< the whole measurement
 };

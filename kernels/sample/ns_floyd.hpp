@@ -19,7 +19,8 @@ namespace coopgnn {
 inline constexpr std::uint32_t kFloydLinearMax = 32;
 
 /// Entries of the membership hash table ns_floyd_select needs for fanout k > kFloydLinearMax:
-/// the smallest power of two >= 2 k (load factor <= 1/2), so at most 4 k. 0 for k <= kFloydLinearMax.
+/// the smallest power of two >= 2 k (load factor <= 1/2), so at most 4 k. 0 for k <=
+/// kFloydLinearMax.
 COOPGNN_HD inline std::uint32_t ns_floyd_table_size(std::uint32_t k) {
   if (k <= kFloydLinearMax) return 0;
   std::uint32_t t = 1;

@@ -52,8 +52,7 @@ class variate_memo {
 
  private:
   [[nodiscard]] std::size_t slot_of(vid_t t) const {
-    return static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(t))) &
-           (keys_.size() - 1);
+    return static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(t))) & (keys_.size() - 1);
   }
   void grow() {
     std::vector<vid_t> old_keys(std::max<std::size_t>(1024, 2 * keys_.size()), -1);
@@ -228,8 +227,8 @@ class local_index_map {
       if (inserted) touched_.push_back(v);
       return slots_[v];
     }
-    std::size_t h = static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(v))) &
-                    (keys_.size() - 1);
+    std::size_t h =
+        static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(v))) & (keys_.size() - 1);
     while (keys_[h] != v) {
       if (keys_[h] < 0) {
         keys_[h] = v;
@@ -244,8 +243,8 @@ class local_index_map {
   /// The value of a present v.
   [[nodiscard]] std::int64_t at(vid_t v) const {
     if (dense_) return slots_[v];
-    std::size_t h = static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(v))) &
-                    (keys_.size() - 1);
+    std::size_t h =
+        static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(v))) & (keys_.size() - 1);
     while (keys_[h] != v) h = (h + 1) & (keys_.size() - 1);
     return values_[h];
   }

@@ -432,7 +432,7 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
     out.weights = ctx.allocate<float>(total);
     std::uint32_t const table_size =
         params.fanout > 0 ? ns_floyd_table_size(static_cast<std::uint32_t>(params.fanout)) : 0;
-    device_buffer<std::uint32_t> pos;  // kept positions of the seeds with d > k
+    device_buffer<std::uint32_t> pos;    // kept positions of the seeds with d > k
     device_buffer<std::uint32_t> table;  // Floyd hash sets, 4 entries per output slot (k > 32)
     if (params.fanout > 0 && total > 0) pos = ctx.allocate<std::uint32_t>(total);
     if (table_size > 0 && total > 0) table = ctx.allocate<std::uint32_t>(4 * total);

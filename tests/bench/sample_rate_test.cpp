@@ -57,8 +57,7 @@ TEST(BenchSample, NsLayerZeroCountsAreSumsOfMinKD) {
   fixture f;
   f.o.sample_threads = 3;
   auto const batches = bench::sample_rate_batches(f.train, f.o);
-  auto const r = bench::run_sample_rate_bench(exec_context(backend::host, 0, 3), f.g, batches,
-                                              f.o);
+  auto const r = bench::run_sample_rate_bench(exec_context(backend::host, 0, 3), f.g, batches, f.o);
   std::int64_t seeds = 0, edges = 0;
   for (auto const& b : batches) {
     for (vid_t s : b) {
@@ -122,8 +121,8 @@ TEST(BenchSample, JsonAndCsvCarryTheSchemaKeys) {
   EXPECT_EQ(j["layers"].size(), 2u);
   EXPECT_EQ(j["total"]["edges"], r.edges);
   EXPECT_EQ(j["layers"][0]["edges"], r.layers[0].edges);
-  for (auto const* key : {"sample_seconds", "block_seconds", "edges_per_second",
-                          "seeds_per_second", "sample_edges_per_second"}) {
+  for (auto const* key : {"sample_seconds", "block_seconds", "edges_per_second", "seeds_per_second",
+                          "sample_edges_per_second"}) {
     EXPECT_TRUE(j["layers"][1].contains(key)) << key;
   }
   auto const csv = bench::sample_rate_to_csv(r);

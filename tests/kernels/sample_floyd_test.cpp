@@ -51,8 +51,8 @@ sampled_neighbors ns_reference(const csc_graph& g, std::span<const vid_t> seeds,
       pos.resize(d);
       std::iota(pos.begin(), pos.end(), 0u);
     } else {
-      pos = floyd_reference(p.run_seed, p.layer, p.batch, s, d,
-                            static_cast<std::uint32_t>(p.fanout));
+      pos =
+          floyd_reference(p.run_seed, p.layer, p.batch, s, d, static_cast<std::uint32_t>(p.fanout));
     }
     for (auto j : pos) {
       out.nbrs.push_back(nb[j]);
@@ -149,8 +149,9 @@ int subset_index(const std::vector<std::uint32_t>& pos) {
 TEST(NsFloyd, KSubsetsAreUniformByChiSquare) {
   // 2000 seeds of degree 6, 12 batches each: 24000 samples of a k-subset of 6 positions.
   // Chi-square against the uniform law over the C(6, k) subsets; the thresholds are the
-  // 1 - 1e-4 quantiles, slightly high (Wilson-Hilferty: df 14 -> 42.9, df 19 -> 51.1, df 5 -> 26.3), so a correct sampler
-  // fails with probability below about 1e-4 (and these fixed keys pass).
+  // 1 - 1e-4 quantiles, slightly high (Wilson-Hilferty: df 14 -> 42.9, df 19 -> 51.1, df 5
+  // -> 26.3), so a correct sampler fails with probability below about 1e-4 (and these fixed keys
+  // pass).
   std::vector<vid_t> degree(2000, 6);
   auto const g = star_graph(degree);
   std::vector<vid_t> seeds(2000);
@@ -160,8 +161,8 @@ TEST(NsFloyd, KSubsetsAreUniformByChiSquare) {
     std::vector<double> counts(static_cast<std::size_t>(subsets), 0.0);
     double samples = 0;
     for (std::uint32_t batch = 0; batch < 12; ++batch) {
-      auto const s = sample_neighbors(exec_context{}, g, seeds,
-                                      {sampler_kind::ns, k, 2024, 0, batch * 7919u});
+      auto const s =
+          sample_neighbors(exec_context{}, g, seeds, {sampler_kind::ns, k, 2024, 0, batch * 7919u});
       for (std::size_t i = 0; i < seeds.size(); ++i) {
         std::vector<std::uint32_t> pos;
         for (eid_t e = s.indptr[i]; e < s.indptr[i + 1]; ++e) {
