@@ -25,16 +25,41 @@ std::string to_string(sampler_kind k) { return k == sampler_kind::ns ? "ns" : "l
 
 namespace {
 
-/// The draws of LABOR-0 for one range of seeds. Variates of dependent minibatching cost two
-/// normal quantiles and a CDF each: they are memoised per vertex in an open-addressing table
-/// (linear probing, grown at load 1/2; the values are a pure function of the vertex, so the memo
-/// changes nothing but the time). Plain LABOR (kappa 1 or 0) draws directly (one Philox call).
+/// The variates of LABOR-0 for one range of seeds: a pure function of the vertex, so memoising
+/// them changes nothing but the time. When |V| <= max(2^22, 8 x the range's candidate edges) the
+/// memo is a thread-local float array over the vertices (-1 = not drawn; the entries drawn are
+/// reset when the memo is destroyed, so a call costs O(its candidates), not O(|V|)): one load
+/// instead of a Philox call (plain LABOR) or two normal quantiles and a CDF (dependent
+/// minibatching, kappa > 1). Otherwise kappa > 1 memoises in an open-addressing table (linear
+/// probing, grown at load 1/2) and plain LABOR draws directly.
 class variate_memo {
  public:
-  explicit variate_memo(const sample_params& p)
+  variate_memo(const sample_params& p, vid_t num_nodes, std::int64_t candidates)
       : plan_(make_labor_variate_plan(p.run_seed, p.dependency, p.layer, p.batch)),
-        memoise_(p.dependency.batch_dependency > 1) {}
+        dense_(num_nodes <= std::max<vid_t>(vid_t{1} << 22, 8 * candidates)),
+        memoise_(p.dependency.batch_dependency > 1) {
+    if (dense_) {
+      auto& slots = dense_slots();
+      if (slots.size() < static_cast<std::size_t>(num_nodes)) {
+        slots.resize(static_cast<std::size_t>(num_nodes), -1.0f);
+      }
+      slots_ = slots.data();
+    }
+  }
+  variate_memo(const variate_memo&) = delete;
+  variate_memo& operator=(const variate_memo&) = delete;
+  ~variate_memo() {
+    for (vid_t t : touched_) slots_[t] = -1.0f;
+  }
   float operator()(vid_t t) {
+    if (dense_) {
+      float& v = slots_[t];
+      if (v < 0.0f) {
+        v = draw(t);
+        touched_.push_back(t);
+      }
+      return v;
+    }
     if (!memoise_) return draw(t);
     if (2 * (used_ + 1) > keys_.size()) grow();
     std::size_t h = slot_of(t);
@@ -51,6 +76,10 @@ class variate_memo {
   }
 
  private:
+  static std::vector<float>& dense_slots() {
+    thread_local std::vector<float> slots;
+    return slots;
+  }
   [[nodiscard]] std::size_t slot_of(vid_t t) const {
     return static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(t))) & (keys_.size() - 1);
   }
@@ -69,7 +98,10 @@ class variate_memo {
   }
   float draw(vid_t t) const { return labor_variate(plan_, static_cast<std::uint64_t>(t)); }
   labor_variate_plan plan_;
+  bool dense_;
   bool memoise_;
+  float* slots_ = nullptr;
+  std::vector<vid_t> touched_;
   std::vector<vid_t> keys_;  // -1 = empty; size 0 or a power of two
   std::vector<float> values_;
   std::size_t used_ = 0;
@@ -158,7 +190,9 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
   // LABOR: kept neighbours per chunk (in seed order), counts in indptr[i + 1], then concatenate.
   std::vector<std::vector<vid_t>> kept(static_cast<std::size_t>(chunks));
   for_chunks([&](std::int64_t c, std::int64_t begin, std::int64_t end) {
-    variate_memo variate(params);
+    std::int64_t candidates = 0;
+    for (std::int64_t i = begin; i < end; ++i) candidates += g.in_degree(seeds[i]);
+    variate_memo variate(params, g.num_nodes, candidates);
     auto& buf = kept[c];
     for (std::int64_t i = begin; i < end; ++i) {
       vid_t const s = seeds[i];
