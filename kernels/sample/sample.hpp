@@ -53,12 +53,17 @@ struct sampled_neighbors {
 ///   layer), id = t, sub = 0, batch), shared by every seed; s keeps t -> s iff r_t <= k / d_s
 ///   (float arithmetic). Expected min(k, d) per seed. Weight 1 / (number kept by s). O(d).
 /// fanout -1: every in-neighbour, weight 1 / d.
+/// Host cost: NS O(k) Philox draws plus an O(k log k) sort per seed with d > k, O(d) copies
+///   otherwise; counts are known, so indptr is one prefix sum and seeds write their slots in
+///   place (scratch: k + ns_floyd_table_size(k) u32 per thread). LABOR O(d) per seed, variates
+///   memoised per vertex (a thread-local float array over |V| when |V| <= max(2^22, 8 x the
+///   thread's candidates), kept edges in per-thread buffers concatenated in seed order.
 ///
 /// @param ctx    host backend; ctx.threads() threads split the seeds (result independent of it)
 /// @param g      CSC of in-edges
 /// @param seeds  [n] vertex ids in [0, g.num_nodes); duplicates allowed (sampled identically)
-/// @throws logic_error for a seed outside [0, |V|), fanout 0 or < -1, or the CUDA backend in a
-///         build without CUDA. Empty seeds give an empty result. Deterministic: a pure function
+/// @throws logic_error for a seed outside [0, |V|) or of in-degree >= 2^32, fanout 0 or < -1,
+///         kappa < 0, or the CUDA backend in a build without CUDA. Empty seeds give an empty result. Deterministic: a pure function
 ///         of (g, seeds, params).
 sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
                                    std::span<const vid_t> seeds, const sample_params& params);
