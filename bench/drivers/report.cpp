@@ -674,6 +674,7 @@ std::vector<result_file> read_result_files(const fs::path& dir) {
     if (j.is_discarded() || !j.is_object() || !j.contains("bench")) continue;
     result_file f{p, std::move(j)};
     std::string const bench = need_str(f, f.json, "bench");
+    if (bench == "sample") continue;  // bench sample: a speed table, not rendered here
     if (bench != "work" && bench != "modes" && bench != "cache") {
       COOPGNN_IO_FAIL("{}: unknown bench \"{}\" (expected work, modes or cache)", p.string(),
                       bench);

@@ -1,9 +1,9 @@
 #include "kernels/sample/sample.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "kernels/dispatch.hpp"
+#include "kernels/sample/ns_floyd.hpp"
 #include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/parallel.hpp"
@@ -25,67 +25,92 @@ std::string to_string(sampler_kind k) { return k == sampler_kind::ns ? "ns" : "l
 
 namespace {
 
-/// Positions (ascending) that NS keeps for seed s: the k smallest (key, position) pairs.
-void ns_select(const csc_view& g, vid_t s, int fanout, rng::stream st, std::uint32_t batch,
-               std::vector<std::pair<std::uint32_t, std::uint32_t>>& scratch,
-               std::vector<std::uint32_t>& keep) {
-  keep.clear();
-  auto const d = static_cast<std::int64_t>(g.in_degree(s));
-  if (fanout < 0 || d <= fanout) {
-    for (std::int64_t j = 0; j < d; ++j) keep.push_back(static_cast<std::uint32_t>(j));
-    return;
-  }
-  scratch.resize(static_cast<std::size_t>(d));
-  for (std::int64_t j = 0; j < d; ++j) {
-    auto const pos = static_cast<std::uint32_t>(j);
-    scratch[j] = {rng::draw_u32(st, static_cast<std::uint64_t>(s), pos, batch), pos};
-  }
-  std::nth_element(scratch.begin(), scratch.begin() + fanout, scratch.end());
-  for (int j = 0; j < fanout; ++j) keep.push_back(scratch[j].second);
-  std::sort(keep.begin(), keep.end());
-}
-
-/// Positions that LABOR-0 keeps for seed s.
-/// Variates of dependent minibatching cost two normal quantiles and a CDF each: they are
-/// memoised per vertex within one call (the values are a pure function of the vertex, so the
-/// memo changes nothing but the time). Plain LABOR (kappa 1 or 0) draws directly.
+/// The variates of LABOR-0 for one range of seeds: a pure function of the vertex, so memoising
+/// them changes nothing but the time. When |V| <= max(2^22, 8 x the range's candidate edges) the
+/// memo is a thread-local float array over the vertices (-1 = not drawn; the entries drawn are
+/// reset when the memo is destroyed, so a call costs O(its candidates), not O(|V|)): one load
+/// instead of a Philox call (plain LABOR) or two normal quantiles and a CDF (dependent
+/// minibatching, kappa > 1). Otherwise kappa > 1 memoises in an open-addressing table (linear
+/// probing, grown at load 1/2) and plain LABOR draws directly.
 class variate_memo {
  public:
-  explicit variate_memo(const sample_params& p)
+  variate_memo(const sample_params& p, vid_t num_nodes, std::int64_t candidates)
       : plan_(make_labor_variate_plan(p.run_seed, p.dependency, p.layer, p.batch)),
-        memoise_(p.dependency.batch_dependency > 1) {}
+        dense_(num_nodes <= std::max<vid_t>(vid_t{1} << 22, 8 * candidates)),
+        memoise_(p.dependency.batch_dependency > 1) {
+    if (dense_) {
+      auto& slots = dense_slots();
+      if (slots.size() < static_cast<std::size_t>(num_nodes)) {
+        slots.resize(static_cast<std::size_t>(num_nodes), -1.0f);
+      }
+      slots_ = slots.data();
+    }
+  }
+  variate_memo(const variate_memo&) = delete;
+  variate_memo& operator=(const variate_memo&) = delete;
+  ~variate_memo() {
+    for (vid_t t : touched_) slots_[t] = -1.0f;
+  }
   float operator()(vid_t t) {
+    if (dense_) {
+      float& v = slots_[t];
+      if (v < 0.0f) {
+        v = draw(t);
+        touched_.push_back(t);
+      }
+      return v;
+    }
     if (!memoise_) return draw(t);
-    auto [it, inserted] = memo_.try_emplace(t, 0.0f);
-    if (inserted) it->second = draw(t);
-    return it->second;
+    if (2 * (used_ + 1) > keys_.size()) grow();
+    std::size_t h = slot_of(t);
+    while (keys_[h] != t) {
+      if (keys_[h] < 0) {
+        keys_[h] = t;
+        values_[h] = draw(t);
+        ++used_;
+        break;
+      }
+      h = (h + 1) & (keys_.size() - 1);
+    }
+    return values_[h];
   }
 
  private:
+  static std::vector<float>& dense_slots() {
+    thread_local std::vector<float> slots;
+    return slots;
+  }
+  [[nodiscard]] std::size_t slot_of(vid_t t) const {
+    return static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(t))) & (keys_.size() - 1);
+  }
+  void grow() {
+    std::vector<vid_t> old_keys(std::max<std::size_t>(1024, 2 * keys_.size()), -1);
+    std::vector<float> old_values(old_keys.size());
+    old_keys.swap(keys_);
+    old_values.swap(values_);
+    for (std::size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] < 0) continue;
+      std::size_t h = slot_of(old_keys[i]);
+      while (keys_[h] >= 0) h = (h + 1) & (keys_.size() - 1);
+      keys_[h] = old_keys[i];
+      values_[h] = old_values[i];
+    }
+  }
   float draw(vid_t t) const { return labor_variate(plan_, static_cast<std::uint64_t>(t)); }
   labor_variate_plan plan_;
+  bool dense_;
   bool memoise_;
-  std::unordered_map<vid_t, float> memo_;
+  float* slots_ = nullptr;
+  std::vector<vid_t> touched_;
+  std::vector<vid_t> keys_;  // -1 = empty; size 0 or a power of two
+  std::vector<float> values_;
+  std::size_t used_ = 0;
 };
 
-void labor_select(const csc_view& g, vid_t s, const sample_params& p, variate_memo& variate,
-                  std::vector<std::uint32_t>& keep) {
-  int const fanout = p.fanout;
-  keep.clear();
-  auto const d = static_cast<std::int64_t>(g.in_degree(s));
-  if (fanout < 0 || d <= fanout) {
-    for (std::int64_t j = 0; j < d; ++j) keep.push_back(static_cast<std::uint32_t>(j));
-    return;
-  }
-  float const threshold = static_cast<float>(fanout) / static_cast<float>(d);
-  auto const nbrs = g.in_neighbors(s);
-  for (std::int64_t j = 0; j < d; ++j) {
-    float const r = variate(nbrs[j]);
-    if (r <= threshold) keep.push_back(static_cast<std::uint32_t>(j));
-  }
-}
-
-/// The host sampler (the reference) on a host-readable CSC; `threads` split the seeds.
+/// The host sampler (the reference) on a host-readable CSC; `host_threads` split the seeds.
+/// NS: counts min(k, d) are known up front, so indptr is a prefix sum and every seed writes its
+/// slots directly (Floyd's algorithm, ns_floyd.hpp, for d > k). LABOR: per-chunk buffers, then
+/// one concatenation in seed order. Nothing is allocated per seed.
 sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<const vid_t> seeds,
                               const sample_params& params) {
   COOPGNN_EXPECTS(params.dependency.batch_dependency >= 0,
@@ -95,56 +120,188 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
                   "fanout {} is invalid: expected a positive count or -1 (all neighbours)",
                   params.fanout);
   auto const n = static_cast<std::int64_t>(seeds.size());
-  for (std::int64_t i = 0; i < n; ++i) {
-    COOPGNN_EXPECTS(seeds[i] >= 0 && seeds[i] < g.num_nodes,
-                    "seed {} (position {}) is outside [0, {})", seeds[i], i, g.num_nodes);
-    COOPGNN_EXPECTS(g.in_degree(seeds[i]) < (eid_t{1} << 32),
-                    "seed {} has in-degree {}: positions must fit 32 bits", seeds[i],
-                    g.in_degree(seeds[i]));
-  }
-  rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
-
-  // Pass 1: kept positions per seed, computed in parallel chunks; pass 2: concatenate in order.
-  std::vector<std::vector<std::uint32_t>> kept(static_cast<std::size_t>(n));
-  auto work_range = [&](std::int64_t begin, std::int64_t end) {
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> scratch;
-    std::vector<std::uint32_t> keep;
-    variate_memo variate(params);
-    for (std::int64_t i = begin; i < end; ++i) {
-      if (params.kind == sampler_kind::ns) {
-        ns_select(g, seeds[i], params.fanout, st, params.batch, scratch, keep);
-      } else {
-        labor_select(g, seeds[i], params, variate, keep);
-      }
-      kept[i] = keep;
-    }
+  // At least 256 seeds a chunk, one chunk a thread; the result does not depend on the split.
+  std::int64_t const chunks =
+      std::min<std::int64_t>(std::max(host_threads, 1), std::max<std::int64_t>(n / 256, 1));
+  auto chunk_begin = [&](std::int64_t c) { return n * c / chunks; };
+  auto for_chunks = [&](auto&& f) {
+    parallel_rows(chunks, static_cast<int>(chunks), [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t c = c0; c < c1; ++c) f(c, chunk_begin(c), chunk_begin(c + 1));
+    });
   };
-  // At least 256 seeds a thread; the result does not depend on the split.
-  int const threads =
-      static_cast<int>(std::min<std::int64_t>(host_threads, std::max<std::int64_t>(n / 256, 1)));
-  parallel_rows(n, threads, work_range);
+  bool const ns = params.kind == sampler_kind::ns;
+  auto const k = static_cast<std::int64_t>(params.fanout);
 
+  // Pass 1 (parallel): validation and, for NS, the kept count of every seed in indptr[i + 1].
   sampled_neighbors out;
   out.indptr.assign(static_cast<std::size_t>(n) + 1, 0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    out.indptr[i + 1] = out.indptr[i] + static_cast<eid_t>(kept[i].size());
+  std::vector<std::int64_t> first_bad(static_cast<std::size_t>(chunks), -1);
+  for_chunks([&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      vid_t const s = seeds[i];
+      if (s < 0 || s >= g.num_nodes || g.in_degree(s) >= (eid_t{1} << 32)) {
+        first_bad[c] = i;
+        return;
+      }
+      eid_t const d = g.in_degree(s);
+      out.indptr[i + 1] = k < 0 ? d : std::min<eid_t>(d, k);
+    }
+  });
+  for (std::int64_t const i : first_bad) {
+    if (i < 0) continue;
+    vid_t const s = seeds[i];
+    COOPGNN_EXPECTS(s >= 0 && s < g.num_nodes, "seed {} (position {}) is outside [0, {})", s, i,
+                    g.num_nodes);
+    COOPGNN_FAIL("seed {} has in-degree {}: positions must fit 32 bits", s, g.in_degree(s));
   }
+
+  if (ns) {
+    for (std::int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
+    out.nbrs.resize(static_cast<std::size_t>(out.indptr[n]));
+    out.weights.resize(out.nbrs.size());
+    rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
+    auto const kk = static_cast<std::uint32_t>(std::max<std::int64_t>(k, 1));
+    float const w_sampled = 1.0f / static_cast<float>(kk);
+    for_chunks([&](std::int64_t, std::int64_t begin, std::int64_t end) {
+      std::vector<std::uint32_t> pos(k > 0 ? static_cast<std::size_t>(k) : 0);
+      std::vector<std::uint32_t> table(k > 0 ? ns_floyd_table_size(kk) : 0);
+      for (std::int64_t i = begin; i < end; ++i) {
+        vid_t const s = seeds[i];
+        eid_t const d = g.in_degree(s);
+        vid_t const* nb = g.indices + g.indptr[s];
+        eid_t const o = out.indptr[i];
+        if (k < 0 || d <= k) {
+          float const w = 1.0f / static_cast<float>(d);
+          std::copy(nb, nb + d, out.nbrs.begin() + o);
+          std::fill(out.weights.begin() + o, out.weights.begin() + o + d, w);
+          continue;
+        }
+        ns_floyd_select(st, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(d), kk,
+                        params.batch, pos.data(), table.data());
+        for (std::uint32_t q = 0; q < kk; ++q) {
+          out.nbrs[o + q] = nb[pos[q]];
+          out.weights[o + q] = w_sampled;
+        }
+      }
+    });
+    return out;
+  }
+
+  // LABOR: kept neighbours per chunk (in seed order), counts in indptr[i + 1], then concatenate.
+  std::vector<std::vector<vid_t>> kept(static_cast<std::size_t>(chunks));
+  for_chunks([&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+    std::int64_t candidates = 0;
+    for (std::int64_t i = begin; i < end; ++i) candidates += g.in_degree(seeds[i]);
+    variate_memo variate(params, g.num_nodes, candidates);
+    auto& buf = kept[c];
+    for (std::int64_t i = begin; i < end; ++i) {
+      vid_t const s = seeds[i];
+      eid_t const d = g.in_degree(s);
+      vid_t const* nb = g.indices + g.indptr[s];
+      if (k < 0 || d <= k) {
+        buf.insert(buf.end(), nb, nb + d);
+        out.indptr[i + 1] = d;
+        continue;
+      }
+      float const threshold = static_cast<float>(k) / static_cast<float>(d);
+      std::size_t const before = buf.size();
+      for (eid_t j = 0; j < d; ++j) {
+        if (variate(nb[j]) <= threshold) buf.push_back(nb[j]);
+      }
+      out.indptr[i + 1] = static_cast<eid_t>(buf.size() - before);
+    }
+  });
+  for (std::int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
   out.nbrs.resize(static_cast<std::size_t>(out.indptr[n]));
   out.weights.resize(out.nbrs.size());
-  for (std::int64_t i = 0; i < n; ++i) {
-    auto const nbrs = g.in_neighbors(seeds[i]);
-    float const w = kept[i].empty() ? 0.0f : 1.0f / static_cast<float>(kept[i].size());
-    eid_t o = out.indptr[i];
-    for (std::uint32_t j : kept[i]) {
-      out.nbrs[o] = nbrs[j];
-      out.weights[o] = w;
-      ++o;
+  for_chunks([&](std::int64_t c, std::int64_t begin, std::int64_t end) {
+    std::copy(kept[c].begin(), kept[c].end(), out.nbrs.begin() + out.indptr[begin]);
+    for (std::int64_t i = begin; i < end; ++i) {
+      eid_t const cnt = out.indptr[i + 1] - out.indptr[i];
+      float const w = cnt == 0 ? 0.0f : 1.0f / static_cast<float>(cnt);
+      std::fill(out.weights.begin() + out.indptr[i], out.weights.begin() + out.indptr[i + 1], w);
     }
-  }
+  });
   return out;
 }
 
-/// Host unique-and-compact on a host-readable CSC and sample arrays.
+/// Vertex id -> local index for unique-and-compact: a thread-local array over the vertices
+/// (entries reset to -1 when the map is destroyed, so each call costs O(its sources), not
+/// O(|V|)) when |V| <= max(2^22, 8 x the ids to map), else an open-addressing table sized
+/// for the ids to map. -1 means absent.
+class local_index_map {
+ public:
+  local_index_map(vid_t num_nodes, std::size_t max_ids)
+      : dense_(num_nodes <= std::max<vid_t>(vid_t{1} << 22, 8 * static_cast<vid_t>(max_ids))) {
+    if (dense_) {
+      auto& slots = dense_slots();
+      if (slots.size() < static_cast<std::size_t>(num_nodes)) {
+        slots.resize(static_cast<std::size_t>(num_nodes), -1);
+      }
+      slots_ = slots.data();
+    } else {
+      std::size_t cap = 1024;
+      while (cap < 2 * max_ids) cap <<= 1;
+      keys_.assign(cap, -1);
+      values_.assign(cap, -1);
+    }
+  }
+  local_index_map(const local_index_map&) = delete;
+  local_index_map& operator=(const local_index_map&) = delete;
+  ~local_index_map() {
+    if (dense_) {
+      for (vid_t v : touched_) slots_[v] = -1;
+    }
+  }
+  [[nodiscard]] bool dense() const { return dense_; }
+  /// The entry of v, inserted as -1 if new (`inserted` says which).
+  std::int64_t& entry(vid_t v, bool& inserted) {
+    if (dense_) {
+      inserted = slots_[v] == -1;
+      if (inserted) touched_.push_back(v);
+      return slots_[v];
+    }
+    std::size_t h =
+        static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(v))) & (keys_.size() - 1);
+    while (keys_[h] != v) {
+      if (keys_[h] < 0) {
+        keys_[h] = v;
+        inserted = true;
+        return values_[h];
+      }
+      h = (h + 1) & (keys_.size() - 1);
+    }
+    inserted = false;
+    return values_[h];
+  }
+  /// The value of a present v.
+  [[nodiscard]] std::int64_t at(vid_t v) const {
+    if (dense_) return slots_[v];
+    std::size_t h =
+        static_cast<std::size_t>(rng::mix64(static_cast<std::uint64_t>(v))) & (keys_.size() - 1);
+    while (keys_[h] != v) h = (h + 1) & (keys_.size() - 1);
+    return values_[h];
+  }
+  /// Dense only: the slot array (-1 = absent) over [0, num_nodes).
+  [[nodiscard]] const std::int64_t* slots() const { return slots_; }
+
+ private:
+  static std::vector<std::int64_t>& dense_slots() {
+    thread_local std::vector<std::int64_t> slots;
+    return slots;
+  }
+  bool dense_;
+  std::int64_t* slots_ = nullptr;
+  std::vector<vid_t> touched_;
+  std::vector<vid_t> keys_;
+  std::vector<std::int64_t> values_;
+};
+
+/// Host unique-and-compact on a host-readable CSC and sample arrays: one map from vertex id to
+/// local index; destinations inserted first (a repeat is an error), then every sampled source
+/// not yet present is marked; the marked sources are ordered by id (a scan of the dense array
+/// when they are many against |V|, else a sort) and numbered after the destinations; a final
+/// pass maps every edge. O(n + E) expected plus the ordering.
 block make_block_host(const csc_view& g, std::span<const vid_t> dst,
                       std::span<const eid_t> s_indptr, std::span<const vid_t> s_nbrs,
                       std::span<const float> s_weights) {
@@ -155,26 +312,44 @@ block make_block_host(const csc_view& g, std::span<const vid_t> dst,
                       static_cast<eid_t>(s_nbrs.size()) == s_indptr[static_cast<std::size_t>(n)],
                   "make_block: the sample has {} neighbours, {} weights and {} by its offsets",
                   s_nbrs.size(), s_weights.size(), s_indptr[static_cast<std::size_t>(n)]);
-  // Destinations sorted with their positions, to find a source among them by binary search.
-  std::vector<std::pair<vid_t, std::int64_t>> dst_sorted(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) dst_sorted[i] = {dst[i], i};
-  std::sort(dst_sorted.begin(), dst_sorted.end());
-  for (std::int64_t i = 1; i < n; ++i) {
-    COOPGNN_EXPECTS(dst_sorted[i].first != dst_sorted[i - 1].first,
-                    "make_block: destination {} appears twice", dst_sorted[i].first);
+  for (std::int64_t i = 0; i < n; ++i) {
+    COOPGNN_EXPECTS(dst[i] >= 0 && dst[i] < g.num_nodes,
+                    "make_block: destination {} (position {}) is outside [0, {})", dst[i], i,
+                    g.num_nodes);
   }
-  auto find_dst = [&](vid_t v) -> std::int64_t {
-    auto it = std::lower_bound(dst_sorted.begin(), dst_sorted.end(),
-                               std::pair<vid_t, std::int64_t>{v, -1});
-    return (it != dst_sorted.end() && it->first == v) ? it->second : -1;
-  };
+  for (std::size_t e = 0; e < s_nbrs.size(); ++e) {
+    COOPGNN_EXPECTS(s_nbrs[e] >= 0 && s_nbrs[e] < g.num_nodes,
+                    "make_block: sampled source {} (edge {}) is outside [0, {})", s_nbrs[e], e,
+                    g.num_nodes);
+  }
+  local_index_map map(g.num_nodes, static_cast<std::size_t>(n) + s_nbrs.size());
+  bool inserted = false;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::int64_t& slot = map.entry(dst[i], inserted);
+    COOPGNN_EXPECTS(inserted, "make_block: destination {} appears twice", dst[i]);
+    slot = i;
+  }
+  constexpr std::int64_t pending = -2;  // a source that is not a destination, not yet numbered
   std::vector<vid_t> others;
-  others.reserve(s_nbrs.size());
-  for (vid_t t : s_nbrs) {
-    if (find_dst(t) < 0) others.push_back(t);
+  for (vid_t const t : s_nbrs) {
+    std::int64_t& slot = map.entry(t, inserted);
+    if (inserted) {
+      slot = pending;
+      others.push_back(t);
+    }
   }
-  std::sort(others.begin(), others.end());
-  others.erase(std::unique(others.begin(), others.end()), others.end());
+  if (map.dense() && others.size() >= static_cast<std::size_t>(g.num_nodes) / 32) {
+    std::size_t q = 0;
+    std::int64_t const* slots = map.slots();
+    for (vid_t v = 0; v < g.num_nodes; ++v) {
+      if (slots[v] == pending) others[q++] = v;
+    }
+  } else {
+    std::sort(others.begin(), others.end());
+  }
+  for (std::size_t q = 0; q < others.size(); ++q) {
+    map.entry(others[q], inserted) = n + static_cast<std::int64_t>(q);
+  }
 
   block b;
   b.num_dst = n;
@@ -184,13 +359,7 @@ block make_block_host(const csc_view& g, std::span<const vid_t> dst,
   b.indptr.assign(s_indptr.begin(), s_indptr.end());
   b.weights.assign(s_weights.begin(), s_weights.end());
   b.indices.resize(s_nbrs.size());
-  for (std::size_t e = 0; e < s_nbrs.size(); ++e) {
-    vid_t const t = s_nbrs[e];
-    std::int64_t const local = find_dst(t);
-    b.indices[e] = local >= 0
-                       ? local
-                       : n + (std::lower_bound(others.begin(), others.end(), t) - others.begin());
-  }
+  for (std::size_t e = 0; e < s_nbrs.size(); ++e) b.indices[e] = map.at(s_nbrs[e]);
   b.src_degree.resize(b.src_ids.size());
   for (std::size_t i = 0; i < b.src_ids.size(); ++i) b.src_degree[i] = g.in_degree(b.src_ids[i]);
   return b;

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <string>
 
 #include "kernels/sample/labor_variate.hpp"
+#include "kernels/sample/ns_floyd.hpp"
 #include "kernels/sample/sample_cuda.hpp"
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/cuda_launch.cuh"
@@ -77,28 +77,54 @@ __global__ void seed_degrees_per_thread(const vid_t* seeds, std::int64_t n, cons
   }
 }
 
-/// Segment bounds for the NS ranking sort: seeds with d > k get [cand_off[i], cand_off[i+1]),
-/// the others an empty segment.
-__global__ void ns_segments_per_thread(const std::int64_t* cand_off, std::int64_t n, int fanout,
-                                       std::int64_t* seg_begin, std::int64_t* seg_end) {
+/// NS: count[i] = in-degree d of seed i (already in count[i]) clamped to min(k, d) for k >= 1.
+__global__ void ns_counts_per_thread(std::int64_t* count, std::int64_t n, int fanout) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t const d = cand_off[i + 1] - cand_off[i];
-    seg_begin[i] = cand_off[i];
-    seg_end[i] = d > fanout ? cand_off[i + 1] : cand_off[i];
+    if (fanout > 0 && count[i] > fanout) count[i] = fanout;
   }
 }
 
-/// One thread per candidate edge e = (seed i, position j):
-///   keep[e] = 1 if the seed keeps every neighbour (fanout < 0 or d <= k), else 0;
-///   NS: key[e] = draw_u32(st, s, j, batch) << 32 | j for the ranking sort;
-///   LABOR: keep[e] = labor_variate(plan, t) <= float(k) / float(d).
-__global__ void candidate_flags_per_edge(const vid_t* seeds, const std::int64_t* cand_off,
-                                         std::int64_t n, std::int64_t num_cand, const eid_t* indptr,
-                                         const vid_t* indices, bool labor, int fanout,
-                                         rng::stream ns_stream, std::uint32_t batch,
-                                         labor_variate_plan plan, std::uint64_t* key,
-                                         std::int64_t* keep) {
+/// NS, one thread per seed i (the host's per-seed loop, sample.cpp): d <= k or fanout -1 copies
+/// the neighbour list; d > k runs ns_floyd_select (ns_floyd.hpp, the host's very function) into
+/// pos[out_indptr[i] ..) with the hash scratch table[4 out_indptr[i] ..) for k > 32 (4 k >=
+/// ns_floyd_table_size(k) entries), then gathers the kept neighbours. Weight 1 / count.
+__global__ void ns_floyd_per_seed(const vid_t* seeds, std::int64_t n, const eid_t* indptr,
+                                  const vid_t* indices, int fanout, rng::stream st,
+                                  std::uint32_t batch, const eid_t* out_indptr, std::uint32_t* pos,
+                                  std::uint32_t* table, vid_t* nbrs, float* weights) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    vid_t const s = seeds[i];
+    eid_t const d = indptr[s + 1] - indptr[s];
+    vid_t const* nb = indices + indptr[s];
+    eid_t const o = out_indptr[i];
+    if (fanout < 0 || d <= fanout) {
+      float const w = 1.0f / static_cast<float>(d);
+      for (eid_t j = 0; j < d; ++j) {
+        nbrs[o + j] = nb[j];
+        weights[o + j] = w;
+      }
+      continue;
+    }
+    auto const k = static_cast<std::uint32_t>(fanout);
+    std::uint32_t* p = pos + o;
+    ns_floyd_select(st, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(d), k, batch, p,
+                    table == nullptr ? nullptr : table + 4 * o);
+    float const w = 1.0f / static_cast<float>(k);
+    for (std::uint32_t q = 0; q < k; ++q) {
+      nbrs[o + q] = nb[p[q]];
+      weights[o + q] = w;
+    }
+  }
+}
+
+/// LABOR, one thread per candidate edge e = (seed i, position j): keep[e] = 1 if the seed keeps
+/// every neighbour (fanout < 0 or d <= k), else labor_variate(plan, t) <= float(k) / float(d).
+__global__ void labor_flags_per_edge(const vid_t* seeds, const std::int64_t* cand_off,
+                                     std::int64_t n, std::int64_t num_cand, const eid_t* indptr,
+                                     const vid_t* indices, int fanout, labor_variate_plan plan,
+                                     std::int64_t* keep) {
   for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_cand;
        e += std::int64_t{gridDim.x} * blockDim.x) {
     std::int64_t const i = segment_of(cand_off, n, e);
@@ -107,28 +133,10 @@ __global__ void candidate_flags_per_edge(const vid_t* seeds, const std::int64_t*
     vid_t const s = seeds[i];
     if (fanout < 0 || d <= fanout) {
       keep[e] = 1;
-    } else if (labor) {
+    } else {
       vid_t const t = indices[indptr[s] + j];
       float const threshold = static_cast<float>(fanout) / static_cast<float>(d);
       keep[e] = labor_variate(plan, static_cast<std::uint64_t>(t)) <= threshold ? 1 : 0;
-    } else {
-      keep[e] = 0;
-      std::uint32_t const r = rng::draw_u32(ns_stream, static_cast<std::uint64_t>(s), j, batch);
-      key[e] = (static_cast<std::uint64_t>(r) << 32) | j;
-    }
-  }
-}
-
-/// NS: seed i with d > k keeps the positions in the low words of its k smallest sorted keys.
-__global__ void ns_mark_kept_per_seed(const std::int64_t* cand_off, std::int64_t n, int fanout,
-                                      const std::uint64_t* sorted_key, std::int64_t* keep) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t const begin = cand_off[i];
-    if (cand_off[i + 1] - begin <= fanout) continue;
-    for (int r = 0; r < fanout; ++r) {
-      auto const j = static_cast<std::uint32_t>(sorted_key[begin + r] & 0xFFFFFFFFULL);
-      keep[begin + j] = 1;
     }
   }
 }
@@ -397,13 +405,12 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
     return out;
   }
 
-  // Candidate offsets: exclusive sum of the seeds' in-degrees, and input validation.
+  // In-degrees per seed (input validation), then NS or LABOR.
   auto cand_off = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n) + 1);
   auto bad = make_flag(ctx);
   detail::zero_async(cand_off.data() + n, sizeof(std::int64_t), s);
   ITEMS_LAUNCH(s, n, seed_degrees_per_thread, seeds.data(), n, g.indptr.data(), g.num_nodes,
                cand_off.data(), bad.data());
-  exclusive_sum(ctx, cand_off.data(), n + 1);
   if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
     vid_t const v = read_one(seeds.data() + first_bad, s);
     COOPGNN_CUDA_EXPECTS(false, "seed " + std::to_string(v) + " (position " +
@@ -411,40 +418,41 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
                                     std::to_string(g.num_nodes) +
                                     ") or has an in-degree that does not fit 32 bits");
   }
-  std::int64_t const num_cand = read_one(cand_off.data() + n, s);
 
-  // Keep flags per candidate (plus one trailing 0 so that the scan yields the total).
-  bool const labor = params.kind == sampler_kind::labor;
+  if (params.kind == sampler_kind::ns) {
+    // Counts min(k, d) are known: offsets by one scan, then one thread per seed writes its slots.
+    COOPGNN_NVTX_RANGE("sample/ns_floyd");
+    ITEMS_LAUNCH(s, n, ns_counts_per_thread, cand_off.data(), n, params.fanout);
+    exclusive_sum(ctx, cand_off.data(), n + 1);
+    COOPGNN_CUDA_CHECK(cudaMemcpyAsync(out.indptr.data(), cand_off.data(),
+                                       (static_cast<std::size_t>(n) + 1) * sizeof(eid_t),
+                                       cudaMemcpyDeviceToDevice, s));
+    std::int64_t const total = read_one(cand_off.data() + n, s);
+    out.nbrs = ctx.allocate<vid_t>(total);
+    out.weights = ctx.allocate<float>(total);
+    std::uint32_t const table_size =
+        params.fanout > 0 ? ns_floyd_table_size(static_cast<std::uint32_t>(params.fanout)) : 0;
+    device_buffer<std::uint32_t> pos;    // kept positions of the seeds with d > k
+    device_buffer<std::uint32_t> table;  // Floyd hash sets, 4 entries per output slot (k > 32)
+    if (params.fanout > 0 && total > 0) pos = ctx.allocate<std::uint32_t>(total);
+    if (table_size > 0 && total > 0) table = ctx.allocate<std::uint32_t>(4 * total);
+    rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
+    ITEMS_LAUNCH(s, n, ns_floyd_per_seed, seeds.data(), n, g.indptr.data(), g.indices.data(),
+                 params.fanout, st, params.batch, out.indptr.data(), pos.data(),
+                 table_size > 0 ? table.data() : nullptr, out.nbrs.data(), out.weights.data());
+    return out;
+  }
+
+  // LABOR: candidate offsets (exclusive sum of the in-degrees), keep flags per candidate (plus
+  // one trailing 0 so that the scan yields the total).
+  exclusive_sum(ctx, cand_off.data(), n + 1);
+  std::int64_t const num_cand = read_one(cand_off.data() + n, s);
   auto keep = ctx.allocate<std::int64_t>(static_cast<std::size_t>(num_cand) + 1);
   detail::zero_async(keep.data() + num_cand, sizeof(std::int64_t), s);
-  device_buffer<std::uint64_t> key;
-  if (!labor && params.fanout > 0) key = ctx.allocate<std::uint64_t>(num_cand);
-  rng::stream const ns_stream = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
   labor_variate_plan const plan =
       make_labor_variate_plan(params.run_seed, params.dependency, params.layer, params.batch);
-  ITEMS_LAUNCH(s, num_cand, candidate_flags_per_edge, seeds.data(), cand_off.data(), n, num_cand,
-               g.indptr.data(), g.indices.data(), labor, params.fanout, ns_stream, params.batch,
-               plan, key.data(), keep.data());
-
-  if (!labor && params.fanout > 0 && num_cand > 0) {
-    // Rank the candidates of every seed with d > k; the k smallest keys name the kept positions.
-    COOPGNN_NVTX_RANGE("sample/ns_rank");
-    auto seg_begin = ctx.allocate<std::int64_t>(n);
-    auto seg_end = ctx.allocate<std::int64_t>(n);
-    ITEMS_LAUNCH(s, n, ns_segments_per_thread, cand_off.data(), n, params.fanout, seg_begin.data(),
-                 seg_end.data());
-    auto sorted = ctx.allocate<std::uint64_t>(num_cand);
-    std::size_t bytes = 0;
-    COOPGNN_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, key.data(), sorted.data(),
-                                                          num_cand, n, seg_begin.data(),
-                                                          seg_end.data(), s));
-    auto temp = ctx.allocate<unsigned char>(bytes);
-    COOPGNN_CUDA_CHECK(cub::DeviceSegmentedSort::SortKeys(temp.data(), bytes, key.data(),
-                                                          sorted.data(), num_cand, n,
-                                                          seg_begin.data(), seg_end.data(), s));
-    ITEMS_LAUNCH(s, n, ns_mark_kept_per_seed, cand_off.data(), n, params.fanout, sorted.data(),
-                 keep.data());
-  }
+  ITEMS_LAUNCH(s, num_cand, labor_flags_per_edge, seeds.data(), cand_off.data(), n, num_cand,
+               g.indptr.data(), g.indices.data(), params.fanout, plan, keep.data());
 
   // Compact: pos = exclusive sum of keep; seed i's edges start at pos[cand_off[i]].
   exclusive_sum(ctx, keep.data(), num_cand + 1);

@@ -43,29 +43,40 @@ struct sampled_neighbors {
 
 /// Samples in-neighbours of every seed.
 ///
-/// NS: seed s with in-degree d keeps min(k, d) neighbours: the positions j of its neighbour list
-///   with the k smallest keys (draw_u32(stream(run_seed, ns, layer), id = s, sub = j, batch), j)
-///   (lexicographic, so ties go to the lower position). Weight 1 / min(k, d).
+/// NS: seed s with in-degree d keeps min(k, d) neighbours. For d > k, Floyd's algorithm with
+///   keyed draws (ns_floyd.hpp, ns_floyd_select): for j = d - k .. d - 1, r = a uniform integer
+///   in [0, j] from the 64-bit draw (words 0, 1 of rng::draw4(stream(run_seed, ns, layer),
+///   id = s, sub = j, batch)) by multiply-high (relative bias <= 2^-32); position r is kept if
+///   new, else j. A uniformly random k-subset, kept positions output ascending; O(k) draws per
+///   seed whatever d. Weight 1 / min(k, d).
 /// LABOR-0: one variate per candidate neighbour vertex t, r_t = uniform(stream(run_seed, labor,
 ///   layer), id = t, sub = 0, batch), shared by every seed; s keeps t -> s iff r_t <= k / d_s
-///   (float arithmetic). Expected min(k, d) per seed. Weight 1 / (number kept by s).
+///   (float arithmetic). Expected min(k, d) per seed. Weight 1 / (number kept by s). O(d).
 /// fanout -1: every in-neighbour, weight 1 / d.
+/// Host cost: NS O(k) Philox draws plus an O(k log k) sort per seed with d > k, O(d) copies
+///   otherwise; counts are known, so indptr is one prefix sum and seeds write their slots in
+///   place (scratch: k + ns_floyd_table_size(k) u32 per thread). LABOR O(d) per seed, variates
+///   memoised per vertex (a thread-local float array over |V| when |V| <= max(2^22, 8 x the
+///   thread's candidates), kept edges in per-thread buffers concatenated in seed order.
 ///
 /// @param ctx    host backend; ctx.threads() threads split the seeds (result independent of it)
 /// @param g      CSC of in-edges
 /// @param seeds  [n] vertex ids in [0, g.num_nodes); duplicates allowed (sampled identically)
-/// @throws logic_error for a seed outside [0, |V|), fanout 0 or < -1, or the CUDA backend in a
-///         build without CUDA. Empty seeds give an empty result. Deterministic: a pure function
+/// @throws logic_error for a seed outside [0, |V|) or of in-degree >= 2^32, fanout 0 or < -1,
+///         kappa < 0, or the CUDA backend in a build without CUDA. Empty seeds give an empty result. Deterministic: a pure function
 ///         of (g, seeds, params).
 sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
                                    std::span<const vid_t> seeds, const sample_params& params);
 
 /// Unique-and-compact (DESIGN.md section 6): the block whose destinations are `dst` (kept first,
 /// in order) and whose other sources are the sampled neighbours not in `dst`, sorted by id.
+/// One id -> local index map (a thread-local array over the vertices, reset after use, when
+/// |V| <= max(2^22, 8 (n + E)); else a hash table): O(n + E) expected plus ordering the others.
 /// Edge e of destination i points at the local index of its source. src_degree from `g`.
 /// @param dst      [n] distinct vertex ids (the seeds of this layer)
 /// @param sampled  the result of sample_neighbors for exactly `dst`
-/// @throws logic_error if the sizes disagree or `dst` has a duplicate. Deterministic.
+/// @throws logic_error if the sizes disagree, an id is outside [0, |V|) or `dst` has a
+///         duplicate. Deterministic.
 block make_block(const csc_graph& g, std::span<const vid_t> dst, const sampled_neighbors& sampled);
 
 }  // namespace coopgnn

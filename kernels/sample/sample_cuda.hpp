@@ -80,20 +80,22 @@ struct device_sampled_neighbors {
 };
 
 /// Device version of coopgnn::sample_neighbors (sample.hpp), with the same rules:
-///   NS:      seed s of in-degree d keeps the positions j with the min(k, d) smallest
-///            (draw_u32(stream(run_seed, ns, layer), s, j, batch), j);
+///   NS:      seed s of in-degree d > k keeps the k positions of ns_floyd_select (ns_floyd.hpp:
+///            Floyd's algorithm with keyed draws, the host sampler's very function), ascending;
 ///   LABOR-0: s keeps neighbour t iff labor_variate(plan, t) <= float(k) / float(d);
 ///   fanout -1 or d <= k: every neighbour. Weights 1 / (kept count of s), float.
-/// Schedule: one thread per candidate edge (so a seed of degree 2^20 is spread over the whole
-/// GPU); NS ranks the candidates of seeds with d > k by a CUB segmented sort of 64-bit keys
-/// (draw << 32 | position); kept edges are compacted with an exclusive scan, which keeps the
+/// Schedule: NS: counts min(k, d) are known, so one scan gives the offsets and one thread per
+/// seed writes its slots (O(k) draws per seed; k > 32 uses 4 k u32 of hash scratch per seed,
+/// 16 bytes per output edge). LABOR: one thread per candidate edge (so a seed of degree 2^20 is
+/// spread over the whole GPU); kept edges are compacted with an exclusive scan, which keeps the
 /// neighbour-list order.
 /// @param g      device CSC
 /// @param seeds  [n] device int64 vertex ids in [0, g.num_nodes); duplicates allowed
 /// @throws logic_error (after a stream synchronisation) naming the first seed outside
 ///         [0, |V|) or with in-degree >= 2^32; logic_error for fanout 0 or < -1 or kappa < 0;
 ///         cuda_error for CUDA failures. n = 0 gives indptr {0} and empty outputs.
-/// Synchronises ctx.compute() twice (candidate count, kept count). Deterministic.
+/// Synchronises ctx.compute() for the validation and each count (NS 2 times, LABOR 3).
+/// Deterministic.
 device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_view g,
                                           device_span<const vid_t> seeds,
                                           const sample_params& params);

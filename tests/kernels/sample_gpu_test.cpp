@@ -24,7 +24,8 @@ namespace {
 
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
 /// The graphs: a small random one, and one whose hub (vertex 1) has in-degree 69999 > 2^16.
@@ -110,6 +111,8 @@ INSTANTIATE_TEST_SUITE_P(
                       sample_gpu_usecase{sampler_kind::ns, -1, 1, false},
                       sample_gpu_usecase{sampler_kind::ns, 10, 1, true},
                       sample_gpu_usecase{sampler_kind::ns, 33, 1, true},
+                      // Floyd's hash set and heapsort in one device thread (the hub's d > k).
+                      sample_gpu_usecase{sampler_kind::ns, 3000, 1, true},
                       sample_gpu_usecase{sampler_kind::ns, -1, 1, true},
                       sample_gpu_usecase{sampler_kind::labor, 10, 1, false},
                       sample_gpu_usecase{sampler_kind::labor, 3, 4, false},
@@ -134,8 +137,8 @@ TEST(SampleGpu, LaborVariatesAreBitIdentical) {
         std::vector<float> want(vertices.size());
         for (std::size_t i = 0; i < vertices.size(); ++i) {
           want[i] = labor_variate(plan, static_cast<std::uint64_t>(vertices[i]));
-          ASSERT_EQ(want[i], labor_variate(99, dep, 2, batch,
-                                           static_cast<std::uint64_t>(vertices[i])));
+          ASSERT_EQ(want[i],
+                    labor_variate(99, dep, 2, batch, static_cast<std::uint64_t>(vertices[i])));
         }
         auto const got = ctx.to_host(cuda::labor_variates(ctx, plan, dv));
         EXPECT_TRUE(same_bits(got, want)) << "kappa " << kappa << " batch " << batch;
@@ -205,14 +208,13 @@ TEST(SampleGpu, RejectsBadInputAndHandlesEmpty) {
   auto const dg = cuda::upload(ctx, g);
   std::vector<vid_t> const bad = {3, g.num_nodes};
   auto const dbad = ctx.to_device(std::span<const vid_t>(bad));
-  EXPECT_THROW(cuda::sample_neighbors(ctx, dg, dbad, {sampler_kind::ns, 5, 0, 0, 0}),
-               logic_error);
+  EXPECT_THROW(cuda::sample_neighbors(ctx, dg, dbad, {sampler_kind::ns, 5, 0, 0, 0}), logic_error);
   std::vector<vid_t> const ok = {3};
   auto const dok = ctx.to_device(std::span<const vid_t>(ok));
   EXPECT_THROW(cuda::sample_neighbors(ctx, dg, dok, {sampler_kind::ns, 0, 0, 0, 0}), logic_error);
   auto const none = ctx.allocate<vid_t>(0);
-  auto const empty = cuda::to_host(
-      ctx, cuda::sample_neighbors(ctx, dg, none, {sampler_kind::labor, 5, 0, 0, 0}));
+  auto const empty =
+      cuda::to_host(ctx, cuda::sample_neighbors(ctx, dg, none, {sampler_kind::labor, 5, 0, 0, 0}));
   EXPECT_EQ(empty.indptr, std::vector<eid_t>{0});
   EXPECT_TRUE(empty.nbrs.empty());
   std::vector<vid_t> const twice = {4, 4};

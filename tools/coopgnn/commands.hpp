@@ -90,6 +90,9 @@ void add_bench_export_command(CLI::App& bench);
 /// Registers `bench cache` (tools/coopgnn/cmd_bench_cache.cpp).
 void add_bench_cache_command(CLI::App& bench);
 
+/// Registers `bench sample` (tools/coopgnn/cmd_bench_sample.cpp).
+void add_bench_sample_command(CLI::App& bench);
+
 /// Report options as the command line uses them: plots on or off, tools/plot_results.py of the
 /// checkout in the working directory (else of the source tree), COOPGNN_PYTHON tried first.
 bench::report_options report_options_for_cli(bool plots);

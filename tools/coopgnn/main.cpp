@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   coopgnn::cli::add_bench_modes_command(*bench);
   coopgnn::cli::add_bench_export_command(*bench);
   coopgnn::cli::add_bench_cache_command(*bench);
+  coopgnn::cli::add_bench_sample_command(*bench);
   coopgnn::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
