@@ -11,6 +11,7 @@ DEBIAN_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libfmt-dev libgtest-dev libgmock-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
   zlib1g-dev libzip-dev zipcmp zipmerge ziptool librandom123-dev libbenchmark-dev libmetis-dev
+  libblis-pthread-dev  # host GEMM (kernels/dense/gemm.hpp); -DCOOPGNN_BLAS=OFF builds without
   libopenmpi-dev openmpi-bin
   python3-numpy python3-matplotlib
 )

@@ -47,6 +47,9 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.seed = o.seed;
   cfg.wrap_around = true;  // every measured batch is full, past the epoch's end too
   cfg.compute_backend = o.compute_backend;
+  // One host thread per PE for compute and sampling, as the header records (h.threads = 1).
+  cfg.threads_per_pe = 1;
+  cfg.sample_threads = 1;
   if (o.compute_backend == backend::cuda) cfg.pes_per_gpu = (P + o.devices - 1) / o.devices;
   trainer tr(ds, g, cfg);
   auto const order = tr.epoch_order(1);

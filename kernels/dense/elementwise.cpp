@@ -74,9 +74,14 @@ void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out, tenso
     detail::no_cuda_build(fn);
 #endif
   }
-  for (std::int64_t e = 0; e < grad_in.size(); ++e) {
-    grad_in.data[e] = out.data[e] > T{0} ? grad_out.data[e] : T{0};
-  }
+  parallel_rows(
+      grad_in.size(), ctx.threads(),
+      [&](std::int64_t e0, std::int64_t e1) {
+        for (std::int64_t e = e0; e < e1; ++e) {
+          grad_in.data[e] = out.data[e] > T{0} ? grad_out.data[e] : T{0};
+        }
+      },
+      rows_for_work(1));
 }
 
 template <typename T>
@@ -132,21 +137,26 @@ void dropout_forward(const exec_context& ctx, tensor_view<const T> x, buffer_vie
   }
   rng::stream const s = rng::make_stream(key.run_seed, rng::purpose::dropout, key.layer_index);
   std::int64_t const cols = x.cols;
-  for (std::int64_t i = 0; i < x.rows; ++i) {
-    auto const id = static_cast<std::uint64_t>(ids.data[i]);
-    const T* xr = x.data + i * cols;
-    T* yr = y.data + i * cols;
-    std::uint8_t* kr = keep.data + i * cols;
-    // One Philox call gives the variates of four consecutive columns (models::dropout_keeps).
-    for (std::int64_t j0 = 0; j0 < cols; j0 += 4) {
-      auto const w = rng::draw4(s, id, static_cast<std::uint32_t>(j0 / 4), key.batch);
-      for (std::int64_t j = j0; j < std::min<std::int64_t>(j0 + 4, cols); ++j) {
-        bool const k = rng::to_unit(w[static_cast<std::size_t>(j - j0)]) >= p;
-        kr[j] = k ? 1 : 0;
-        yr[j] = k ? xr[j] * scale : T{0};
-      }
-    }
-  }
+  parallel_rows(
+      x.rows, ctx.threads(),
+      [&](std::int64_t i0, std::int64_t i1) {
+        for (std::int64_t i = i0; i < i1; ++i) {
+          auto const id = static_cast<std::uint64_t>(ids.data[i]);
+          const T* xr = x.data + i * cols;
+          T* yr = y.data + i * cols;
+          std::uint8_t* kr = keep.data + i * cols;
+          // One Philox call gives the variates of four consecutive columns (models::dropout_keeps).
+          for (std::int64_t j0 = 0; j0 < cols; j0 += 4) {
+            auto const w = rng::draw4(s, id, static_cast<std::uint32_t>(j0 / 4), key.batch);
+            for (std::int64_t j = j0; j < std::min<std::int64_t>(j0 + 4, cols); ++j) {
+              bool const k = rng::to_unit(w[static_cast<std::size_t>(j - j0)]) >= p;
+              kr[j] = k ? 1 : 0;
+              yr[j] = k ? xr[j] * scale : T{0};
+            }
+          }
+        }
+      },
+      rows_for_work(8 * cols));
 }
 
 template <typename T>
@@ -168,9 +178,14 @@ void dropout_backward(const exec_context& ctx, tensor_view<T> g,
     detail::no_cuda_build(fn);
 #endif
   }
-  for (std::int64_t e = 0; e < g.size(); ++e) {
-    g.data[e] = keep.data[e] != 0 ? g.data[e] * scale : T{0};
-  }
+  parallel_rows(
+      g.size(), ctx.threads(),
+      [&](std::int64_t e0, std::int64_t e1) {
+        for (std::int64_t e = e0; e < e1; ++e) {
+          g.data[e] = keep.data[e] != 0 ? g.data[e] * scale : T{0};
+        }
+      },
+      rows_for_work(1));
 }
 
 template <typename T>
@@ -194,13 +209,20 @@ void gcn_edge_values(const exec_context& ctx, const block_view& b, buffer_view<T
     detail::no_cuda_build(fn);
 #endif
   }
-  for (std::int64_t s = 0; s < b.num_dst; ++s) {
-    T const ds = static_cast<T>(b.src_degree[s]);
-    for (eid_t e = b.indptr[s]; e < b.indptr[s + 1]; ++e) {
-      T const dt = static_cast<T>(b.src_degree[b.indices[e]]);
-      out.data[e] = static_cast<T>(b.weights[e]) * ds / std::sqrt((ds + T{1}) * (dt + T{1}));
-    }
-  }
+  std::int64_t const per_row =
+      8 * std::max<std::int64_t>(1, b.num_edges / std::max<std::int64_t>(b.num_dst, 1));
+  parallel_rows(
+      b.num_dst, ctx.threads(),
+      [&](std::int64_t s0, std::int64_t s1) {
+        for (std::int64_t s = s0; s < s1; ++s) {
+          T const ds = static_cast<T>(b.src_degree[s]);
+          for (eid_t e = b.indptr[s]; e < b.indptr[s + 1]; ++e) {
+            T const dt = static_cast<T>(b.src_degree[b.indices[e]]);
+            out.data[e] = static_cast<T>(b.weights[e]) * ds / std::sqrt((ds + T{1}) * (dt + T{1}));
+          }
+        }
+      },
+      rows_for_work(per_row));
 }
 
 template <typename T>
@@ -226,12 +248,17 @@ void gcn_self_add(const exec_context& ctx, buffer_view<const std::int64_t> src_d
 #endif
   }
   std::int64_t const n = y.cols;
-  for (std::int64_t s = 0; s < y.rows; ++s) {
-    T const c = T{1} / static_cast<T>(src_degree.data[s] + 1);
-    const T* __restrict xr = x.data + s * n;
-    T* __restrict yr = y.data + s * n;
-    for (std::int64_t j = 0; j < n; ++j) yr[j] += c * xr[j];
-  }
+  parallel_rows(
+      y.rows, ctx.threads(),
+      [&](std::int64_t s0, std::int64_t s1) {
+        for (std::int64_t s = s0; s < s1; ++s) {
+          T const c = T{1} / static_cast<T>(src_degree.data[s] + 1);
+          const T* __restrict xr = x.data + s * n;
+          T* __restrict yr = y.data + s * n;
+          for (std::int64_t j = 0; j < n; ++j) yr[j] += c * xr[j];
+        }
+      },
+      rows_for_work(n));
 }
 
 template <typename T>
@@ -312,9 +339,15 @@ void adam_update(const exec_context& ctx, buffer_view<float> value, buffer_view<
     detail::no_cuda_build(fn);
 #endif
   }
-  for (std::size_t e = 0; e < value.size; ++e) {
-    adam_element(value.data[e], grad.data[e], m.data[e], v.data[e], a);
-  }
+  // Element-wise: any split gives the same bits.
+  parallel_rows(
+      static_cast<std::int64_t>(value.size), ctx.threads(),
+      [&](std::int64_t e0, std::int64_t e1) {
+        for (std::int64_t e = e0; e < e1; ++e) {
+          adam_element(value.data[e], grad.data[e], m.data[e], v.data[e], a);
+        }
+      },
+      rows_for_work(16));
 }
 
 #define COOPGNN_INSTANTIATE_ELEMENTWISE(T)                                                        \

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/dispatch.hpp"
@@ -10,6 +11,9 @@
 
 #ifdef COOPGNN_WITH_CUDA
 #include "kernels/dense/gemm_cuda.hpp"
+#endif
+#ifdef COOPGNN_WITH_BLIS
+#include <blis.h>
 #endif
 
 namespace coopgnn {
@@ -96,9 +100,14 @@ void gemm_impl(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
 }  // namespace
 }  // namespace detail
 
+namespace detail {
+namespace {
+
+/// The argument checks shared by gemm_reference and the BLAS path (see gemm_reference's @throws).
 template <typename T>
-void gemm(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
-          std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+void check_gemm_args(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                     const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
+                     std::int64_t ldc) {
   COOPGNN_EXPECTS(m >= 0 && n >= 0 && k >= 0, "gemm: negative dimension m={}, n={}, k={}", m, n, k);
   std::int64_t const a_rows = op_a == op::none ? m : k;
   std::int64_t const a_cols = op_a == op::none ? k : m;
@@ -121,11 +130,62 @@ void gemm(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T al
     COOPGNN_EXPECTS(!detail::overlaps(c, c_len, b, detail::extent(b_rows, b_cols, ldb)),
                     "gemm: C overlaps B (in-place products are not supported)");
   }
+}
+
+#ifdef COOPGNN_WITH_BLIS
+/// True when BLIS 0.9 would take its small/unpacked ("sup") path for an [m, k] x [k, n] product:
+/// any dimension under the context's threshold (bli_cntx_l3_sup_thresh_is_met).
+template <typename T>
+bool blis_uses_sup(std::int64_t m, std::int64_t n, std::int64_t k) {
+  num_t const dt = std::is_same_v<T, float> ? BLIS_FLOAT : BLIS_DOUBLE;
+  return bli_cntx_l3_sup_thresh_is_met(dt, m, n, k, bli_gks_query_cntx());
+}
+
+/// Rows per unit of the row split of the BLIS path. BLIS 0.9's sup code tiles C in MR x NR
+/// micro-tiles (6 x 16 or 16 x 6 for float on haswell, 6 x 8 / 8 x 6 for double) and, for
+/// some operand layouts, shrinks its k block when the whole problem is at most 4 micro-tiles
+/// high and wide (bli_gemmsup_ref_var2m): a range of a different height would then sum k in
+/// different blocks. 96 rows is a multiple of every MR and NR and above 4 x 16, so a range of whole
+/// granules (at least two) computes each of its rows exactly as the full call.
+inline constexpr std::int64_t blis_row_granule = 96;
+
+/// One single-threaded BLIS call on row-major operands (row stride ld, column stride 1): no
+/// thread of BLIS's own (all five loops one way, so the reduction over k is never split and
+/// nothing runs outside the caller's budget), the sup path on or off as the caller chose.
+template <typename T>
+void blis_gemm(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+               const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+               std::int64_t ldc, bool sup) {
+  rntm_t rntm = BLIS_RNTM_INITIALIZER;
+  bli_rntm_set_ways(1, 1, 1, 1, 1, &rntm);
+  bli_rntm_set_l3_sup(sup, &rntm);
+  trans_t const ta = op_a == op::none ? BLIS_NO_TRANSPOSE : BLIS_TRANSPOSE;
+  trans_t const tb = op_b == op::none ? BLIS_NO_TRANSPOSE : BLIS_TRANSPOSE;
+  // BLIS's typed API takes non-const pointers; it does not write A or B.
+  if constexpr (std::is_same_v<T, float>) {
+    bli_sgemm_ex(ta, tb, m, n, k, &alpha, const_cast<T*>(a), lda, 1, const_cast<T*>(b), ldb, 1,
+                 &beta, c, ldc, 1, nullptr, &rntm);
+  } else {
+    bli_dgemm_ex(ta, tb, m, n, k, &alpha, const_cast<T*>(a), lda, 1, const_cast<T*>(b), ldb, 1,
+                 &beta, c, ldc, 1, nullptr, &rntm);
+  }
+}
+#endif
+}  // namespace
+}  // namespace detail
+
+template <typename T>
+void gemm_reference(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+                    const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+                    std::int64_t ldc) {
+  detail::check_gemm_args(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  if (m == 0 || n == 0) return;
   detail::gemm_impl(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <typename T>
-void gemm(op op_a, op op_b, T alpha, const matrix<T>& a, const matrix<T>& b, T beta, matrix<T>& c) {
+void gemm_reference(op op_a, op op_b, T alpha, const matrix<T>& a, const matrix<T>& b, T beta,
+                    matrix<T>& c) {
   std::int64_t const m = op_a == op::none ? a.rows() : a.cols();
   std::int64_t const k = op_a == op::none ? a.cols() : a.rows();
   std::int64_t const kb = op_b == op::none ? b.rows() : b.cols();
@@ -135,8 +195,68 @@ void gemm(op op_a, op op_b, T alpha, const matrix<T>& a, const matrix<T>& b, T b
   COOPGNN_EXPECTS(c.rows() == m && c.cols() == n,
                   "gemm: C is [{}, {}] but op(A) * op(B) is [{}, {}]", c.rows(), c.cols(), m, n);
   COOPGNN_EXPECTS(&c != &a && &c != &b, "gemm: C is the same matrix as A or B");
-  gemm(op_a, op_b, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
-       c.cols());
+  gemm_reference(op_a, op_b, m, n, k, alpha, a.data(), a.cols(), b.data(), b.cols(), beta, c.data(),
+                 c.cols());
+}
+
+template <typename T>
+void gemm_host(int threads, op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+               T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
+               std::int64_t ldc) {
+  COOPGNN_EXPECTS(m >= 0 && n >= 0 && k >= 0, "gemm: negative dimension m={}, n={}, k={}", m, n, k);
+  if (m == 0 || n == 0) return;
+  detail::check_gemm_args(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  if (k == 0 || alpha == T{0}) {  // C = beta C, as the reference (beta == 0 writes zeros)
+    parallel_rows(
+        m, threads,
+        [&](std::int64_t i0, std::int64_t i1) {
+          for (std::int64_t i = i0; i < i1; ++i) {
+            T* crow = c + i * ldc;
+            if (beta == T{0}) {
+              std::fill(crow, crow + n, T{0});
+            } else if (beta != T{1}) {
+              for (std::int64_t j = 0; j < n; ++j) crow[j] *= beta;
+            }
+          }
+        },
+        rows_for_work(n));
+    return;
+  }
+#ifdef COOPGNN_WITH_BLIS
+  // One BLIS path for the whole product, chosen on the full shape, so that every row range
+  // below takes the same kernels as a one-range call would (BLIS picks its small-matrix "sup"
+  // code when m, n or k is under its threshold; a row range has a smaller m).
+  bool const sup = detail::blis_uses_sup<T>(m, n, k);
+  // Row ranges are whole multiples of blis_row_granule rows (the last takes the remainder), so
+  // that each range tiles its rows exactly as the full call does and is never small enough for
+  // BLIS's sup code to change its k blocking (see blis_row_granule).
+  std::int64_t const granules = (m + detail::blis_row_granule - 1) / detail::blis_row_granule;
+  std::int64_t const min_granules = std::max<std::int64_t>(
+      2, (std::int64_t{1} << 21) / (2 * n * k * detail::blis_row_granule) + 1);
+  parallel_rows(
+      granules, threads,
+      [&](std::int64_t g0, std::int64_t g1) {
+        std::int64_t const i0 = g0 * detail::blis_row_granule;
+        std::int64_t const i1 = std::min(m, g1 * detail::blis_row_granule);
+        if (i0 >= i1) return;
+        const T* a0 = op_a == op::none ? a + i0 * lda : a + i0;
+        detail::blis_gemm<T>(op_a, op_b, i1 - i0, n, k, alpha, a0, lda, b, ldb, beta, c + i0 * ldc,
+                             ldc, sup);
+      },
+      min_granules);
+#else
+  // Rows [i0, i1) of C read rows [i0, i1) of op(A): an offset into A's rows (op::none) or
+  // columns (op::transpose); the reference gives the same bits for any split.
+  parallel_rows(
+      m, threads,
+      [&](std::int64_t i0, std::int64_t i1) {
+        if (i0 == i1) return;
+        const T* a0 = op_a == op::none ? a + i0 * lda : a + i0;
+        gemm_reference<T>(op_a, op_b, i1 - i0, n, k, alpha, a0, lda, b, ldb, beta, c + i0 * ldc,
+                          ldc);
+      },
+      rows_for_work(n * k));
+#endif
 }
 
 template <typename T>
@@ -165,29 +285,29 @@ void gemm(const exec_context& ctx, op op_a, op op_b, T alpha, tensor_view<const 
     detail::no_cuda_build("gemm");
 #endif
   }
-  // Rows [i0, i1) of C read rows [i0, i1) of op(A): an offset into A's rows (op::none) or
-  // columns (op::transpose); the host reference gives the same bits for any split.
-  parallel_rows(m, ctx.threads(), [&](std::int64_t i0, std::int64_t i1) {
-    if (i0 == i1 && m > 0) return;
-    const T* a0 =
-        a.data == nullptr ? nullptr : (op_a == op::none ? a.data + i0 * a.cols : a.data + i0);
-    gemm<T>(op_a, op_b, i1 - i0, n, k, alpha, a0, a.cols, b.data, b.cols, beta,
-            c.data == nullptr ? nullptr : c.data + i0 * c.cols, c.cols);
-  });
+  gemm_host<T>(ctx.threads(), op_a, op_b, m, n, k, alpha, a.data, std::max<std::int64_t>(a.cols, 1),
+               b.data, std::max<std::int64_t>(b.cols, 1), beta, c.data, c.cols);
 }
 
 template void gemm<float>(const exec_context&, op, op, float, tensor_view<const float>,
                           tensor_view<const float>, float, tensor_view<float>);
 template void gemm<double>(const exec_context&, op, op, double, tensor_view<const double>,
                            tensor_view<const double>, double, tensor_view<double>);
-template void gemm<float>(op, op, std::int64_t, std::int64_t, std::int64_t, float, const float*,
-                          std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
-template void gemm<double>(op, op, std::int64_t, std::int64_t, std::int64_t, double, const double*,
-                           std::int64_t, const double*, std::int64_t, double, double*,
-                           std::int64_t);
-template void gemm<float>(op, op, float, const matrix<float>&, const matrix<float>&, float,
-                          matrix<float>&);
-template void gemm<double>(op, op, double, const matrix<double>&, const matrix<double>&, double,
-                           matrix<double>&);
+template void gemm_host<float>(int, op, op, std::int64_t, std::int64_t, std::int64_t, float,
+                               const float*, std::int64_t, const float*, std::int64_t, float,
+                               float*, std::int64_t);
+template void gemm_host<double>(int, op, op, std::int64_t, std::int64_t, std::int64_t, double,
+                                const double*, std::int64_t, const double*, std::int64_t, double,
+                                double*, std::int64_t);
+template void gemm_reference<float>(op, op, std::int64_t, std::int64_t, std::int64_t, float,
+                                    const float*, std::int64_t, const float*, std::int64_t, float,
+                                    float*, std::int64_t);
+template void gemm_reference<double>(op, op, std::int64_t, std::int64_t, std::int64_t, double,
+                                     const double*, std::int64_t, const double*, std::int64_t,
+                                     double, double*, std::int64_t);
+template void gemm_reference<float>(op, op, float, const matrix<float>&, const matrix<float>&,
+                                    float, matrix<float>&);
+template void gemm_reference<double>(op, op, double, const matrix<double>&, const matrix<double>&,
+                                     double, matrix<double>&);
 
 }  // namespace coopgnn

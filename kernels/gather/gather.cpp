@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/dispatch.hpp"
+#include "runtime/core/parallel.hpp"
 
 #ifdef COOPGNN_WITH_CUDA
 #include "kernels/gather/gather_cuda.hpp"
@@ -46,12 +47,17 @@ void gather_rows(const exec_context& ctx, tensor_view<const float> table,
 #endif
   }
   std::int64_t const cols = table.cols;
-  for (std::int64_t i = 0; i < out.rows; ++i) {
-    vid_t const v = ids.data[i];
-    COOPGNN_EXPECTS(v >= 0 && v < table.rows, "{}: id {} at position {} is outside [0, {})", fn, v,
-                    i, table.rows);
-    std::copy_n(table.data + v * cols, cols, out.data + i * cols);
-  }
+  parallel_rows(
+      out.rows, ctx.threads(),
+      [&](std::int64_t i0, std::int64_t i1) {
+        for (std::int64_t i = i0; i < i1; ++i) {
+          vid_t const v = ids.data[i];
+          COOPGNN_EXPECTS(v >= 0 && v < table.rows, "{}: id {} at position {} is outside [0, {})",
+                          fn, v, i, table.rows);
+          std::copy_n(table.data + v * cols, cols, out.data + i * cols);
+        }
+      },
+      rows_for_work(4 * cols));
 }
 
 }  // namespace coopgnn

@@ -11,17 +11,17 @@
 #include <limits>
 
 #include "kernels/sparse/csr_check.hpp"
+#include "runtime/core/parallel.hpp"
 
 namespace coopgnn {
+namespace detail {
+namespace {
 
+/// The softmax of destinations [s0, s1): per row, max, sum of exp and quotients in edge order.
 template <typename T>
-void edge_softmax(std::span<const eid_t> indptr, std::span<const T> scores, std::span<T> out) {
-  constexpr const char* fn = "edge_softmax";
-  auto const num_edges = static_cast<std::int64_t>(scores.size());
-  detail::check_indptr(fn, indptr, num_edges);
-  detail::check_edge_array(fn, "out", out.size(), num_edges);
-  std::int64_t const num_dst = static_cast<std::int64_t>(indptr.size()) - 1;
-  for (std::int64_t s = 0; s < num_dst; ++s) {
+void edge_softmax_rows(const eid_t* indptr, std::int64_t s0, std::int64_t s1, const T* scores,
+                       T* out) {
+  for (std::int64_t s = s0; s < s1; ++s) {
     eid_t const e0 = indptr[s];
     eid_t const e1 = indptr[s + 1];
     if (e0 == e1) continue;
@@ -33,6 +33,36 @@ void edge_softmax(std::span<const eid_t> indptr, std::span<const T> scores, std:
   }
 }
 
+/// The softmax backward of destinations [s0, s1), the row's dot product in edge order.
+template <typename T>
+void edge_softmax_backward_rows(const eid_t* indptr, std::int64_t s0, std::int64_t s1, const T* y,
+                                const T* grad_y, T* grad_scores) {
+  for (std::int64_t s = s0; s < s1; ++s) {
+    T dot{0};
+    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) dot += y[e] * grad_y[e];
+    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) grad_scores[e] = y[e] * (grad_y[e] - dot);
+  }
+}
+
+/// Destinations per parallel range: about rows_for_work of the mean degree times 8 operations.
+std::int64_t softmax_min_rows(const csr_view& c) {
+  return rows_for_work(
+      8 * std::max<std::int64_t>(1, c.num_edges / std::max<std::int64_t>(c.num_rows, 1)));
+}
+
+}  // namespace
+}  // namespace detail
+
+template <typename T>
+void edge_softmax(std::span<const eid_t> indptr, std::span<const T> scores, std::span<T> out) {
+  constexpr const char* fn = "edge_softmax";
+  auto const num_edges = static_cast<std::int64_t>(scores.size());
+  detail::check_indptr(fn, indptr, num_edges);
+  detail::check_edge_array(fn, "out", out.size(), num_edges);
+  detail::edge_softmax_rows<T>(indptr.data(), 0, static_cast<std::int64_t>(indptr.size()) - 1,
+                               scores.data(), out.data());
+}
+
 template <typename T>
 void edge_softmax_backward(std::span<const eid_t> indptr, std::span<const T> y,
                            std::span<const T> grad_y, std::span<T> grad_scores) {
@@ -41,12 +71,9 @@ void edge_softmax_backward(std::span<const eid_t> indptr, std::span<const T> y,
   detail::check_indptr(fn, indptr, num_edges);
   detail::check_edge_array(fn, "grad_y", grad_y.size(), num_edges);
   detail::check_edge_array(fn, "grad_scores", grad_scores.size(), num_edges);
-  std::int64_t const num_dst = static_cast<std::int64_t>(indptr.size()) - 1;
-  for (std::int64_t s = 0; s < num_dst; ++s) {
-    T dot{0};
-    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) dot += y[e] * grad_y[e];
-    for (eid_t e = indptr[s]; e < indptr[s + 1]; ++e) grad_scores[e] = y[e] * (grad_y[e] - dot);
-  }
+  detail::edge_softmax_backward_rows<T>(indptr.data(), 0,
+                                        static_cast<std::int64_t>(indptr.size()) - 1, y.data(),
+                                        grad_y.data(), grad_scores.data());
 }
 
 namespace {
@@ -76,8 +103,14 @@ void edge_softmax(const exec_context& ctx, const csr_view& c, buffer_view<const 
     coopgnn::detail::no_cuda_build(fn);
 #endif
   }
-  edge_softmax<T>(offsets_of(c), std::span<const T>(scores.data, scores.size),
-                  std::span<T>(out.data, out.size));
+  auto const offsets = offsets_of(c);
+  detail::check_indptr(fn, offsets, c.num_edges);
+  parallel_rows(
+      c.num_rows, ctx.threads(),
+      [&](std::int64_t s0, std::int64_t s1) {
+        detail::edge_softmax_rows<T>(offsets.data(), s0, s1, scores.data, out.data);
+      },
+      detail::softmax_min_rows(c));
 }
 
 template <typename T>
@@ -105,9 +138,15 @@ void edge_softmax_backward(const exec_context& ctx, const csr_view& c, buffer_vi
     coopgnn::detail::no_cuda_build(fn);
 #endif
   }
-  edge_softmax_backward<T>(offsets_of(c), std::span<const T>(y.data, y.size),
-                           std::span<const T>(grad_y.data, grad_y.size),
-                           std::span<T>(grad_scores.data, grad_scores.size));
+  auto const offsets = offsets_of(c);
+  detail::check_indptr(fn, offsets, c.num_edges);
+  parallel_rows(
+      c.num_rows, ctx.threads(),
+      [&](std::int64_t s0, std::int64_t s1) {
+        detail::edge_softmax_backward_rows<T>(offsets.data(), s0, s1, y.data, grad_y.data,
+                                              grad_scores.data);
+      },
+      detail::softmax_min_rows(c));
 }
 
 template void edge_softmax<float>(const exec_context&, const csr_view&, buffer_view<const float>,

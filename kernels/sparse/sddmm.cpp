@@ -5,6 +5,7 @@
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/csr_check.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/parallel.hpp"
 
 #ifdef COOPGNN_WITH_CUDA
 #include "kernels/sparse/sparse_cuda.hpp"
@@ -105,8 +106,18 @@ void sddmm(const exec_context& ctx, const csr_view& c, tensor_view<const T> a,
                          std::span<const eid_t>(c.indptr, static_cast<std::size_t>(c.num_rows + 1)),
                          c.num_edges);
   }
-  detail::sddmm_rows(fn, c.indptr, c.num_rows, c.indices, a.data, x.data, x.rows, x.cols,
-                     edge_scale.empty() ? nullptr : edge_scale.data, out.data);
+  // Rows [s0, s1) alone: the offsets from s0 (absolute edge ids) and a's rows from s0; each edge
+  // is one dot product, so any split gives the same bits.
+  std::int64_t const per_row =
+      x.cols * std::max<std::int64_t>(1, c.num_edges / std::max<std::int64_t>(c.num_rows, 1));
+  parallel_rows(
+      c.num_rows, ctx.threads(),
+      [&](std::int64_t s0, std::int64_t s1) {
+        detail::sddmm_rows(fn, c.indptr + s0, s1 - s0, c.indices, a.data + s0 * a.cols, x.data,
+                           x.rows, x.cols, edge_scale.empty() ? nullptr : edge_scale.data,
+                           out.data);
+      },
+      rows_for_work(per_row));
 }
 
 template void sddmm<float>(const exec_context&, const csr_view&, tensor_view<const float>,

@@ -1,6 +1,7 @@
 #include "kernels/sparse/spmm.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/csr_check.hpp"
@@ -198,10 +199,15 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
     detail::no_cuda_build(fn);
 #endif
   }
-  parallel_rows(a.num_rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
-    detail::spmm_rows_raw<T, T>(fn, a.indptr, a.indices, values.data, x.data, x.rows, x.cols,
-                                y.data, r0, r1);
-  });
+  std::int64_t const per_row =
+      x.cols * std::max<std::int64_t>(1, a.num_edges / std::max<std::int64_t>(a.num_rows, 1));
+  parallel_rows(
+      a.num_rows, ctx.threads(),
+      [&](std::int64_t r0, std::int64_t r1) {
+        detail::spmm_rows_raw<T, T>(fn, a.indptr, a.indices, values.data, x.data, x.rows, x.cols,
+                                    y.data, r0, r1);
+      },
+      rows_for_work(per_row));
 }
 
 template <typename T>
@@ -234,8 +240,53 @@ void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<
     detail::no_cuda_build(fn);
 #endif
   }
-  detail::spmm_t_add_raw<T, T>(fn, a.indptr, a.num_rows, a.indices, values.data, y_grad.data,
-                               y_grad.cols, x_grad.data, x_grad.rows);
+  std::int64_t const d = y_grad.cols;
+  std::int64_t const min_rows = rows_for_work(
+      d * std::max<std::int64_t>(1, a.num_edges / std::max<std::int64_t>(a.num_cols, 1)));
+  if (ctx.threads() <= 1 || a.num_cols < 2 * min_rows || d == 0) {
+    detail::spmm_t_add_raw<T, T>(fn, a.indptr, a.num_rows, a.indices, values.data, y_grad.data, d,
+                                 x_grad.data, x_grad.rows);
+    return;
+  }
+  // Parallel: a gather over the edges grouped by source (ascending edge order within a source),
+  // so that each x_grad row adds its terms in ascending edge order, exactly the order of the
+  // sequential scatter above (which visits edges in ascending order): the same bits, no atomics.
+  std::vector<eid_t> offsets(static_cast<std::size_t>(a.num_cols) + 1, 0);
+  for (std::int64_t e = 0; e < a.num_edges; ++e) {
+    std::int64_t const t = a.indices[e];
+    COOPGNN_EXPECTS(0 <= t && t < a.num_cols, "{}: edge {} writes source {} of {}", fn, e, t,
+                    a.num_cols);
+    ++offsets[static_cast<std::size_t>(t) + 1];
+  }
+  for (std::int64_t t = 0; t < a.num_cols; ++t) {
+    offsets[static_cast<std::size_t>(t) + 1] += offsets[static_cast<std::size_t>(t)];
+  }
+  std::vector<std::int64_t> edge(static_cast<std::size_t>(a.num_edges));
+  std::vector<std::int64_t> row(static_cast<std::size_t>(a.num_edges));
+  {
+    std::vector<eid_t> next(offsets.begin(), offsets.end() - 1);
+    for (std::int64_t s = 0; s < a.num_rows; ++s) {
+      for (eid_t e = a.indptr[s]; e < a.indptr[s + 1]; ++e) {
+        auto const at = static_cast<std::size_t>(next[static_cast<std::size_t>(a.indices[e])]++);
+        edge[at] = e;
+        row[at] = s;
+      }
+    }
+  }
+  parallel_rows(
+      a.num_cols, ctx.threads(),
+      [&](std::int64_t t0, std::int64_t t1) {
+        for (std::int64_t t = t0; t < t1; ++t) {
+          T* __restrict xrow = x_grad.data + t * d;
+          for (eid_t q = offsets[static_cast<std::size_t>(t)];
+               q < offsets[static_cast<std::size_t>(t) + 1]; ++q) {
+            T const v = values.data[edge[static_cast<std::size_t>(q)]];
+            const T* __restrict grow = y_grad.data + row[static_cast<std::size_t>(q)] * d;
+            for (std::int64_t j = 0; j < d; ++j) xrow[j] += v * grow[j];
+          }
+        }
+      },
+      min_rows);
 }
 
 grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_values,

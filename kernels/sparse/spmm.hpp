@@ -46,7 +46,8 @@ struct grouped_positions {
 /// backends: the counting sort (a value outside [0, num_values) throws logic_error naming its
 /// position). CUDA: build_transpose (a stable CUB radix sort on the bits of num_values), the same
 /// result for valid values; values are NOT checked there (an out-of-range value is misplaced
-/// silently), so callers pass indices they built themselves. Allocates the outputs (and, on CUDA, the workspace) from ctx.
+/// silently), so callers pass indices they built themselves. Allocates the outputs (and, on CUDA,
+/// the workspace) from ctx.
 /// @param values [m] int64 in ctx.space()
 grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_values,
                                  buffer_view<const std::int64_t> values);
@@ -65,7 +66,10 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
           tensor_view<const T> x, tensor_view<T> y);
 
 /// x_grad += A^T y_grad, the backward of spmm, on views in ctx.space(): for s ascending and e in
-/// edge order, x_grad[indices[e], :] += values[e] * y_grad[s, :]. Host: single-threaded. CUDA
+/// edge order, x_grad[indices[e], :] += values[e] * y_grad[s, :]. Host: with ctx.threads() > 1
+/// and enough work, the edges are grouped by source (a counting sort per call, O(edges + sources)
+/// sequential) and the x_grad rows gathered in parallel, each adding its terms in ascending edge
+/// order, the sequential order: bitwise equal for any thread count, no atomics. CUDA
 /// (float32): a gather over the transposed CSR (build_transpose; workspace from ctx's pool,
 /// stream-ordered), which adds each element's terms in the same order: bitwise equal.
 /// @param y_grad [a.num_rows, d]; @param x_grad [a.num_cols, d], accumulated into

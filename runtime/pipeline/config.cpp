@@ -1,6 +1,7 @@
 #include "runtime/pipeline/config.hpp"
 
 #include <algorithm>
+#include <thread>
 
 #include "runtime/core/error.hpp"
 
@@ -98,6 +99,21 @@ stage_seconds& stage_seconds::operator+=(const stage_seconds& o) {
   communication += o.communication;
   optimizer += o.optimizer;
   return *this;
+}
+
+int pe_thread_budget(const train_config& c) {
+  COOPGNN_EXPECTS(c.threads_per_pe >= 0, "--threads-per-pe {}: expected a count >= 1 or auto",
+                  c.threads_per_pe);
+  COOPGNN_EXPECTS(c.num_pes >= 1, "--pes {}: expected at least 1", c.num_pes);
+  if (c.threads_per_pe > 0) return c.threads_per_pe;
+  int const hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::max(1, hw / c.num_pes);
+}
+
+int sampler_threads(const train_config& c) {
+  COOPGNN_EXPECTS(c.sample_threads >= 0, "--sample-threads {}: expected a count >= 1",
+                  c.sample_threads);
+  return c.sample_threads > 0 ? c.sample_threads : pe_thread_budget(c);
 }
 
 }  // namespace coopgnn

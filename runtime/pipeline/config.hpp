@@ -96,8 +96,13 @@ struct train_config {
   bool weight_decay_first_layer = false;
   float dropout = 0.5f;
   std::uint64_t seed = 0;
-  int eval_every = 1;            ///< evaluate every N epochs (and after the last)
-  int sample_threads = 1;        ///< host threads per PE used by the sampler
+  int eval_every = 1;  ///< evaluate every N epochs (and after the last)
+  /// Host threads per PE for BLAS and the parallel host kernels (the PE's exec_context
+  /// threads()); 0 = auto, max(1, hardware threads / num_pes) (pe_thread_budget). Results do not
+  /// depend on it.
+  int threads_per_pe = 0;
+  /// Host threads per PE used by the sampler; 0 = the PE's thread budget (sampler_threads).
+  int sample_threads = 0;
   double comm_timeout_s = 3600;  ///< a PE waiting this long for its peers fails the run
 
   task_kind task = task_kind::node_classification;
@@ -171,5 +176,15 @@ struct epoch_report {
   /// on the host and emulated backends.
   std::vector<std::int64_t> peak_device_bytes;
 };
+
+/// The host thread budget of one PE: c.threads_per_pe when > 0, else (auto) max(1, hardware
+/// threads / c.num_pes), hardware threads from std::thread::hardware_concurrency() (1 when it
+/// reports 0). @throws logic_error naming --threads-per-pe when it is negative, or --pes when
+/// num_pes < 1.
+int pe_thread_budget(const train_config& c);
+
+/// The sampler's threads per PE: c.sample_threads when > 0, else pe_thread_budget(c).
+/// @throws logic_error naming --sample-threads when it is negative.
+int sampler_threads(const train_config& c);
 
 }  // namespace coopgnn

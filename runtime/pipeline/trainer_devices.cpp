@@ -188,8 +188,9 @@ trainer::~trainer() {
 }
 
 exec_context trainer::compute_context(int p) const {
-  if (dev_) return exec_context(*dev_->ctxs.at(static_cast<std::size_t>(p)), cfg_.sample_threads);
-  return exec_context(cfg_.compute_backend, p, cfg_.sample_threads);
+  if (dev_)
+    return exec_context(*dev_->ctxs.at(static_cast<std::size_t>(p)), pe_thread_budget(cfg_));
+  return exec_context(cfg_.compute_backend, p, pe_thread_budget(cfg_));
 }
 
 bool trainer::device_tier() const {
@@ -255,7 +256,7 @@ trainer::~trainer() = default;
 std::vector<std::int64_t> trainer::peak_device_memory() const { return {}; }
 void trainer::reset_peak_device_memory() const {}
 exec_context trainer::compute_context(int p) const {
-  return exec_context(cfg_.compute_backend, p, cfg_.sample_threads);
+  return exec_context(cfg_.compute_backend, p, pe_thread_budget(cfg_));
 }
 bool trainer::device_tier() const { return false; }
 bool trainer::device_cache_holds_rows() const { return false; }

@@ -44,7 +44,7 @@ struct trainer::pe_state {
   pe_state(int rank, const train_config& cfg, const exec_context& compute,
            const models::model_config& mc, std::shared_ptr<host_comm_group> group,
            const feature_table* features)
-      : host_ctx(backend::host, rank, cfg.sample_threads),
+      : host_ctx(backend::host, rank, sampler_threads(cfg)),
         ctx(compute),
         comm(std::move(group), rank),
         model(ctx, mc),

@@ -303,7 +303,7 @@ TEST(dense_gpu, gemm_matches_host) {
       dev_array<float> da(a.values());
       dev_array<float> db(b.values());
       dev_array<float> dc(c_ref.values());
-      gemm<float>(oa, ob, 2.0f, a, b, 1.0f, c_ref);
+      gemm_reference<float>(oa, ob, 2.0f, a, b, 1.0f, c_ref);
       cuda::gemm(handle.get(), oa, ob, m, n, k, 2.0f, da.get(), a.cols(), db.get(), b.cols(), 1.0f,
                  dc.get(), n, nullptr);
       ASSERT_EQ(dc.host(), c_ref.values()) << int(oa) << int(ob);

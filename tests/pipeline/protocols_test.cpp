@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/trainer.hpp"
@@ -147,6 +148,40 @@ TEST(Trainer, LearnsAndIsReproducibleForAnyThreadCount) {
   EXPECT_EQ(r1.batches, (420 + 127) / 128);
   auto const [li, ri] = run(1, minibatch_mode::independent);
   for (std::size_t e = 0; e < l1.size(); ++e) EXPECT_NEAR(li[e], l1[e], 1e-3);
+}
+
+TEST(Trainer, LossTrajectoryDoesNotDependOnThePeThreadBudget) {
+  // The compute budget (BLAS row split, parallel sparse and element-wise host kernels), with the
+  // sampler's threads fixed: bitwise the same losses for 1, 2 and 3 threads per PE.
+  auto run = [&](int threads) {
+    train_config c =
+        make_cfg({"gcn", sampler_kind::ns, {5, 5}, 128, false}, minibatch_mode::cooperative, 2);
+    c.threads_per_pe = threads;
+    c.sample_threads = 1;
+    c.hidden = 16;
+    c.lr = 0.02f;
+    return test::run_protocol_epochs(c, 3).first;
+  };
+  auto const l1 = run(1);
+  EXPECT_EQ(run(2), l1) << "2 threads per PE";
+  EXPECT_EQ(run(3), l1) << "3 threads per PE";
+}
+
+TEST(Trainer, PeThreadBudgetResolvesAutoAndRejectsNegatives) {
+  train_config c;
+  c.num_pes = 2;
+  c.threads_per_pe = 5;
+  EXPECT_EQ(pe_thread_budget(c), 5);
+  EXPECT_EQ(sampler_threads(c), 5);  // 0 = the PE budget
+  c.sample_threads = 2;
+  EXPECT_EQ(sampler_threads(c), 2);
+  c.threads_per_pe = 0;
+  int const hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_EQ(pe_thread_budget(c), std::max(1, hw / 2));
+  c.num_pes = 4 * hw;  // more PEs than threads: still one each
+  EXPECT_EQ(pe_thread_budget(c), 1);
+  c.threads_per_pe = -1;
+  EXPECT_THROW((void)pe_thread_budget(c), logic_error);
 }
 
 TEST(Trainer, RejectsConfigurationsThatDoNotFit) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
@@ -204,8 +205,14 @@ void add_common_options(CLI::App* cmd, train_options& o) {
          "Evaluate (full-neighbour inference) every N epochs; 0 = only after the last epoch, "
          "which is always evaluated")
       ->capture_default_str();
+  cmd->add_option("--threads-per-pe", o.threads_per_pe,
+                  "Host threads per PE for BLAS and the parallel host kernels (N >= 1, or auto = "
+                  "max(1, hardware threads / P)); printed in the run header; results do not "
+                  "depend on it")
+      ->capture_default_str();
   cmd->add_option("--sample-threads", o.cfg.sample_threads,
-                  "Host threads per PE for sampling (results do not depend on it)")
+                  "Host threads per PE for sampling; 0 = the PE's --threads-per-pe budget "
+                  "(results do not depend on it)")
       ->capture_default_str();
   cmd->add_option("--metrics-out", o.metrics_out,
                   "Append one JSON object per epoch and mode to this .jsonl file");
@@ -214,6 +221,41 @@ void add_common_options(CLI::App* cmd, train_options& o) {
 }
 
 /// The option names into train_config's types (each parsed once, here).
+/// --threads-per-pe: "auto" is 0 (train_config::threads_per_pe), else an integer >= 1.
+/// @throws logic_error naming the option and the value otherwise.
+int parse_threads_per_pe(const std::string& v) {
+  if (v == "auto") return 0;
+  std::size_t used = 0;
+  int n = 0;
+  try {
+    n = std::stoi(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  COOPGNN_EXPECTS(used == v.size() && n >= 1,
+                  "--threads-per-pe '{}': expected a count >= 1 or auto", v);
+  return n;
+}
+
+/// The thread-budget part of the run header: "threads/PE=N (auto: H hardware threads / P)" and a
+/// notice when P x N exceeds the hardware threads.
+std::string thread_budget_line(const train_config& c) {
+  int const hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int const budget = pe_thread_budget(c);
+  std::string line = fmt::format(
+      "threads/PE={}{} sample-threads/PE={}", budget,
+      c.threads_per_pe == 0 ? fmt::format(" (auto: {} hardware threads / P={})", hw, c.num_pes)
+                            : std::string(),
+      sampler_threads(c));
+  if (static_cast<std::int64_t>(budget) * c.num_pes > hw) {
+    line += fmt::format(
+        "\nnote: P={} x {} threads/PE = {} threads on {} hardware threads: the "
+        "PEs oversubscribe the cores (--threads-per-pe)",
+        c.num_pes, budget, budget * c.num_pes, hw);
+  }
+  return line;
+}
+
 void parse_typed_options(train_options& o) {
   o.cfg.model = models::parse_conv_kind(o.model);
   o.cfg.cache_policy = parse_cache_policy_kind(o.cache_policy);
@@ -223,6 +265,7 @@ void parse_typed_options(train_options& o) {
   o.cfg.activation = models::parse_activation_kind(o.activation);
   o.cfg.exclude = parse_exclude_kind(o.exclude);
   o.cfg.weight_decay_first_layer = o.weight_decay_scope == "first";
+  o.cfg.threads_per_pe = parse_threads_per_pe(o.threads_per_pe);
 }
 
 /// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
@@ -564,10 +607,10 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
   if (!o.quiet) {
     fmt::print(
         "{} minibatching: backend={} P={} model={} hidden={} fanouts={} sampler={} batch={} "
-        "params={} batches/epoch={}\n",
+        "params={} batches/epoch={} {}\n",
         to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
         models::to_string(o.cfg.model), o.cfg.hidden, fmt::join(o.cfg.fanouts, ","), o.sampler,
-        o.cfg.batch_size, tr.model(0).num_parameters(), nb);
+        o.cfg.batch_size, tr.model(0).num_parameters(), nb, thread_budget_line(o.cfg));
     if (o.cfg.cache_policy != cache_policy_kind::none && !tr.device_cache_holds_rows()) {
       fmt::print(
           "note: --cache-policy {} is a host cache model: it decides hits and misses exactly as "

@@ -1,5 +1,6 @@
 // coopgnn: cooperative and independent minibatch GNN training (README.md).
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -10,6 +11,14 @@
 #include "tools/coopgnn/commands.hpp"
 
 int main(int argc, char** argv) {
+  // Keep freed host tensors in the heap for reuse. Every training step allocates and frees the
+  // same large activations and gradients (megabytes each); by default glibc maps each such block
+  // fresh (mmap above its threshold) and returns it on free, so every step pays page faults and
+  // zeroing of new pages (~15% of a cnr-2000 step in perf). Blocks up to 256 MiB now come from
+  // the heap, which is trimmed only when 1 GiB at its top is free: the resident set stays near
+  // the peak working set of a step, which training reuses anyway.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{
       "coopgnn: GNN minibatch training with cooperative and independent minibatching.\n"
       "Datasets are directories in DGL GraphBolt's OnDiskDataset layout (metadata.yaml + .npy)."};

@@ -22,6 +22,7 @@ struct train_options {
   double cache_fraction = -1;  ///< < 0: use --cache-rows
   bool quiet = false;
   std::string backend = "auto";
+  std::string threads_per_pe = "auto";  ///< --threads-per-pe N|auto, into cfg.threads_per_pe
   std::string sample_on = "device";
   // Names as given on the command line; parsed once into cfg's types (parse_typed_options).
   std::string model = "sage";
