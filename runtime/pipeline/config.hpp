@@ -90,7 +90,10 @@ struct train_config {
   std::uint64_t seed = 0;
   int eval_every = 1;            ///< evaluate every N epochs (and after the last)
   int sample_threads = 1;        ///< host threads per PE used by the sampler
-  double comm_timeout_s = 3600;  ///< a PE waiting this long for its peers fails the run
+  /// --peer-timeout: seconds a PE waits for its peers in one collective before the run fails
+  /// naming the collective and the missing PEs (every communicator; tma: every MPI wait);
+  /// 0 = wait forever. A peer that throws stops the others at once, whatever this is.
+  double comm_timeout_s = 300;
 
   task_kind task = task_kind::node_classification;
   /// Hidden conv layers: LayerNorm before the activation, and the activation (both tasks).

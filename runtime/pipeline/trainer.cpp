@@ -12,6 +12,7 @@
 #include "kernels/dense/link_ops.hpp"
 #include "models/layers.hpp"
 #include "models/metrics.hpp"
+#include "runtime/comm/fault_injection.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
@@ -128,10 +129,12 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   if (cfg.mode == minibatch_mode::cooperative) {
     owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
   }
-  COOPGNN_EXPECTS(cfg.comm_timeout_s > 0, "comm_timeout_s must be positive, got {}",
+  COOPGNN_EXPECTS(cfg.comm_timeout_s >= 0 && cfg.comm_timeout_s <= 1e9,
+                  "--peer-timeout {} s must be in [0, 1e9] (0 = wait forever)",
                   cfg.comm_timeout_s);
+  (void)fault_injection::from_env();  // a malformed COOPGNN_FAULT_INJECT fails here, not mid-run
   group_ = std::make_shared<host_comm_group>(
-      cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
+      cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg.comm_timeout_s * 1e3))));
   auto const mc = model_config_for(ds, cfg);
   // The feature table's tier. Host backend: host, or the mapped .npy file. CUDA backend:
   // setup_cuda_features picks device, pinned, host or mmap and makes the device copies. With
@@ -851,6 +854,8 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
       for (std::int64_t b = from.next_batch; b < nb; ++b) {
         auto const lo = b * cfg_.batch_size, hi = std::min(n, lo + cfg_.batch_size);
         auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
+        fault_injection::at_step(fault_injection::plan::target::pe, pe.comm.rank(), index,
+                                 [this] { return group_->aborted(); });  // test-only hook
         pe_step(pe, std::span<const vid_t>(order).subspan(lo, hi - lo), index, step_options{});
         if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
         meet.arrive_and_wait();
