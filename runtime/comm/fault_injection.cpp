@@ -34,8 +34,8 @@ std::string_view value_of(std::string_view part, std::string_view spec,
   bool known = false;
   for (auto want : keys) known = known || k == want;
   COOPGNN_EXPECTS(colon != std::string_view::npos && known,
-                  "{}='{}': expected pe:P|rank:R,step:S,kind:throw|stall|exit, got '{}'", var,
-                  spec, part);
+                  "{}='{}': expected pe:P|rank:R,step:S,kind:throw|stall|exit, got '{}'", var, spec,
+                  part);
   if (key != nullptr) *key = k;
   return part.substr(colon + 1);
 }

@@ -29,8 +29,8 @@ struct plan {
   enum class target { pe, rank };
   enum class kind { raise, stall, exit };
   target who = target::pe;
-  int index = 0;           ///< the PE (target::pe) or MPI rank (target::rank)
-  std::int64_t step = 0;   ///< 0-based step at whose start the fault fires
+  int index = 0;          ///< the PE (target::pe) or MPI rank (target::rank)
+  std::int64_t step = 0;  ///< 0-based step at whose start the fault fires
   kind what = kind::raise;
 };
 

@@ -1,9 +1,9 @@
 #include "runtime/comm/host_communicator.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/ranges.h>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
@@ -163,7 +163,8 @@ void host_communicator::allreduce_impl(std::span<T> data) {
     const T* src = static_cast<const T*>(group_->ptr_[q]);
     for (std::size_t i = 0; i < data.size(); ++i) sum[i] += src[i];
   }
-  group_->wait(rank_, "allreduce");  // every PE has read every input before anyone overwrites its own
+  group_->wait(rank_,
+               "allreduce");  // every PE has read every input before anyone overwrites its own
   std::copy(sum.begin(), sum.end(), data.begin());
   if (p > 1) stats_.allreduce_bytes += static_cast<std::int64_t>(data.size() * sizeof(T));
 }

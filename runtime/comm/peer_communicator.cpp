@@ -143,7 +143,8 @@ void peer_communicator::allreduce_impl(std::span<T> data) {
                             n * static_cast<std::int64_t>(sizeof(T)), ctx_.comm());
         }
         finish_device("allreduce");
-        group_->wait(rank(), "allreduce");  // every PE has read every input before anyone overwrites its own
+        group_->wait(
+            rank(), "allreduce");  // every PE has read every input before anyone overwrites its own
         comm_detail::rank_order_sum(staging.data(), p, n, data.data(), ctx_.comm());
         finish_device("allreduce");
       });
@@ -172,7 +173,8 @@ void peer_communicator::broadcast(std::span<std::byte> data, int root) {
           copy_device_bytes(data.data(), ctx_.device(), src.data, src.device, n, ctx_.comm());
           finish_device("broadcast");
         }
-        group_->wait(rank(), "broadcast");  // the root keeps its buffer until every PE has copied it
+        group_->wait(rank(),
+                     "broadcast");  // the root keeps its buffer until every PE has copied it
         if (!ok) {
           throw comm_error(
               fmt::format("broadcast size mismatch: PE {} has {} bytes, root PE {} has {}", rank(),

@@ -88,8 +88,8 @@ struct train_config {
   bool weight_decay_first_layer = false;
   float dropout = 0.5f;
   std::uint64_t seed = 0;
-  int eval_every = 1;            ///< evaluate every N epochs (and after the last)
-  int sample_threads = 1;        ///< host threads per PE used by the sampler
+  int eval_every = 1;      ///< evaluate every N epochs (and after the last)
+  int sample_threads = 1;  ///< host threads per PE used by the sampler
   /// --peer-timeout: seconds a PE waits for its peers in one collective before the run fails
   /// naming the collective and the missing PEs (every communicator; tma: every MPI wait);
   /// 0 = wait forever. A peer that throws stops the others at once, whatever this is.
@@ -165,6 +165,10 @@ struct epoch_report {
   /// watermark: replicas, optimizer state, graph copy, minibatches, all-to-all staging); empty
   /// on the host and emulated backends.
   std::vector<std::int64_t> peak_device_bytes;
+  /// The process's peak resident memory (VmHWM) and current one (VmRSS) at the end of the epoch
+  /// (after its evaluation), bytes; -1 where /proc/self/status is unavailable.
+  std::int64_t peak_rss_bytes = -1;
+  std::int64_t rss_bytes = -1;
 };
 
 }  // namespace coopgnn

@@ -14,6 +14,7 @@
 #include "models/metrics.hpp"
 #include "runtime/comm/fault_injection.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/core/timer.hpp"
@@ -130,11 +131,11 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
   }
   COOPGNN_EXPECTS(cfg.comm_timeout_s >= 0 && cfg.comm_timeout_s <= 1e9,
-                  "--peer-timeout {} s must be in [0, 1e9] (0 = wait forever)",
-                  cfg.comm_timeout_s);
+                  "--peer-timeout {} s must be in [0, 1e9] (0 = wait forever)", cfg.comm_timeout_s);
   (void)fault_injection::from_env();  // a malformed COOPGNN_FAULT_INJECT fails here, not mid-run
   group_ = std::make_shared<host_comm_group>(
-      cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg.comm_timeout_s * 1e3))));
+      cfg.num_pes,
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg.comm_timeout_s * 1e3))));
   auto const mc = model_config_for(ds, cfg);
   // The feature table's tier. Host backend: host, or the mapped .npy file. CUDA backend:
   // setup_cuda_features picks device, pinned, host or mmap and makes the device copies. With
@@ -876,7 +877,13 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   rep.train_loss = nb > 0 ? pes_[0]->loss / static_cast<double>(nb) : 0.0;
   rep.peak_device_bytes = peak_device_memory();
   rep.val_metric = rep.test_metric = std::numeric_limits<double>::quiet_NaN();
-  if (done < nb) return rep;  // stopped: the epoch is not over
+  auto const with_rss = [](epoch_report&& r) {
+    auto const m = read_process_memory();
+    r.peak_rss_bytes = m.peak_rss_bytes;
+    r.rss_bytes = m.rss_bytes;
+    return std::move(r);
+  };
+  if (done < nb) return with_rss(std::move(rep));  // stopped: the epoch is not over
   if (evaluate_now || (cfg_.eval_every > 0 && epoch % cfg_.eval_every == 0)) {
     scoped_timer et(nullptr);
     if (cfg_.task == task_kind::link_prediction) {
@@ -890,7 +897,7 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
     }
     rep.eval_seconds = et.seconds();
   }
-  return rep;
+  return with_rss(std::move(rep));
 }
 
 trainer_state trainer::state() const {

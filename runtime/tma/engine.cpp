@@ -612,11 +612,12 @@ server_result run_server(const mpi_session& s, server_worker& server, const engi
     std::vector<progress> gathered(static_cast<std::size_t>(ch.size));
     progress mine;
     mine.generation = generation;
-    aggregation_collectives(ch, mine, &gathered, params, false, dl, poll, [&](std::vector<float>& sum) {
-      // Division, not a reciprocal: the correctly rounded mean.
-      for (float& v : sum) v /= static_cast<float>(C);
-      if (opt.sch == scheme::llcg) server.correct(sum);
-    });
+    aggregation_collectives(ch, mine, &gathered, params, false, dl, poll,
+                            [&](std::vector<float>& sum) {
+                              // Division, not a reciprocal: the correctly rounded mean.
+                              for (float& v : sum) v /= static_cast<float>(C);
+                              if (opt.sch == scheme::llcg) server.correct(sum);
+                            });
     res.aggregations += 1;
     res.bytes_aggregated += 2 * static_cast<std::int64_t>(M) * 4 * static_cast<std::int64_t>(n);
     aggregate a;

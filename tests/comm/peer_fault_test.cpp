@@ -254,8 +254,7 @@ TEST(FaultInjection, ParsesStrictly) {
       (void)fault_injection::parse(bad);
       ADD_FAILURE() << "accepted";
     } catch (const logic_error& e) {
-      EXPECT_NE(std::string(e.what()).find("COOPGNN_FAULT_INJECT"), std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find("COOPGNN_FAULT_INJECT"), std::string::npos) << e.what();
     }
   }
 }
@@ -278,10 +277,9 @@ child_result train_with_fault(const std::string& fault, const std::vector<std::s
                               const std::string& tag) {
   auto const log = fs::temp_directory_path() /
                    ("coopgnn_peer_fault_" + tag + "_" + std::to_string(::getpid()) + ".log");
-  std::vector<std::string> args{COOPGNN_BINARY, "train",   "--backend",   "host",
-                                "--pes",        "3",       "--batch-size", "8",
-                                "--fanouts",    "4,4",     "--hidden",    "8",
-                                "--epochs",     "2",       "--no-progress"};
+  std::vector<std::string> args{COOPGNN_BINARY, "train", "--backend",    "host", "--pes",    "3",
+                                "--batch-size", "8",     "--fanouts",    "4,4",  "--hidden", "8",
+                                "--epochs",     "2",     "--no-progress"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto const t0 = clock_type::now();
   pid_t const pid = fork();
