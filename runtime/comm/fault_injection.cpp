@@ -34,8 +34,8 @@ std::string_view value_of(std::string_view part, std::string_view spec,
   bool known = false;
   for (auto want : keys) known = known || k == want;
   COOPGNN_EXPECTS(colon != std::string_view::npos && known,
-                  "{}='{}': expected pe:P|rank:R,step:S,kind:throw|stall|exit, got '{}'", var, spec,
-                  part);
+                  "{}='{}': expected pe:P|rank:R,step:S,kind:throw|stall|hang|exit, got '{}'", var,
+                  spec, part);
   if (key != nullptr) *key = k;
   return part.substr(colon + 1);
 }
@@ -53,8 +53,8 @@ std::int64_t integer(std::string_view v, std::string_view spec, std::string_view
 plan parse(std::string_view spec) {
   auto const parts = split(spec, ',');
   COOPGNN_EXPECTS(parts.size() == 3,
-                  "{}='{}': expected three parts pe:P|rank:R,step:S,kind:throw|stall|exit", var,
-                  spec);
+                  "{}='{}': expected three parts pe:P|rank:R,step:S,kind:throw|stall|hang|exit",
+                  var, spec);
   plan p;
   std::string_view key;
   auto const who = value_of(parts[0], spec, {"pe", "rank"}, &key);
@@ -68,10 +68,12 @@ plan parse(std::string_view spec) {
     p.what = plan::kind::raise;
   } else if (kind == "stall") {
     p.what = plan::kind::stall;
+  } else if (kind == "hang") {
+    p.what = plan::kind::hang;
   } else if (kind == "exit") {
     p.what = plan::kind::exit;
   } else {
-    COOPGNN_FAIL("{}='{}': kind must be throw, stall or exit, got '{}'", var, spec, kind);
+    COOPGNN_FAIL("{}='{}': kind must be throw, stall, hang or exit, got '{}'", var, spec, kind);
   }
   return p;
 }
@@ -104,12 +106,14 @@ void at_step(plan::target who, int index, std::int64_t step,
                    static_cast<long long>(step));
       std::fflush(stderr);
       std::_Exit(3);
-    case plan::kind::stall: {
-      std::fprintf(stderr, "fault injected (%s): %s %d stalls at step %lld\n", var, name, index,
-                   static_cast<long long>(step));
+    case plan::kind::stall:
+    case plan::kind::hang: {
+      bool const hang = p->what == plan::kind::hang;
+      std::fprintf(stderr, "fault injected (%s): %s %d %s at step %lld\n", var, name, index,
+                   hang ? "hangs" : "stalls", static_cast<long long>(step));
       std::fflush(stderr);
       auto const until = std::chrono::steady_clock::now() + std::chrono::seconds(600);
-      while (std::chrono::steady_clock::now() < until && !(released && released())) {
+      while (std::chrono::steady_clock::now() < until && !(!hang && released && released())) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       return;

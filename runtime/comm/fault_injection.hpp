@@ -11,6 +11,8 @@
 //          aborted by their --peer-timeout), at most 600 s, then carries on, so that its next
 //          collective raises and its thread can be joined; an MPI rank sleeps until the job is
 //          killed (at most 600 s);
+//   hang   the PE sleeps 600 s whatever happens (a thread that never comes back: `train` must
+//          end the process itself, trainer::exit_if_hung);
 //   exit   the process ends at once with status 3 (std::_Exit: no unwinding, no MPI_Finalize),
 //          like a killed peer.
 // The value is checked strictly: keys in this order, each once, integers >= 0; anything else is
@@ -27,7 +29,7 @@ namespace coopgnn::fault_injection {
 /// What to inject, and where.
 struct plan {
   enum class target { pe, rank };
-  enum class kind { raise, stall, exit };
+  enum class kind { raise, stall, hang, exit };
   target who = target::pe;
   int index = 0;          ///< the PE (target::pe) or MPI rank (target::rank)
   std::int64_t step = 0;  ///< 0-based step at whose start the fault fires
@@ -45,7 +47,7 @@ struct plan {
 /// Fires the environment's plan if it targets (`who`, `index`) at `step`; otherwise returns at
 /// once (one pointer test when unset). For kind::stall it polls `released` every 5 ms and
 /// returns when it is true (the peers have aborted the group) or after 600 s; an empty
-/// `released` sleeps the full 600 s.
+/// `released` sleeps the full 600 s, as kind::hang always does.
 /// @throws error for kind::raise, "fault injected (COOPGNN_FAULT_INJECT): PE P at step S".
 void at_step(plan::target who, int index, std::int64_t step,
              const std::function<bool()>& released = {});

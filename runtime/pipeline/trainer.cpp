@@ -1,11 +1,17 @@
 #include "runtime/pipeline/trainer.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <barrier>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "kernels/dense/elementwise.hpp"
@@ -255,6 +261,9 @@ std::vector<vid_t> trainer::cyclic_batch(std::span<const vid_t> order, std::int6
 
 void trainer::run_pes(const std::function<void(pe_state&)>& body) {
   std::vector<std::exception_ptr> errors(pes_.size());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<char> finished(pes_.size(), 0);
   {
     std::vector<std::jthread> threads;
     for (std::size_t p = 0; p < pes_.size(); ++p) {
@@ -269,8 +278,14 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
           group_->abort(why);
           if (pes_[p]->device_comm != nullptr) pes_[p]->device_comm->abort(why);
         }
+        {
+          std::lock_guard lk(mu);
+          finished[p] = 1;
+        }
+        cv.notify_all();
       });
     }
+    exit_if_hung(mu, cv, finished);
   }
   // Prefer the root cause over the comm_errors it caused on the peers.
   std::exception_ptr first;
@@ -285,6 +300,35 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
     }
   }
   if (first) std::rethrow_exception(first);
+}
+
+// A PE still running one peer timeout after the group failed is hung: it never reaches the
+// collective that would raise, so its thread cannot be joined. Report it and end the process.
+void trainer::exit_if_hung(std::mutex& mu, std::condition_variable& cv,
+                           const std::vector<char>& finished) const {
+  auto const limit = group_->timeout();
+  std::unique_lock lk(mu);
+  std::optional<std::chrono::steady_clock::time_point> failed_at;
+  auto const all = [&] { return std::all_of(finished.begin(), finished.end(), std::identity{}); };
+  while (!cv.wait_for(lk, std::chrono::milliseconds(50), all)) {
+    if (limit.count() == 0 || !group_->aborted()) continue;  // --peer-timeout 0: no limit
+    auto const now = std::chrono::steady_clock::now();
+    if (!failed_at) failed_at = now;
+    if (now - *failed_at <= limit) continue;
+    std::vector<std::size_t> hung;
+    for (std::size_t p = 0; p < finished.size(); ++p) {
+      if (finished[p] == 0) hung.push_back(p);
+    }
+    std::fprintf(stderr,
+                 "coopgnn: error: PE%s %s still running %.3g s (--peer-timeout) after the run "
+                 "failed (%s): hung; exiting without waiting for %s\n",
+                 hung.size() == 1 ? "" : "s", fmt::format("{}", fmt::join(hung, ", ")).c_str(),
+                 static_cast<double>(limit.count()) / 1e3, group_->reason().c_str(),
+                 hung.size() == 1 ? "it" : "them");
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
 }
 
 link_batch trainer::link_pairs(const pe_state& pe, std::span<const vid_t> global_batch,

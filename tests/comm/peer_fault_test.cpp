@@ -240,6 +240,8 @@ TEST(FaultInjection, ParsesStrictly) {
   EXPECT_EQ(p.index, 1);
   EXPECT_EQ(p.step, 3);
   EXPECT_EQ(p.what, fault_injection::plan::kind::stall);
+  EXPECT_EQ(fault_injection::parse("pe:3,step:1,kind:hang").what,
+            fault_injection::plan::kind::hang);
   auto const r = fault_injection::parse("rank:2,step:0,kind:exit");
   EXPECT_EQ(r.who, fault_injection::plan::target::rank);
   EXPECT_EQ(r.what, fault_injection::plan::kind::exit);
@@ -326,11 +328,25 @@ TEST(PeerFaultEndToEnd, StalledPeIsDetectedWithinThePeerTimeout) {
   EXPECT_LT(r.seconds, 20.0) << r.log;
 }
 
+TEST(PeerFaultEndToEnd, PeThatNeverReturnsEndsTheProcessNamingIt) {
+  // PE 1 sleeps 600 s ignoring the abort: its thread cannot be joined, so the trainer reports it
+  // one peer timeout after the others failed and ends the process.
+  auto const r = train_with_fault("pe:1,step:3,kind:hang", {"--peer-timeout", "0.5"}, "hang");
+  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
+  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
+  EXPECT_NE(r.log.find("coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run "
+                       "failed ("),
+            std::string::npos)
+      << r.log;
+  EXPECT_NE(r.log.find("waiting for PE 1 "), std::string::npos) << r.log;  // the reason
+  EXPECT_LT(r.seconds, 20.0) << r.log;
+}
+
 TEST(PeerFaultEndToEnd, MalformedFaultSpecIsAnErrorBeforeTraining) {
   auto const r = train_with_fault("pe:1,step:3,kind:explode", {}, "bad");
   ASSERT_TRUE(WIFEXITED(r.status)) << r.log;
   EXPECT_NE(WEXITSTATUS(r.status), 0) << r.log;
-  EXPECT_NE(r.log.find("kind must be throw, stall or exit, got 'explode'"), std::string::npos)
+  EXPECT_NE(r.log.find("kind must be throw, stall, hang or exit, got 'explode'"), std::string::npos)
       << r.log;
   EXPECT_EQ(r.log.find("minibatching:"), std::string::npos) << "training started\n" << r.log;
 }
