@@ -209,11 +209,11 @@ std::vector<std::string> mpi_session::hosts() const {
   std::vector<char> mine(MPI_MAX_PROCESSOR_NAME, '\0');
   std::memcpy(mine.data(), host_.data(), std::min<std::size_t>(host_.size(), mine.size() - 1));
   std::vector<char> all(mine.size() * static_cast<std::size_t>(size_));
-  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Request req = MPI_REQUEST_NULL;
   check(MPI_Iallgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
-                       MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD, &r),
+                       MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD, &req),
         "MPI_Iallgather");
-  wait_quiet(r, deadline{peer_timeout_, rank_}, "MPI_Iallgather of the host names (setup)");
+  wait_quiet(req, deadline{peer_timeout_, rank_}, "MPI_Iallgather of the host names (setup)");
   std::vector<std::string> out;
   for (int r = 0; r < size_; ++r) out.emplace_back(all.data() + r * MPI_MAX_PROCESSOR_NAME);
   return out;
