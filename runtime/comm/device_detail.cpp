@@ -13,6 +13,7 @@ namespace coopgnn::comm_detail {
 
 void poll_until(host_comm_group& group, int rank, const char* what,
                 const std::function<bool()>& step, const std::function<void()>& on_fail) {
+  bool const bounded = group.timeout().count() > 0;  // 0 = no deadline
   auto const deadline = std::chrono::steady_clock::now() + group.timeout();
   auto fail = [&](const std::string& why) {
     auto msg = fmt::format("{} on PE {}: {}", what, rank, why);
@@ -30,10 +31,12 @@ void poll_until(host_comm_group& group, int rank, const char* what,
       throw;
     }
     if (done) return;
-    if (group.aborted()) fail("group failed: " + group.reason());
-    if (std::chrono::steady_clock::now() > deadline) {
-      fail(fmt::format("not finished after {} ms (a peer is missing or hung)",
-                       group.timeout().count()));
+    if (group.aborted()) fail("aborted: " + group.reason());
+    if (bounded && std::chrono::steady_clock::now() > deadline) {
+      fail(fmt::format(
+          "timed out after {:.3g} s: the device work did not finish (a peer is missing or hung; "
+          "--peer-timeout sets the limit)",
+          static_cast<double>(group.timeout().count()) / 1e3));
     }
     // Small messages finish in microseconds: spin briefly, then back off.
     if (round < 64) {

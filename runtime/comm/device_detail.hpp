@@ -16,10 +16,11 @@
 namespace coopgnn::comm_detail {
 
 /// Calls `step()` until it returns true, never blocking in CUDA or NCCL: between rounds it
-/// checks the group's abort flag and the deadline group.timeout() from the first round, and
-/// backs off (yield, then 20 us sleeps). On an abort or a timeout it calls `on_fail()` (may be
-/// empty; e.g. ncclCommAbort), aborts the group and throws comm_error "<what> on PE <rank>: ...".
-/// An exception from `step()` also runs on_fail() and aborts the group, then propagates.
+/// checks the group's abort flag and the deadline group.timeout() from the first round (none
+/// when it is 0), and backs off (yield, then 20 us sleeps). On an abort or a timeout it calls
+/// `on_fail()` (may be empty; e.g. ncclCommAbort), aborts the group and throws comm_error "<what>
+/// on PE <rank>: ...". An exception from `step()` also runs on_fail() and aborts the group, then
+/// propagates.
 void poll_until(host_comm_group& group, int rank, const char* what,
                 const std::function<bool()>& step, const std::function<void()>& on_fail);
 

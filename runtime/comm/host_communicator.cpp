@@ -1,5 +1,8 @@
 #include "runtime/comm/host_communicator.hpp"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/core/error.hpp"
@@ -11,6 +14,9 @@ namespace coopgnn {
 host_comm_group::host_comm_group(int size, std::chrono::milliseconds timeout)
     : size_(size), timeout_(timeout) {
   COOPGNN_EXPECTS(size >= 1, "a PE group needs at least one PE, got {}", size);
+  COOPGNN_EXPECTS(timeout.count() >= 0, "the peer timeout must be >= 0 ms (0 = none), got {}",
+                  timeout.count());
+  here_.assign(static_cast<std::size_t>(size), 0);
   ptr_.assign(static_cast<std::size_t>(size), nullptr);
   counts_.assign(static_cast<std::size_t>(size), nullptr);
   scalar_.assign(static_cast<std::size_t>(size), 0);
@@ -35,24 +41,42 @@ std::string host_comm_group::reason() const {
   return why_;
 }
 
-void host_comm_group::wait(int rank) {
+void host_comm_group::wait(int rank, const char* what) {
   std::unique_lock lk(mu_);
-  if (aborted_) throw comm_error(fmt::format("PE {}: group failed: {}", rank, why_));
+  if (aborted_) throw comm_error(fmt::format("{} on PE {}: aborted: {}", what, rank, why_));
   std::uint64_t const gen = generation_;
+  here_[static_cast<std::size_t>(rank)] = 1;
   if (++arrived_ == size_) {
     arrived_ = 0;
+    std::fill(here_.begin(), here_.end(), 0);
     ++generation_;
     cv_.notify_all();
     return;
   }
-  bool const done = cv_.wait_for(lk, timeout_, [&] { return generation_ != gen || aborted_; });
+  auto const released = [&] { return generation_ != gen || aborted_; };
+  bool done = true;
+  if (timeout_.count() == 0) {
+    cv_.wait(lk, released);
+  } else {
+    done = cv_.wait_for(lk, timeout_, released);
+  }
   if (!done) {
+    std::vector<int> missing;
+    for (int q = 0; q < size_; ++q) {
+      if (here_[static_cast<std::size_t>(q)] == 0) missing.push_back(q);
+    }
     aborted_ = true;
-    why_ = fmt::format("PE {} waited {} ms for its peers at a collective", rank, timeout_.count());
+    why_ = fmt::format(
+        "{} on PE {}: timed out after {:.3g} s waiting for PE{} {} (hung or dead; "
+        "--peer-timeout sets the limit)",
+        what, rank, static_cast<double>(timeout_.count()) / 1e3, missing.size() == 1 ? "" : "s",
+        fmt::join(missing, ", "));
     cv_.notify_all();
     throw comm_error(why_);
   }
-  if (generation_ == gen) throw comm_error(fmt::format("PE {}: group failed: {}", rank, why_));
+  if (generation_ == gen) {
+    throw comm_error(fmt::format("{} on PE {}: aborted: {}", what, rank, why_));
+  }
 }
 
 host_communicator::host_communicator(std::shared_ptr<host_comm_group> group, int rank)
@@ -70,11 +94,11 @@ void host_communicator::alltoall(std::span<const std::int64_t> send, std::span<s
                   "alltoall needs {} values per PE, got send {} recv {}", p, send.size(),
                   recv.size());
   group_->ptr_[rank_] = send.data();
-  group_->wait(rank_);
+  group_->wait(rank_, "alltoall");
   for (std::size_t q = 0; q < p; ++q) {
     recv[q] = static_cast<const std::int64_t*>(group_->ptr_[q])[rank_];
   }
-  group_->wait(rank_);
+  group_->wait(rank_, "alltoall");
 }
 
 void host_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
@@ -86,7 +110,7 @@ void host_communicator::alltoallv(const std::byte* send, std::span<const std::in
                   "alltoallv needs {} counts per PE", p);
   group_->ptr_[rank_] = send;
   group_->counts_[rank_] = send_bytes.data();
-  group_->wait(rank_);
+  group_->wait(rank_, "alltoallv");
   std::string mismatch;
   std::int64_t out = 0;
   for (std::size_t q = 0; q < p; ++q) {
@@ -109,7 +133,7 @@ void host_communicator::alltoallv(const std::byte* send, std::span<const std::in
     out += recv_bytes[q];
   }
   // Pass the second barrier even on a mismatch: peers may still be reading this PE's buffer.
-  group_->wait(rank_);
+  group_->wait(rank_, "alltoallv");
   if (!mismatch.empty()) {
     group_->abort(mismatch);
     throw comm_error(mismatch);
@@ -125,7 +149,7 @@ void host_communicator::allreduce_impl(std::span<T> data) {
   std::vector<T> sum(data.size(), T{});  // allocated before peers can read our buffer
   group_->ptr_[rank_] = data.data();
   group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
-  group_->wait(rank_);
+  group_->wait(rank_, "allreduce");
   // Every PE sees every size, so all of them detect a mismatch and none reads a buffer.
   for (int q = 0; q < p; ++q) {
     if (group_->scalar_[q] != static_cast<std::int64_t>(data.size())) {
@@ -139,7 +163,8 @@ void host_communicator::allreduce_impl(std::span<T> data) {
     const T* src = static_cast<const T*>(group_->ptr_[q]);
     for (std::size_t i = 0; i < data.size(); ++i) sum[i] += src[i];
   }
-  group_->wait(rank_);  // every PE has read every input before anyone overwrites its own
+  group_->wait(rank_,
+               "allreduce");  // every PE has read every input before anyone overwrites its own
   std::copy(sum.begin(), sum.end(), data.begin());
   if (p > 1) stats_.allreduce_bytes += static_cast<std::int64_t>(data.size() * sizeof(T));
 }
@@ -154,7 +179,7 @@ void host_communicator::broadcast(std::span<std::byte> data, int root) {
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   group_->ptr_[rank_] = data.data();
   group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
-  group_->wait(rank_);
+  group_->wait(rank_, "broadcast");
   // Every PE sees every size after the wait and decides alike: either all copy, or none does
   // (a PE must never copy from the root's buffer after the root has left with an error).
   int bad = -1;
@@ -168,13 +193,13 @@ void host_communicator::broadcast(std::span<std::byte> data, int root) {
     throw comm_error(why);
   }
   if (rank_ != root && !data.empty()) std::memcpy(data.data(), group_->ptr_[root], data.size());
-  group_->wait(rank_);
+  group_->wait(rank_, "broadcast");
 }
 
 void host_communicator::barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
-  group_->wait(rank_);
+  group_->wait(rank_, "barrier");
 }
 
 }  // namespace coopgnn

@@ -18,9 +18,11 @@ class host_comm_group {
  public:
   /// @param size     number of PEs (>= 1)
   /// @param timeout  how long a PE waits for its peers at one collective before it fails the
-  ///                 group with comm_error (a hung or dead peer never hangs the others)
-  /// @throws logic_error for size < 1.
-  explicit host_comm_group(int size, std::chrono::milliseconds timeout = std::chrono::minutes(10));
+  ///                 group with comm_error (a hung or dead peer never hangs the others);
+  ///                 0 = wait forever (a peer that fails by throwing still stops the others
+  ///                 through abort()). Milliseconds, >= 0.
+  /// @throws logic_error for size < 1 or a negative timeout.
+  explicit host_comm_group(int size, std::chrono::milliseconds timeout = std::chrono::minutes(5));
   [[nodiscard]] int size() const { return size_; }
 
   /// Marks the group failed: every PE waiting now or later throws comm_error carrying `why`.
@@ -29,13 +31,17 @@ class host_comm_group {
   [[nodiscard]] bool aborted() const;
   /// The reason given by the first abort (empty while the group is healthy).
   [[nodiscard]] std::string reason() const;
-  /// The per-collective wait limit given at construction.
+  /// The per-collective wait limit given at construction (0 = none).
   [[nodiscard]] std::chrono::milliseconds timeout() const { return timeout_; }
 
   /// Generation barrier of PE `rank` with abort and timeout: returns when all size() PEs have
-  /// arrived. @throws comm_error when the group is or becomes aborted, or after timeout() (the
-  /// timed-out PE aborts the group, so its peers fail too).
-  void wait(int rank);
+  /// arrived. `what` names the collective for the messages (a string literal or other storage
+  /// that outlives the call).
+  /// @throws comm_error "<what> on PE <rank>: aborted: <reason>" when the group is or becomes
+  ///         aborted (the reason of a PE that failed names it), or, after timeout(),
+  ///         "<what> on PE <rank>: timed out after <s> s waiting for PE(s) <missing> ..." (the
+  ///         timed-out PE aborts the group with that message, so its peers fail at once too).
+  void wait(int rank, const char* what = "barrier");
 
   /// Rendezvous slots for communicators built on this group (peer-copy, NCCL): PE `rank`
   /// publishes a pointer to state it owns, calls wait(), then reads its peers' pointers with
@@ -53,6 +59,7 @@ class host_comm_group {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   int arrived_ = 0;
+  std::vector<char> here_;  // [size] PE q has arrived at the current generation
   std::uint64_t generation_ = 0;
   bool aborted_ = false;
   std::string why_;

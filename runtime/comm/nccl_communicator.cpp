@@ -217,7 +217,8 @@ void nccl_communicator::alltoallv(const std::byte* send, std::span<const std::in
                             recv_bytes[q], q, incoming[q]));
           }
         }
-        group_->host()->wait(rank());  // a PE that found a mismatch has aborted: nobody starts NCCL
+        group_->host()->wait(
+            rank(), "alltoallv");  // a PE that found a mismatch has aborted: nobody starts NCCL
         begin("alltoallv");
         std::vector<std::int64_t> send_off(p + 1, 0), recv_off(p + 1, 0);
         for (std::size_t q = 0; q < p; ++q) {

@@ -77,7 +77,7 @@ void peer_communicator::alltoallv(const std::byte* send, std::span<const std::in
       *group_, rank(), "alltoallv", [this] { on_failure(); },
       [&] {
         begin(send, send_bytes.data(), 0);
-        group_->wait(rank());
+        group_->wait(rank(), "alltoallv");
         // Check every count before enqueueing any copy: on a mismatch this PE reads nothing.
         std::string mismatch;
         for (std::size_t q = 0; q < p && mismatch.empty(); ++q) {
@@ -110,7 +110,7 @@ void peer_communicator::alltoallv(const std::byte* send, std::span<const std::in
           finish_device("alltoallv");
         }
         // Every PE has finished reading every send buffer once all pass this wait.
-        group_->wait(rank());
+        group_->wait(rank(), "alltoallv");
         if (!mismatch.empty()) throw comm_error(mismatch);
       });
   ++stats_.alltoall_calls;
@@ -128,7 +128,7 @@ void peer_communicator::allreduce_impl(std::span<T> data) {
         // [P, n] staging, allocated before peers can read this PE's buffer.
         cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n), ctx_.comm());
         begin(data.data(), nullptr, n);
-        group_->wait(rank());
+        group_->wait(rank(), "allreduce");
         for (int q = 0; q < p; ++q) {  // every PE sees every size: all detect a mismatch
           if (slot_of(*group_, q).size != n) {
             throw comm_error(
@@ -143,7 +143,8 @@ void peer_communicator::allreduce_impl(std::span<T> data) {
                             n * static_cast<std::int64_t>(sizeof(T)), ctx_.comm());
         }
         finish_device("allreduce");
-        group_->wait(rank());  // every PE has read every input before anyone overwrites its own
+        group_->wait(
+            rank(), "allreduce");  // every PE has read every input before anyone overwrites its own
         comm_detail::rank_order_sum(staging.data(), p, n, data.data(), ctx_.comm());
         finish_device("allreduce");
       });
@@ -163,7 +164,7 @@ void peer_communicator::broadcast(std::span<std::byte> data, int root) {
       *group_, rank(), "broadcast", [this] { on_failure(); },
       [&] {
         begin(data.data(), nullptr, n);
-        group_->wait(rank());
+        group_->wait(rank(), "broadcast");
         auto const& src = slot_of(*group_, root);  // valid until the second wait
         std::int64_t const root_size = src.size;
         bool const ok = root_size == n;
@@ -172,7 +173,8 @@ void peer_communicator::broadcast(std::span<std::byte> data, int root) {
           copy_device_bytes(data.data(), ctx_.device(), src.data, src.device, n, ctx_.comm());
           finish_device("broadcast");
         }
-        group_->wait(rank());  // the root keeps its buffer until every PE has copied it
+        group_->wait(rank(),
+                     "broadcast");  // the root keeps its buffer until every PE has copied it
         if (!ok) {
           throw comm_error(
               fmt::format("broadcast size mismatch: PE {} has {} bytes, root PE {} has {}", rank(),

@@ -27,6 +27,24 @@ memory_limit host_memory_limit() {
   return {};
 }
 
+process_memory read_process_memory() {
+  process_memory m;
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  auto kb_of = [&](std::string_view rest) -> std::int64_t {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    std::int64_t kb = -1;
+    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kb);
+    return ec == std::errc() && kb >= 0 ? kb * 1024 : -1;
+  };
+  while (std::getline(f, line)) {
+    std::string_view const l(line);
+    if (l.starts_with("VmRSS:")) m.rss_bytes = kb_of(l.substr(6));
+    if (l.starts_with("VmHWM:")) m.peak_rss_bytes = kb_of(l.substr(6));
+  }
+  return m;
+}
+
 std::uint64_t saturating_bytes(std::int64_t count, std::uint64_t elem_bytes) {
   if (count <= 0) return 0;
   auto const c = static_cast<std::uint64_t>(count);

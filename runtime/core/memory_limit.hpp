@@ -23,6 +23,15 @@ struct memory_limit {
 /// or an unreadable /proc/meminfo falls through to the next source.
 memory_limit host_memory_limit();
 
+/// This process's resident memory (Linux /proc/self/status), bytes; -1 where unknown.
+struct process_memory {
+  std::int64_t rss_bytes = -1;       ///< VmRSS: resident now
+  std::int64_t peak_rss_bytes = -1;  ///< VmHWM: the high watermark of VmRSS since the start
+};
+/// Reads VmRSS and VmHWM (kB times 1024) from /proc/self/status on every call. Never throws: a
+/// missing file or field leaves -1.
+process_memory read_process_memory();
+
 /// count * elem_bytes (elements times bytes per element = bytes), saturating at UINT64_MAX
 /// instead of wrapping; a negative count gives 0. Never throws.
 std::uint64_t saturating_bytes(std::int64_t count, std::uint64_t elem_bytes);

@@ -103,7 +103,10 @@ struct train_config {
   int threads_per_pe = 0;
   /// Host threads per PE used by the sampler; 0 = the PE's thread budget (sampler_threads).
   int sample_threads = 0;
-  double comm_timeout_s = 3600;  ///< a PE waiting this long for its peers fails the run
+  /// --peer-timeout: seconds a PE waits for its peers in one collective before the run fails
+  /// naming the collective and the missing PEs (every communicator; tma: every MPI wait);
+  /// 0 = wait forever. A peer that throws stops the others at once, whatever this is.
+  double comm_timeout_s = 300;
 
   task_kind task = task_kind::node_classification;
   /// Hidden conv layers: LayerNorm before the activation, and the activation (both tasks).
@@ -175,6 +178,10 @@ struct epoch_report {
   /// watermark: replicas, optimizer state, graph copy, minibatches, all-to-all staging); empty
   /// on the host and emulated backends.
   std::vector<std::int64_t> peak_device_bytes;
+  /// The process's peak resident memory (VmHWM) and current one (VmRSS) at the end of the epoch
+  /// (after its evaluation), bytes; -1 where /proc/self/status is unavailable.
+  std::int64_t peak_rss_bytes = -1;
+  std::int64_t rss_bytes = -1;
 };
 
 /// The host thread budget of one PE: c.threads_per_pe when > 0, else (auto) max(1, hardware

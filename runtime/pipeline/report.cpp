@@ -65,9 +65,14 @@ nlohmann::json to_json(const epoch_report& r) {
                {"feature_bytes", r.work.feature_bytes},
                {"alltoall_bytes", r.work.alltoall_bytes},
                {"allreduce_bytes", r.work.allreduce_bytes}};
-  j["memory"] = {{"peak_device_bytes", r.peak_device_bytes.empty()
-                                           ? nlohmann::json(nullptr)
-                                           : nlohmann::json(r.peak_device_bytes)}};
+  auto const bytes_or_null = [](std::int64_t b) {
+    return b >= 0 ? nlohmann::json(b) : nlohmann::json(nullptr);
+  };
+  j["memory"] = {
+      {"peak_device_bytes",
+       r.peak_device_bytes.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.peak_device_bytes)},
+      {"peak_rss_bytes", bytes_or_null(r.peak_rss_bytes)},
+      {"rss_bytes", bytes_or_null(r.rss_bytes)}};
   auto const accesses = r.work.cache_hits + r.work.cache_misses;
   j["cache"] = {
       {"hits", r.work.cache_hits},

@@ -1,18 +1,26 @@
 #include "runtime/pipeline/trainer.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <barrier>
 #include <cmath>
+#include <condition_variable>
+#include <cstdio>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "kernels/dense/elementwise.hpp"
 #include "kernels/dense/link_ops.hpp"
 #include "models/layers.hpp"
 #include "models/metrics.hpp"
+#include "runtime/comm/fault_injection.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/core/timer.hpp"
@@ -135,10 +143,12 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   if (cfg.mode == minibatch_mode::cooperative) {
     owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
   }
-  COOPGNN_EXPECTS(cfg.comm_timeout_s > 0, "comm_timeout_s must be positive, got {}",
-                  cfg.comm_timeout_s);
+  COOPGNN_EXPECTS(cfg.comm_timeout_s >= 0 && cfg.comm_timeout_s <= 1e9,
+                  "--peer-timeout {} s must be in [0, 1e9] (0 = wait forever)", cfg.comm_timeout_s);
+  (void)fault_injection::from_env();  // a malformed COOPGNN_FAULT_INJECT fails here, not mid-run
   group_ = std::make_shared<host_comm_group>(
-      cfg.num_pes, std::chrono::milliseconds(static_cast<std::int64_t>(cfg.comm_timeout_s * 1e3)));
+      cfg.num_pes,
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg.comm_timeout_s * 1e3))));
   auto const mc = model_config_for(ds, cfg);
   // The feature table's tier. Host backend: host, or the mapped .npy file. CUDA backend:
   // setup_cuda_features picks device, pinned, host or mmap and makes the device copies. With
@@ -284,6 +294,9 @@ std::vector<vid_t> trainer::epoch_batch(std::span<const vid_t> order, std::int64
 
 void trainer::run_pes(const std::function<void(pe_state&)>& body) {
   std::vector<std::exception_ptr> errors(pes_.size());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<char> finished(pes_.size(), 0);
   {
     std::vector<std::jthread> threads;
     for (std::size_t p = 0; p < pes_.size(); ++p) {
@@ -298,8 +311,14 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
           group_->abort(why);
           if (pes_[p]->device_comm != nullptr) pes_[p]->device_comm->abort(why);
         }
+        {
+          std::lock_guard lk(mu);
+          finished[p] = 1;
+        }
+        cv.notify_all();
       });
     }
+    exit_if_hung(mu, cv, finished);
   }
   // Prefer the root cause over the comm_errors it caused on the peers.
   std::exception_ptr first;
@@ -314,6 +333,35 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
     }
   }
   if (first) std::rethrow_exception(first);
+}
+
+// A PE still running one peer timeout after the group failed is hung: it never reaches the
+// collective that would raise, so its thread cannot be joined. Report it and end the process.
+void trainer::exit_if_hung(std::mutex& mu, std::condition_variable& cv,
+                           const std::vector<char>& finished) const {
+  auto const limit = group_->timeout();
+  std::unique_lock lk(mu);
+  std::optional<std::chrono::steady_clock::time_point> failed_at;
+  auto const all = [&] { return std::all_of(finished.begin(), finished.end(), std::identity{}); };
+  while (!cv.wait_for(lk, std::chrono::milliseconds(50), all)) {
+    if (limit.count() == 0 || !group_->aborted()) continue;  // --peer-timeout 0: no limit
+    auto const now = std::chrono::steady_clock::now();
+    if (!failed_at) failed_at = now;
+    if (now - *failed_at <= limit) continue;
+    std::vector<std::size_t> hung;
+    for (std::size_t p = 0; p < finished.size(); ++p) {
+      if (finished[p] == 0) hung.push_back(p);
+    }
+    std::fprintf(stderr,
+                 "coopgnn: error: PE%s %s still running %.3g s (--peer-timeout) after the run "
+                 "failed (%s): hung; exiting without waiting for %s\n",
+                 hung.size() == 1 ? "" : "s", fmt::format("{}", fmt::join(hung, ", ")).c_str(),
+                 static_cast<double>(limit.count()) / 1e3, group_->reason().c_str(),
+                 hung.size() == 1 ? "it" : "them");
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
 }
 
 link_batch trainer::link_pairs(const pe_state& pe, std::span<const vid_t> global_batch,
@@ -882,6 +930,8 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
     try {
       for (std::int64_t b = from.next_batch; b < nb; ++b) {
         auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
+        fault_injection::at_step(fault_injection::plan::target::pe, pe.comm.rank(), index,
+                                 [this] { return group_->aborted(); });  // test-only hook
         pe_step(pe, epoch_batch(order, b), index, step_options{});
         if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
         meet.arrive_and_wait();
@@ -902,7 +952,13 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   rep.train_loss = nb > 0 ? pes_[0]->loss / static_cast<double>(nb) : 0.0;
   rep.peak_device_bytes = peak_device_memory();
   rep.val_metric = rep.test_metric = std::numeric_limits<double>::quiet_NaN();
-  if (done < nb) return rep;  // stopped: the epoch is not over
+  auto const with_rss = [](epoch_report&& r) {
+    auto const m = read_process_memory();
+    r.peak_rss_bytes = m.peak_rss_bytes;
+    r.rss_bytes = m.rss_bytes;
+    return std::move(r);
+  };
+  if (done < nb) return with_rss(std::move(rep));  // stopped: the epoch is not over
   if (evaluate_now || (cfg_.eval_every > 0 && epoch % cfg_.eval_every == 0)) {
     scoped_timer et(nullptr);
     if (cfg_.task == task_kind::link_prediction) {
@@ -916,7 +972,7 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
     }
     rep.eval_seconds = et.seconds();
   }
-  return rep;
+  return with_rss(std::move(rep));
 }
 
 trainer_state trainer::state() const {

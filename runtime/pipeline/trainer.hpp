@@ -2,9 +2,11 @@
 // (DESIGN.md section 6), evaluation by layer-wise full-neighbour inference, and per-epoch reports.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -310,6 +312,12 @@ class trainer {
     void operator()(device_state* d) const noexcept;
   };
   void run_pes(const std::function<void(pe_state&)>& body);
+  /// run_pes' wait for its PE threads: returns when every finished[p] is set (under mu, cv
+  /// notified); when the group has failed and a PE is still running one peer timeout later, it
+  /// prints the PEs that are hung and ends the process with status 1 (std::_Exit: a hung thread
+  /// cannot be joined). No limit with --peer-timeout 0.
+  void exit_if_hung(std::mutex& mu, std::condition_variable& cv,
+                    const std::vector<char>& finished) const;
   /// One training step of one PE, the same for every backend.
   void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                const step_options& opt);

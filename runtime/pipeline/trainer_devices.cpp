@@ -2,6 +2,7 @@
 // communicators, the device feature tables and GPU caches, and the two step stages that only
 // exist on a GPU (device sampling, the device and pinned tiers' gather). Everything else of a
 // step is trainer::pe_step, the same for every backend.
+#include <cmath>
 #include <set>
 
 #include "runtime/core/error.hpp"
@@ -143,7 +144,7 @@ void trainer::setup_cuda_pes() {
   for (auto const& c : dev_->ctxs) contexts.push_back(c.get());
   dev_->comms = make_device_communicators(
       contexts, to_string(cfg_.device_comm),
-      std::chrono::milliseconds(static_cast<std::int64_t>(cfg_.comm_timeout_s * 1e3)));
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg_.comm_timeout_s * 1e3))));
   for (std::size_t p = 0; p < pes_.size(); ++p) {
     pes_[p]->device_comm = dev_->comms[p].get();
     dev_->ctxs[p]->make_current();

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "runtime/comm/fault_injection.hpp"
 #include "runtime/core/signals.hpp"
 #include "runtime/core/timer.hpp"
 #endif
@@ -35,7 +36,7 @@ namespace {
 }
 }  // namespace
 
-mpi_session::mpi_session(int) { no_mpi(); }
+mpi_session::mpi_session(int, double) { no_mpi(); }
 mpi_session::~mpi_session() = default;
 std::vector<std::string> mpi_session::hosts() const { no_mpi(); }
 void mpi_session::broadcast(std::vector<std::int32_t>&) const { no_mpi(); }
@@ -75,19 +76,51 @@ double since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
+/// The limit of one wait and who waits, for the message when it passes.
+struct deadline {
+  double seconds = 0;                   ///< 0 = none (--peer-timeout 0)
+  int rank = 0;                         ///< the waiting rank (MPI_COMM_WORLD)
+  const engine_options* opt = nullptr;  ///< the server's: on_fatal hears of the timeout
+};
+
+/// A wait passed its deadline: says where on stderr (and to the server's on_fatal as a JSON
+/// event), then ends the job with status 4.
+[[noreturn]] void peer_timed_out(const deadline& d, const char* what, double waited) {
+  auto const msg = fmt::format(
+      "coopgnn tma rank {}: {} did not complete within {:g} s (--peer-timeout; waited {:.1f} "
+      "s): a peer rank is dead or hung; aborting the job",
+      d.rank, what, d.seconds, waited);
+  std::fprintf(stderr, "%s\n", msg.c_str());
+  std::fflush(stderr);
+  if (d.opt != nullptr && d.opt->on_fatal) {
+    nlohmann::json j;
+    j["event"] = "peer_timeout";
+    j["rank"] = d.rank;
+    j["collective"] = what;
+    j["peer_timeout"] = d.seconds;
+    d.opt->on_fatal(j.dump());
+  }
+  mpi_session::abort(4);
+}
+
 /// Completes `r` by polling MPI_Test (an idle rank sleeps instead of spinning a core), calling
-/// poll() between tests.
+/// poll() between tests; past the deadline `d` (from the first test), peer_timed_out(what).
 template <typename F>
-void wait_polling(MPI_Request& r, F&& poll) {
+void wait_polling(MPI_Request& r, const deadline& d, const char* what, F&& poll) {
+  auto const t0 = clock_type::now();
   for (int done = 0;;) {
     check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
     poll();
+    if (d.seconds > 0) {
+      double const waited = since(t0);
+      if (waited > d.seconds) peer_timed_out(d, what, waited);
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
-void wait_quiet(MPI_Request& r) {
-  wait_polling(r, [] {});
+void wait_quiet(MPI_Request& r, const deadline& d, const char* what) {
+  wait_polling(r, d, what, [] {});
 }
 
 /// The communicators and buffers both roles share.
@@ -130,7 +163,9 @@ int contributor_count(const engine_options& opt, int num_trainers) {
 
 }  // namespace
 
-mpi_session::mpi_session(int expected_size) {
+mpi_session::mpi_session(int expected_size, double peer_timeout) : peer_timeout_(peer_timeout) {
+  COOPGNN_EXPECTS(peer_timeout >= 0, "--peer-timeout {} must be >= 0 seconds (0 = none)",
+                  peer_timeout);
   int provided = 0;
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -174,32 +209,45 @@ std::vector<std::string> mpi_session::hosts() const {
   std::vector<char> mine(MPI_MAX_PROCESSOR_NAME, '\0');
   std::memcpy(mine.data(), host_.data(), std::min<std::size_t>(host_.size(), mine.size() - 1));
   std::vector<char> all(mine.size() * static_cast<std::size_t>(size_));
-  check(MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
-                      MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD),
-        "MPI_Allgather");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(),
+                       MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD, &req),
+        "MPI_Iallgather");
+  wait_quiet(req, deadline{peer_timeout_, rank_}, "MPI_Iallgather of the host names (setup)");
   std::vector<std::string> out;
   for (int r = 0; r < size_; ++r) out.emplace_back(all.data() + r * MPI_MAX_PROCESSOR_NAME);
   return out;
 }
 
 void mpi_session::broadcast(std::vector<std::int32_t>& v) const {
+  deadline const d{peer_timeout_, rank_};
   auto n = static_cast<std::int64_t>(v.size());
-  check(MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ibcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &r), "MPI_Ibcast");
+  wait_quiet(r, d, "MPI_Ibcast of a setup vector's length (setup, e.g. the partition)");
   v.resize(static_cast<std::size_t>(n));
   constexpr std::int64_t chunk = std::int64_t{1} << 30;
   for (std::int64_t off = 0; off < n; off += chunk) {
     int const c = static_cast<int>(std::min(chunk, n - off));
-    check(MPI_Bcast(v.data() + off, c, MPI_INT32_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    check(MPI_Ibcast(v.data() + off, c, MPI_INT32_T, 0, MPI_COMM_WORLD, &r), "MPI_Ibcast");
+    wait_quiet(r, d, "MPI_Ibcast of a setup vector (setup)");
   }
 }
 
 void mpi_session::broadcast(double& x) const {
-  check(MPI_Bcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Ibcast(&x, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &r), "MPI_Ibcast");
+  wait_quiet(r, deadline{peer_timeout_, rank_}, "MPI_Ibcast of a setup value (setup)");
 }
 
 bool mpi_session::all(bool ok) const {
   int mine = ok ? 1 : 0, every = 0;
-  check(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Iallreduce(&mine, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &r), "MPI_Iallreduce");
+  // Ranks meet here after their setup (reading, partitioning): its length counts too.
+  wait_quiet(r, deadline{peer_timeout_, rank_},
+             "MPI_Iallreduce of the setup status (every rank's setup: reading the dataset, "
+             "partitioning on rank 0; raise --peer-timeout if it takes longer)");
   return every == 1;
 }
 
@@ -217,7 +265,7 @@ namespace {
 /// One heartbeat in flight at a time.
 class heartbeat_sender {
  public:
-  explicit heartbeat_sender(MPI_Comm c) : comm_(c) {}
+  heartbeat_sender(MPI_Comm c, const deadline& d) : comm_(c), d_(d) {}
   ~heartbeat_sender() {
     if (req_ != MPI_REQUEST_NULL) {
       MPI_Cancel(&req_);
@@ -231,7 +279,7 @@ class heartbeat_sender {
       check(MPI_Test(&req_, &done, MPI_STATUS_IGNORE), "MPI_Test");
       if (!done) {
         if (!force) return;
-        wait_quiet(req_);
+        wait_quiet(req_, d_, "MPI_Isend of a heartbeat to the server");
       }
     }
     buf_ = p;
@@ -239,11 +287,12 @@ class heartbeat_sender {
           "MPI_Isend");
   }
   void flush() {
-    if (req_ != MPI_REQUEST_NULL) wait_quiet(req_);
+    if (req_ != MPI_REQUEST_NULL) wait_quiet(req_, d_, "MPI_Isend of a heartbeat to the server");
   }
 
  private:
   MPI_Comm comm_;
+  deadline d_;
   MPI_Request req_ = MPI_REQUEST_NULL;
   progress buf_;
 };
@@ -252,7 +301,7 @@ class heartbeat_sender {
 /// result out; on the server the result (zeros in).
 void aggregation_collectives(const channel& ch, const progress& mine,
                              std::vector<progress>* gathered, std::vector<float>& params,
-                             bool contribute, const std::function<void()>& poll,
+                             bool contribute, const deadline& d, const std::function<void()>& poll,
                              const std::function<void(std::vector<float>&)>& at_root) {
   MPI_Request r = MPI_REQUEST_NULL;
   progress send = mine;
@@ -260,13 +309,13 @@ void aggregation_collectives(const channel& ch, const progress& mine,
                     gathered != nullptr ? gathered->data() : nullptr, sizeof(progress), MPI_BYTE, 0,
                     ch.world, &r),
         "MPI_Igather");
-  wait_polling(r, poll);
+  wait_polling(r, d, "MPI_Igather of the progress messages (aggregation step 2)", poll);
   int const n = count_of(params.size(), "parameters");
   if (ch.rank == 0) {
     std::fill(params.begin(), params.end(), 0.0f);
     check(MPI_Ireduce(MPI_IN_PLACE, params.data(), n, MPI_FLOAT, MPI_SUM, 0, ch.world, &r),
           "MPI_Ireduce");
-    wait_polling(r, poll);
+    wait_polling(r, d, "MPI_Ireduce of the parameters (aggregation step 3)", poll);
     at_root(params);
   } else {
     std::vector<float> zeros;
@@ -276,10 +325,10 @@ void aggregation_collectives(const channel& ch, const progress& mine,
       src = zeros.data();
     }
     check(MPI_Ireduce(src, nullptr, n, MPI_FLOAT, MPI_SUM, 0, ch.world, &r), "MPI_Ireduce");
-    wait_polling(r, poll);
+    wait_polling(r, d, "MPI_Ireduce of the parameters (aggregation step 3)", poll);
   }
   check(MPI_Ibcast(params.data(), n, MPI_FLOAT, 0, ch.world, &r), "MPI_Ibcast");
-  wait_polling(r, poll);
+  wait_polling(r, d, "MPI_Ibcast of the averaged parameters (aggregation step 4)", poll);
 }
 
 void check_generation(const control_message& m, std::uint32_t expected, int rank) {
@@ -296,19 +345,22 @@ void check_generation(const control_message& m, std::uint32_t expected, int rank
 
 trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
                            const engine_options& opt) {
+  COOPGNN_EXPECTS(opt.peer_timeout >= 0, "--peer-timeout {} must be >= 0 seconds (0 = none)",
+                  opt.peer_timeout);
   channel ch;
   COOPGNN_EXPECTS(ch.rank != 0, "run_trainer on rank 0 (the server)");
+  deadline const dl{opt.peer_timeout, ch.rank};
   bool const ggs = opt.sch == scheme::ggs;
   auto const n = static_cast<std::size_t>(worker.num_parameters());
   std::vector<float> params(n);
   MPI_Request r = MPI_REQUEST_NULL;
   check(MPI_Ibcast(params.data(), count_of(n, "parameters"), MPI_FLOAT, 0, ch.world, &r),
         "MPI_Ibcast");
-  wait_quiet(r);
+  wait_quiet(r, dl, "MPI_Ibcast of the initial parameters");
   worker.set_parameters(params);
   auto const t0 = clock_type::now();
 
-  heartbeat_sender hb(ch.world);
+  heartbeat_sender hb(ch.world, dl);
   progress prog;
   trainer_result res;
   std::uint32_t expected = 1;
@@ -338,6 +390,8 @@ trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
   for (;;) {
     bool arrived = false;
     if (!worker.done()) {
+      // Test-only (COOPGNN_FAULT_INJECT=rank:R,...): a stall sleeps until the job is killed.
+      fault_injection::at_step(fault_injection::plan::target::rank, ch.rank, prog.steps);
       if (!ggs) {
         double const loss = worker.step();
         prog.loss_sum += loss;
@@ -357,18 +411,20 @@ trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
                           trank == 0 ? grads.data() : nullptr, nn, MPI_FLOAT, MPI_SUM, 0,
                           ch.trainers, &rq),
               "MPI_Ireduce");
-        wait_quiet(rq);
+        wait_quiet(rq, dl, "MPI_Ireduce of the gradients (GGS step)");
         check(MPI_Ibcast(grads.data(), nn, MPI_FLOAT, 0, ch.trainers, &rq), "MPI_Ibcast");
-        wait_quiet(rq);
+        wait_quiet(rq, dl, "MPI_Ibcast of the summed gradients (GGS step)");
         check(MPI_Iallreduce(local, sum, 2, MPI_DOUBLE, MPI_SUM, ch.trainers, &rq),
               "MPI_Iallreduce");
-        wait_quiet(rq);
+        wait_quiet(rq, dl, "MPI_Iallreduce of the loss and the control flag (GGS step)");
         worker.apply_gradients(grads);
         prog.loss_sum += sum[0];  // the shares' losses add up to the global batch's
         ++prog.loss_steps;
         ++prog.steps;
         arrived = sum[1] > 0;
-        if (arrived && ctrl_req != MPI_REQUEST_NULL) wait_quiet(ctrl_req);
+        if (arrived && ctrl_req != MPI_REQUEST_NULL) {
+          wait_quiet(ctrl_req, dl, "MPI_Ibcast of the control message (GGS)");
+        }
       }
       beat(false);
     } else {
@@ -384,7 +440,8 @@ trainer_result run_trainer(const mpi_session& s, trainer_worker& worker,
     worker.parameters(params);
     prog.seconds = since(t0);
     aggregation_collectives(
-        ch, prog, nullptr, params, contributes(opt, ch.rank), [] {}, [](std::vector<float>&) {});
+        ch, prog, nullptr, params, contributes(opt, ch.rank), dl, [] {},
+        [](std::vector<float>&) {});
     worker.set_parameters(params);
     prog.loss_sum = 0;
     prog.loss_steps = 0;
@@ -519,8 +576,11 @@ server_result run_server(const mpi_session& s, server_worker& server, const engi
                          const std::function<void(aggregate)>& on_aggregate) {
   (void)decide(0, 0, opt.clock, false);  // validates the schedule before any collective
   COOPGNN_EXPECTS(opt.clock.heartbeat_timeout > 0, "--heartbeat-timeout must be > 0 seconds");
+  COOPGNN_EXPECTS(opt.peer_timeout >= 0, "--peer-timeout {} must be >= 0 seconds (0 = none)",
+                  opt.peer_timeout);
   channel ch;
   COOPGNN_EXPECTS(ch.rank == 0, "run_server on rank {} (the server is rank 0)", ch.rank);
+  deadline const dl{opt.peer_timeout, 0, &opt};
 
   int const M = ch.num_trainers();
   int const C = contributor_count(opt, M);
@@ -530,7 +590,7 @@ server_result run_server(const mpi_session& s, server_worker& server, const engi
   MPI_Request r = MPI_REQUEST_NULL;
   check(MPI_Ibcast(params.data(), count_of(n, "parameters"), MPI_FLOAT, 0, ch.world, &r),
         "MPI_Ibcast");
-  wait_quiet(r);
+  wait_quiet(r, dl, "MPI_Ibcast of the initial parameters");
   auto const t0 = clock_type::now();
   heartbeat_watch watch(ch.world, M, t0, opt.clock.heartbeat_timeout, opt);
   server_result res;
@@ -548,15 +608,16 @@ server_result run_server(const mpi_session& s, server_worker& server, const engi
     control_message ctrl{generation, static_cast<std::uint32_t>(cmd), now};
     check(MPI_Ibcast(&ctrl, sizeof(ctrl), MPI_BYTE, 0, ch.world, &r), "MPI_Ibcast");
     auto poll = [&] { watch.poll(generation); };
-    wait_polling(r, poll);
+    wait_polling(r, dl, "MPI_Ibcast of the control message (aggregation step 1)", poll);
     std::vector<progress> gathered(static_cast<std::size_t>(ch.size));
     progress mine;
     mine.generation = generation;
-    aggregation_collectives(ch, mine, &gathered, params, false, poll, [&](std::vector<float>& sum) {
-      // Division, not a reciprocal: the correctly rounded mean.
-      for (float& v : sum) v /= static_cast<float>(C);
-      if (opt.sch == scheme::llcg) server.correct(sum);
-    });
+    aggregation_collectives(ch, mine, &gathered, params, false, dl, poll,
+                            [&](std::vector<float>& sum) {
+                              // Division, not a reciprocal: the correctly rounded mean.
+                              for (float& v : sum) v /= static_cast<float>(C);
+                              if (opt.sch == scheme::llcg) server.correct(sum);
+                            });
     res.aggregations += 1;
     res.bytes_aggregated += 2 * static_cast<std::int64_t>(M) * 4 * static_cast<std::int64_t>(n);
     aggregate a;

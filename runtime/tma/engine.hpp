@@ -21,6 +21,9 @@
 //   (their sum: each share is normalised by the global batch) and an Iallreduce of {loss,
 //   control seen}; when any trainer saw the control message they
 //   all join the aggregation after that same step, so the collectives stay matched.
+// Deadlines: every wait for a collective or a message a rank has joined is bounded by
+// engine_options::peer_timeout (then a message naming the rank and the collective, and
+// MPI_Abort).
 // Heartbeats: trainers Isend their progress (tag 7) at most every heartbeat period and before
 // joining an aggregation; the server reports a trainer silent for longer than the heartbeat
 // timeout that has not joined the current collective, and aborts the job (MPI_Abort) instead of
@@ -46,10 +49,13 @@ bool mpi_available();
 class mpi_session {
  public:
   /// @param expected_size  the world size the run needs (1 + trainers); 0 = any.
+  /// @param peer_timeout   seconds the collectives below wait for the other ranks before this
+  ///                       rank prints which one it waited in and aborts the job (MPI_Abort,
+  ///                       status 4); 0 = wait forever. >= 0.
   /// @throws error when MPI gives less than MPI_THREAD_FUNNELED, or when the world size differs
   ///         from expected_size (naming both, and the usual cause: a launcher without PMI starts
   ///         every process as a singleton of size 1, ompi issue 13523).
-  explicit mpi_session(int expected_size = 0);
+  explicit mpi_session(int expected_size = 0, double peer_timeout = 300);
   ~mpi_session();
   mpi_session(const mpi_session&) = delete;
   mpi_session& operator=(const mpi_session&) = delete;
@@ -68,8 +74,11 @@ class mpi_session {
   [[nodiscard]] bool all(bool ok) const;
   /// MPI_Abort(MPI_COMM_WORLD, code): ends every rank of the job.
   [[noreturn]] static void abort(int code);
+  /// The peer timeout given at construction, seconds (0 = none).
+  [[nodiscard]] double peer_timeout() const { return peer_timeout_; }
 
  private:
+  double peer_timeout_ = 300;
   int rank_ = 0;
   int size_ = 1;
   std::string host_;
@@ -80,6 +89,13 @@ struct engine_options {
   scheme sch = scheme::randomtma;
   schedule clock;
   double heartbeat_period = 0.5;  ///< seconds between a trainer's heartbeats (at most)
+  /// --peer-timeout: seconds any rank waits for one nonblocking collective or message (MPI has
+  /// no timeouts: each is polled with MPI_Test against this deadline) before it prints
+  /// "coopgnn tma rank R: <collective> did not complete within T s ..." and aborts the job
+  /// (MPI_Abort, status 4), so a dead or hung peer ends the job non-zero instead of hanging it.
+  /// 0 = wait forever. Trainers waiting for the server's next control message are not bounded
+  /// (that wait is the schedule's); the server's watch over silent trainers is heartbeat_timeout.
+  double peer_timeout = 300;
   /// Ranks whose parameters enter the mean (empty = every trainer). GGS: {1} (the trainers hold
   /// identical weights; one contribution divides exactly).
   std::vector<int> contributors;

@@ -12,6 +12,12 @@
 //     ggs      gradients are all-reduced every step: every trainer holds identical weights, equal
 //              to the weights a single process computes from the same gradients
 //     timeout  trainer 2 hangs in a step: the server reports it and aborts (exit != 0)
+//     peer_stall  GGS with --peer-timeout 1 and COOPGNN_FAULT_INJECT=rank:2,step:3,kind:stall
+//              (set by CMake): trainer 1 waits in the step's gradient reduction, reports the
+//              collective after 1 s and aborts the job (exit != 0; no PASS line: CMake checks the
+//              message and mpirun's status)
+//     peer_exit  the mean scenario with COOPGNN_FAULT_INJECT=rank:2,step:3,kind:exit: rank 2
+//              ends without MPI_Finalize; the job must end non-zero within the time limit
 //     ggs_runtime  GGS with the real runtime (link prediction on a split of the bundled Cora, one
 //              epoch, one PE per trainer): the final weights equal those of ONE process training
 //              the same global batches with M independent PEs (trainer::step), bit for bit
@@ -250,6 +256,14 @@ int main(int argc, char** argv) {
     opt.clock.time_limit = 60;
   }
   if (scenario == "timeout") opt.clock.heartbeat_timeout = 1.0;
+  if (scenario == "peer_stall") {
+    opt.sch = scheme::ggs;
+    opt.contributors = {1};
+    budget = 40;
+    opt.clock.time_limit = 60;
+    opt.peer_timeout = 1.0;  // the server's heartbeat watch (20 s) must not be what fires
+  }
+  if (scenario == "peer_exit") opt.peer_timeout = 2.0;
   if (scenario == "slow" && rank == 2) step = 0.04;
 
   if (rank == 0) {

@@ -111,7 +111,7 @@ void print_rank0(int rank, const std::string& s) {
 int run_tma(tma_options& o) {
   tma::scheme const sch = tma::parse_scheme(o.scheme);
   bool const ggs = sch == tma::scheme::ggs;
-  tma::mpi_session s;
+  tma::mpi_session s(0, o.train.cfg.comm_timeout_s);
   int const rank = s.rank(), world = s.size();
   auto hosts = s.hosts();
   COOPGNN_EXPECTS(world >= 2,
@@ -197,6 +197,7 @@ int run_tma(tma_options& o) {
   tma::engine_options eo;
   eo.sch = sch;
   eo.clock = {o.interval, o.time_limit, o.heartbeat_timeout};
+  eo.peer_timeout = o.train.cfg.comm_timeout_s;
   if (ggs) eo.contributors = {1};
 
   if (rank != 0) {

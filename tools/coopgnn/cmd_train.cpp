@@ -185,6 +185,13 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "peer-copy), nccl or peer")
       ->check(CLI::IsMember({"auto", "nccl", "peer"}))
       ->capture_default_str();
+  cmd->add_option("--peer-timeout", o.cfg.comm_timeout_s,
+                  "Seconds a PE (tma: an MPI rank) waits for its peers in one collective before "
+                  "the run fails with an error naming the collective and the PEs it waited for "
+                  "(a hung or dead peer); 0 = wait forever. A peer that fails with an error "
+                  "stops the others at once, whatever the timeout")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")->capture_default_str();
   cmd->add_option("--lr", o.cfg.lr, "Adam learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", o.cfg.weight_decay, "L2 weight decay added to gradients")
