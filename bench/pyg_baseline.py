@@ -299,7 +299,7 @@ def main():
                          "neither does, as coopgnn's trainer)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads; must equal the thread count coopgnn's export ran with "
-                         "(meta.json 'threads', 1 in this build); default: that count")
+                         "(meta.json 'threads', export-blocks --threads); default: that count")
     ap.add_argument("--grad-rtol", type=float, default=1e-3,
                     help="max |g_pyg - g_coopgnn| / max |g_coopgnn| allowed per parameter")
     ap.add_argument("--device", default="cpu",

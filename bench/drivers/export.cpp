@@ -46,6 +46,9 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   cfg.seed = o.seed;
   cfg.dropout = 0.0f;
   cfg.wrap_around = true;  // every exported batch is full, also past the epoch's end
+  COOPGNN_EXPECTS(o.threads >= 1, "export-blocks: --threads {} must be >= 1", o.threads);
+  cfg.threads_per_pe = o.threads;  // the model's kernels: this many threads, recorded in meta
+  cfg.sample_threads = o.threads;
   trainer tr(ds, g, cfg);  // validates the configuration; provides the keyed order and the model
   auto const order = tr.epoch_order(1);
   auto const B = std::min<std::int64_t>(o.batch_size, static_cast<std::int64_t>(order.size()));
@@ -66,7 +69,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
   meta["repeats"] = o.repeats;
   meta["warmup"] = o.warmup;
   meta["input_grad"] = o.input_grad;
-  meta["threads"] = 1;  // one host PE; its kernels run on the PE's own thread
+  meta["threads"] = o.threads;  // one host PE with this thread budget
   meta["timing"] =
       "median of `repeats` timed repetitions after `warmup` untimed ones; each: zero_grad, "
       "forward, softmax cross-entropy / B, backward (dL/dx only with input_grad)";

@@ -16,9 +16,10 @@
 //   batch<b>/x_grad.npy          float32 [num_src of block 0, F] dL/dx, with --input-grad only
 //
 // Timing (meta.json "timing"): `warmup` untimed then `repeats` timed repetitions of zero_grad +
-// forward + loss + backward per batch, the median kept, on one host PE (its kernels run on the
-// PE's thread: meta.json "threads" = 1; the peer pins torch to it). The first layer's backward
-// computes dL/dx only with input_grad (the trainer never does without learnable embeddings).
+// forward + loss + backward per batch, the median kept, on one host PE whose kernels (BLIS and the
+// parallel host ops) use `threads` host threads (meta.json "threads"; the peer pins torch to it).
+// The first layer's backward computes dL/dx only with input_grad (the trainer never does without
+// learnable embeddings).
 #pragma once
 
 #include <filesystem>
@@ -40,6 +41,7 @@ struct export_options {
   int repeats = 5;          ///< timed repetitions of forward + backward per batch (median kept)
   int warmup = 2;           ///< untimed repetitions before them
   bool input_grad = false;  ///< the first layer's backward also computes dL/dx (--input-grad)
+  int threads = 1;  ///< the PE's host thread budget (--threads; train_config::threads_per_pe)
   std::string model = "sage";
   std::int64_t hidden = 64;
   std::uint64_t seed = 0;
@@ -52,7 +54,8 @@ struct export_options {
 /// the median of the timed ones (seconds); writes the last repetition's logits and weight
 /// gradients (and dL/dx with input_grad).
 /// @returns meta.json's content (also written to out/meta.json)
-/// @throws logic_error for invalid options (batches or repeats < 1, warmup < 0) or a dataset
+/// @throws logic_error for invalid options (batches or repeats < 1, warmup < 0, threads < 1) or a
+///         dataset
 ///         without features/labels; io_error when a file cannot be written.
 nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export_options& o,
                              const std::filesystem::path& out);

@@ -16,17 +16,17 @@ namespace coopgnn::rng {
 
 /// What a draw decides; part of the key so that different decisions never share streams.
 enum class purpose : std::uint32_t {
-  shuffle = 1,       ///< order of training seeds per epoch
-  ns = 2,            ///< uniform neighbour sampling: one variate per candidate edge
-  labor = 3,         ///< LABOR-0: one variate per candidate neighbour vertex
-  dropout = 4,       ///< dropout masks, per (vertex, column)
-  ownership = 5,     ///< the random permutation that assigns owners (DESIGN.md section 5)
-  init = 6,          ///< weight initialisation
-  generate = 7,      ///< synthetic graph generators
-  split = 8,         ///< generated train/val/test splits
-  labor_window = 9,  ///< dependent minibatching normals (issue 4)
-  negative = 10,     ///< link prediction: tail-corrupted training negatives
-  partition = 11,    ///< TMA partitions: random parts, cluster dealing (graph/partition.hpp)
+  shuffle = 1,  ///< order of training seeds per epoch
+  ns = 2,     ///< uniform neighbour sampling: one draw per Floyd step (kernels/sample/ns_floyd.hpp)
+  labor = 3,  ///< LABOR-0: one variate per candidate neighbour vertex
+  dropout = 4,             ///< dropout masks, per (vertex, column)
+  ownership = 5,           ///< the random permutation that assigns owners (DESIGN.md section 5)
+  init = 6,                ///< weight initialisation
+  generate = 7,            ///< synthetic graph generators
+  split = 8,               ///< generated train/val/test splits
+  labor_window = 9,        ///< dependent minibatching normals (issue 4)
+  negative = 10,           ///< link prediction: tail-corrupted training negatives
+  partition = 11,          ///< TMA partitions: random parts, cluster dealing (graph/partition.hpp)
   attention_dropout = 12,  ///< GAT: per (destination, source, head) attention-coefficient masks
 };
 

@@ -34,7 +34,8 @@ namespace coopgnn {
 /// `extra` (tool-level options such as "--feature", merged in). A resumed run must match the
 /// checkpoint in every one of them (check_resumable). Options that change only timings, cache
 /// counters or what is printed (--epochs, --eval-every, --metrics-out, --no-progress, --quiet,
-/// --sample-threads, --cache-*, --feature-storage, --sample-on) are not part of it.
+/// --sample-threads, --threads-per-pe, --peer-timeout, --cache-*, --feature-storage,
+/// --sample-on) are not part of it.
 /// Values are JSON strings, numbers, booleans and (--fanouts) an array of integers; GAT and
 /// link-prediction options appear only for those runs, "--drop-last" and "wrap_around" only
 /// when set (true). Host memory; reads only sizes of `ds`;

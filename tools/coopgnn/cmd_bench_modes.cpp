@@ -184,6 +184,11 @@ void add_bench_export_command(CLI::App& bench) {
   cmd->add_option("--model", a->opt.model, "sage or gcn")
       ->check(CLI::IsMember({"sage", "gcn"}))
       ->capture_default_str();
+  cmd->add_option("--threads", a->opt.threads,
+                  "Host threads of the PE (BLAS and the parallel host ops), recorded in meta.json; "
+                  "bench/pyg_baseline.py pins torch to the same count")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--hidden", a->opt.hidden, "Hidden width")->capture_default_str();
   cmd->add_option("--seed", a->opt.seed, "Run seed")->capture_default_str();
   cmd->add_option("--out", a->out, "Output directory")->capture_default_str();
