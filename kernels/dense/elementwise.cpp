@@ -4,12 +4,16 @@
 #include "kernels/dense/elementwise.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/dispatch.hpp"
 #include "runtime/core/parallel.hpp"
 #include "runtime/core/rng.hpp"
+#include "runtime/core/rng_lanes.hpp"
 
 #ifdef COOPGNN_WITH_CUDA
 #include "kernels/dense/elementwise_cuda.hpp"
@@ -137,21 +141,57 @@ void dropout_forward(const exec_context& ctx, tensor_view<const T> x, buffer_vie
   }
   rng::stream const s = rng::make_stream(key.run_seed, rng::purpose::dropout, key.layer_index);
   std::int64_t const cols = x.cols;
+  // keep <=> to_unit(word) >= p <=> (word >> 9) >= t, t the least k with (k + 0.5) / 2^23 >= p
+  // in the same float arithmetic (to_unit is monotone in k), found by bisection: the decisions
+  // are exactly those of the float comparison, with an integer test per element.
+  std::uint32_t t_lo = 0;
+  std::uint32_t t_hi = 1u << 23;  // to_unit never reaches 1 > p: k = 2^23 keeps nothing
+  while (t_lo < t_hi) {
+    std::uint32_t const mid = t_lo + (t_hi - t_lo) / 2;
+    if (rng::to_unit(mid << 9) >= p) {
+      t_hi = mid;
+    } else {
+      t_lo = mid + 1;
+    }
+  }
+  std::uint32_t const t = t_lo;
   parallel_rows(
       x.rows, ctx.threads(),
       [&](std::int64_t i0, std::int64_t i1) {
+        // One Philox block gives the variates of four consecutive columns
+        // (models::dropout_keeps): block c = columns 4c .. 4c + 3, word w = column 4c + w.
+        // Blocks are drawn kLanes at a time (rng::draw4_lanes, the same words as draw4).
+        constexpr int kLanes = 16;
+        constexpr std::int64_t kSpan = 4 * kLanes;
+        std::array<std::array<std::uint32_t, kLanes>, 4> w{};
+        std::uint8_t mask[kSpan];
+        T const sc = scale;
         for (std::int64_t i = i0; i < i1; ++i) {
           auto const id = static_cast<std::uint64_t>(ids.data[i]);
-          const T* xr = x.data + i * cols;
-          T* yr = y.data + i * cols;
-          std::uint8_t* kr = keep.data + i * cols;
-          // One Philox call gives the variates of four consecutive columns (models::dropout_keeps).
-          for (std::int64_t j0 = 0; j0 < cols; j0 += 4) {
-            auto const w = rng::draw4(s, id, static_cast<std::uint32_t>(j0 / 4), key.batch);
-            for (std::int64_t j = j0; j < std::min<std::int64_t>(j0 + 4, cols); ++j) {
-              bool const k = rng::to_unit(w[static_cast<std::size_t>(j - j0)]) >= p;
-              kr[j] = k ? 1 : 0;
-              yr[j] = k ? xr[j] * scale : T{0};
+          const T* __restrict__ xr = x.data + i * cols;
+          T* __restrict__ yr = y.data + i * cols;
+          std::uint8_t* __restrict__ kr = keep.data + i * cols;
+          for (std::int64_t j0 = 0; j0 < cols; j0 += kSpan) {
+            rng::draw4_lanes<kLanes>(s, id, static_cast<std::uint32_t>(j0 / 4), key.batch, w);
+            for (int b = 0; b < kLanes; ++b) {
+              for (int q = 0; q < 4; ++q) {
+                mask[4 * b + q] =
+                    (w[static_cast<std::size_t>(q)][static_cast<std::size_t>(b)] >> 9) >= t ? 1 : 0;
+              }
+            }
+            std::int64_t const n = std::min<std::int64_t>(kSpan, cols - j0);
+            for (std::int64_t j = 0; j < n; ++j) kr[j0 + j] = mask[j];
+            if constexpr (std::is_same_v<T, float>) {
+              // y = keep ? x * scale : +0 as a bit mask (vectorises; the same bits as the select).
+              for (std::int64_t j = 0; j < n; ++j) {
+                std::uint32_t const m = 0u - static_cast<std::uint32_t>(mask[j]);
+                yr[j0 + j] =
+                    std::bit_cast<float>(std::bit_cast<std::uint32_t>(xr[j0 + j] * sc) & m);
+              }
+            } else {
+              for (std::int64_t j = 0; j < n; ++j) {
+                yr[j0 + j] = mask[j] != 0 ? xr[j0 + j] * sc : T{0};
+              }
             }
           }
         }
