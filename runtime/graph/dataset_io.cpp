@@ -470,6 +470,40 @@ void write_item(const fs::path& dir, item_set_meta& set, const char* name, const
   set.data.push_back(item_data_meta{name, "numpy", true, rel});
 }
 
+/// The node-classification task `name` of `ds` (its vertex split, with labels when ds has them)
+/// written under dir/set: seeds stored as id - offset (a type's local ids; 0 when homogeneous),
+/// item sets typed `type` when given.
+task_meta write_node_task(const fs::path& dir, const dataset& ds,
+                          const std::optional<std::string>& type, vid_t offset,
+                          const std::string& name) {
+  task_meta task;
+  task.name = name;
+  if (ds.num_classes > 0) task.num_classes = ds.num_classes;
+  auto write_set = [&](const std::vector<vid_t>& seeds, const char* stem) {
+    std::vector<item_set_meta> sets;
+    if (seeds.empty()) return sets;
+    item_set_meta s;
+    s.type = type;
+    std::vector<std::int64_t> local(seeds.size());
+    for (std::size_t i = 0; i < seeds.size(); ++i) local[i] = seeds[i] - offset;
+    std::int64_t const shape[1] = {static_cast<std::int64_t>(seeds.size())};
+    write_item(dir, s, "seeds", fmt::format("set/{}_seeds.npy", stem), local, shape);
+    if (!ds.labels.empty()) {
+      std::vector<std::int64_t> lab(seeds.size());
+      for (std::size_t i = 0; i < seeds.size(); ++i) {
+        lab[i] = ds.labels[static_cast<std::size_t>(seeds[i])];
+      }
+      write_item(dir, s, "labels", fmt::format("set/{}_labels.npy", stem), lab, shape);
+    }
+    sets.push_back(std::move(s));
+    return sets;
+  };
+  task.train_set = write_set(ds.train, "train");
+  task.validation_set = write_set(ds.valid, "valid");
+  task.test_set = write_set(ds.test, "test");
+  return task;
+}
+
 bool type_matches(const std::optional<std::string>& t,
                   const std::optional<std::string>& node_type) {
   return !t || !node_type || *t == *node_type;
@@ -1145,29 +1179,7 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   }
   bool const has_split = !ds.train.empty() || !ds.valid.empty() || !ds.test.empty();
   if (has_split) {
-    task_meta task;
-    task.name = "node_classification";
-    if (ds.num_classes > 0) task.num_classes = ds.num_classes;
-    auto write_set = [&](const std::vector<vid_t>& seeds, const char* stem) {
-      std::vector<item_set_meta> sets;
-      if (seeds.empty()) return sets;
-      item_set_meta s;
-      std::int64_t const shape[1] = {static_cast<std::int64_t>(seeds.size())};
-      write_item(dir, s, "seeds", fmt::format("set/{}_seeds.npy", stem), seeds, shape);
-      if (!ds.labels.empty()) {
-        std::vector<std::int64_t> lab(seeds.size());
-        for (std::size_t i = 0; i < seeds.size(); ++i) {
-          lab[i] = ds.labels[static_cast<std::size_t>(seeds[i])];
-        }
-        write_item(dir, s, "labels", fmt::format("set/{}_labels.npy", stem), lab, shape);
-      }
-      sets.push_back(std::move(s));
-      return sets;
-    };
-    task.train_set = write_set(ds.train, "train");
-    task.validation_set = write_set(ds.valid, "valid");
-    task.test_set = write_set(ds.test, "test");
-    meta.tasks.push_back(std::move(task));
+    meta.tasks.push_back(write_node_task(dir, ds, std::nullopt, 0, "node_classification"));
   }
   if (ds.link) {
     const link_task& lt = *ds.link;
@@ -1383,33 +1395,9 @@ void write_hetero(const dataset& ds, const fs::path& dir) {
     meta.feature_data.push_back(feature_meta{"node", h.target_type, "label", "numpy", true, rel});
   }
   if (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty()) {
-    task_meta task;
-    task.name = ds.task_name.empty() ? "node_classification" : ds.task_name;
-    if (ds.num_classes > 0) task.num_classes = ds.num_classes;
     vid_t const off = h.node_offsets[static_cast<std::size_t>(h.node_type_index(h.target_type))];
-    auto write_set = [&](const std::vector<vid_t>& seeds, const char* stem) {
-      std::vector<item_set_meta> sets;
-      if (seeds.empty()) return sets;
-      item_set_meta s;
-      s.type = h.target_type;
-      std::vector<std::int64_t> local(seeds.size());
-      for (std::size_t i = 0; i < seeds.size(); ++i) local[i] = seeds[i] - off;
-      std::int64_t const shape[1] = {static_cast<std::int64_t>(seeds.size())};
-      write_item(dir, s, "seeds", fmt::format("set/{}_seeds.npy", stem), local, shape);
-      if (!ds.labels.empty()) {
-        std::vector<std::int64_t> lab(seeds.size());
-        for (std::size_t i = 0; i < seeds.size(); ++i) {
-          lab[i] = ds.labels[static_cast<std::size_t>(seeds[i])];
-        }
-        write_item(dir, s, "labels", fmt::format("set/{}_labels.npy", stem), lab, shape);
-      }
-      sets.push_back(std::move(s));
-      return sets;
-    };
-    task.train_set = write_set(ds.train, "train");
-    task.validation_set = write_set(ds.valid, "valid");
-    task.test_set = write_set(ds.test, "test");
-    meta.tasks.push_back(std::move(task));
+    meta.tasks.push_back(write_node_task(
+        dir, ds, h.target_type, off, ds.task_name.empty() ? "node_classification" : ds.task_name));
   }
   write_metadata(meta, dir / kMetadataFile);
 }
