@@ -101,6 +101,26 @@ void read_csv_edges(const fs::path& file, std::vector<vid_t>& src, std::vector<v
   }
 }
 
+/// An edge file of graph.edges: `numpy` int64 [2, E] (row 0 sources, row 1 destinations) or
+/// `csv` "src,dst" lines. @throws io_error naming the file for another shape or a bad line.
+void read_edge_file(const fs::path& epath, const std::string& format, std::vector<vid_t>& src,
+                    std::vector<vid_t>& dst) {
+  if (format != "numpy") {
+    read_csv_edges(epath, src, dst);
+    return;
+  }
+  auto a = read_npy<std::int64_t>(epath);
+  if (a.rank() != 2 || a.shape[0] != 2) {
+    COOPGNN_IO_FAIL(
+        "{}: edges must have shape (2, E) (row 0 sources, row 1 destinations), "
+        "found {}",
+        epath.string(), format_npy_shape(a.shape));
+  }
+  auto const e = static_cast<std::ptrdiff_t>(a.shape[1]);
+  src.assign(a.data.begin(), a.data.begin() + e);
+  dst.assign(a.data.begin() + e, a.data.end());
+}
+
 void check_ids(std::span<const vid_t> ids, vid_t n, const std::string& file, const char* what) {
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0) {
@@ -678,20 +698,7 @@ dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
     fs::path const epath = data_file(dir, em.path, key + ".path");
     std::vector<vid_t> src;
     std::vector<vid_t> dst;
-    if (em.format == "numpy") {
-      auto a = read_npy<std::int64_t>(epath);
-      if (a.rank() != 2 || a.shape[0] != 2) {
-        COOPGNN_IO_FAIL(
-            "{}: edges must have shape (2, E) (row 0 sources, row 1 destinations), "
-            "found {}",
-            epath.string(), format_npy_shape(a.shape));
-      }
-      auto const e = static_cast<std::ptrdiff_t>(a.shape[1]);
-      src.assign(a.data.begin(), a.data.begin() + e);
-      dst.assign(a.data.begin() + e, a.data.end());
-    } else {
-      read_csv_edges(epath, src, dst);
-    }
+    read_edge_file(epath, em.format, src, dst);
     check_ids(
         src, h.count(st), epath.string(),
         fmt::format("'{}' edge source (a local id of type '{}')", *em.type, parts[0]).c_str());
@@ -904,20 +911,7 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   // ---- edges
   const edge_meta& em = meta.edges[0];
   fs::path const epath = data_file(dir, em.path, "graph.edges[0].path");
-  if (em.format == "numpy") {
-    auto a = read_npy<std::int64_t>(epath);
-    if (a.rank() != 2 || a.shape[0] != 2) {
-      COOPGNN_IO_FAIL(
-          "{}: edges must have shape (2, E) (row 0 sources, row 1 destinations), "
-          "found {}",
-          epath.string(), format_npy_shape(a.shape));
-    }
-    auto const e = static_cast<std::size_t>(a.shape[1]);
-    ds.src.assign(a.data.begin(), a.data.begin() + static_cast<std::ptrdiff_t>(e));
-    ds.dst.assign(a.data.begin() + static_cast<std::ptrdiff_t>(e), a.data.end());
-  } else {
-    read_csv_edges(epath, ds.src, ds.dst);
-  }
+  read_edge_file(epath, em.format, ds.src, ds.dst);
   check_ids(ds.src, n, epath.string(), "edge source");
   check_ids(ds.dst, n, epath.string(), "edge destination");
 
