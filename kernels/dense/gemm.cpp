@@ -226,7 +226,12 @@ void gemm_host(int threads, op op_a, op op_b, std::int64_t m, std::int64_t n, st
   // One BLIS path for the whole product, chosen on the full shape, so that every row range
   // below takes the same kernels as a one-range call would (BLIS picks its small-matrix "sup"
   // code when m, n or k is under its threshold; a row range has a smaller m).
-  bool const sup = detail::blis_uses_sup<T>(m, n, k);
+  // The sup path is never taken: BLIS 0.9's sup kernels read whole MR-row micro-panels of an
+  // unpacked A, past its last row when m is not a multiple of MR (an ASan build faults on a
+  // 7 x 250 A; reading beyond an operand can fault on any page boundary), while the packed path
+  // copies exactly m rows. blis_uses_sup stays for the documentation of the row granule.
+  bool const sup = false;
+  (void)&detail::blis_uses_sup<T>;
   // Row ranges are whole multiples of blis_row_granule rows (the last takes the remainder), so
   // that each range tiles its rows exactly as the full call does and is never small enough for
   // BLIS's sup code to change its k blocking (see blis_row_granule).
