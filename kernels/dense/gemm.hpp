@@ -22,12 +22,12 @@
 // reference loops take 0.38 ms, 41 ms and 57 ms there, 5-24x slower than BLIS); budgets that
 // never oversubscribe decided.
 //
-// Determinism of the BLIS path: BLIS uses its "sup" kernels when m, n or k is under 201 and its
-// packed kernels otherwise; the entry decides once, on the full [m, n, k], and imposes that
-// choice on every row range (rntm_t l3_sup); ranges are whole multiples of 96 rows, at least 192
-// rows each (products under 192 rows are not split), because BLIS's results for a row depend on
-// its position within a micro-tile and, in sup, on the problem height (its k blocking shrinks
-// for problems a few micro-tiles high). With those rules each range computes its rows exactly as
+// Determinism and safety of the BLIS path: BLIS would use its unpacked "sup" kernels when m, n
+// or k is under 201; the entry turns them off on every call (rntm_t l3_sup = false), because they
+// read whole micro-panels of A past its last row when m is not a multiple of MR (an ASan build
+// faulted in them on a 7 x 250 A), while the packed kernels copy exactly m rows. Row ranges are
+// whole multiples of 96 rows, at least 192 rows each (products under 192 rows are not split),
+// because BLIS's results for a row depend on its position within a micro-tile. With those rules each range computes its rows exactly as
 // the one-range call: tested bitwise across thread counts 1, 2, 3 and against aligned row-range
 // calls in tests/kernels/gemm_test.cpp. An arbitrary row range (say one row) called on its own is
 // NOT bitwise the full call's rows under BLIS; gemm_reference keeps that property for whoever
