@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <latch>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -95,8 +96,12 @@ TEST(ParallelRows, RethrowsTheLowestRangesExceptionAfterAllFinish) {
 TEST(ParallelRows, EachCallingThreadHasItsOwnPool) {
   // Two threads calling at once each get their own workers: no range runs on the other
   // caller's pool, and neither waits for the other.
+  // Both callers (and so both pools, which live as long as their caller thread) stay alive until
+  // each has finished its calls: thread ids are unique only among threads alive at once, and a
+  // caller that ended early could pass its ids on to the other's workers.
   std::mutex mu;
   std::set<std::thread::id> seen[2];
+  std::latch both_done(2);
   auto caller = [&](int c) {
     for (int i = 0; i < 20; ++i) {
       parallel_rows(2, 2, [&](std::int64_t, std::int64_t) {
@@ -104,6 +109,7 @@ TEST(ParallelRows, EachCallingThreadHasItsOwnPool) {
         seen[c].insert(std::this_thread::get_id());
       });
     }
+    both_done.arrive_and_wait();
   };
   std::thread a(caller, 0), b(caller, 1);
   a.join();
