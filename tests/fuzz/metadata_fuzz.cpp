@@ -31,6 +31,11 @@ COOPGNN_FUZZ_TARGET(metadata) {
     opt.task = "link_prediction";
     (void)read_dataset(dir, opt);
   });
+  fuzz::rejecting_ok([&] {
+    dataset_read_options opt;
+    opt.heterogeneous = true;  // the typed layout (hetero_schema)
+    (void)read_dataset(dir, opt);
+  });
   fuzz::rejecting_ok([&] { (void)inspect_dataset(dir); });
   return 0;
 }
