@@ -27,13 +27,14 @@
 // read whole micro-panels of A past its last row when m is not a multiple of MR (an ASan build
 // faulted in them on a 7 x 250 A), while the packed kernels copy exactly m rows. Row ranges are
 // whole multiples of 96 rows, at least 192 rows each (products under 192 rows are not split),
-// because BLIS's results for a row depend on its position within a micro-tile. With those rules each range computes its rows exactly as
-// the one-range call: tested bitwise across thread counts 1, 2, 3 and against aligned row-range
-// calls in tests/kernels/gemm_test.cpp. An arbitrary row range (say one row) called on its own is
-// NOT bitwise the full call's rows under BLIS; gemm_reference keeps that property for whoever
-// needs it (no caller does: layers call the entry on whole operands). BLIS fuses multiply-adds
-// (FMA) and blocks k by 256, so it matches gemm_reference exactly only on data whose products and
-// sums are exact (small integers); otherwise within the tolerance stated in the tests.
+// because BLIS's results for a row depend on its position within a micro-tile. With those rules
+// each range computes its rows exactly as the one-range call: tested bitwise across thread counts
+// 1, 2, 3 and against aligned row-range calls in tests/kernels/gemm_test.cpp. An arbitrary row
+// range (say one row) called on its own is NOT bitwise the full call's rows under BLIS;
+// gemm_reference keeps that property for whoever needs it (no caller does: layers call the entry on
+// whole operands). BLIS fuses multiply-adds (FMA) and blocks k by 256, so it matches gemm_reference
+// exactly only on data whose products and sums are exact (small integers); otherwise within the
+// tolerance stated in the tests.
 #pragma once
 
 #include <cstdint>

@@ -63,8 +63,8 @@ struct sampled_neighbors {
 /// @param g      CSC of in-edges
 /// @param seeds  [n] vertex ids in [0, g.num_nodes); duplicates allowed (sampled identically)
 /// @throws logic_error for a seed outside [0, |V|) or of in-degree >= 2^32, fanout 0 or < -1,
-///         kappa < 0, or the CUDA backend in a build without CUDA. Empty seeds give an empty result. Deterministic: a pure function
-///         of (g, seeds, params).
+///         kappa < 0, or the CUDA backend in a build without CUDA. Empty seeds give an empty
+///         result. Deterministic: a pure function of (g, seeds, params).
 sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
                                    std::span<const vid_t> seeds, const sample_params& params);
 
