@@ -507,12 +507,18 @@ saved_model read_saved_model(const fs::path& dir) {
                       sm.embeddings->cols(), sm.config.in_dim);
     }
   }
-  models::gnn_model const probe(exec_context(backend::host), sm.config);
-  if (static_cast<std::int64_t>(sm.params.size()) != probe.num_parameters()) {
-    COOPGNN_IO_FAIL("{}: {} parameters, the model configuration has {}", file.string(),
-                    sm.params.size(), probe.num_parameters());
-  }
   return sm;
+}
+
+std::unique_ptr<models::gnn_model> build_saved_model(const saved_model& m, const exec_context& ctx,
+                                                     const std::string& what) {
+  auto model = std::make_unique<models::gnn_model>(ctx, m.config);
+  if (static_cast<std::int64_t>(m.params.size()) != model->num_parameters()) {
+    COOPGNN_IO_FAIL("{}: {} parameters, the model configuration has {}", what, m.params.size(),
+                    model->num_parameters());
+  }
+  model->copy_parameters_from(m.params);
+  return model;
 }
 
 }  // namespace coopgnn

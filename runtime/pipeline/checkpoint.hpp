@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -100,8 +101,15 @@ struct saved_model {
 void write_saved_model(const std::filesystem::path& dir, const saved_model& m);
 
 /// Reads a directory written by write_saved_model, checking sizes and checksums as
-/// read_checkpoint does, and that params has the length the model configuration implies.
+/// read_checkpoint does (the length of params against the configuration: build_saved_model).
 /// @throws io_error naming the file for every problem.
 saved_model read_saved_model(const std::filesystem::path& dir);
+
+/// The model `m` describes, built once in ctx's memory space with m.params as its parameters.
+/// `what` names the source (the manifest) in messages.
+/// @throws io_error "WHAT: N parameters, the model configuration has M" when m.params does not
+///         have the length m.config implies.
+std::unique_ptr<models::gnn_model> build_saved_model(const saved_model& m, const exec_context& ctx,
+                                                     const std::string& what);
 
 }  // namespace coopgnn

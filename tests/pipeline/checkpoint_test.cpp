@@ -289,6 +289,13 @@ TEST(CheckpointFiles, SavedGatModelKeepsItsAttentionConfiguration) {
   EXPECT_TRUE(back.config.gat.residual);
   EXPECT_TRUE(back.config.gat.self_loops);
   EXPECT_EQ(back.params.size(), m.params.size());
+  EXPECT_EQ(build_saved_model(back, ctx, "manifest")->num_parameters(), model.num_parameters());
+  saved_model short_params = back;
+  short_params.params.pop_back();
+  EXPECT_NE(test::error_of([&] { (void)build_saved_model(short_params, ctx, "manifest"); })
+                .find("manifest: " + std::to_string(m.params.size() - 1) +
+                      " parameters, the model configuration has"),
+            std::string::npos);
 }
 
 TEST(CheckpointFiles, TruncatedArrayIsNamed) {

@@ -69,8 +69,7 @@ loaded_model load_model(const infer_options& o) {
     COOPGNN_IO_FAIL("{}: {} embedding rows for a graph of {} vertices", manifest, lm.input.rows(),
                     ds.num_nodes);
   }
-  lm.model = std::make_unique<models::gnn_model>(exec_context(backend::host), lm.saved.config);
-  lm.model->copy_parameters_from(lm.saved.params);
+  lm.model = build_saved_model(lm.saved, exec_context(backend::host), manifest);
   return lm;
 }
 
