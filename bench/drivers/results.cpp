@@ -61,6 +61,22 @@ std::string process_command_line(const std::string& fallback) {
   return out;
 }
 
+result_header host_result_header(std::string bench, const dataset& ds, std::string dataset_dir,
+                                 std::string command, int threads) {
+  result_header h;
+  h.bench = std::move(bench);
+  h.dataset = ds.name;
+  h.dataset_dir = std::move(dataset_dir);
+  h.num_nodes = ds.num_nodes;
+  h.num_edges = ds.num_edges();
+  h.command = std::move(command);
+  h.created = utc_now_iso8601();
+  h.backend = "host";
+  h.device = host_device_name();
+  h.threads = threads;
+  return h;
+}
+
 std::string host_device_name() {
   std::ifstream in("/proc/cpuinfo");
   std::string line, model;

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "runtime/graph/dataset.hpp"
+
 namespace coopgnn::bench {
 
 /// Top-level keys every result file shares (docs/results-schema.md).
@@ -22,6 +24,12 @@ struct result_header {
   std::string device;  ///< CPU model (host) or GPU name
   int threads = 1;
 };
+
+/// The header of a result file about `ds` measured on this host now: bench, ds's name and size,
+/// `dataset_dir`, `command`, created = utc_now_iso8601(), backend "host", device =
+/// host_device_name(), `threads`. A device bench overrides backend and device.
+result_header host_result_header(std::string bench, const dataset& ds, std::string dataset_dir,
+                                 std::string command, int threads);
 
 /// The keys every result file starts with: bench, dataset, dataset_dir, num_nodes, num_edges,
 /// command, created, host {backend, device, threads} (docs/results-schema.md).

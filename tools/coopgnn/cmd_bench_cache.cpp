@@ -66,17 +66,10 @@ void run_bench_cache(bench_cache_args& a) {
       });
   fmt::print("\n{}", bench::format_cache_table(a.opt, res));
 
-  bench::result_header h;
-  h.bench = "cache";
-  h.dataset = ds.name;
-  h.dataset_dir = a.dataset;
-  h.num_nodes = ds.num_nodes;
-  h.num_edges = ds.num_edges();
-  h.command = bench::process_command_line("coopgnn bench cache --dataset " + a.dataset);
-  h.created = bench::utc_now_iso8601();
-  h.backend = "host";
-  h.device = bench::host_device_name();
-  h.threads = a.opt.sample_threads;
+  bench::result_header const h = bench::host_result_header(
+      "cache", ds, a.dataset,
+      bench::process_command_line("coopgnn bench cache --dataset " + a.dataset),
+      a.opt.sample_threads);
 
   std::filesystem::path const dir(a.out);
   auto const stem = "cache_" + file_stem(ds.name);

@@ -66,29 +66,24 @@ void run_bench_modes(bench_modes_args& a) {
   });
   fmt::print("\n{}", bench::format_modes_table(a.opt, res));
 
-  bench::result_header h;
-  h.bench = "modes";
-  h.dataset = ds.name;
-  h.dataset_dir = a.dataset;
-  h.num_nodes = ds.num_nodes;
-  h.num_edges = ds.num_edges();
-  h.command = bench::process_command_line(fmt::format(
-      "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} "
-      "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {}{} --seed {} "
-      "--backend {} --machine {} --feature-placement {}{} --out {}",
-      a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size, a.opt.batch_per_pe,
-      fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
-      a.opt.model == "gat" ? fmt::format(" --heads {} --out-heads {} --attn-dropout {}",
-                                         a.opt.heads, a.opt.out_heads, a.opt.attn_dropout)
-                           : std::string(),
-      a.opt.seed, to_string(a.opt.compute_backend), a.machine_file, a.placement,
-      a.tag.empty() ? std::string() : " --tag " + a.tag, a.out));
-  h.created = bench::utc_now_iso8601();
+  bench::result_header h = bench::host_result_header(
+      "modes", ds, a.dataset,
+      bench::process_command_line(fmt::format(
+          "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} "
+          "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {}{} --seed {} "
+          "--backend {} --machine {} --feature-placement {}{} --out {}",
+          a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size, a.opt.batch_per_pe,
+          fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
+          a.opt.model == "gat" ? fmt::format(" --heads {} --out-heads {} --attn-dropout {}",
+                                             a.opt.heads, a.opt.out_heads, a.opt.attn_dropout)
+                               : std::string(),
+          a.opt.seed, to_string(a.opt.compute_backend), a.machine_file, a.placement,
+          a.tag.empty() ? std::string() : " --tag " + a.tag, a.out)),
+      1);
   h.backend = to_string(a.opt.compute_backend);
-  h.device = a.opt.compute_backend == backend::cuda
-                 ? fmt::format("{} x {}", a.opt.devices, devices.first_name)
-                 : bench::host_device_name();
-  h.threads = 1;
+  if (a.opt.compute_backend == backend::cuda) {
+    h.device = fmt::format("{} x {}", a.opt.devices, devices.first_name);
+  }
   std::filesystem::path const dir(a.out);
   // One file per (dataset, sampler, tag): NS keeps the plain name.
   auto const stem = "modes_" + file_stem(ds.name) + (a.sampler == "ns" ? "" : "-" + a.sampler) +

@@ -61,17 +61,10 @@ void run_bench_sample(bench_sample_args& a) {
       });
   fmt::print("\n{}", bench::format_sample_rate_table(res));
 
-  bench::result_header h;
-  h.bench = "sample";
-  h.dataset = ds.name;
-  h.dataset_dir = a.dataset;
-  h.num_nodes = ds.num_nodes;
-  h.num_edges = ds.num_edges();
-  h.command = bench::process_command_line("coopgnn bench sample --dataset " + a.dataset);
-  h.created = bench::utc_now_iso8601();
-  h.backend = "host";
-  h.device = bench::host_device_name();
-  h.threads = a.opt.sample_threads;
+  bench::result_header const h = bench::host_result_header(
+      "sample", ds, a.dataset,
+      bench::process_command_line("coopgnn bench sample --dataset " + a.dataset),
+      a.opt.sample_threads);
 
   std::filesystem::path const dir(a.out);
   auto const stem = fmt::format("sample_{}_{}", file_stem(ds.name), a.sampler);

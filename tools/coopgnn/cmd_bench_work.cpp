@@ -79,17 +79,8 @@ void run_bench_work(bench_work_args& a) {
       });
   fmt::print("\n{}", bench::format_work_table(a.opt, res));
 
-  bench::result_header h;
-  h.bench = "work";
-  h.dataset = ds.name;
-  h.dataset_dir = a.dataset;
-  h.num_nodes = ds.num_nodes;
-  h.num_edges = ds.num_edges();
-  h.command = process_command_line_or_canonical(a);
-  h.created = bench::utc_now_iso8601();
-  h.backend = "host";
-  h.device = bench::host_device_name();
-  h.threads = a.opt.sample_threads;
+  bench::result_header const h = bench::host_result_header(
+      "work", ds, a.dataset, process_command_line_or_canonical(a), a.opt.sample_threads);
 
   std::filesystem::path const dir(a.out);
   auto const stem = "work_" + file_stem(ds.name);
