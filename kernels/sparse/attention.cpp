@@ -42,6 +42,17 @@ std::int64_t per_head(const char* fn, std::int64_t cols, std::int64_t heads) {
   return cols / heads;
 }
 
+/// Whether the optional output grad_x is asked for (non-null data); when it is, it must be in
+/// ctx's space and shaped like x (logic_error naming the operand otherwise).
+template <typename T>
+bool wants_grad_x(const exec_context& ctx, const char* fn, tensor_view<const T> x,
+                  tensor_view<T> grad_x) {
+  if (grad_x.data == nullptr) return false;
+  detail::expect_space(ctx, grad_x.space, fn, "grad_x");
+  detail::expect_same_shape<T>(fn, x, "x", grad_x, "grad_x");
+  return true;
+}
+
 void check_edge_size(const char* fn, const char* what, std::size_t size, std::int64_t expected) {
   COOPGNN_EXPECTS(static_cast<std::int64_t>(size) == expected, "{}: {} has {} entries, expected {}",
                   fn, what, size, expected);
@@ -129,11 +140,7 @@ void attention_project_backward(const exec_context& ctx, tensor_view<const T> x,
   check_edge_size(fn, "a", a.size, x.cols);
   check_edge_size(fn, "grad_a", grad_a.size, x.cols);
   COOPGNN_EXPECTS(g.rows == x.rows, "{}: g has {} rows for {} rows of x", fn, g.rows, x.rows);
-  bool const want_x = grad_x.data != nullptr;
-  if (want_x) {
-    detail::expect_space(ctx, grad_x.space, fn, "grad_x");
-    detail::expect_same_shape<T>(fn, x, "x", grad_x, "grad_x");
-  }
+  bool const want_x = wants_grad_x(ctx, fn, x, grad_x);
   if (x.rows == 0) return;
   if (!ctx.runs_on_host()) {
     detail::expect_cuda_type<T>(fn);
@@ -365,11 +372,7 @@ void attention_aggregate_backward(const exec_context& ctx, const csr_view& c,
   COOPGNN_EXPECTS(x.rows == c.num_cols && g.rows == c.num_rows && g.cols == x.cols,
                   "{}: x is [{}, {}] and g [{}, {}] for a [{}, {}] CSR", fn, x.rows, x.cols, g.rows,
                   g.cols, c.num_rows, c.num_cols);
-  bool const want_x = grad_x.data != nullptr;
-  if (want_x) {
-    detail::expect_space(ctx, grad_x.space, fn, "grad_x");
-    detail::expect_same_shape<T>(fn, x, "x", grad_x, "grad_x");
-  }
+  bool const want_x = wants_grad_x(ctx, fn, x, grad_x);
   if (c.num_edges == 0) return;
   if (!ctx.runs_on_host()) {
     detail::expect_cuda_type<T>(fn);
