@@ -133,32 +133,24 @@ void check_gemm_args(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int6
 }
 
 #ifdef COOPGNN_WITH_BLIS
-/// True when BLIS 0.9 would take its small/unpacked ("sup") path for an [m, k] x [k, n] product:
-/// any dimension under the context's threshold (bli_cntx_l3_sup_thresh_is_met).
-template <typename T>
-bool blis_uses_sup(std::int64_t m, std::int64_t n, std::int64_t k) {
-  num_t const dt = std::is_same_v<T, float> ? BLIS_FLOAT : BLIS_DOUBLE;
-  return bli_cntx_l3_sup_thresh_is_met(dt, m, n, k, bli_gks_query_cntx());
-}
-
-/// Rows per unit of the row split of the BLIS path. BLIS 0.9's sup code tiles C in MR x NR
-/// micro-tiles (6 x 16 or 16 x 6 for float on haswell, 6 x 8 / 8 x 6 for double) and, for
-/// some operand layouts, shrinks its k block when the whole problem is at most 4 micro-tiles
-/// high and wide (bli_gemmsup_ref_var2m): a range of a different height would then sum k in
-/// different blocks. 96 rows is a multiple of every MR and NR and above 4 x 16, so a range of whole
-/// granules (at least two) computes each of its rows exactly as the full call.
+/// Rows per unit of the row split of the BLIS path. BLIS's packed kernels tile C in MR x NR
+/// micro-tiles (6 x 16 or 16 x 6 for float on haswell, 6 x 8 / 8 x 6 for double), and a row's
+/// result depends on its position within a micro-tile: 96 rows is a multiple of every MR and NR,
+/// so a range of whole granules computes each of its rows exactly as the full call.
 inline constexpr std::int64_t blis_row_granule = 96;
 
 /// One single-threaded BLIS call on row-major operands (row stride ld, column stride 1): no
 /// thread of BLIS's own (all five loops one way, so the reduction over k is never split and
-/// nothing runs outside the caller's budget), the sup path on or off as the caller chose.
+/// nothing runs outside the caller's budget), and never BLIS 0.9's unpacked "sup" kernels: they
+/// read whole MR-row micro-panels of A past its last row when m is not a multiple of MR (an ASan
+/// build faulted in them on a 7 x 250 A), while the packed path copies exactly m rows.
 template <typename T>
 void blis_gemm(op op_a, op op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
                const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c,
-               std::int64_t ldc, bool sup) {
+               std::int64_t ldc) {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_ways(1, 1, 1, 1, 1, &rntm);
-  bli_rntm_set_l3_sup(sup, &rntm);
+  bli_rntm_set_l3_sup(false, &rntm);
   trans_t const ta = op_a == op::none ? BLIS_NO_TRANSPOSE : BLIS_TRANSPOSE;
   trans_t const tb = op_b == op::none ? BLIS_NO_TRANSPOSE : BLIS_TRANSPOSE;
   // BLIS's typed API takes non-const pointers; it does not write A or B.
@@ -223,18 +215,8 @@ void gemm_host(int threads, op op_a, op op_b, std::int64_t m, std::int64_t n, st
     return;
   }
 #ifdef COOPGNN_WITH_BLIS
-  // One BLIS path for the whole product, chosen on the full shape, so that every row range
-  // below takes the same kernels as a one-range call would (BLIS picks its small-matrix "sup"
-  // code when m, n or k is under its threshold; a row range has a smaller m).
-  // The sup path is never taken: BLIS 0.9's sup kernels read whole MR-row micro-panels of an
-  // unpacked A, past its last row when m is not a multiple of MR (an ASan build faults on a
-  // 7 x 250 A; reading beyond an operand can fault on any page boundary), while the packed path
-  // copies exactly m rows. blis_uses_sup stays for the documentation of the row granule.
-  bool const sup = false;
-  (void)&detail::blis_uses_sup<T>;
   // Row ranges are whole multiples of blis_row_granule rows (the last takes the remainder), so
-  // that each range tiles its rows exactly as the full call does and is never small enough for
-  // BLIS's sup code to change its k blocking (see blis_row_granule).
+  // that each range tiles its rows exactly as the full call does (see blis_row_granule).
   std::int64_t const granules = (m + detail::blis_row_granule - 1) / detail::blis_row_granule;
   std::int64_t const min_granules = std::max<std::int64_t>(
       2, (std::int64_t{1} << 21) / (2 * n * k * detail::blis_row_granule) + 1);
@@ -246,7 +228,7 @@ void gemm_host(int threads, op op_a, op op_b, std::int64_t m, std::int64_t n, st
         if (i0 >= i1) return;
         const T* a0 = op_a == op::none ? a + i0 * lda : a + i0;
         detail::blis_gemm<T>(op_a, op_b, i1 - i0, n, k, alpha, a0, lda, b, ldb, beta, c + i0 * ldc,
-                             ldc, sup);
+                             ldc);
       },
       min_granules);
 #else
