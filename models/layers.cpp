@@ -279,6 +279,10 @@ void conv_layer<T>::check_block(const exec_context& ctx, const block_view& b, st
   coopgnn::detail::expect_space(ctx, b.space, fn, "block");
   COOPGNN_EXPECTS(b.num_dst >= 0 && b.num_dst <= b.num_src,
                   "{}: block has num_dst = {} but {} sources", fn, b.num_dst, b.num_src);
+  COOPGNN_EXPECTS(b.num_relations == 1,
+                  "{}: a {} layer takes an untyped block, this one has {} relations per "
+                  "destination (typed graphs need an R-GCN)",
+                  fn, to_string(kind_), b.num_relations);
   COOPGNN_EXPECTS(h_rows == b.num_src && h_cols == in_dim_,
                   "{}: h_src is [{}, {}] but the block has {} sources and in_dim is {}", fn, h_rows,
                   h_cols, b.num_src, in_dim_);

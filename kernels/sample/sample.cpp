@@ -401,7 +401,8 @@ block_view block_buffers::view() const {
           indices.data(),
           weights.data(),
           src_degree.empty() ? nullptr : src_degree.data(),
-          src_ids.space()};
+          src_ids.space(),
+          num_relations};
 }
 
 std::int64_t block_buffers::bytes() const {
@@ -530,6 +531,7 @@ block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view
 block to_host(const exec_context& ctx, const block_buffers& b) {
   block h;
   h.num_dst = b.num_dst;
+  h.num_relations = b.num_relations;
   h.src_ids = download<vid_t>(ctx, b.src_ids.view());
   h.indptr = download<eid_t>(ctx, b.indptr.view());
   h.indices = download<std::int64_t>(ctx, b.indices.view());
@@ -541,6 +543,7 @@ block to_host(const exec_context& ctx, const block_buffers& b) {
 block to_host(const exec_context& ctx, block_buffers&& b) {
   block h;
   h.num_dst = b.num_dst;
+  h.num_relations = b.num_relations;
   h.src_ids = to_host(ctx, std::move(b.src_ids));
   h.indptr = to_host(ctx, std::move(b.indptr));
   h.indices = to_host(ctx, std::move(b.indices));
@@ -555,7 +558,8 @@ block_buffers copy_block(const exec_context& ctx, const block_buffers& b) {
           clone<eid_t>(ctx, b.indptr.view()),
           clone<std::int64_t>(ctx, b.indices.view()),
           clone<float>(ctx, b.weights.view()),
-          clone<std::int64_t>(ctx, b.src_degree.view())};
+          clone<std::int64_t>(ctx, b.src_degree.view()),
+          b.num_relations};
 }
 
 csc_buffers upload_graph(const exec_context& ctx, const csc_graph& g) {
@@ -569,7 +573,8 @@ block_buffers upload_block(const exec_context& ctx, const block& b) {
           upload<eid_t>(ctx, b.indptr),
           upload<std::int64_t>(ctx, b.indices),
           upload<float>(ctx, b.weights),
-          upload<std::int64_t>(ctx, b.src_degree)};
+          upload<std::int64_t>(ctx, b.src_degree),
+          b.num_relations};
 }
 
 owner_split split_by_owner(const exec_context& ctx, buffer_view<const std::uint16_t> owner_of,

@@ -69,10 +69,11 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
 struct block_buffers {
   std::int64_t num_dst = 0;
   buffer<vid_t> src_ids;            ///< [num_src]: dst first, then the other sources by id
-  buffer<eid_t> indptr;             ///< [num_dst + 1]
+  buffer<eid_t> indptr;             ///< [num_dst * num_relations + 1]
   buffer<std::int64_t> indices;     ///< [num_edges] local source index
   buffer<float> weights;            ///< [num_edges]
   buffer<std::int64_t> src_degree;  ///< [num_src] full-graph in-degree
+  std::int32_t num_relations = 1;   ///< R rows per destination (block::num_relations)
   /// The view the layers take.
   [[nodiscard]] block_view view() const;
   /// Bytes held (working-set accounting).
