@@ -1,5 +1,8 @@
 #include "models/embedding.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <iterator>
 #include <vector>
 
 #include "kernels/dense/link_ops.hpp"
@@ -53,8 +56,56 @@ void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const floa
   auto const t = t_ + 1;
   adam_step_params const a = step_params(options_, t);
   // The compact sums go straight to Adam: the step costs O(k dim), not O(rows dim).
-  adam_update_rows(ctx_, values_.view(), sum.view(), m_.view(), v_.view(), rows_touched, a);
+  if (frozen_.empty()) {
+    adam_update_rows(ctx_, values_.view(), sum.view(), m_.view(), v_.view(), rows_touched, a);
+  } else {
+    // The touched rows outside every frozen range: runs of the sorted unique ids (their host
+    // copy; k ids), each one Adam call on its slice of the compact sums.
+    std::vector<vid_t> const uh = download<vid_t>(ctx_, u.unique.view());
+    auto frozen_at = [&](vid_t r) {
+      auto it = std::upper_bound(frozen_.begin(), frozen_.end(),
+                                 std::pair<std::int64_t, std::int64_t>{r, INT64_MAX});
+      return it != frozen_.begin() && r < std::prev(it)->second;
+    };
+    std::int64_t i = 0;
+    while (i < k) {
+      if (frozen_at(uh[static_cast<std::size_t>(i)])) {
+        ++i;
+        continue;
+      }
+      std::int64_t j = i + 1;
+      while (j < k && !frozen_at(uh[static_cast<std::size_t>(j)])) ++j;
+      tensor_view<const float> const g_run{sum.data() + i * dim(), j - i, dim(), sum.view().space};
+      buffer_view<const std::int64_t> const rows_run{
+          u.unique.data() + i, static_cast<std::size_t>(j - i), u.unique.space()};
+      adam_update_rows(ctx_, values_.view(), g_run, m_.view(), v_.view(), rows_run, a);
+      i = j;
+    }
+  }
   t_ = t;
+}
+
+void embedding_table::set_frozen_rows(std::int64_t first, const matrix<float>& values) {
+  std::int64_t const last = first + values.rows();
+  COOPGNN_EXPECTS(first >= 0 && last <= rows(),
+                  "embedding_table::set_frozen_rows: rows [{}, {}) outside the table's {}", first,
+                  last, rows());
+  COOPGNN_EXPECTS(values.rows() == 0 || values.cols() == dim(),
+                  "embedding_table::set_frozen_rows: {} columns for a table of width {}",
+                  values.cols(), dim());
+  for (auto const& [a, b] : frozen_) {
+    COOPGNN_EXPECTS(last <= a || b <= first,
+                    "embedding_table::set_frozen_rows: rows [{}, {}) overlap frozen [{}, {})",
+                    first, last, a, b);
+  }
+  if (values.rows() == 0) return;
+  copy<float>(ctx_,
+              buffer_view<float>{values_.data() + first * dim(),
+                                 static_cast<std::size_t>(values.size()), values_.space()},
+              host_view(values).flat());
+  synchronize(ctx_);
+  frozen_.emplace_back(first, last);
+  std::sort(frozen_.begin(), frozen_.end());
 }
 
 void embedding_table::restore(std::span<const float> values, std::span<const float> m,

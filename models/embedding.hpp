@@ -44,6 +44,19 @@ class embedding_table {
   /// @param ids [m] in [0, rows); @param g [m, dim]. @throws logic_error on a size or space
   ///        mismatch (host: an id outside [0, rows)).
   void apply(buffer_view<const vid_t> ids, tensor_view<const float> g);
+  /// Rows [first, first + values.rows()) become `values` and are frozen: apply() skips them from
+  /// now on (no Adam step, no weight decay), as if they had no gradient. For heterogeneous
+  /// graphs (issue 17): the input rows of node types with features are those features, fixed;
+  /// the rows of featureless types stay learnable embeddings of the same width (DGL's
+  /// RelGraphEmbed, PyG's ogbn-mag R-GCN example). Frozen ranges must not overlap. Synchronises.
+  /// @param values [n, dim()] host memory
+  /// @throws logic_error when the range leaves [0, rows()), the width differs from dim(), or the
+  ///         range overlaps one frozen before.
+  void set_frozen_rows(std::int64_t first, const matrix<float>& values);
+  /// Frozen row ranges [first, last), ascending.
+  [[nodiscard]] const std::vector<std::pair<std::int64_t, std::int64_t>>& frozen() const {
+    return frozen_;
+  }
   /// The values on the host (downloaded off the host; synchronises).
   [[nodiscard]] matrix<float> to_host_matrix() const;
   /// The lazy-Adam moments [rows, dim] float32 in ctx.space(), and the global step count.
@@ -67,6 +80,7 @@ class embedding_table {
   tensor<float> m_;
   tensor<float> v_;
   std::int64_t t_ = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> frozen_;  // [first, last), ascending
 };
 
 }  // namespace coopgnn::models

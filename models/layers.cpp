@@ -77,10 +77,12 @@ namespace detail {
 /// (2u - 1) * sqrt(6 / (fan_in + fan_out)); copied into the set's space, gradient cleared.
 template <typename T>
 void glorot_uniform(const exec_context& ctx, parameter_set<T>& ps, std::size_t i,
-                    std::uint64_t seed, std::uint32_t layer_index, std::uint32_t which) {
+                    std::uint64_t seed, std::uint32_t layer_index, std::uint32_t which,
+                    std::int64_t fan_sum) {
   auto const& info = ps.info(i);
   rng::stream const s = rng::make_stream(seed, rng::purpose::init, layer_index);
-  double const a = std::sqrt(6.0 / static_cast<double>(info.rows + info.cols));
+  double const a =
+      std::sqrt(6.0 / static_cast<double>(fan_sum > 0 ? fan_sum : info.rows + info.cols));
   matrix<T> v(info.rows, info.cols);
   for (std::int64_t r = 0; r < info.rows; ++r) {
     for (std::int64_t c = 0; c < info.cols; ++c) {
@@ -131,9 +133,9 @@ tensor_view<const T> layer_input(const exec_context& ctx, tensor_view<const T> x
 }
 
 template void glorot_uniform<float>(const exec_context&, parameter_set<float>&, std::size_t,
-                                    std::uint64_t, std::uint32_t, std::uint32_t);
+                                    std::uint64_t, std::uint32_t, std::uint32_t, std::int64_t);
 template void glorot_uniform<double>(const exec_context&, parameter_set<double>&, std::size_t,
-                                     std::uint64_t, std::uint32_t, std::uint32_t);
+                                     std::uint64_t, std::uint32_t, std::uint32_t, std::int64_t);
 template void zero_param<float>(const exec_context&, parameter_set<float>&, std::size_t);
 template void zero_param<double>(const exec_context&, parameter_set<double>&, std::size_t);
 template tensor_view<const float> layer_input<float>(const exec_context&, tensor_view<const float>,
@@ -143,16 +145,6 @@ template tensor_view<const float> layer_input<float>(const exec_context&, tensor
 template tensor_view<const double> layer_input<double>(
     const exec_context&, tensor_view<const double>, buffer_view<const vid_t>, const step_key&,
     std::uint32_t, float, bool, bool, tensor<double>&, buffer<std::uint8_t>&, double&);
-
-namespace {
-
-/// A block's Hajek weights as values of type T: the block's own float array for T = float; a
-/// converted copy for T = double (the host reference's double precision, host code only).
-template <typename T>
-struct edge_weights {
-  buffer<T> owned;
-  buffer_view<const T> view;
-};
 
 template <typename T>
 edge_weights<T> weights_of(const exec_context& ctx, const block_view& b) {
@@ -167,6 +159,10 @@ edge_weights<T> weights_of(const exec_context& ctx, const block_view& b) {
   }
   return w;
 }
+template edge_weights<float> weights_of<float>(const exec_context&, const block_view&);
+template edge_weights<double> weights_of<double>(const exec_context&, const block_view&);
+
+namespace {
 
 buffer_view<const std::int64_t> degrees_of(const block_view& b) {
   return {b.src_degree, b.src_degree == nullptr ? 0 : static_cast<std::size_t>(b.num_src), b.space};
@@ -190,6 +186,8 @@ std::string to_string(conv_kind k) {
       return "mlp";
     case conv_kind::gat:
       return "gat";
+    case conv_kind::rgcn:
+      return "rgcn";
     default:
       return "sage";
   }
@@ -200,7 +198,8 @@ conv_kind parse_conv_kind(const std::string& name) {
   if (name == "gcn") return conv_kind::gcn;
   if (name == "mlp") return conv_kind::mlp;
   if (name == "gat") return conv_kind::gat;
-  COOPGNN_FAIL("unknown model '{}': expected 'sage', 'gcn', 'mlp' or 'gat'", name);
+  if (name == "rgcn") return conv_kind::rgcn;
+  COOPGNN_FAIL("unknown model '{}': expected 'sage', 'gcn', 'mlp', 'gat' or 'rgcn'", name);
 }
 
 bool dropout_keeps(std::uint64_t run_seed, std::uint32_t batch, std::uint32_t layer_index,
@@ -216,7 +215,8 @@ bool dropout_keeps(std::uint64_t run_seed, std::uint32_t batch, std::uint32_t la
 template <typename T>
 conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_dim,
                           std::uint32_t layer_index, bool apply_relu, float dropout,
-                          parameter_set<T>& params, const gat_options& gat)
+                          parameter_set<T>& params, const gat_options& gat,
+                          const rgcn_options& rgcn)
     : kind_(kind),
       in_dim_(in_dim),
       out_dim_(out_dim),
@@ -224,7 +224,8 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
       apply_relu_(apply_relu),
       dropout_(dropout),
       params_(&params),
-      gat_(gat) {
+      gat_(gat),
+      rgcn_(rgcn) {
   detail::check_dims(in_dim, out_dim, dropout, "conv_layer");
   std::string const prefix = fmt::format("{}{}", to_string(kind), layer_index);
   if (kind == conv_kind::gat) {
@@ -242,6 +243,18 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
     w_neigh_ = params.add(prefix + ".attn_dst", 1, width);
     attn_src_ = params.add(prefix + ".attn_src", 1, width);
     if (gat.residual) w_res_ = params.add(prefix + ".res_weight", in_dim, out_dim);
+  } else if (kind == conv_kind::rgcn) {
+    std::int64_t const R = rgcn.num_relations;
+    std::int64_t const B = rgcn.num_bases;
+    COOPGNN_EXPECTS(R >= 1, "conv_layer: R-GCN with {} relations (>= 1 expected)", R);
+    COOPGNN_EXPECTS(B >= 0, "conv_layer: R-GCN with {} bases (>= 1, or 0 for none)", B);
+    if (rgcn.self_loop) w_self_ = params.add(prefix + ".w_self", in_dim, out_dim);
+    if (B > 0) {
+      w_neigh_ = params.add(prefix + ".bases", B * in_dim, out_dim);
+      coeff_ = params.add(prefix + ".coeff", R, B);
+    } else {
+      w_neigh_ = params.add(prefix + ".weight", R * in_dim, out_dim);
+    }
   } else if (kind == conv_kind::sage) {
     w_self_ = params.add(prefix + ".w_self", in_dim, out_dim);
     w_neigh_ = params.add(prefix + ".w_neigh", in_dim, out_dim);
@@ -253,6 +266,14 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
 
 template <typename T>
 void conv_layer<T>::init(const exec_context& ctx, std::uint64_t seed) {
+  if (kind_ == conv_kind::rgcn) {
+    // Every W_r (or V_b) with its own fan: in + out.
+    if (rgcn_.self_loop) detail::glorot_uniform(ctx, *params_, w_self_, seed, layer_index_, 0);
+    detail::glorot_uniform(ctx, *params_, w_neigh_, seed, layer_index_, 1, in_dim_ + out_dim_);
+    if (rgcn_.num_bases > 0) detail::glorot_uniform(ctx, *params_, coeff_, seed, layer_index_, 2);
+    detail::zero_param(ctx, *params_, bias_);
+    return;
+  }
   detail::glorot_uniform(ctx, *params_, w_self_, seed, layer_index_, 0);
   if (kind_ == conv_kind::sage || kind_ == conv_kind::gat)
     detail::glorot_uniform(ctx, *params_, w_neigh_, seed, layer_index_, 1);
@@ -266,6 +287,14 @@ void conv_layer<T>::init(const exec_context& ctx, std::uint64_t seed) {
 template <typename T>
 std::vector<std::size_t> conv_layer<T>::param_indices() const {
   if (kind_ == conv_kind::sage) return {w_self_, w_neigh_, bias_};
+  if (kind_ == conv_kind::rgcn) {
+    std::vector<std::size_t> out;
+    if (rgcn_.self_loop) out.push_back(w_self_);
+    out.push_back(w_neigh_);
+    if (rgcn_.num_bases > 0) out.push_back(coeff_);
+    out.push_back(bias_);
+    return out;
+  }
   if (kind_ == conv_kind::gat) {
     if (gat_.residual) return {w_self_, w_neigh_, attn_src_, w_res_, bias_};
     return {w_self_, w_neigh_, attn_src_, bias_};
@@ -279,10 +308,16 @@ void conv_layer<T>::check_block(const exec_context& ctx, const block_view& b, st
   coopgnn::detail::expect_space(ctx, b.space, fn, "block");
   COOPGNN_EXPECTS(b.num_dst >= 0 && b.num_dst <= b.num_src,
                   "{}: block has num_dst = {} but {} sources", fn, b.num_dst, b.num_src);
-  COOPGNN_EXPECTS(b.num_relations == 1,
-                  "{}: a {} layer takes an untyped block, this one has {} relations per "
-                  "destination (typed graphs need an R-GCN)",
-                  fn, to_string(kind_), b.num_relations);
+  if (kind_ == conv_kind::rgcn) {
+    COOPGNN_EXPECTS(b.num_relations == rgcn_.num_relations,
+                    "{}: the R-GCN layer has {} relations, the block {} rows per destination", fn,
+                    rgcn_.num_relations, b.num_relations);
+  } else {
+    COOPGNN_EXPECTS(b.num_relations == 1,
+                    "{}: a {} layer takes an untyped block, this one has {} relations per "
+                    "destination (typed graphs need an R-GCN)",
+                    fn, to_string(kind_), b.num_relations);
+  }
   COOPGNN_EXPECTS(h_rows == b.num_src && h_cols == in_dim_,
                   "{}: h_src is [{}, {}] but the block has {} sources and in_dim is {}", fn, h_rows,
                   h_cols, b.num_src, in_dim_);
@@ -319,8 +354,9 @@ tensor<T> conv_layer<T>::forward(const exec_context& ctx, const block_view& b,
       ctx, h_src, {b.src_ids, static_cast<std::size_t>(num_src), b.space}, key, layer_index_,
       dropout_, drop, cache != nullptr, c.h, c.keep, c.keep_scale);
 
-  if (kind_ == conv_kind::gat) {
-    tensor<T> out = gat_forward(ctx, b, h, key, c);
+  if (kind_ == conv_kind::gat || kind_ == conv_kind::rgcn) {
+    tensor<T> out =
+        kind_ == conv_kind::gat ? gat_forward(ctx, b, h, key, c) : rgcn_forward(ctx, b, h, c);
     if (cache != nullptr) {
       c.out = tensor<T>(ctx, num_dst, od);
       copy<T>(ctx, c.out.view().flat(), out.view().flat());
@@ -411,6 +447,7 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
       cache.keep.empty() || static_cast<std::int64_t>(cache.keep.size()) == num_src * in,
       "{}: dropout mask has {} entries, expected {}", fn, cache.keep.size(), num_src * in);
   if (kind_ == conv_kind::gat) return gat_backward(ctx, b, grad_out, cache, input_grad);
+  if (kind_ == conv_kind::rgcn) return rgcn_backward(ctx, b, grad_out, cache, input_grad);
   std::int64_t const mid_rows = transform_first() ? num_src : num_dst;
   std::int64_t const mid_cols = transform_first() ? od : in;
   bool const mlp = kind_ == conv_kind::mlp;  // no aggregate in the cache

@@ -95,13 +95,24 @@ enum class conv_kind {
   mlp,   ///< no message passing: h_s W + b on the destinations only (the TMA paper's MLP
          ///< encoder; blocks are then sampled with fanout 0: sources = destinations)
   gat,   ///< multi-head graph attention (Velickovic et al., ICLR 2018, eqs. 1-6), gat_options
+  rgcn,  ///< relational GCN (Schlichtkrull et al., ESWC 2018, eqs. 2-3) on typed blocks,
+         ///< rgcn_options
 };
 
-/// "sage", "gcn", "mlp" or "gat" (the --model names).
+/// "sage", "gcn", "mlp", "gat" or "rgcn" (the --model names).
 std::string to_string(conv_kind k);
-/// Parses "sage", "gcn", "mlp" or "gat". @throws logic_error naming the value and the accepted
-/// names.
+/// Parses "sage", "gcn", "mlp", "gat" or "rgcn". @throws logic_error naming the value and the
+/// accepted names.
 conv_kind parse_conv_kind(const std::string& name);
+
+/// The relational options of a conv_kind::rgcn layer (ignored by the other kinds).
+struct rgcn_options {
+  std::int32_t num_relations = 1;  ///< R >= 1: the typed blocks' rows per destination
+  /// B: basis decomposition W_r = sum_b a_rb V_b (Schlichtkrull et al., eq. 3), 1 <= B; 0 = one
+  /// full W_r per relation.
+  std::int64_t num_bases = 0;
+  bool self_loop = true;  ///< the W_0 h_i term of eq. 2 (a separate self-connection weight)
+};
 
 /// The attention options of a conv_kind::gat layer (ignored by the other kinds).
 struct gat_options {
@@ -172,6 +183,13 @@ struct conv_cache {
 ///        o_s^k = sum_t alpha_st^k z[t, k];
 ///      out[s] = concat_k o_s^k (or mean_k o_s^k) [+ h[s] W_res] + bias. A destination without
 ///      any edge (no self-loops, zero in-degree) or with every edge dropped aggregates 0.
+///      R-GCN (R = rgcn.num_relations; the block is typed, row s R + r holds destination s's
+///      kept edges of relation r with Hajek weights, 1 / |N_r(s)| when every edge is kept):
+///        out[s] = h[s] W_0 + sum_r (sum_{e in row s R + r} w_e h[t]) W_r + bias  (eq. 2, with
+///        c_{i,r} = |N_r(i)| under full neighbourhoods), W_r = sum_b a_rb V_b with bases (eq. 3).
+///        Computed as agg = A_rows h [num_dst, R in] (one SpMM over the R num_dst rows), then
+///        agg [W_0; ...; W_{R-1}] (one GEMM with the stacked [R in, out] weight). A relation
+///        with no kept edge into s contributes 0.
 ///   3. ReLU if apply_relu (GAT: ELU, the paper's hidden nonlinearity).
 /// Transform-then-aggregate is used when in_dim > out_dim, aggregate-then-transform otherwise:
 /// the same math, chosen from the dimensions only.
@@ -180,7 +198,10 @@ struct conv_cache {
 /// "sage<l>.w_self" [in, out], "sage<l>.w_neigh" [in, out], "sage<l>.bias" [1, out]; GCN
 /// "gcn<l>.weight" [in, out], "gcn<l>.bias" [1, out]; MLP "mlp<l>.weight", "mlp<l>.bias"
 /// (l = layer_index); GAT "gat<l>.weight" [in, H F], "gat<l>.attn_dst" and "gat<l>.attn_src"
-/// [1, H F], "gat<l>.res_weight" [in, out] (with residual), "gat<l>.bias" [1, out]. MLP reads only
+/// [1, H F], "gat<l>.res_weight" [in, out] (with residual), "gat<l>.bias" [1, out]; R-GCN
+/// "rgcn<l>.w_self" [in, out] (with self_loop), "rgcn<l>.weight" [R in, out] (W_r stacked, rows
+/// r in .. r in + in - 1) or "rgcn<l>.bases" [B in, out] and "rgcn<l>.coeff" [R, B] (bases),
+/// "rgcn<l>.bias" [1, out]. MLP reads only
 /// the block's first num_dst source rows (its destinations) and ignores its edges. Explicitly
 /// instantiated for float and double (double: host and emulated backends only).
 template <typename T>
@@ -195,8 +216,10 @@ class conv_layer {
   /// @throws logic_error naming the argument when a width is < 1 or p is outside [0, 1), or
   ///         when `params` is already allocated; for GAT when heads < 1, out_dim is not a
   ///         multiple of heads (concat), attn_dropout is outside [0, 1) or the slope is < 0.
+  /// @param rgcn             R-GCN's options (kind rgcn only; logic_error for R < 1 or B < 0)
   conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_dim, std::uint32_t layer_index,
-             bool apply_relu, float dropout, parameter_set<T>& params, const gat_options& gat = {});
+             bool apply_relu, float dropout, parameter_set<T>& params, const gat_options& gat = {},
+             const rgcn_options& rgcn = {});
 
   /// Glorot-uniform weights (Glorot & Bengio, AISTATS 2010, eq. 16: U(-a, a), a = sqrt(6 / (in +
   /// out))), zero bias. Element (r, c) of the k-th weight matrix of this layer is drawn from
@@ -239,14 +262,25 @@ class conv_layer {
   [[nodiscard]] bool apply_relu() const { return apply_relu_; }
   [[nodiscard]] float dropout() const { return dropout_; }
   [[nodiscard]] const gat_options& gat() const { return gat_; }
-  /// True when forward transforms before aggregating (in_dim > out_dim).
-  [[nodiscard]] bool transform_first() const { return in_dim_ > out_dim_; }
+  [[nodiscard]] const rgcn_options& rgcn() const { return rgcn_; }
+  /// True when forward transforms before aggregating (in_dim > out_dim; never for R-GCN, which
+  /// always aggregates per relation first).
+  [[nodiscard]] bool transform_first() const {
+    return kind_ != conv_kind::rgcn && in_dim_ > out_dim_;
+  }
 
  private:
   tensor<T> gat_forward(const exec_context& ctx, const block_view& b, tensor_view<const T> h,
                         const step_key& key, conv_cache<T>& c) const;
   tensor<T> gat_backward(const exec_context& ctx, const block_view& b, tensor_view<const T> g,
                          const conv_cache<T>& cache, bool input_grad);
+  tensor<T> rgcn_forward(const exec_context& ctx, const block_view& b, tensor_view<const T> h,
+                         conv_cache<T>& c) const;
+  tensor<T> rgcn_backward(const exec_context& ctx, const block_view& b, tensor_view<const T> g,
+                          const conv_cache<T>& cache, bool input_grad);
+  /// R-GCN's stacked [R in, out] relation weight: the parameter itself, or (bases) computed
+  /// into `owned` as coeff [R, B] x bases [B, in out].
+  tensor_view<const T> rgcn_relation_weight(const exec_context& ctx, tensor<T>& owned) const;
   void check_block(const exec_context& ctx, const block_view& b, std::int64_t h_rows,
                    std::int64_t h_cols, const char* fn) const;
 
@@ -262,7 +296,9 @@ class conv_layer {
   std::size_t attn_src_ = 0;  // GAT only
   std::size_t w_res_ = 0;     // GAT with residual
   std::size_t bias_ = 0;
+  std::size_t coeff_ = 0;  // R-GCN with bases: a [R, B]
   gat_options gat_;
+  rgcn_options rgcn_;
 };
 
 /// What linear_layer::forward keeps for backward.

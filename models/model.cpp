@@ -64,7 +64,7 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
       go.concat = false;
     }
     convs_.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i),
-                        activated && !custom_post, config.dropout, params_, go);
+                        activated && !custom_post, config.dropout, params_, go, config.rgcn);
     posts_.emplace_back();
     if (activated && custom_post) {
       posts_.back().emplace(out, config.layer_norm, config.activation,

@@ -43,6 +43,9 @@ struct model_config {
   /// dropout, slope, residual and self-loops as gat_options.
   gat_options gat;
   std::int64_t out_heads = 1;
+  /// R-GCN (kind rgcn): relations, bases and self-loop weight of every conv (rgcn_options); the
+  /// blocks must be typed with rgcn.num_relations rows per destination.
+  rgcn_options rgcn;
 };
 
 /// The full-neighbour block of a graph: every vertex is a destination and a source in id order

@@ -19,6 +19,14 @@ class ownership {
   /// @param num_nodes |V| >= 0; @param num_pes P >= 1; @param seed run seed.
   /// @throws logic_error for P < 1 or P > 65535. O(|V| log |V|) time, 2 bytes per vertex.
   ownership(vid_t num_nodes, int num_pes, std::uint64_t seed);
+  /// Ownership per node type (issue 17; heterogeneous graphs, hetero_schema::node_offsets): the
+  /// vertices of type t, [type_offsets[t], type_offsets[t + 1]), are ordered by the same keyed
+  /// permutation and cut into P equal contiguous ranges of their own, so every PE owns
+  /// floor or ceil(count_t / P) vertices of every type. {0, |V|} is the untyped map above.
+  /// @param type_offsets [T + 1] ascending, from 0 to num_nodes
+  /// @throws logic_error for P outside [1, 65535] or offsets that do not run from 0 to |V|
+  ///         ascending.
+  ownership(vid_t num_nodes, int num_pes, std::uint64_t seed, std::span<const vid_t> type_offsets);
 
   /// The owner PE of v (no bounds check; v in [0, |V|)).
   [[nodiscard]] int owner(vid_t v) const { return owner_[static_cast<std::size_t>(v)]; }

@@ -267,5 +267,39 @@ TEST(embedding_table, lazy_adam_moves_only_touched_rows) {
   EXPECT_EQ(t.to_host_matrix().values(), after.values());
 }
 
+TEST(embedding_table, frozen_rows_hold_their_values_and_never_move) {
+  // Heterogeneous inputs: rows [1, 3) are a featured type's features (fixed), the others learn.
+  exec_context const ctx;
+  adam_options opt;
+  opt.lr = 0.1f;
+  opt.weight_decay = 0.5f;  // decay would move a frozen row if it were touched
+  embedding_table t(ctx, 6, 2, 7, 1u << 20, opt);
+  matrix<float> feat(2, 2);
+  feat(0, 0) = 1.5f, feat(0, 1) = -2.f, feat(1, 0) = 3.f, feat(1, 1) = 0.25f;
+  t.set_frozen_rows(1, feat);
+  matrix<float> const before = t.to_host_matrix();
+  EXPECT_EQ(before(1, 0), 1.5f);
+  EXPECT_EQ(before(2, 1), 0.25f);
+  std::vector<vid_t> const ids = {2, 0, 1, 4, 2, 5};
+  matrix<float> g(6, 2);
+  for (std::int64_t i = 0; i < 6; ++i) g(i, 0) = 1.f, g(i, 1) = -1.f;
+  t.apply(host_view(ids), host_view(std::as_const(g)));
+  matrix<float> const after = t.to_host_matrix();
+  for (std::int64_t r = 0; r < 6; ++r) {
+    for (std::int64_t j = 0; j < 2; ++j) {
+      bool const frozen = r == 1 || r == 2;
+      bool const touched = r == 0 || r == 4 || r == 5;
+      if (frozen || !touched) {
+        EXPECT_EQ(after(r, j), before(r, j)) << "row " << r;
+      } else {
+        EXPECT_NE(after(r, j), before(r, j)) << "row " << r;
+      }
+    }
+  }
+  EXPECT_THROW(t.set_frozen_rows(2, feat), logic_error);                 // overlaps [1, 3)
+  EXPECT_THROW(t.set_frozen_rows(5, feat), logic_error);                 // past the end
+  EXPECT_THROW(t.set_frozen_rows(3, matrix<float>(1, 3)), logic_error);  // width
+}
+
 }  // namespace
 }  // namespace coopgnn::models
