@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "kernels/sample/relation_segment.hpp"
 #include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
 
@@ -14,20 +15,32 @@ block full_neighbor_block(const csc_graph& g) {
   COOPGNN_EXPECTS(g.indptr.back() == g.num_edges(),
                   "full_neighbor_block: indptr ends at {} but the graph has {} edges",
                   g.indptr.back(), g.num_edges());
+  COOPGNN_EXPECTS(g.num_relations >= 1 && (g.etype.empty() || g.etype.size() == g.indices.size()),
+                  "full_neighbor_block: {} relations and {} edge types for {} edges",
+                  g.num_relations, g.etype.size(), g.indices.size());
+  std::int32_t const R = g.num_relations;
+  const std::int32_t* etype = g.etype.empty() ? nullptr : g.etype.data();
   block b;
   b.num_dst = g.num_nodes;
+  b.num_relations = R;
   b.src_ids.resize(static_cast<std::size_t>(g.num_nodes));
   std::iota(b.src_ids.begin(), b.src_ids.end(), vid_t{0});
-  b.indptr = g.indptr;
   b.indices.assign(g.indices.begin(), g.indices.end());
   b.weights.resize(g.indices.size());
   b.src_degree.resize(static_cast<std::size_t>(g.num_nodes));
+  // Row s * R + r is relation r's segment of column s (the whole column untyped): CSC order,
+  // so indptr is the segment boundaries and the edges stay in place.
+  b.indptr.assign(static_cast<std::size_t>(g.num_nodes) * R + 1, 0);
   for (vid_t s = 0; s < g.num_nodes; ++s) {
-    eid_t const d = g.in_degree(s);
-    b.src_degree[static_cast<std::size_t>(s)] = d;
-    float const w = d > 0 ? static_cast<float>(1.0 / static_cast<double>(d)) : 0.0f;
-    for (eid_t e = g.indptr[s]; e < g.indptr[s + 1]; ++e)
-      b.weights[static_cast<std::size_t>(e)] = w;
+    b.src_degree[static_cast<std::size_t>(s)] = g.in_degree(s);
+    for (std::int32_t r = 0; r < R; ++r) {
+      edge_range const seg = relation_segment(g.indptr.data(), etype, s, r);
+      auto const q = static_cast<std::size_t>(s) * R + r;
+      b.indptr[q + 1] = seg.end;
+      eid_t const d = seg.size();
+      float const w = d > 0 ? static_cast<float>(1.0 / static_cast<double>(d)) : 0.0f;
+      for (eid_t e = seg.begin; e < seg.end; ++e) b.weights[static_cast<std::size_t>(e)] = w;
+    }
   }
   return b;
 }

@@ -52,7 +52,10 @@ struct model_config {
 /// (src_ids = dst = 0..n-1), edges are the CSC in-edges in CSC order, weights[e] = 1 / d_s for
 /// edges into s (d_s = in-degree), src_degree = in-degrees. A GCN layer on it computes exactly the
 /// full-batch layer D^-1/2 (A + I) D^-1/2 H W + b, a SAGE layer the full neighbourhood mean.
-/// @param g  a valid CSC (see validate_csc); O(V + E) time, copies the edges.
+/// Typed graph (R = g.num_relations): num_relations = R, row s * R + r holds s's in-edges of
+/// relation r (CSC order), weights 1 / d_r(s) (R-GCN's 1 / |N_r(s)|), src_degree = the total
+/// in-degree; the untyped layout for R = 1.
+/// @param g  a valid CSC (see validate_csc); O(V R log d + E) time, copies the edges.
 /// @returns  a block with num_dst = num_src = g.num_nodes. Empty graph: an empty block.
 block full_neighbor_block(const csc_graph& g);
 

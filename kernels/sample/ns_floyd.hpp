@@ -29,14 +29,16 @@ COOPGNN_HD inline std::uint32_t ns_floyd_table_size(std::uint32_t k) {
 }
 
 /// The Floyd draw of step j for seed s: an integer uniform on [0, j] (j < 2^32 - 1).
-/// Keyed 64-bit draw u = (w1 << 32) | w0 of rng::draw4(st, id = s, sub = j, batch), mapped by
+/// Keyed 64-bit draw u = (w1 << 32) | w0 of rng::draw4(st, id = s, sub = offset + j, batch)
+/// (offset: where the sampled range starts in s's column, 0 untyped; a typed relation segment
+/// passes its start, so segments of one column draw different keys), mapped by
 /// the multiply-high floor(u (j + 1) / 2^64) (Lemire's map without rejection, computed exactly
 /// in 64-bit arithmetic as ((u >> 32) m + (((u & 0xFFFFFFFF) m) >> 32)) >> 32 with m = j + 1).
 /// Every value of [0, j] has probability within m / 2^64 <= 2^-32 (relative) of 1 / m: the bias
 /// is negligible, and the map is integer-exact on host and device.
 COOPGNN_HD inline std::uint32_t ns_floyd_draw(rng::stream st, std::uint64_t s, std::uint32_t j,
-                                              std::uint32_t batch) {
-  auto const w = rng::draw4(st, s, j, batch);
+                                              std::uint32_t batch, std::uint32_t offset = 0) {
+  auto const w = rng::draw4(st, s, offset + j, batch);
   std::uint64_t const m = static_cast<std::uint64_t>(j) + 1;
   std::uint64_t const hi = static_cast<std::uint64_t>(w[1]) * m;
   std::uint64_t const lo = static_cast<std::uint64_t>(w[0]) * m;
@@ -100,25 +102,27 @@ COOPGNN_HD inline bool floyd_insert(std::uint32_t* table, std::uint32_t mask, st
 }  // namespace detail
 
 /// The positions NS keeps for seed s of in-degree d > k >= 1, written ascending to out[0 .. k).
-/// Floyd: for j = d - k, ..., d - 1, r = ns_floyd_draw(st, s, j, batch); the position chosen at
-/// this step is r if r was not chosen before, else j (never chosen before: earlier steps chose
-/// below j). The result is a uniformly random k-subset of [0, d) (each subset with probability
-/// 1 / C(d, k) up to the draw's 2^-32 relative bias), so every position is kept with probability
-/// k / d. Pure function of (st, s, d, k, batch).
+/// Typed graphs sample a relation segment: d is its length, positions are within it, and
+/// `offset` (the segment's start within the column; 0 untyped) shifts the draws' sub-index.
+/// Floyd: for j = d - k, ..., d - 1, r = ns_floyd_draw(st, s, j, batch, offset); the position
+/// chosen at this step is r if r was not chosen before, else j (never chosen before: earlier
+/// steps chose below j). The result is a uniformly random k-subset of [0, d) (each subset with
+/// probability 1 / C(d, k) up to the draw's 2^-32 relative bias), so every position is kept
+/// with probability k / d. Pure function of (st, s, d, k, batch, offset).
 /// Membership test: k <= kFloydLinearMax scans out[0 .. m) (O(k^2) <= 496 comparisons);
 /// above it `table` must hold ns_floyd_table_size(k) u32 of scratch (cleared here) used as an
 /// open-addressing hash set (expected O(1) per step). Cost O(k) Philox draws plus O(k log k)
 /// for the final sort (heapsort above 32), independent of d.
 /// @param out    [k] writable (any memory the caller's thread can address)
 /// @param table  [ns_floyd_table_size(k)] scratch, or unused (may be null) for k <= 32
-/// Preconditions (not checked): 1 <= k < d < 2^32.
+/// Preconditions (not checked): 1 <= k < d, offset + d < 2^32.
 COOPGNN_HD inline void ns_floyd_select(rng::stream st, std::uint64_t s, std::uint32_t d,
                                        std::uint32_t k, std::uint32_t batch, std::uint32_t* out,
-                                       std::uint32_t* table) {
+                                       std::uint32_t* table, std::uint32_t offset = 0) {
   std::uint32_t m = 0;
   if (k <= kFloydLinearMax) {
     for (std::uint32_t j = d - k; j < d; ++j) {
-      std::uint32_t const r = ns_floyd_draw(st, s, j, batch);
+      std::uint32_t const r = ns_floyd_draw(st, s, j, batch, offset);
       bool taken = false;
       for (std::uint32_t q = 0; q < m; ++q) taken = taken || out[q] == r;
       out[m++] = taken ? j : r;
@@ -127,7 +131,7 @@ COOPGNN_HD inline void ns_floyd_select(rng::stream st, std::uint64_t s, std::uin
     std::uint32_t const size = ns_floyd_table_size(k);
     for (std::uint32_t q = 0; q < size; ++q) table[q] = detail::kFloydEmpty;
     for (std::uint32_t j = d - k; j < d; ++j) {
-      std::uint32_t const r = ns_floyd_draw(st, s, j, batch);
+      std::uint32_t const r = ns_floyd_draw(st, s, j, batch, offset);
       std::uint32_t pick = r;
       if (!detail::floyd_insert(table, size - 1, r)) {
         pick = j;

@@ -4,6 +4,7 @@
 
 #include "kernels/dispatch.hpp"
 #include "kernels/sample/ns_floyd.hpp"
+#include "kernels/sample/relation_segment.hpp"
 #include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/parallel.hpp"
@@ -22,6 +23,31 @@ sampler_kind parse_sampler_kind(const std::string& name) {
 }
 
 std::string to_string(sampler_kind k) { return k == sampler_kind::ns ? "ns" : "labor"; }
+
+std::vector<int> fanouts_per_relation(const sample_params& params, std::int32_t num_relations,
+                                      bool typed) {
+  COOPGNN_EXPECTS(num_relations >= 1, "sampling: the graph has num_relations = {} (>= 1 expected)",
+                  num_relations);
+  auto const R = static_cast<std::size_t>(num_relations);
+  COOPGNN_EXPECTS(params.relation_fanouts.empty() || params.relation_fanouts.size() == R,
+                  "relation_fanouts has {} entries for a graph of {} relations",
+                  params.relation_fanouts.size(), R);
+  std::vector<int> k = params.relation_fanouts.empty() ? std::vector<int>(R, params.fanout)
+                                                       : params.relation_fanouts;
+  for (std::size_t r = 0; r < R; ++r) {
+    if (typed) {
+      COOPGNN_EXPECTS(k[r] >= -1,
+                      "fanout {} of relation {} is invalid: expected a count >= 0 or -1 (all "
+                      "neighbours)",
+                      k[r], r);
+    } else {
+      COOPGNN_EXPECTS(k[r] == -1 || k[r] >= 1,
+                      "fanout {} is invalid: expected a positive count or -1 (all neighbours)",
+                      k[r]);
+    }
+  }
+  return k;
+}
 
 namespace {
 
@@ -108,17 +134,19 @@ class variate_memo {
 };
 
 /// The host sampler (the reference) on a host-readable CSC; `host_threads` split the seeds.
-/// NS: counts min(k, d) are known up front, so indptr is a prefix sum and every seed writes its
-/// slots directly (Floyd's algorithm, ns_floyd.hpp, for d > k). LABOR: per-chunk buffers, then
-/// one concatenation in seed order. Nothing is allocated per seed.
+/// Rows: seed i's relation r is row i * R + r (R = g.num_relations, 1 when untyped); row (i, r)
+/// samples the relation segment [b, e) of the seed's column (relation_segment) with fanout k_r
+/// (fanouts_per_relation). NS: counts min(k_r, d_r) are known up front, so indptr is a prefix sum
+/// and every row writes its slots directly (Floyd's algorithm, ns_floyd.hpp, for d_r > k_r, draws
+/// keyed by the position in the whole column). LABOR: per-chunk buffers, then one concatenation
+/// in row order. Nothing is allocated per seed.
 sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<const vid_t> seeds,
                               const sample_params& params) {
   COOPGNN_EXPECTS(params.dependency.batch_dependency >= 0,
                   "batch dependency (kappa) {} is negative: expected 0 (never refresh) or >= 1",
                   params.dependency.batch_dependency);
-  COOPGNN_EXPECTS(params.fanout == -1 || params.fanout >= 1,
-                  "fanout {} is invalid: expected a positive count or -1 (all neighbours)",
-                  params.fanout);
+  std::vector<int> const fanouts = fanouts_per_relation(params, g.num_relations, g.typed());
+  std::int64_t const R = g.num_relations;
   auto const n = static_cast<std::int64_t>(seeds.size());
   // At least 256 seeds a chunk, one chunk a thread; the result does not depend on the split.
   std::int64_t const chunks =
@@ -130,11 +158,13 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
     });
   };
   bool const ns = params.kind == sampler_kind::ns;
-  auto const k = static_cast<std::int64_t>(params.fanout);
+  auto segment = [&](vid_t s, std::int64_t r) {
+    return relation_segment(g.indptr, g.etype, s, static_cast<std::int32_t>(r));
+  };
 
-  // Pass 1 (parallel): validation and, for NS, the kept count of every seed in indptr[i + 1].
+  // Pass 1 (parallel): validation and, for NS, the kept count of every row in indptr[q + 1].
   sampled_neighbors out;
-  out.indptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  out.indptr.assign(static_cast<std::size_t>(n * R) + 1, 0);
   std::vector<std::int64_t> first_bad(static_cast<std::size_t>(chunks), -1);
   for_chunks([&](std::int64_t c, std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
@@ -143,8 +173,12 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
         first_bad[c] = i;
         return;
       }
-      eid_t const d = g.in_degree(s);
-      out.indptr[i + 1] = k < 0 ? d : std::min<eid_t>(d, k);
+      if (!ns) continue;
+      for (std::int64_t r = 0; r < R; ++r) {
+        eid_t const d = segment(s, r).size();
+        auto const k = static_cast<eid_t>(fanouts[static_cast<std::size_t>(r)]);
+        out.indptr[i * R + r + 1] = k < 0 ? d : std::min<eid_t>(d, k);
+      }
     }
   });
   for (std::int64_t const i : first_bad) {
@@ -156,38 +190,45 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
   }
 
   if (ns) {
-    for (std::int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
-    out.nbrs.resize(static_cast<std::size_t>(out.indptr[n]));
+    for (std::int64_t q = 0; q < n * R; ++q) out.indptr[q + 1] += out.indptr[q];
+    out.nbrs.resize(static_cast<std::size_t>(out.indptr[n * R]));
     out.weights.resize(out.nbrs.size());
     rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
-    auto const kk = static_cast<std::uint32_t>(std::max<std::int64_t>(k, 1));
-    float const w_sampled = 1.0f / static_cast<float>(kk);
+    int const kmax = std::max(1, *std::max_element(fanouts.begin(), fanouts.end()));
     for_chunks([&](std::int64_t, std::int64_t begin, std::int64_t end) {
-      std::vector<std::uint32_t> pos(k > 0 ? static_cast<std::size_t>(k) : 0);
-      std::vector<std::uint32_t> table(k > 0 ? ns_floyd_table_size(kk) : 0);
+      std::vector<std::uint32_t> pos(static_cast<std::size_t>(kmax));
+      std::vector<std::uint32_t> table(ns_floyd_table_size(static_cast<std::uint32_t>(kmax)));
       for (std::int64_t i = begin; i < end; ++i) {
         vid_t const s = seeds[i];
-        eid_t const d = g.in_degree(s);
-        vid_t const* nb = g.indices + g.indptr[s];
-        eid_t const o = out.indptr[i];
-        if (k < 0 || d <= k) {
-          float const w = 1.0f / static_cast<float>(d);
-          std::copy(nb, nb + d, out.nbrs.begin() + o);
-          std::fill(out.weights.begin() + o, out.weights.begin() + o + d, w);
-          continue;
-        }
-        ns_floyd_select(st, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(d), kk,
-                        params.batch, pos.data(), table.data());
-        for (std::uint32_t q = 0; q < kk; ++q) {
-          out.nbrs[o + q] = nb[pos[q]];
-          out.weights[o + q] = w_sampled;
+        for (std::int64_t r = 0; r < R; ++r) {
+          edge_range const seg = segment(s, r);
+          eid_t const d = seg.size();
+          auto const k = static_cast<eid_t>(fanouts[static_cast<std::size_t>(r)]);
+          vid_t const* nb = g.indices + seg.begin;
+          eid_t const o = out.indptr[i * R + r];
+          if (k == 0 || d == 0) continue;
+          if (k < 0 || d <= k) {
+            float const w = 1.0f / static_cast<float>(d);
+            std::copy(nb, nb + d, out.nbrs.begin() + o);
+            std::fill(out.weights.begin() + o, out.weights.begin() + o + d, w);
+            continue;
+          }
+          auto const kk = static_cast<std::uint32_t>(k);
+          ns_floyd_select(st, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(d), kk,
+                          params.batch, pos.data(), table.data(),
+                          static_cast<std::uint32_t>(seg.begin - g.indptr[s]));
+          float const w_sampled = 1.0f / static_cast<float>(kk);
+          for (std::uint32_t q = 0; q < kk; ++q) {
+            out.nbrs[o + q] = nb[pos[q]];
+            out.weights[o + q] = w_sampled;
+          }
         }
       }
     });
     return out;
   }
 
-  // LABOR: kept neighbours per chunk (in seed order), counts in indptr[i + 1], then concatenate.
+  // LABOR: kept neighbours per chunk (in row order), counts in indptr[q + 1], then concatenate.
   std::vector<std::vector<vid_t>> kept(static_cast<std::size_t>(chunks));
   for_chunks([&](std::int64_t c, std::int64_t begin, std::int64_t end) {
     std::int64_t candidates = 0;
@@ -196,30 +237,35 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
     auto& buf = kept[c];
     for (std::int64_t i = begin; i < end; ++i) {
       vid_t const s = seeds[i];
-      eid_t const d = g.in_degree(s);
-      vid_t const* nb = g.indices + g.indptr[s];
-      if (k < 0 || d <= k) {
-        buf.insert(buf.end(), nb, nb + d);
-        out.indptr[i + 1] = d;
-        continue;
+      for (std::int64_t r = 0; r < R; ++r) {
+        edge_range const seg = segment(s, r);
+        eid_t const d = seg.size();
+        auto const k = static_cast<eid_t>(fanouts[static_cast<std::size_t>(r)]);
+        vid_t const* nb = g.indices + seg.begin;
+        if (k == 0) continue;
+        if (k < 0 || d <= k) {
+          buf.insert(buf.end(), nb, nb + d);
+          out.indptr[i * R + r + 1] = d;
+          continue;
+        }
+        float const threshold = static_cast<float>(k) / static_cast<float>(d);
+        std::size_t const before = buf.size();
+        for (eid_t j = 0; j < d; ++j) {
+          if (variate(nb[j]) <= threshold) buf.push_back(nb[j]);
+        }
+        out.indptr[i * R + r + 1] = static_cast<eid_t>(buf.size() - before);
       }
-      float const threshold = static_cast<float>(k) / static_cast<float>(d);
-      std::size_t const before = buf.size();
-      for (eid_t j = 0; j < d; ++j) {
-        if (variate(nb[j]) <= threshold) buf.push_back(nb[j]);
-      }
-      out.indptr[i + 1] = static_cast<eid_t>(buf.size() - before);
     }
   });
-  for (std::int64_t i = 0; i < n; ++i) out.indptr[i + 1] += out.indptr[i];
-  out.nbrs.resize(static_cast<std::size_t>(out.indptr[n]));
+  for (std::int64_t q = 0; q < n * R; ++q) out.indptr[q + 1] += out.indptr[q];
+  out.nbrs.resize(static_cast<std::size_t>(out.indptr[n * R]));
   out.weights.resize(out.nbrs.size());
   for_chunks([&](std::int64_t c, std::int64_t begin, std::int64_t end) {
-    std::copy(kept[c].begin(), kept[c].end(), out.nbrs.begin() + out.indptr[begin]);
-    for (std::int64_t i = begin; i < end; ++i) {
-      eid_t const cnt = out.indptr[i + 1] - out.indptr[i];
+    std::copy(kept[c].begin(), kept[c].end(), out.nbrs.begin() + out.indptr[begin * R]);
+    for (std::int64_t q = begin * R; q < end * R; ++q) {
+      eid_t const cnt = out.indptr[q + 1] - out.indptr[q];
       float const w = cnt == 0 ? 0.0f : 1.0f / static_cast<float>(cnt);
-      std::fill(out.weights.begin() + out.indptr[i], out.weights.begin() + out.indptr[i + 1], w);
+      std::fill(out.weights.begin() + out.indptr[q], out.weights.begin() + out.indptr[q + 1], w);
     }
   });
   return out;
@@ -306,12 +352,16 @@ block make_block_host(const csc_view& g, std::span<const vid_t> dst,
                       std::span<const eid_t> s_indptr, std::span<const vid_t> s_nbrs,
                       std::span<const float> s_weights) {
   auto const n = static_cast<std::int64_t>(dst.size());
-  COOPGNN_EXPECTS(static_cast<std::int64_t>(s_indptr.size()) == n + 1,
-                  "make_block: {} destinations but the sample has {} offsets", n, s_indptr.size());
-  COOPGNN_EXPECTS(s_nbrs.size() == s_weights.size() &&
-                      static_cast<eid_t>(s_nbrs.size()) == s_indptr[static_cast<std::size_t>(n)],
-                  "make_block: the sample has {} neighbours, {} weights and {} by its offsets",
-                  s_nbrs.size(), s_weights.size(), s_indptr[static_cast<std::size_t>(n)]);
+  std::int64_t const R = g.num_relations;
+  COOPGNN_EXPECTS(R >= 1, "make_block: the graph has num_relations = {}", R);
+  COOPGNN_EXPECTS(static_cast<std::int64_t>(s_indptr.size()) == n * R + 1,
+                  "make_block: {} destinations x {} relations but the sample has {} offsets "
+                  "({} expected)",
+                  n, R, s_indptr.size(), n * R + 1);
+  COOPGNN_EXPECTS(
+      s_nbrs.size() == s_weights.size() && static_cast<eid_t>(s_nbrs.size()) == s_indptr.back(),
+      "make_block: the sample has {} neighbours, {} weights and {} by its offsets", s_nbrs.size(),
+      s_weights.size(), s_indptr.back());
   for (std::int64_t i = 0; i < n; ++i) {
     COOPGNN_EXPECTS(dst[i] >= 0 && dst[i] < g.num_nodes,
                     "make_block: destination {} (position {}) is outside [0, {})", dst[i], i,
@@ -353,6 +403,7 @@ block make_block_host(const csc_view& g, std::span<const vid_t> dst,
 
   block b;
   b.num_dst = n;
+  b.num_relations = static_cast<std::int32_t>(R);
   b.src_ids.reserve(static_cast<std::size_t>(n) + others.size());
   b.src_ids.assign(dst.begin(), dst.end());
   b.src_ids.insert(b.src_ids.end(), others.begin(), others.end());
@@ -392,6 +443,19 @@ std::span<const T> raw(const buffer<T>& b) {
 }
 }  // namespace
 
+#ifdef COOPGNN_WITH_CUDA
+namespace {
+/// The device view of a CSC view in device memory (etype only when typed).
+cuda::device_csc_view device_graph(const csc_view& g) {
+  return {g.num_nodes,
+          {g.indptr, static_cast<std::size_t>(g.num_nodes + 1)},
+          {g.indices, static_cast<std::size_t>(g.num_edges)},
+          {g.etype, g.etype == nullptr ? 0 : static_cast<std::size_t>(g.num_edges)},
+          g.num_relations};
+}
+}  // namespace
+#endif
+
 block_view block_buffers::view() const {
   return {num_dst,
           static_cast<std::int64_t>(src_ids.size()),
@@ -419,11 +483,7 @@ sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
             to_space(ctx, std::move(s.weights))};
   }
 #ifdef COOPGNN_WITH_CUDA
-  auto d = cuda::sample_neighbors(
-      *ctx.cuda(),
-      cuda::device_csc_view(g.num_nodes, {g.indptr, static_cast<std::size_t>(g.num_nodes + 1)},
-                            {g.indices, static_cast<std::size_t>(g.num_edges)}),
-      {seeds.data, seeds.size}, params);
+  auto d = cuda::sample_neighbors(*ctx.cuda(), device_graph(g), {seeds.data, seeds.size}, params);
   return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
           buffer<float>::adopt(std::move(d.weights))};
 #else
@@ -446,8 +506,10 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
       ctx, fn,
       {{"seeds", seeds.space}, {"the sample", sampled.nbrs.space()}, {"keys", keys.space}});
   COOPGNN_EXPECTS(sampled.indptr.size() == seeds.size + 1,
-                  "{}: the sample has {} offsets for {} seeds", fn, sampled.indptr.size(),
-                  seeds.size);
+                  "{}: the sample has {} offsets for {} seeds (one row per seed expected: typed "
+                  "samples, R rows per seed, are not supported; link prediction on typed graphs "
+                  "is refused)",
+                  fn, sampled.indptr.size(), seeds.size);
   if (ctx.runs_on_host()) {
     auto const k = raw(keys);
     for (std::size_t i = 1; i < k.size(); ++i) {
@@ -502,6 +564,7 @@ block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view
   out.num_dst = static_cast<std::int64_t>(dst.size);
   if (ctx.runs_on_host()) {
     block b = make_block_host(g, raw(dst), raw(s.indptr), raw(s.nbrs), raw(s.weights));
+    out.num_relations = b.num_relations;
     out.src_ids = to_space(ctx, std::move(b.src_ids));
     out.indptr = to_space(ctx, std::move(b.indptr));
     out.indices = to_space(ctx, std::move(b.indices));
@@ -511,12 +574,10 @@ block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view
   }
 #ifdef COOPGNN_WITH_CUDA
   auto d = cuda::make_block(
-      *ctx.cuda(),
-      cuda::device_csc_view(g.num_nodes, {g.indptr, static_cast<std::size_t>(g.num_nodes + 1)},
-                            {g.indices, static_cast<std::size_t>(g.num_edges)}),
-      {dst.data, dst.size},
+      *ctx.cuda(), device_graph(g), {dst.data, dst.size},
       cuda::device_sampled_view({s.indptr.data(), s.indptr.size()}, {s.nbrs.data(), s.nbrs.size()},
                                 {s.weights.data(), s.weights.size()}));
+  out.num_relations = d.num_relations;
   out.src_ids = buffer<vid_t>::adopt(std::move(d.src_ids));
   out.indptr = buffer<eid_t>::adopt(std::move(d.indptr));
   out.indices = buffer<std::int64_t>::adopt(std::move(d.indices));
@@ -563,7 +624,8 @@ block_buffers copy_block(const exec_context& ctx, const block_buffers& b) {
 }
 
 csc_buffers upload_graph(const exec_context& ctx, const csc_graph& g) {
-  return {g.num_nodes, upload<eid_t>(ctx, g.indptr), upload<vid_t>(ctx, g.indices)};
+  return {g.num_nodes, upload<eid_t>(ctx, g.indptr), upload<vid_t>(ctx, g.indices),
+          upload<std::int32_t>(ctx, g.etype), g.num_relations};
 }
 
 block_buffers upload_block(const exec_context& ctx, const block& b) {

@@ -6,10 +6,13 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "kernels/sample/labor_variate.hpp"
 #include "kernels/sample/ns_floyd.hpp"
+#include "kernels/sample/relation_segment.hpp"
 #include "kernels/sample/sample_cuda.hpp"
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/cuda_launch.cuh"
@@ -59,46 +62,65 @@ __device__ std::int64_t lower_bound(const std::int64_t* a, std::int64_t n, std::
 
 // ---- sampling kernels ---------------------------------------------------------------------------
 
-/// For seed i: cand[i] = in-degree (0 for an invalid seed), and the NS segment bounds of the
-/// seeds that need ranking. Reports the first invalid seed position in *bad (atomicMin).
-__global__ void seed_degrees_per_thread(const vid_t* seeds, std::int64_t n, const eid_t* indptr,
-                                        vid_t num_nodes, std::int64_t* cand, ull* bad) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+/// For row q = i * R + r (seed i, relation r): cand[q] = d, the length of seed i's relation-r
+/// segment (relation_segment; the whole column untyped), row_begin[q] its first edge offset (0
+/// and 0 for an invalid seed). Reports the first invalid seed position (outside [0, |V|) or of
+/// in-degree >= 2^32) in *bad (atomicMin).
+__global__ void row_degrees_per_thread(const vid_t* seeds, std::int64_t rows, int R,
+                                       const eid_t* indptr, const std::int32_t* etype,
+                                       vid_t num_nodes, std::int64_t* cand, eid_t* row_begin,
+                                       ull* bad) {
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < rows;
+       q += std::int64_t{gridDim.x} * blockDim.x) {
+    std::int64_t const i = q / R;
+    auto const r = static_cast<std::int32_t>(q % R);
     vid_t const s = seeds[i];
     eid_t d = 0;
+    eid_t b = 0;
     if (s < 0 || s >= num_nodes) {
       atomicMin(bad, static_cast<ull>(i));
     } else {
-      d = indptr[s + 1] - indptr[s];
-      if (d >= (eid_t{1} << 32)) atomicMin(bad, static_cast<ull>(i));
+      if (indptr[s + 1] - indptr[s] >= (eid_t{1} << 32)) atomicMin(bad, static_cast<ull>(i));
+      edge_range const seg = relation_segment(indptr, etype, s, r);
+      d = seg.size();
+      b = seg.begin;
     }
-    cand[i] = d;
+    cand[q] = d;
+    row_begin[q] = b;
   }
 }
 
-/// NS: count[i] = in-degree d of seed i (already in count[i]) clamped to min(k, d) for k >= 1.
-__global__ void ns_counts_per_thread(std::int64_t* count, std::int64_t n, int fanout) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    if (fanout > 0 && count[i] > fanout) count[i] = fanout;
+/// NS: count[q] = segment length d of row q (already in count[q]) clamped to min(k, d) for
+/// k = fanouts[q % R] >= 0 (k = 0: an empty row); k = -1 leaves d.
+__global__ void ns_counts_per_thread(std::int64_t* count, std::int64_t rows, int R,
+                                     const int* fanouts) {
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < rows;
+       q += std::int64_t{gridDim.x} * blockDim.x) {
+    int const k = fanouts[q % R];
+    if (k >= 0 && count[q] > k) count[q] = k;
   }
 }
 
-/// NS, one thread per seed i (the host's per-seed loop, sample.cpp): d <= k or fanout -1 copies
-/// the neighbour list; d > k runs ns_floyd_select (ns_floyd.hpp, the host's very function) into
-/// pos[out_indptr[i] ..) with the hash scratch table[4 out_indptr[i] ..) for k > 32 (4 k >=
-/// ns_floyd_table_size(k) entries), then gathers the kept neighbours. Weight 1 / count.
-__global__ void ns_floyd_per_seed(const vid_t* seeds, std::int64_t n, const eid_t* indptr,
-                                  const vid_t* indices, int fanout, rng::stream st,
-                                  std::uint32_t batch, const eid_t* out_indptr, std::uint32_t* pos,
-                                  std::uint32_t* table, vid_t* nbrs, float* weights) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    vid_t const s = seeds[i];
-    eid_t const d = indptr[s + 1] - indptr[s];
-    vid_t const* nb = indices + indptr[s];
-    eid_t const o = out_indptr[i];
+/// NS, one thread per row q = i * R + r (the host's per-row loop, sample.cpp): k = 0 writes
+/// nothing; d <= k or k = -1 copies the segment; d > k runs ns_floyd_select (ns_floyd.hpp, the
+/// host's very function, offset = segment start - column start) into pos[out_indptr[q] ..) with
+/// the hash scratch table[4 out_indptr[q] ..) for k > 32 (4 k >= ns_floyd_table_size(k)
+/// entries), then gathers the kept neighbours. Weight 1 / count.
+__global__ void ns_floyd_per_row(const vid_t* seeds, std::int64_t rows, int R, const eid_t* indptr,
+                                 const std::int32_t* etype, const vid_t* indices,
+                                 const int* fanouts, rng::stream st, std::uint32_t batch,
+                                 const eid_t* out_indptr, std::uint32_t* pos, std::uint32_t* table,
+                                 vid_t* nbrs, float* weights) {
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < rows;
+       q += std::int64_t{gridDim.x} * blockDim.x) {
+    vid_t const s = seeds[q / R];
+    auto const r = static_cast<std::int32_t>(q % R);
+    int const fanout = fanouts[r];
+    edge_range const seg = relation_segment(indptr, etype, s, r);
+    eid_t const d = seg.size();
+    vid_t const* nb = indices + seg.begin;
+    eid_t const o = out_indptr[q];
+    if (fanout == 0 || d == 0) continue;
     if (fanout < 0 || d <= fanout) {
       float const w = 1.0f / static_cast<float>(d);
       for (eid_t j = 0; j < d; ++j) {
@@ -110,59 +132,61 @@ __global__ void ns_floyd_per_seed(const vid_t* seeds, std::int64_t n, const eid_
     auto const k = static_cast<std::uint32_t>(fanout);
     std::uint32_t* p = pos + o;
     ns_floyd_select(st, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(d), k, batch, p,
-                    table == nullptr ? nullptr : table + 4 * o);
+                    table == nullptr ? nullptr : table + 4 * o,
+                    static_cast<std::uint32_t>(seg.begin - indptr[s]));
     float const w = 1.0f / static_cast<float>(k);
-    for (std::uint32_t q = 0; q < k; ++q) {
-      nbrs[o + q] = nb[p[q]];
-      weights[o + q] = w;
+    for (std::uint32_t j = 0; j < k; ++j) {
+      nbrs[o + j] = nb[p[j]];
+      weights[o + j] = w;
     }
   }
 }
 
-/// LABOR, one thread per candidate edge e = (seed i, position j): keep[e] = 1 if the seed keeps
-/// every neighbour (fanout < 0 or d <= k), else labor_variate(plan, t) <= float(k) / float(d).
-__global__ void labor_flags_per_edge(const vid_t* seeds, const std::int64_t* cand_off,
-                                     std::int64_t n, std::int64_t num_cand, const eid_t* indptr,
-                                     const vid_t* indices, int fanout, labor_variate_plan plan,
-                                     std::int64_t* keep) {
+/// LABOR, one thread per candidate edge e = (row q, position j in its segment): keep[e] = 1 if
+/// the row keeps its whole segment (k = -1 or d <= k), 0 for k = 0, else
+/// labor_variate(plan, t) <= float(k) / float(d), k = fanouts[q % R].
+__global__ void labor_flags_per_edge(const std::int64_t* cand_off, std::int64_t rows, int R,
+                                     std::int64_t num_cand, const eid_t* row_begin,
+                                     const vid_t* indices, const int* fanouts,
+                                     labor_variate_plan plan, std::int64_t* keep) {
   for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_cand;
        e += std::int64_t{gridDim.x} * blockDim.x) {
-    std::int64_t const i = segment_of(cand_off, n, e);
-    std::int64_t const d = cand_off[i + 1] - cand_off[i];
-    auto const j = static_cast<std::uint32_t>(e - cand_off[i]);
-    vid_t const s = seeds[i];
+    std::int64_t const q = segment_of(cand_off, rows, e);
+    std::int64_t const d = cand_off[q + 1] - cand_off[q];
+    int const fanout = fanouts[q % R];
     if (fanout < 0 || d <= fanout) {
       keep[e] = 1;
+    } else if (fanout == 0) {
+      keep[e] = 0;
     } else {
-      vid_t const t = indices[indptr[s] + j];
+      vid_t const t = indices[row_begin[q] + (e - cand_off[q])];
       float const threshold = static_cast<float>(fanout) / static_cast<float>(d);
       keep[e] = labor_variate(plan, static_cast<std::uint64_t>(t)) <= threshold ? 1 : 0;
     }
   }
 }
 
-/// out_indptr[i] = pos[cand_off[i]] for i in [0, n]: kept edges before seed i.
-__global__ void output_offsets_per_seed(const std::int64_t* cand_off, std::int64_t n,
-                                        const std::int64_t* pos, eid_t* out_indptr) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i <= n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    out_indptr[i] = pos[cand_off[i]];
+/// out_indptr[q] = pos[cand_off[q]] for q in [0, rows]: kept edges before row q.
+__global__ void output_offsets_per_row(const std::int64_t* cand_off, std::int64_t rows,
+                                       const std::int64_t* pos, eid_t* out_indptr) {
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q <= rows;
+       q += std::int64_t{gridDim.x} * blockDim.x) {
+    out_indptr[q] = pos[cand_off[q]];
   }
 }
 
-/// Writes each kept candidate e to slot pos[e]: its neighbour id and weight 1 / kept(seed).
-__global__ void write_kept_per_edge(const vid_t* seeds, const std::int64_t* cand_off,
-                                    std::int64_t n, std::int64_t num_cand, const eid_t* indptr,
+/// Writes each kept candidate e to slot pos[e]: its neighbour id and weight 1 / kept(row).
+__global__ void write_kept_per_edge(const std::int64_t* cand_off, std::int64_t rows,
+                                    std::int64_t num_cand, const eid_t* row_begin,
                                     const vid_t* indices, const std::int64_t* pos,
                                     const eid_t* out_indptr, vid_t* nbrs, float* weights) {
   for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_cand;
        e += std::int64_t{gridDim.x} * blockDim.x) {
     std::int64_t const o = pos[e];
     if (pos[e + 1] == o) continue;  // not kept
-    std::int64_t const i = segment_of(cand_off, n, e);
-    auto const j = e - cand_off[i];
-    nbrs[o] = indices[indptr[seeds[i]] + j];
-    weights[o] = 1.0f / static_cast<float>(out_indptr[i + 1] - out_indptr[i]);
+    std::int64_t const q = segment_of(cand_off, rows, e);
+    nbrs[o] = indices[row_begin[q] + (e - cand_off[q])];
+    weights[o] = 1.0f / static_cast<float>(out_indptr[q + 1] - out_indptr[q]);
   }
 }
 
@@ -382,6 +406,8 @@ device_csc upload(const cuda_context& ctx, const csc_graph& g) {
   d.num_nodes = g.num_nodes;
   d.indptr = ctx.to_device(std::span<const eid_t>(g.indptr));
   d.indices = ctx.to_device(std::span<const vid_t>(g.indices));
+  d.etype = ctx.to_device(std::span<const std::int32_t>(g.etype));
+  d.num_relations = g.num_relations;
   return d;
 }
 
@@ -393,24 +419,29 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
                        "batch dependency (kappa) " +
                            std::to_string(params.dependency.batch_dependency) +
                            " is negative: expected 0 (never refresh) or >= 1");
-  COOPGNN_CUDA_EXPECTS(params.fanout == -1 || params.fanout >= 1,
-                       "fanout " + std::to_string(params.fanout) +
-                           " is invalid: expected a positive count or -1 (all neighbours)");
+  std::vector<int> const fanouts = fanouts_per_relation(params, g.num_relations, g.typed());
+  int const R = g.num_relations;
+  int kmax = 0;
+  for (int const k : fanouts) kmax = k > kmax ? k : kmax;
   stream_t const s = ctx.compute();
   auto const n = static_cast<std::int64_t>(seeds.size());
+  std::int64_t const rows = n * R;
+  const std::int32_t* etype = g.etype.empty() ? nullptr : g.etype.data();
   device_sampled_neighbors out;
-  out.indptr = ctx.allocate<eid_t>(static_cast<std::size_t>(n) + 1);
+  out.indptr = ctx.allocate<eid_t>(static_cast<std::size_t>(rows) + 1);
   if (n == 0) {
     detail::zero_async(out.indptr.data(), sizeof(eid_t), s);
     return out;
   }
+  auto const dfanouts = ctx.to_device(std::span<const int>(fanouts), s);
 
-  // In-degrees per seed (input validation), then NS or LABOR.
-  auto cand_off = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n) + 1);
+  // Segment lengths and starts per row (input validation), then NS or LABOR.
+  auto cand_off = ctx.allocate<std::int64_t>(static_cast<std::size_t>(rows) + 1);
+  auto row_begin = ctx.allocate<eid_t>(static_cast<std::size_t>(rows));
   auto bad = make_flag(ctx);
-  detail::zero_async(cand_off.data() + n, sizeof(std::int64_t), s);
-  ITEMS_LAUNCH(s, n, seed_degrees_per_thread, seeds.data(), n, g.indptr.data(), g.num_nodes,
-               cand_off.data(), bad.data());
+  detail::zero_async(cand_off.data() + rows, sizeof(std::int64_t), s);
+  ITEMS_LAUNCH(s, rows, row_degrees_per_thread, seeds.data(), rows, R, g.indptr.data(), etype,
+               g.num_nodes, cand_off.data(), row_begin.data(), bad.data());
   if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
     vid_t const v = read_one(seeds.data() + first_bad, s);
     COOPGNN_CUDA_EXPECTS(false, "seed " + std::to_string(v) + " (position " +
@@ -420,49 +451,49 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
   }
 
   if (params.kind == sampler_kind::ns) {
-    // Counts min(k, d) are known: offsets by one scan, then one thread per seed writes its slots.
+    // Counts min(k, d) are known: offsets by one scan, then one thread per row writes its slots.
     COOPGNN_NVTX_RANGE("sample/ns_floyd");
-    ITEMS_LAUNCH(s, n, ns_counts_per_thread, cand_off.data(), n, params.fanout);
-    exclusive_sum(ctx, cand_off.data(), n + 1);
+    ITEMS_LAUNCH(s, rows, ns_counts_per_thread, cand_off.data(), rows, R, dfanouts.data());
+    exclusive_sum(ctx, cand_off.data(), rows + 1);
     COOPGNN_CUDA_CHECK(cudaMemcpyAsync(out.indptr.data(), cand_off.data(),
-                                       (static_cast<std::size_t>(n) + 1) * sizeof(eid_t),
+                                       (static_cast<std::size_t>(rows) + 1) * sizeof(eid_t),
                                        cudaMemcpyDeviceToDevice, s));
-    std::int64_t const total = read_one(cand_off.data() + n, s);
+    std::int64_t const total = read_one(cand_off.data() + rows, s);
     out.nbrs = ctx.allocate<vid_t>(total);
     out.weights = ctx.allocate<float>(total);
     std::uint32_t const table_size =
-        params.fanout > 0 ? ns_floyd_table_size(static_cast<std::uint32_t>(params.fanout)) : 0;
-    device_buffer<std::uint32_t> pos;    // kept positions of the seeds with d > k
+        kmax > 0 ? ns_floyd_table_size(static_cast<std::uint32_t>(kmax)) : 0;
+    device_buffer<std::uint32_t> pos;    // kept positions of the rows with d > k
     device_buffer<std::uint32_t> table;  // Floyd hash sets, 4 entries per output slot (k > 32)
-    if (params.fanout > 0 && total > 0) pos = ctx.allocate<std::uint32_t>(total);
+    if (kmax > 0 && total > 0) pos = ctx.allocate<std::uint32_t>(total);
     if (table_size > 0 && total > 0) table = ctx.allocate<std::uint32_t>(4 * total);
     rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
-    ITEMS_LAUNCH(s, n, ns_floyd_per_seed, seeds.data(), n, g.indptr.data(), g.indices.data(),
-                 params.fanout, st, params.batch, out.indptr.data(), pos.data(),
+    ITEMS_LAUNCH(s, rows, ns_floyd_per_row, seeds.data(), rows, R, g.indptr.data(), etype,
+                 g.indices.data(), dfanouts.data(), st, params.batch, out.indptr.data(), pos.data(),
                  table_size > 0 ? table.data() : nullptr, out.nbrs.data(), out.weights.data());
     return out;
   }
 
-  // LABOR: candidate offsets (exclusive sum of the in-degrees), keep flags per candidate (plus
-  // one trailing 0 so that the scan yields the total).
-  exclusive_sum(ctx, cand_off.data(), n + 1);
-  std::int64_t const num_cand = read_one(cand_off.data() + n, s);
+  // LABOR: candidate offsets (exclusive sum of the segment lengths), keep flags per candidate
+  // (plus one trailing 0 so that the scan yields the total).
+  exclusive_sum(ctx, cand_off.data(), rows + 1);
+  std::int64_t const num_cand = read_one(cand_off.data() + rows, s);
   auto keep = ctx.allocate<std::int64_t>(static_cast<std::size_t>(num_cand) + 1);
   detail::zero_async(keep.data() + num_cand, sizeof(std::int64_t), s);
   labor_variate_plan const plan =
       make_labor_variate_plan(params.run_seed, params.dependency, params.layer, params.batch);
-  ITEMS_LAUNCH(s, num_cand, labor_flags_per_edge, seeds.data(), cand_off.data(), n, num_cand,
-               g.indptr.data(), g.indices.data(), params.fanout, plan, keep.data());
+  ITEMS_LAUNCH(s, num_cand, labor_flags_per_edge, cand_off.data(), rows, R, num_cand,
+               row_begin.data(), g.indices.data(), dfanouts.data(), plan, keep.data());
 
-  // Compact: pos = exclusive sum of keep; seed i's edges start at pos[cand_off[i]].
+  // Compact: pos = exclusive sum of keep; row q's edges start at pos[cand_off[q]].
   exclusive_sum(ctx, keep.data(), num_cand + 1);
   std::int64_t const total = read_one(keep.data() + num_cand, s);
-  ITEMS_LAUNCH(s, n + 1, output_offsets_per_seed, cand_off.data(), n, keep.data(),
+  ITEMS_LAUNCH(s, rows + 1, output_offsets_per_row, cand_off.data(), rows, keep.data(),
                out.indptr.data());
   out.nbrs = ctx.allocate<vid_t>(total);
   out.weights = ctx.allocate<float>(total);
-  ITEMS_LAUNCH(s, num_cand, write_kept_per_edge, seeds.data(), cand_off.data(), n, num_cand,
-               g.indptr.data(), g.indices.data(), keep.data(), out.indptr.data(), out.nbrs.data(),
+  ITEMS_LAUNCH(s, num_cand, write_kept_per_edge, cand_off.data(), rows, num_cand, row_begin.data(),
+               g.indices.data(), keep.data(), out.indptr.data(), out.nbrs.data(),
                out.weights.data());
   return out;
 }
@@ -480,8 +511,10 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
   COOPGNN_NVTX_RANGE("sample/unique_compact");
   stream_t const s = ctx.compute();
   auto const n = static_cast<std::int64_t>(dst.size());
-  COOPGNN_CUDA_EXPECTS(static_cast<std::int64_t>(sampled.indptr.size()) == n + 1,
-                       "make_block: " + std::to_string(n) + " destinations but the sample has " +
+  std::int64_t const R = g.num_relations;
+  COOPGNN_CUDA_EXPECTS(R >= 1 && static_cast<std::int64_t>(sampled.indptr.size()) == n * R + 1,
+                       "make_block: " + std::to_string(n) + " destinations x " + std::to_string(R) +
+                           " relations but the sample has " +
                            std::to_string(sampled.indptr.size()) + " offsets");
   auto const num_edges = static_cast<std::int64_t>(sampled.nbrs.size());
 
@@ -538,6 +571,7 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
 
   device_block b;
   b.num_dst = n;
+  b.num_relations = static_cast<std::int32_t>(R);
   b.src_ids = ctx.allocate<vid_t>(n + num_uniq);
   detail::copy_async(b.src_ids.data(), dst.data(), dst.bytes(), s);
   detail::copy_async(b.src_ids.data() + n, uniq.data(), num_uniq * sizeof(vid_t), s);
@@ -557,6 +591,7 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
 block to_host(const cuda_context& ctx, const device_block& b) {
   block h;
   h.num_dst = b.num_dst;
+  h.num_relations = b.num_relations;
   h.src_ids = ctx.to_host(b.src_ids);
   h.indptr = ctx.to_host(b.indptr);
   h.indices = ctx.to_host(b.indices);

@@ -25,11 +25,14 @@
 
 namespace coopgnn::cuda {
 
-/// A CSC of in-edges in device memory (same layout as csc_graph: 64-bit offsets and ids).
+/// A CSC of in-edges in device memory (same layout as csc_graph: 64-bit offsets and ids; typed
+/// columns sorted by (relation, source)).
 struct device_csc {
   vid_t num_nodes = 0;
-  device_buffer<eid_t> indptr;   ///< [num_nodes + 1]
-  device_buffer<vid_t> indices;  ///< [num_edges]
+  device_buffer<eid_t> indptr;        ///< [num_nodes + 1]
+  device_buffer<vid_t> indices;       ///< [num_edges]
+  device_buffer<std::int32_t> etype;  ///< [num_edges] relation per in-edge; empty untyped
+  std::int32_t num_relations = 1;     ///< R
   [[nodiscard]] eid_t num_edges() const { return static_cast<eid_t>(indices.size()); }
 };
 
@@ -54,17 +57,26 @@ class device_span {
   std::size_t size_ = 0;
 };
 
-/// A device CSC without ownership (device_csc or a view of another copy).
+/// A device CSC without ownership (device_csc or a view of another copy). Typed when etype is
+/// non-empty or num_relations > 1 (csc_graph::typed).
 struct device_csc_view {
   vid_t num_nodes = 0;
   device_span<const eid_t> indptr;
   device_span<const vid_t> indices;
+  device_span<const std::int32_t> etype;  ///< [num_edges] or empty (untyped)
+  std::int32_t num_relations = 1;
   device_csc_view() = default;
-  device_csc_view(vid_t n, device_span<const eid_t> ip, device_span<const vid_t> ix)
-      : num_nodes(n), indptr(ip), indices(ix) {}
+  device_csc_view(vid_t n, device_span<const eid_t> ip, device_span<const vid_t> ix,
+                  device_span<const std::int32_t> et = {}, std::int32_t r = 1)
+      : num_nodes(n), indptr(ip), indices(ix), etype(et), num_relations(r) {}
   device_csc_view(const device_csc& g)  // NOLINT(google-explicit-constructor)
-      : num_nodes(g.num_nodes), indptr(g.indptr), indices(g.indices) {}
+      : num_nodes(g.num_nodes),
+        indptr(g.indptr),
+        indices(g.indices),
+        etype(g.etype),
+        num_relations(g.num_relations) {}
   [[nodiscard]] eid_t num_edges() const { return static_cast<eid_t>(indices.size()); }
+  [[nodiscard]] bool typed() const { return !etype.empty() || num_relations > 1; }
 };
 
 /// Copies `g` to the device on ctx.compute() (asynchronous for the host once the pageable
@@ -79,21 +91,27 @@ struct device_sampled_neighbors {
   device_buffer<float> weights;
 };
 
-/// Device version of coopgnn::sample_neighbors (sample.hpp), with the same rules:
-///   NS:      seed s of in-degree d > k keeps the k positions of ns_floyd_select (ns_floyd.hpp:
-///            Floyd's algorithm with keyed draws, the host sampler's very function), ascending;
-///   LABOR-0: s keeps neighbour t iff labor_variate(plan, t) <= float(k) / float(d);
-///   fanout -1 or d <= k: every neighbour. Weights 1 / (kept count of s), float.
-/// Schedule: NS: counts min(k, d) are known, so one scan gives the offsets and one thread per
-/// seed writes its slots (O(k) draws per seed; k > 32 uses 4 k u32 of hash scratch per seed,
-/// 16 bytes per output edge). LABOR: one thread per candidate edge (so a seed of degree 2^20 is
-/// spread over the whole GPU); kept edges are compacted with an exclusive scan, which keeps the
-/// neighbour-list order.
+/// Device version of coopgnn::sample_neighbors (sample.hpp), with the same rules and row layout
+/// (rows q = i * R + r, R = g.num_relations; untyped R = 1, row = seed): row q samples the
+/// relation segment [b, e) of seed s = seeds[i] (relation_segment; the whole column untyped),
+/// d = e - b, with fanout k = fanouts_per_relation(params)[r]:
+///   NS:      d > k >= 1 keeps the k positions of ns_floyd_select (ns_floyd.hpp: Floyd's
+///            algorithm with keyed draws, the host sampler's very function, offset b -
+///            indptr[s]), ascending;
+///   LABOR-0: keeps neighbour t iff labor_variate(plan, t) <= float(k) / float(d);
+///   k = -1 or d <= k: every neighbour of the segment; k = 0 (typed only): none. Weights
+///   1 / (kept count of the row), float.
+/// Schedule: one thread per row finds its segment; NS: counts min(k, d) are known, so one scan
+/// gives the offsets and one thread per row writes its slots (O(k) draws per row; k > 32 uses
+/// 4 k u32 of hash scratch per row, 16 bytes per output edge). LABOR: one thread per candidate
+/// edge (so a seed of degree 2^20 is spread over the whole GPU); kept edges are compacted with
+/// an exclusive scan, which keeps the neighbour-list order. The R fanouts are copied to the
+/// device (R ints, pageable).
 /// @param g      device CSC
 /// @param seeds  [n] device int64 vertex ids in [0, g.num_nodes); duplicates allowed
 /// @throws logic_error (after a stream synchronisation) naming the first seed outside
-///         [0, |V|) or with in-degree >= 2^32; logic_error for fanout 0 or < -1 or kappa < 0;
-///         cuda_error for CUDA failures. n = 0 gives indptr {0} and empty outputs.
+///         [0, |V|) or with in-degree >= 2^32; logic_error as fanouts_per_relation or for
+///         kappa < 0; cuda_error for CUDA failures. n = 0 gives indptr {0} and empty outputs.
 /// Synchronises ctx.compute() for the validation and each count (NS 2 times, LABOR 3).
 /// Deterministic.
 device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_view g,
@@ -124,11 +142,12 @@ device_sampled_neighbors exclude_edges(const cuda_context& ctx, device_span<cons
 /// Copies a device sample to the host (synchronises ctx.compute()).
 sampled_neighbors to_host(const cuda_context& ctx, const device_sampled_neighbors& s);
 
-/// A block (block.hpp) in device memory; num_dst on the host.
+/// A block (block.hpp) in device memory; num_dst and num_relations on the host.
 struct device_block {
   std::int64_t num_dst = 0;
+  std::int32_t num_relations = 1;          ///< R rows per destination (block::num_relations)
   device_buffer<vid_t> src_ids;            ///< [num_src]: dst first, then the other sources
-  device_buffer<eid_t> indptr;             ///< [num_dst + 1]
+  device_buffer<eid_t> indptr;             ///< [num_dst * num_relations + 1]
   device_buffer<std::int64_t> indices;     ///< [num_edges] local source index
   device_buffer<float> weights;            ///< [num_edges]
   device_buffer<std::int64_t> src_degree;  ///< [num_src] full-graph in-degree
@@ -140,8 +159,9 @@ struct device_block {
 /// the destination lookup, select + radix sort + unique for the other sources, and a binary
 /// search per edge.
 /// @param dst      [n] device ids, distinct: the seeds `sampled` was drawn for
-/// @param sampled  the result of sample_neighbors for exactly `dst`
-/// @throws logic_error when sampled.indptr.size() != n + 1 or (after a synchronisation) when a
+/// @param sampled  the result of sample_neighbors for exactly `dst` (n * R rows, R =
+///                 g.num_relations; the block gets num_relations = R)
+/// @throws logic_error when sampled.indptr.size() != n * R + 1 or (after a synchronisation) when a
 ///         destination appears twice. Synchronises ctx.compute() twice (duplicate check and the
 ///         number of unique sources). Deterministic.
 device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<const vid_t> dst,

@@ -25,25 +25,34 @@ namespace coopgnn {
 /// A CSC (csc_graph's arrays) in a memory space: the graph the sampling entries read there.
 struct csc_buffers {
   vid_t num_nodes = 0;
-  buffer<eid_t> indptr;   ///< [num_nodes + 1]
-  buffer<vid_t> indices;  ///< [num_edges]
+  buffer<eid_t> indptr;            ///< [num_nodes + 1]
+  buffer<vid_t> indices;           ///< [num_edges]
+  buffer<std::int32_t> etype;      ///< [num_edges] relation per in-edge; empty when untyped
+  std::int32_t num_relations = 1;  ///< R (csc_graph::num_relations)
   [[nodiscard]] csc_view view() const {
-    return {num_nodes, static_cast<eid_t>(indices.size()), indptr.data(), indices.data(),
-            indices.space()};
+    return {num_nodes,
+            static_cast<eid_t>(indices.size()),
+            indptr.data(),
+            indices.data(),
+            indices.space(),
+            num_relations,
+            etype.empty() ? nullptr : etype.data()};
   }
 };
 
-/// A copy of `g` in ctx.space() (the host backend samples from view(g) without one).
+/// A copy of `g` (with its edge types when typed) in ctx.space() (the host backend samples from
+/// view(g) without one).
 csc_buffers upload_graph(const exec_context& ctx, const csc_graph& g);
 
-/// A sample of in-neighbours (sampled_neighbors' arrays) in a memory space.
+/// A sample of in-neighbours (sampled_neighbors' arrays and row layout) in a memory space.
 struct sampled_buffers {
-  buffer<eid_t> indptr;   ///< [num_seeds + 1]
+  buffer<eid_t> indptr;   ///< [num_seeds * R + 1] (R = 1 untyped; sampled_neighbors)
   buffer<vid_t> nbrs;     ///< [num_sampled]
   buffer<float> weights;  ///< [num_sampled]
 };
 
-/// sample_neighbors above, on any backend: the same rules, keys and order.
+/// sample_neighbors above, on any backend: the same rules, keys, row layout (n * R rows on a
+/// typed graph) and order.
 /// @param g      the graph in ctx.space(); @param seeds [n] ids in [0, |V|), in ctx.space()
 /// @throws logic_error as the host version (on CUDA after a synchronisation).
 sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
@@ -60,6 +69,8 @@ std::uint64_t edge_exclusion_key(vid_t t, vid_t s);
 /// float: the Hajek estimator over what is left); a seed left without edges has none. Host and
 /// emulated: the reference loop (keys checked ascending and distinct, logic_error otherwise).
 /// CUDA: cuda::exclude_edges, the same bits (keys not checked). Empty keys return a copy.
+/// Typed samples (R > 1 rows per seed) are refused: indptr must have n + 1 offsets
+/// (logic_error); link prediction on typed graphs is refused before sampling.
 /// @param seeds [n] in ctx.space(); @param sampled drawn for seeds; @param keys [k] ascending
 sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> seeds,
                               const sampled_buffers& sampled,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "runtime/core/error.hpp"
 
@@ -39,6 +40,50 @@ csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const
   return g;
 }
 
+csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst,
+                    std::span<const std::int32_t> edge_type, std::int32_t num_relations) {
+  COOPGNN_EXPECTS(num_nodes >= 0, "num_nodes = {} is negative", num_nodes);
+  COOPGNN_EXPECTS(num_relations >= 1, "num_relations = {} (>= 1 expected)", num_relations);
+  COOPGNN_EXPECTS(src.size() == dst.size() && src.size() == edge_type.size(),
+                  "edge list has {} sources, {} destinations and {} edge types", src.size(),
+                  dst.size(), edge_type.size());
+  csc_graph g;
+  g.num_nodes = num_nodes;
+  g.num_relations = num_relations;
+  g.indptr.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
+  for (std::size_t e = 0; e < src.size(); ++e) {
+    COOPGNN_EXPECTS(src[e] >= 0 && src[e] < num_nodes && dst[e] >= 0 && dst[e] < num_nodes,
+                    "edge {} ({} -> {}) has a vertex id outside [0, {})", e, src[e], dst[e],
+                    num_nodes);
+    COOPGNN_EXPECTS(edge_type[e] >= 0 && edge_type[e] < num_relations,
+                    "edge {} ({} -> {}) has relation {} outside [0, {})", e, src[e], dst[e],
+                    edge_type[e], num_relations);
+    ++g.indptr[dst[e] + 1];
+  }
+  for (vid_t v = 0; v < num_nodes; ++v) g.indptr[v + 1] += g.indptr[v];
+  // (relation, source) pairs bucketed by destination, then sorted and deduplicated per column.
+  std::vector<std::pair<std::int32_t, vid_t>> cols(src.size());
+  std::vector<eid_t> fill(g.indptr.begin(), g.indptr.end() - 1);
+  for (std::size_t e = 0; e < src.size(); ++e) cols[fill[dst[e]]++] = {edge_type[e], src[e]};
+  eid_t out = 0;
+  for (vid_t v = 0; v < num_nodes; ++v) {
+    auto const begin = cols.begin() + g.indptr[v];
+    auto const end = cols.begin() + g.indptr[v + 1];
+    std::sort(begin, end);
+    auto const last = std::unique(begin, end);
+    g.indptr[v] = out;
+    out = std::copy(begin, last, cols.begin() + out) - cols.begin();
+  }
+  g.indptr[num_nodes] = out;
+  g.indices.resize(static_cast<std::size_t>(out));
+  g.etype.resize(static_cast<std::size_t>(out));
+  for (eid_t e = 0; e < out; ++e) {
+    g.etype[e] = cols[e].first;
+    g.indices[e] = cols[e].second;
+  }
+  return g;
+}
+
 void validate_csc(const csc_graph& g, const std::string& what) {
   if (g.num_nodes < 0) COOPGNN_IO_FAIL("{}: negative vertex count {}", what, g.num_nodes);
   if (static_cast<vid_t>(g.indptr.size()) != g.num_nodes + 1) {
@@ -60,6 +105,37 @@ void validate_csc(const csc_graph& g, const std::string& what) {
     if (g.indices[e] < 0 || g.indices[e] >= g.num_nodes) {
       COOPGNN_IO_FAIL("{}: edge {} has vertex id {} outside [0, {})", what, e, g.indices[e],
                       g.num_nodes);
+    }
+  }
+  if (g.num_relations < 1) {
+    COOPGNN_IO_FAIL("{}: num_relations = {} (>= 1 expected)", what, g.num_relations);
+  }
+  if (g.etype.empty()) {
+    if (g.num_relations > 1 && g.num_edges() > 0) {
+      COOPGNN_IO_FAIL("{}: {} relations but no edge types for {} edges", what, g.num_relations,
+                      g.num_edges());
+    }
+    return;
+  }
+  if (g.etype.size() != g.indices.size()) {
+    COOPGNN_IO_FAIL("{}: {} edge types for {} edges", what, g.etype.size(), g.indices.size());
+  }
+  for (eid_t e = 0; e < g.num_edges(); ++e) {
+    if (g.etype[e] < 0 || g.etype[e] >= g.num_relations) {
+      COOPGNN_IO_FAIL("{}: edge {} has relation {} outside [0, {})", what, e, g.etype[e],
+                      g.num_relations);
+    }
+  }
+  for (vid_t v = 0; v < g.num_nodes; ++v) {
+    for (eid_t e = g.indptr[v] + 1; e < g.indptr[v + 1]; ++e) {
+      bool const ordered = g.etype[e - 1] < g.etype[e] ||
+                           (g.etype[e - 1] == g.etype[e] && g.indices[e - 1] < g.indices[e]);
+      if (!ordered) {
+        COOPGNN_IO_FAIL(
+            "{}: in-edges of vertex {} are not sorted by (relation, source) without repeats at "
+            "edge {} ((relation {}, source {}) after (relation {}, source {}))",
+            what, v, e, g.etype[e], g.indices[e], g.etype[e - 1], g.indices[e - 1]);
+      }
     }
   }
 }

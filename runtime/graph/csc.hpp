@@ -1,6 +1,7 @@
 // In-memory graph: CSC of in-edges (DESIGN.md section 3).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -10,11 +11,24 @@
 namespace coopgnn {
 
 /// Compressed sparse columns of in-edges: the in-neighbours of vertex s are
-/// indices[indptr[s] .. indptr[s+1]), sorted ascending. 64-bit offsets.
+/// indices[indptr[s] .. indptr[s+1]). 64-bit offsets.
+///
+/// Untyped (etype empty, num_relations = 1): a column is sorted by source id.
+/// Typed (a heterogeneous graph, etype set, R = num_relations >= 1): etype[e] in [0, R) is the
+/// relation of in-edge e and a column is sorted by (relation, source id), so column s is R
+/// consecutive relation segments (relation_segment, kernels/sample/relation_segment.hpp, finds
+/// segment r). (src, dst, relation) is an edge at most once; the same (src, dst) under two
+/// relations is two edges.
 struct csc_graph {
   vid_t num_nodes = 0;
-  std::vector<eid_t> indptr;   ///< [num_nodes + 1], indptr[0] = 0, non-decreasing
-  std::vector<vid_t> indices;  ///< [num_edges], 0 <= indices[e] < num_nodes
+  std::vector<eid_t> indptr;        ///< [num_nodes + 1], indptr[0] = 0, non-decreasing
+  std::vector<vid_t> indices;       ///< [num_edges], 0 <= indices[e] < num_nodes
+  std::int32_t num_relations = 1;   ///< R >= 1 (1 when untyped)
+  std::vector<std::int32_t> etype;  ///< [num_edges] relation of each in-edge; empty when untyped
+
+  /// A heterogeneous graph (etype set, or R > 1 with no edges): samples have R rows per seed
+  /// and a relation fanout may be 0.
+  [[nodiscard]] bool typed() const { return !etype.empty() || num_relations > 1; }
 
   [[nodiscard]] eid_t num_edges() const { return static_cast<eid_t>(indices.size()); }
   /// In-degree of s (edges t -> s). No bounds check.
@@ -26,13 +40,17 @@ struct csc_graph {
 
 /// A non-owning view of a CSC in one memory space (the host graph, or its copy on a device): what
 /// the sampling kernel entries take. in_degree / in_neighbors read the arrays, so only host code
-/// on host-readable memory may call them.
+/// on host-readable memory may call them. Typed when etype is non-null (csc_graph's layout).
 struct csc_view {
   vid_t num_nodes = 0;
   eid_t num_edges = 0;
   const eid_t* indptr = nullptr;   ///< [num_nodes + 1]
   const vid_t* indices = nullptr;  ///< [num_edges]
   memory_space space = memory_space::host;
+  std::int32_t num_relations = 1;       ///< R >= 1
+  const std::int32_t* etype = nullptr;  ///< [num_edges] relation per in-edge, or null (untyped)
+  /// As csc_graph::typed.
+  [[nodiscard]] bool typed() const { return etype != nullptr || num_relations > 1; }
   [[nodiscard]] eid_t in_degree(vid_t s) const { return indptr[s + 1] - indptr[s]; }
   [[nodiscard]] std::span<const vid_t> in_neighbors(vid_t s) const {
     return {indices + indptr[s], static_cast<std::size_t>(indptr[s + 1] - indptr[s])};
@@ -41,7 +59,13 @@ struct csc_view {
 
 /// The host view of `g`.
 inline csc_view view(const csc_graph& g) {
-  return {g.num_nodes, g.num_edges(), g.indptr.data(), g.indices.data(), memory_space::host};
+  return {g.num_nodes,
+          g.num_edges(),
+          g.indptr.data(),
+          g.indices.data(),
+          memory_space::host,
+          g.num_relations,
+          g.etype.empty() ? nullptr : g.etype.data()};
 }
 
 /// Builds the CSC of in-edges from a directed edge list src[e] -> dst[e]. Neighbour lists come
@@ -51,8 +75,22 @@ inline csc_view view(const csc_graph& g) {
 ///         differ. O(V + E) time, two passes (counting sort by dst, then per-list sort).
 csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst);
 
-/// Validates a CSC: sizes, indptr[0] == 0, monotone offsets, ids in range. `what` names the
-/// source (a file or argument) in the error message.
+/// Builds the typed CSC of a heterogeneous graph (see csc_graph): edge e is src[e] -> dst[e] of
+/// relation edge_type[e] (hetero_schema::edge_type). Columns are sorted by (relation, source
+/// id); a repeated (src, dst, relation) is kept once; self-loops stay. The result has
+/// num_relations = R and etype [E'] (E' <= E after deduplication), even for R = 1.
+/// @param src, dst   [E] vertex ids in [0, num_nodes), equal lengths
+/// @param edge_type  [E] relation of each edge, in [0, num_relations)
+/// @param num_relations R >= 1
+/// @throws logic_error naming the first offending edge (an id out of range, a relation outside
+///         [0, R)), or when the lengths differ or R < 1. O(V + E log d) time.
+csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst,
+                    std::span<const std::int32_t> edge_type, std::int32_t num_relations);
+
+/// Validates a CSC: sizes, indptr[0] == 0, monotone offsets, ids in range; num_relations >= 1,
+/// and when etype is present: [num_edges] entries in [0, num_relations), each column sorted by
+/// (relation, source id) without a repeated pair; untyped graphs must have num_relations = 1.
+/// `what` names the source (a file or argument) in the error message.
 /// @throws io_error describing the first problem found.
 void validate_csc(const csc_graph& g, const std::string& what);
 

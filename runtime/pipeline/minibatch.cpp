@@ -15,6 +15,16 @@ sample_params layer_params(const batch_key& key, std::size_t l) {
   p.layer = static_cast<std::uint32_t>(l);
   p.batch = key.batch;
   p.dependency = key.dependency;
+  if (!key.relation_fanouts.empty()) {
+    std::size_t const L = key.fanouts.size();
+    COOPGNN_EXPECTS(L > 0 && key.relation_fanouts.size() % L == 0,
+                    "batch_key: {} relation fanouts for {} layers (L * R expected)",
+                    key.relation_fanouts.size(), L);
+    std::size_t const R = key.relation_fanouts.size() / L;
+    p.relation_fanouts.assign(
+        key.relation_fanouts.begin() + static_cast<std::ptrdiff_t>(l * R),
+        key.relation_fanouts.begin() + static_cast<std::ptrdiff_t>((l + 1) * R));
+  }
   return p;
 }
 
@@ -26,8 +36,9 @@ const block_buffers& sample_layer(const exec_context& ctx, const csc_view& g,
                                   const buffer<vid_t>& frontier, const batch_key& key,
                                   std::size_t l, minibatch& out) {
   sampled_buffers s;
-  if (key.fanouts[l] == 0) {
-    // Fanout 0: no neighbours (an MLP layer's block: sources = destinations).
+  if (!g.typed() && key.fanouts[l] == 0) {
+    // Fanout 0: no neighbours (an MLP layer's block: sources = destinations). Typed graphs take
+    // the sampler, which gives n * R empty rows for fanout 0.
     s.indptr = buffer<eid_t>(ctx, frontier.size() + 1);
     fill_zero(ctx, s.indptr.view());
     s.nbrs = buffer<vid_t>(ctx, 0);

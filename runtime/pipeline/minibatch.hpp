@@ -79,9 +79,15 @@ struct batch_key {
   /// Edges removed from every layer's sample (exclude_edges, kernels/sample/sampling.hpp):
   /// ascending edge_exclusion_key values in the sampling context's space; empty = none.
   buffer_view<const std::uint64_t> excluded;
+  /// Typed graphs: [L * R] row-major by layer (entry l * R + r = layer l's fanout k_r of relation
+  /// r; -1 all, 0 none, >= 1); empty = fanouts[l] for every relation of layer l.
+  std::span<const int> relation_fanouts;
 };
 
-/// The sampler parameters of layer l (l < key.fanouts.size()) under `key`.
+/// The sampler parameters of layer l (l < key.fanouts.size()) under `key`: fanout = fanouts[l];
+/// relation_fanouts = key.relation_fanouts[l * R .. (l + 1) * R) with R =
+/// relation_fanouts.size() / fanouts.size() (empty when key.relation_fanouts is).
+/// @throws logic_error when key.relation_fanouts is not a multiple of [L] entries.
 sample_params layer_params(const batch_key& key, std::size_t l);
 
 /// One cooperative id exchange (Algorithm 1 of the cooperative paper, lines 4-7): `ids` (this

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <tuple>
 
 namespace coopgnn::test {
 
@@ -28,6 +29,37 @@ csc_graph random_graph(vid_t n, int avg_degree, std::uint64_t seed) {
     dst.push_back(d);
   }
   return build_csc(n, src, dst);
+}
+
+typed_graph random_typed_graph(vid_t n, std::int32_t R, int avg_degree, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::set<std::tuple<vid_t, vid_t, std::int32_t>> edges;  // (src, dst, relation)
+  std::uniform_int_distribution<vid_t> pick(0, n - 1);
+  std::uniform_int_distribution<int> deg(0, 2 * avg_degree);
+  for (vid_t v = 3; v < n; ++v) {
+    for (std::int32_t r = 0; r < R; ++r) {
+      int const d = deg(gen);
+      for (int j = 0; j < d; ++j) {
+        vid_t const u = pick(gen);
+        if (u != v) edges.insert({u, v, r});
+      }
+    }
+  }
+  for (vid_t u = 0; u < n; ++u) {
+    for (std::int32_t r = 0; r < R && u != 1; ++r) edges.insert({u, 1, r});
+  }
+  if (n > 3) edges.insert({3, 2, R - 1});
+  typed_graph t;
+  // Shuffled, so build_csc has to sort.
+  std::vector<std::tuple<vid_t, vid_t, std::int32_t>> list(edges.begin(), edges.end());
+  std::shuffle(list.begin(), list.end(), gen);
+  for (auto [s, d, r] : list) {
+    t.src.push_back(s);
+    t.dst.push_back(d);
+    t.rel.push_back(r);
+  }
+  t.g = build_csc(n, t.src, t.dst, t.rel, R);
+  return t;
 }
 
 dataset synthetic_dataset(vid_t n, int classes, std::int64_t feature_dim, int avg_degree,
