@@ -9,27 +9,63 @@
 
 namespace coopgnn::models {
 
-double accuracy(const matrix<float>& logits, std::span<const std::int64_t> labels,
-                std::span<const std::int64_t> rows) {
+namespace {
+
+/// The arg-max class of every selected row and its label, checked as accuracy() documents.
+std::vector<std::pair<std::int64_t, std::int64_t>> predictions(
+    const matrix<float>& logits, std::span<const std::int64_t> labels,
+    std::span<const std::int64_t> rows, const char* fn) {
   std::int64_t const n = logits.rows();
   std::int64_t const num_classes = logits.cols();
   COOPGNN_EXPECTS(static_cast<std::int64_t>(labels.size()) == n,
-                  "accuracy: {} labels for {} rows of logits", labels.size(), n);
-  COOPGNN_EXPECTS(!rows.empty(), "accuracy: no rows to score");
-  COOPGNN_EXPECTS(num_classes >= 1, "accuracy: logits have no class columns");
-  std::int64_t correct = 0;
+                  "{}: {} labels for {} rows of logits", fn, labels.size(), n);
+  COOPGNN_EXPECTS(!rows.empty(), "{}: no rows to score", fn);
+  COOPGNN_EXPECTS(num_classes >= 1, "{}: logits have no class columns", fn);
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  out.reserve(rows.size());
   for (std::int64_t const r : rows) {
-    COOPGNN_EXPECTS(0 <= r && r < n, "accuracy: row {} is outside [0, {})", r, n);
+    COOPGNN_EXPECTS(0 <= r && r < n, "{}: row {} is outside [0, {})", fn, r, n);
     std::int64_t const y = labels[static_cast<std::size_t>(r)];
-    COOPGNN_EXPECTS(0 <= y && y < num_classes, "accuracy: label of row {} is {}, outside [0, {})",
+    COOPGNN_EXPECTS(0 <= y && y < num_classes, "{}: label of row {} is {}, outside [0, {})", fn,
                     r, y, num_classes);
     const float* l = logits.row(r);
     std::int64_t best = 0;
     for (std::int64_t j = 1; j < num_classes; ++j) {
       if (l[j] > l[best]) best = j;
     }
-    if (best == y) ++correct;
+    out.emplace_back(best, y);
   }
+  return out;
+}
+
+}  // namespace
+
+double macro_f1(const matrix<float>& logits, std::span<const std::int64_t> labels,
+                std::span<const std::int64_t> rows) {
+  auto const pred = predictions(logits, labels, rows, "macro_f1");
+  auto const C = static_cast<std::size_t>(logits.cols());
+  std::vector<std::int64_t> tp(C, 0), fp(C, 0), fn(C, 0);
+  for (auto const& [p, y] : pred) {
+    if (p == y) {
+      ++tp[static_cast<std::size_t>(y)];
+    } else {
+      ++fp[static_cast<std::size_t>(p)];
+      ++fn[static_cast<std::size_t>(y)];
+    }
+  }
+  double sum = 0;
+  for (std::size_t c = 0; c < C; ++c) {
+    auto const d = 2 * tp[c] + fp[c] + fn[c];
+    if (d > 0) sum += 2.0 * static_cast<double>(tp[c]) / static_cast<double>(d);
+  }
+  return sum / static_cast<double>(C);
+}
+
+double accuracy(const matrix<float>& logits, std::span<const std::int64_t> labels,
+                std::span<const std::int64_t> rows) {
+  auto const pred = predictions(logits, labels, rows, "accuracy");
+  std::int64_t correct = 0;
+  for (auto const& [p, y] : pred) correct += p == y;
   return static_cast<double>(correct) / static_cast<double>(rows.size());
 }
 

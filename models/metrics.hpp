@@ -22,6 +22,17 @@ namespace coopgnn::models {
 double accuracy(const matrix<float>& logits, std::span<const std::int64_t> labels,
                 std::span<const std::int64_t> rows);
 
+/// Macro-averaged F1 over the C classes of the selected rows (the HAN / HeCo papers' Macro-F1):
+///   (1 / C) sum_c 2 TP_c / (2 TP_c + FP_c + FN_c), predictions by arg-max as in accuracy();
+/// a class with no true and no predicted row among `rows` (2 TP + FP + FN = 0) scores 0 (the
+/// scikit-learn zero_division=0 convention) and still counts in C. Micro-F1 of single-label
+/// multi-class predictions equals accuracy().
+/// @param logits [n, C]; @param labels [n]; @param rows the rows to score, each in [0, n)
+/// @returns a value in [0, 1]
+/// @throws logic_error as accuracy() (sizes, empty rows, a row or label out of range).
+double macro_f1(const matrix<float>& logits, std::span<const std::int64_t> labels,
+                std::span<const std::int64_t> rows);
+
 /// Area under the ROC curve by the rank statistic (Mann & Whitney 1947; Hanley & McNeil 1982):
 ///   AUC = (R_pos - n_pos (n_pos + 1) / 2) / (n_pos n_neg),
 /// R_pos the sum of the 1-based ranks of the positive scores in ascending order, tied scores

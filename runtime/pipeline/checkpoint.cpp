@@ -208,6 +208,11 @@ json model_config_json(const models::model_config& c) {
                 {"residual", c.gat.residual},
                 {"self_loops", c.gat.self_loops}};
   }
+  if (c.kind == models::conv_kind::rgcn) {
+    j["rgcn"] = {{"num_relations", c.rgcn.num_relations},
+                 {"num_bases", c.rgcn.num_bases},
+                 {"self_loop", c.rgcn.self_loop}};
+  }
   return j;
 }
 
@@ -241,6 +246,17 @@ models::model_config model_config_of(const json& j, const fs::path& manifest) {
     c.gat.self_loops = get_key<bool>(g, "self_loops", manifest);
     if (c.gat.heads < 1 || c.out_heads < 1 || c.gat.heads > 256 || c.out_heads > 256) {
       COOPGNN_IO_FAIL("{}: model: GAT heads out of range ({})", manifest.string(), g.dump());
+    }
+  }
+  if (c.kind == models::conv_kind::rgcn) {
+    json const r = get_key<json>(j, "rgcn", manifest);
+    c.rgcn.num_relations = get_key<std::int32_t>(r, "num_relations", manifest);
+    c.rgcn.num_bases = get_key<std::int64_t>(r, "num_bases", manifest);
+    c.rgcn.self_loop = get_key<bool>(r, "self_loop", manifest);
+    if (c.rgcn.num_relations < 1 || c.rgcn.num_relations > 65535 || c.rgcn.num_bases < 0 ||
+        c.rgcn.num_bases > 65535) {
+      COOPGNN_IO_FAIL("{}: model: R-GCN relations or bases out of range ({})", manifest.string(),
+                      r.dump());
     }
   }
   if (c.in_dim < 1 || c.hidden < 1 || c.num_classes < 1 || c.num_layers < 1 || c.num_layers > 64) {
@@ -313,6 +329,8 @@ json run_identity(const dataset& ds, const train_config& cfg, const json& extra)
     j["--negative-slope"] = cfg.negative_slope;
     j["--residual"] = cfg.residual;
   }
+  if (cfg.model == models::conv_kind::rgcn) j["--num-bases"] = cfg.num_bases;
+  if (!cfg.relation_fanouts.empty()) j["--relation-fanout"] = cfg.relation_fanouts;
   if (cfg.task == task_kind::link_prediction) {
     j["--decoder"] = models::to_string(cfg.decoder);
     j["--decoder-hidden"] = cfg.decoder_hidden;

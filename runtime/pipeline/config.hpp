@@ -69,8 +69,13 @@ struct train_config {
   float attn_dropout = 0.0f;
   float negative_slope = 0.2f;
   bool residual = false;
+  /// R-GCN (model rgcn): B bases of the relation weights (0 = a full W_r per relation).
+  std::int64_t num_bases = 0;
   bool linear_head = false;             ///< add a linear head after the last conv layer
   std::vector<int> fanouts = {10, 10};  ///< one per layer, l = 0 next to the seeds; -1 = all
+  /// Typed graphs: [L * R] fanout of relation r at layer l (entry l * R + r; -1 all, 0 none);
+  /// empty = fanouts[l] for every relation (--relation-fanout, resolve_relation_fanouts).
+  std::vector<int> relation_fanouts;
   sampler_kind sampler = sampler_kind::ns;
   std::int64_t batch_dependency = 1;  ///< LABOR kappa: 1 = independent batches, 0 = never refresh
   bool layer_dependency = false;      ///< LABOR: every layer uses the same variates
@@ -109,6 +114,9 @@ struct train_config {
   double comm_timeout_s = 300;
 
   task_kind task = task_kind::node_classification;
+  /// Node classification: score validation and test by Macro-F1 (--metric macro_f1) instead of
+  /// accuracy (ROC-AUC for two classes).
+  bool macro_f1 = false;
   /// Hidden conv layers: LayerNorm before the activation, and the activation (both tasks).
   bool layer_norm = false;
   models::activation_kind activation = models::activation_kind::relu;

@@ -51,11 +51,31 @@ matrix<float> owner_rows(std::size_t pes, const ownership& owners, Get&& get) {
 
 }  // namespace
 
+std::int64_t hetero_input_dim(const dataset& ds) {
+  COOPGNN_EXPECTS(ds.hetero.has_value(), "hetero_input_dim: dataset '{}' is not heterogeneous",
+                  ds.name);
+  std::int64_t width = 0;
+  std::string first;
+  for (std::size_t t = 0; t < ds.hetero->node_types.size(); ++t) {
+    auto const& x = ds.hetero->features[t];
+    if (x.cols() == 0) continue;
+    COOPGNN_EXPECTS(width == 0 || x.cols() == width,
+                    "dataset '{}': node types '{}' and '{}' have features of widths {} and {}; "
+                    "the R-GCN input takes one width for every type",
+                    ds.name, first, ds.hetero->node_types[t], width, x.cols());
+    if (width == 0) first = ds.hetero->node_types[t];
+    width = x.cols();
+  }
+  return width;
+}
+
 models::model_config model_config_for(const dataset& ds, const train_config& cfg) {
   models::model_config mc;
   bool const link = cfg.task == task_kind::link_prediction;
   mc.kind = cfg.model;
-  mc.in_dim = cfg.embedding_dim > 0 ? cfg.embedding_dim : ds.feature_dim();
+  mc.in_dim = cfg.embedding_dim > 0 ? cfg.embedding_dim
+              : ds.hetero         ? hetero_input_dim(ds)
+                                  : ds.feature_dim();
   mc.hidden = cfg.hidden;
   mc.num_classes = link ? (cfg.out_dim > 0 ? cfg.out_dim : cfg.hidden) : ds.num_classes;
   mc.layer_norm = cfg.layer_norm;
@@ -73,11 +93,51 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   mc.gat.negative_slope = cfg.negative_slope;
   mc.gat.residual = cfg.residual;
   mc.out_heads = cfg.out_heads;
+  mc.rgcn.num_relations =
+      ds.hetero ? static_cast<std::int32_t>(ds.hetero->edge_types.size()) : std::int32_t{1};
+  mc.rgcn.num_bases = cfg.num_bases;
   return mc;
 }
 
+
+
 trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     : ds_(ds), g_(g), cfg_(cfg) {
+  if (ds.hetero) {
+    // Typed graphs (issue 17): R-GCN on the typed CSC; every input row comes from one table of
+    // the featured types' width: their features (frozen) or learnable embeddings.
+    COOPGNN_EXPECTS(cfg.model == models::conv_kind::rgcn,
+                    "dataset '{}' is heterogeneous ({} node types, {} edge types): train it with "
+                    "--model rgcn (--model {} takes untyped graphs)",
+                    ds.name, ds.hetero->node_types.size(), ds.hetero->edge_types.size(),
+                    models::to_string(cfg.model));
+    COOPGNN_EXPECTS(cfg.task == task_kind::node_classification,
+                    "dataset '{}': link prediction on heterogeneous graphs is not built yet",
+                    ds.name);
+    COOPGNN_EXPECTS(g.num_relations == static_cast<std::int32_t>(ds.hetero->edge_types.size()) &&
+                        (g.typed() || g.num_edges() == 0),
+                    "dataset '{}' has {} edge types but its graph {} relations (build it with the "
+                    "edge types: build_csc(..., edge_type, R))",
+                    ds.name, ds.hetero->edge_types.size(), g.num_relations);
+    std::int64_t const F = hetero_input_dim(ds);
+    COOPGNN_EXPECTS(F > 0 || cfg.embedding_dim > 0,
+                    "dataset '{}': no node type has features; learn them with --embedding-dim D",
+                    ds.name);
+    COOPGNN_EXPECTS(F == 0 || cfg.embedding_dim == 0 || cfg.embedding_dim == F,
+                    "--embedding-dim {}: the featured node types of dataset '{}' are {} wide, and "
+                    "the featureless types' embeddings take the same width (leave it out)",
+                    cfg.embedding_dim, ds.name, F);
+    if (cfg_.embedding_dim == 0) cfg_.embedding_dim = F;
+  } else {
+    COOPGNN_EXPECTS(!g.typed(), "the graph has {} relations but dataset '{}' is untyped",
+                    g.num_relations, ds.name);
+  }
+  if (!cfg.relation_fanouts.empty()) {
+    COOPGNN_EXPECTS(cfg.relation_fanouts.size() ==
+                        cfg.fanouts.size() * static_cast<std::size_t>(g.num_relations),
+                    "relation fanouts: {} entries for {} layers x {} relations",
+                    cfg.relation_fanouts.size(), cfg.fanouts.size(), g.num_relations);
+  }
   COOPGNN_EXPECTS(cfg.num_pes >= 1, "--pes must be at least 1, got {}", cfg.num_pes);
   COOPGNN_EXPECTS(cfg.batch_size >= 1, "--batch-size must be at least 1, got {}", cfg.batch_size);
   COOPGNN_EXPECTS(!cfg.fanouts.empty(), "--fanouts needs at least one layer");
@@ -90,7 +150,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   COOPGNN_EXPECTS(cfg.epochs >= 0, "--epochs must be non-negative, got {}", cfg.epochs);
   bool const link = cfg.task == task_kind::link_prediction;
   COOPGNN_EXPECTS(cfg.embedding_dim >= 0, "--embedding-dim {} is negative", cfg.embedding_dim);
-  COOPGNN_EXPECTS(ds.feature_dim() > 0 || cfg.embedding_dim > 0,
+  COOPGNN_EXPECTS(ds.feature_dim() > 0 || cfg_.embedding_dim > 0,
                   "dataset '{}' has no node features; learn embeddings with --embedding-dim D, "
                   "or attach features with `coopgnn generate task`",
                   ds.name);
@@ -141,7 +201,9 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                   "an epoch",
                   cfg.batch_size, items_.size(), link ? "pairs" : "vertices");
   if (cfg.mode == minibatch_mode::cooperative) {
-    owners_ = ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
+    // Typed graphs: every PE owns its share of every node type (DESIGN.md section 5, per type).
+    owners_ = ds.hetero ? ownership(ds.num_nodes, cfg.num_pes, cfg.seed, ds.hetero->node_offsets)
+                        : ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
   }
   COOPGNN_EXPECTS(cfg.comm_timeout_s >= 0 && cfg.comm_timeout_s <= 1e9,
                   "--peer-timeout {} s must be in [0, 1e9] (0 = wait forever)", cfg.comm_timeout_s);
@@ -149,11 +211,11 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   group_ = std::make_shared<host_comm_group>(
       cfg.num_pes,
       std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg.comm_timeout_s * 1e3))));
-  auto const mc = model_config_for(ds, cfg);
+  auto const mc = model_config_for(ds, cfg_);
   // The feature table's tier. Host backend: host, or the mapped .npy file. CUDA backend:
   // setup_cuda_features picks device, pinned, host or mmap and makes the device copies. With
   // learnable embeddings there is no feature table.
-  bool const table = cfg.embedding_dim == 0;
+  bool const table = cfg_.embedding_dim == 0;
   if (cfg.compute_backend == backend::cuda) {
     setup_cuda_features();
   } else if (table) {
@@ -183,8 +245,15 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
       // Every replica starts from the same table (keyed init) under a layer index no model
       // layer uses.
       pes_.back()->emb = std::make_unique<models::embedding_table>(
-          pes_.back()->ctx, ds.num_nodes, cfg.embedding_dim, cfg.seed, kEmbeddingLayerIndex,
+          pes_.back()->ctx, ds.num_nodes, cfg_.embedding_dim, cfg.seed, kEmbeddingLayerIndex,
           detail::adam_options_of(cfg, nullptr));
+      if (ds.hetero) {
+        // Featured types: their rows are their features, never updated.
+        for (std::size_t t = 0; t < ds.hetero->node_types.size(); ++t) {
+          if (ds.hetero->features[t].cols() == 0) continue;
+          pes_.back()->emb->set_frozen_rows(ds.hetero->node_offsets[t], ds.hetero->features[t]);
+        }
+      }
     }
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
@@ -228,6 +297,7 @@ const models::gnn_model& trainer::host_model(int pe) const {
 
 std::string trainer::metric_name() const {
   if (cfg_.task == task_kind::link_prediction) return link_task_metric_name(*ds_.link, cfg_.topk);
+  if (cfg_.macro_f1) return "macro_f1";
   return ds_.num_classes == 2 ? "roc_auc" : "accuracy";
 }
 
@@ -440,7 +510,9 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
                       cfg_.fanouts,
                       pe.run_seed,
                       batch_index,
-                      {cfg_.batch_dependency, cfg_.layer_dependency}};
+                      {cfg_.batch_dependency, cfg_.layer_dependency},
+                      {},
+                      cfg_.relation_fanouts};
   // Link prediction with --exclude: the global batch's positives (and reverses) leave every
   // layer's sample, on every PE alike.
   std::vector<std::uint64_t> excluded;
@@ -867,6 +939,7 @@ std::pair<double, double> trainer::evaluate(int pe) const {
   auto const logits = model.infer_full(g_, x, eval_threads(dev_ != nullptr, cfg_.num_pes));
   auto metric = [&](const std::vector<vid_t>& rows) -> double {
     if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
+    if (cfg_.macro_f1) return models::macro_f1(logits, ds_.labels, rows);
     if (ds_.num_classes == 2) {
       std::vector<float> scores;
       std::vector<std::int64_t> labels;

@@ -138,6 +138,11 @@ std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_
 /// trainer's constructor does).
 models::model_config model_config_for(const dataset& ds, const train_config& cfg);
 
+/// The input width of a heterogeneous dataset: the width shared by every node type with
+/// features (0 when none has any). Featureless types learn embeddings of this width.
+/// @throws logic_error when ds is untyped, or naming two featured types of different widths.
+std::int64_t hetero_input_dim(const dataset& ds);
+
 /// Trains a GNN with P PE threads, for node classification or link prediction
 /// (train_config::task; DESIGN.md sections 6 and 7).
 ///

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "tests/common/graphs.hpp"
 
@@ -19,17 +20,88 @@ const step_fixture& protocol_data() {
   return d;
 }
 
+const step_fixture& hetero_protocol_data() {
+  static const step_fixture d = [] {
+    step_fixture f;
+    dataset& ds = f.ds;
+    ds.name = "hetero-synthetic";
+    vid_t const P = 300, A = 250, S = 8;
+    ds.num_nodes = P + A + S;
+    hetero_schema h;
+    h.node_types = {"paper", "author", "subject"};
+    h.node_offsets = {0, P, P + A, P + A + S};
+    h.edge_types = {"author:writes:paper", "paper:written_by:author", "subject:has:paper",
+                    "paper:in:subject", "paper:cites:paper"};
+    h.target_type = "paper";
+    h.feature_names = {"feat", "", ""};
+    std::mt19937_64 gen(11);
+    std::uniform_real_distribution<float> u(0, 1);
+    int const C = 4;
+    ds.num_classes = C;
+    ds.labels.assign(static_cast<std::size_t>(ds.num_nodes), -1);
+    matrix<float> x(P, 12);
+    for (vid_t p = 0; p < P; ++p) {
+      auto const c = static_cast<std::int64_t>(gen() % C);
+      ds.labels[static_cast<std::size_t>(p)] = c;
+      for (std::int64_t j = 0; j < 12; ++j) x(p, j) = u(gen) + (j == c ? 1.0f : 0.0f);
+    }
+    auto add = [&](vid_t s, vid_t t, std::int32_t r) {
+      ds.src.push_back(s);
+      ds.dst.push_back(t);
+      h.edge_type.push_back(r);
+    };
+    for (vid_t p = 0; p < P; ++p) {
+      auto const na = 1 + static_cast<int>(gen() % 4);
+      for (int i = 0; i < na; ++i) {
+        vid_t const a = P + static_cast<vid_t>(gen() % A);
+        add(a, p, 0);
+        add(p, a, 1);
+      }
+      auto const c = ds.labels[static_cast<std::size_t>(p)];
+      vid_t const s = P + A + (u(gen) < 0.7f ? c * 2 + static_cast<vid_t>(gen() % 2)
+                                             : static_cast<vid_t>(gen() % S));
+      add(s, p, 2);
+      add(p, s, 3);
+      for (int i = 0; i < 3; ++i) {
+        vid_t q = static_cast<vid_t>(gen() % P);
+        if (u(gen) < 0.8f) {  // homophilous: a paper of the same class
+          for (int tries = 0; tries < 20 && ds.labels[static_cast<std::size_t>(q)] != c; ++tries)
+            q = static_cast<vid_t>(gen() % P);
+        }
+        if (q != p) add(q, p, 4);
+      }
+    }
+    h.features = {std::move(x), matrix<float>(), matrix<float>()};
+    for (vid_t p = 0; p < P; ++p) {
+      auto const r = p % 10;
+      (r < 6 ? ds.train : r < 8 ? ds.valid : ds.test).push_back(p);
+    }
+    f.g = build_csc(ds.num_nodes, ds.src, ds.dst, h.edge_type,
+                    static_cast<std::int32_t>(h.edge_types.size()));
+    ds.hetero = std::move(h);
+    return f;
+  }();
+  return d;
+}
+
 step_result run_protocol_step(const train_config& cfg) {
-  auto const& d = protocol_data();
+  return run_protocol_step(protocol_data(), cfg);
+}
+
+step_result run_protocol_step(const step_fixture& d, const train_config& cfg) {
   auto const order = epoch_order(d.ds.train, cfg.seed, 1);
   std::vector<vid_t> batch(order.begin(),
                            order.begin() + std::min<std::int64_t>(cfg.batch_size, order.size()));
-  return run_protocol_step(cfg, batch, 5);
+  return run_protocol_step(d, cfg, batch, 5);
 }
 
 step_result run_protocol_step(const train_config& cfg, std::span<const vid_t> batch,
                               std::uint32_t index) {
-  auto const& d = protocol_data();
+  return run_protocol_step(protocol_data(), cfg, batch, index);
+}
+
+step_result run_protocol_step(const step_fixture& d, const train_config& cfg,
+                              std::span<const vid_t> batch, std::uint32_t index) {
   trainer tr(d.ds, d.g, cfg);
   std::vector<pe_trace> traces;
   tr.step(batch, index, step_options{false, &traces});

@@ -18,6 +18,12 @@ struct step_fixture {
   csc_graph g;
 };
 const step_fixture& protocol_data();
+/// A heterogeneous task (issue 17) built once per process: node types paper (300, 12 features,
+/// 4 classes, the target type), author (250) and subject (8), both featureless; relations
+/// author:writes:paper, paper:written_by:author, subject:has:paper, paper:in:subject,
+/// paper:cites:paper (1-4 authors per paper, one subject correlated with the class, about 3
+/// homophilous citations), 60/20/20 split of the papers; its typed CSC.
+const step_fixture& hetero_protocol_data();
 
 /// What every PE of one step produced, merged: the sampled edges per layer, the logits by seed,
 /// replica 0's all-reduced gradients (every replica's are checked to be identical), the summed
@@ -37,6 +43,10 @@ step_result run_protocol_step(const train_config& cfg);
 /// The same on a given global batch (seed vertices of protocol_data()) with minibatch `index`.
 step_result run_protocol_step(const train_config& cfg, std::span<const vid_t> batch,
                               std::uint32_t index);
+/// The same two on fixture `d`.
+step_result run_protocol_step(const step_fixture& d, const train_config& cfg);
+step_result run_protocol_step(const step_fixture& d, const train_config& cfg,
+                              std::span<const vid_t> batch, std::uint32_t index);
 
 /// Records gtest failures unless `a` has ref's seeds with the same logits (1e-5), weight
 /// gradients (1e-4 of ref's largest, which must not be all zeros) and loss (1e-5 relative).

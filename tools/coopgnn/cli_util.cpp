@@ -24,7 +24,14 @@ std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir,
                                              const dataset_read_options& opt) {
   auto data = std::make_unique<loaded_dataset>();
   data->ds = read_dataset(dir, opt);
-  data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
+  if (data->ds.hetero) {
+    // Typed CSC: columns sorted by (relation, source), one relation id per edge.
+    auto const& h = *data->ds.hetero;
+    data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst, h.edge_type,
+                        static_cast<std::int32_t>(h.edge_types.size()));
+  } else {
+    data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
+  }
   return data;
 }
 

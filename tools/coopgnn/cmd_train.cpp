@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -34,9 +35,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "default: the bundled Cora");
   cmd->add_option("--model", o.model,
                   "GNN layer: sage (GraphSAGE-mean), gcn, gat (multi-head attention, "
-                  "Velickovic et al. 2018), or mlp (no message passing: each vertex's own row; "
-                  "use it with --fanouts 0,0,... so nothing is sampled)")
-      ->check(CLI::IsMember({"sage", "gcn", "mlp", "gat"}))
+                  "Velickovic et al. 2018), rgcn (relational GCN, Schlichtkrull et al. 2018: "
+                  "the model of heterogeneous datasets), or mlp (no message passing: each "
+                  "vertex's own row; use it with --fanouts 0,0,... so nothing is sampled)")
+      ->check(CLI::IsMember({"sage", "gcn", "mlp", "gat", "rgcn"}))
       ->capture_default_str();
   cmd->add_option("--hidden", o.cfg.hidden, "Hidden width (gat: per attention head)")
       ->capture_default_str();
@@ -121,6 +123,21 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "Neighbours sampled per layer, seeds' layer first; the number of layers is "
                   "the length; -1 = all neighbours, 0 = none (sources = destinations)")
       ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--relation-fanout", o.relation_fanout,
+                  "Typed graphs: REL=K0,K1,... sets relation REL's fanout per layer (REL an edge "
+                  "type src:relation:dst, or a relation name only one edge type has; -1 all, 0 "
+                  "none); the others keep --fanouts. Repeat per relation")
+      ->take_all();
+  cmd->add_option("--metric", o.metric,
+                  "Node classification's validation/test score: auto (accuracy; ROC-AUC for two "
+                  "classes) or macro_f1 (Macro-F1; Micro-F1 equals accuracy)")
+      ->check(CLI::IsMember({"auto", "macro_f1"}))
+      ->capture_default_str();
+  cmd->add_option("--num-bases", o.cfg.num_bases,
+                  "rgcn: basis decomposition of the relation weights, W_r = sum_b a_rb V_b "
+                  "(Schlichtkrull et al., eq. 3); 0 = one full weight per relation")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--sampler", o.sampler, "ns (uniform neighbour sampling) or labor (LABOR-0)")
       ->check(CLI::IsMember({"ns", "labor"}))
@@ -272,6 +289,7 @@ void parse_typed_options(train_options& o) {
   o.cfg.activation = models::parse_activation_kind(o.activation);
   o.cfg.exclude = parse_exclude_kind(o.exclude);
   o.cfg.weight_decay_first_layer = o.weight_decay_scope == "first";
+  o.cfg.macro_f1 = o.metric == "macro_f1";
   o.cfg.threads_per_pe = parse_threads_per_pe(o.threads_per_pe);
 }
 
@@ -293,6 +311,62 @@ task_kind chosen_task(const dataset& ds, const std::string& task) {
                   task, ds.task_name, ds.name,
                   ds.labels.empty() ? "no labels" : fmt::format("{} class(es)", ds.num_classes));
   return ds.link ? task_kind::link_prediction : task_kind::node_classification;
+}
+
+std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs,
+                                          const dataset& ds, const std::vector<int>& fanouts) {
+  if (specs.empty()) return {};
+  COOPGNN_EXPECTS(ds.hetero.has_value(),
+                  "--relation-fanout: dataset '{}' is untyped (one relation); use --fanouts",
+                  ds.name);
+  auto const& types = ds.hetero->edge_types;
+  std::size_t const L = fanouts.size(), R = types.size();
+  std::vector<int> out(L * R);
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t r = 0; r < R; ++r) out[l * R + r] = fanouts[l];
+  std::vector<bool> given(R, false);
+  for (const std::string& spec : specs) {
+    auto const eq = spec.find('=');
+    COOPGNN_EXPECTS(eq != std::string::npos && eq > 0,
+                    "--relation-fanout '{}' must be REL=K0,K1,... (one fanout per layer)", spec);
+    std::string const rel = spec.substr(0, eq);
+    std::int64_t match = ds.hetero->edge_type_index(rel);
+    if (match < 0) {
+      for (std::size_t r = 0; r < R; ++r) {
+        if (split_edge_type(types[r], "--relation-fanout")[1] != rel) continue;
+        COOPGNN_EXPECTS(match < 0,
+                        "--relation-fanout '{}': relation '{}' names edge types '{}' and '{}'; "
+                        "give the full src:relation:dst",
+                        spec, rel, types[static_cast<std::size_t>(match)], types[r]);
+        match = static_cast<std::int64_t>(r);
+      }
+    }
+    COOPGNN_EXPECTS(match >= 0, "--relation-fanout '{}': dataset '{}' has no relation '{}' ({})",
+                    spec, ds.name, rel, fmt::join(types, ", "));
+    auto const r = static_cast<std::size_t>(match);
+    COOPGNN_EXPECTS(!given[r], "--relation-fanout: relation '{}' is given twice", types[r]);
+    given[r] = true;
+    std::vector<int> ks;
+    std::string const list = spec.substr(eq + 1);
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+      auto const comma = std::min(list.find(',', pos), list.size());
+      std::string const item = list.substr(pos, comma - pos);
+      int k = 0;
+      auto const [p, ec] = std::from_chars(item.data(), item.data() + item.size(), k);
+      COOPGNN_EXPECTS(ec == std::errc{} && p == item.data() + item.size() && !item.empty() &&
+                          k >= -1,
+                      "--relation-fanout '{}': '{}' is not a fanout (-1, 0 or a count)", spec,
+                      item);
+      ks.push_back(k);
+      pos = comma + 1;
+    }
+    COOPGNN_EXPECTS(ks.size() == L,
+                    "--relation-fanout '{}': {} fanouts for {} layers (--fanouts has {})", spec,
+                    ks.size(), L, L);
+    for (std::size_t l = 0; l < L; ++l) out[l * R + r] = ks[l];
+  }
+  return out;
 }
 
 void resolve_task(train_options& o, const dataset& ds) {
@@ -327,6 +401,7 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   ropt.load_features = o.cfg.feature_storage != storage_tier::mmap;
   ropt.task = o.task;
   ropt.feature = o.feature;
+  ropt.heterogeneous = true;  // typed graphs train with --model rgcn (the trainer checks)
   auto data = load_dataset(o.dataset, ropt);
   for (const std::string& note : data->ds.notes) fmt::print(stderr, "note: {}\n", note);
   if (o.cache_fraction >= 0) {
@@ -354,6 +429,24 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
         "minibatching); add --sampler labor");
   }
   resolve_task(o, data->ds);
+  o.cfg.relation_fanouts = resolve_relation_fanouts(o.relation_fanout, data->ds, o.fanouts);
+  COOPGNN_EXPECTS(o.cfg.num_bases == 0 || o.model == "rgcn",
+                  "--num-bases is R-GCN's (add --model rgcn)");
+  COOPGNN_EXPECTS(!o.cfg.macro_f1 || o.cfg.task == task_kind::node_classification,
+                  "--metric macro_f1 scores node classification; link prediction reports its "
+                  "own metrics");
+  if (data->ds.hetero && !o.quiet) {
+    auto const& h = *data->ds.hetero;
+    std::vector<std::string> fixed, learnt;
+    for (std::size_t t = 0; t < h.node_types.size(); ++t) {
+      (h.features[t].cols() > 0 ? fixed : learnt).push_back(h.node_types[t]);
+    }
+    fmt::print(stderr,
+               "note: heterogeneous input ({} node types, {} relations): rows of [{}] are their "
+               "features (fixed), rows of [{}] learnable embeddings of the same width\n",
+               h.node_types.size(), h.edge_types.size(), fmt::join(fixed, ", "),
+               fmt::join(learnt, ", "));
+  }
   if (!o.quiet) {
     auto const& ds = data->ds;
     bool const both = ds.link && !ds.task_name.empty();

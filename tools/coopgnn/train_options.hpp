@@ -17,6 +17,8 @@ struct train_options {
   std::string mode = "cooperative";
   std::string sampler = "ns";
   std::vector<int> fanouts = {10, 10};
+  /// --relation-fanout REL=K0,K1,... (typed graphs; resolve_relation_fanouts into cfg)
+  std::vector<std::string> relation_fanout;
   std::string metrics_out;
   bool no_progress = false;
   double cache_fraction = -1;  ///< < 0: use --cache-rows
@@ -36,6 +38,7 @@ struct train_options {
   std::string decoder = "dot";
   std::string activation = "relu";
   std::string exclude = "none";
+  std::string metric = "auto";  ///< node classification: auto (accuracy / roc_auc) or macro_f1
   bool allow_nonfinite = false;  ///< skip the NaN/Inf check of the feature table
   bool dry_run = false;          ///< train: print the resolved run and its memory estimate, stop
   // `train` only (README "Checkpoints and interrupts"):
@@ -58,6 +61,14 @@ void parse_typed_options(train_options& o);
 /// task, whichever comes first in metadata.yaml when both were read; otherwise the one task
 /// read_dataset read. @throws logic_error when ds has no trainable task (naming --task).
 task_kind chosen_task(const dataset& ds, const std::string& task);
+/// The [L * R] per-relation fanouts of a typed dataset from `specs` ("REL=K0,K1,...,K{L-1}",
+/// REL an edge type "src:relation:dst" or a relation name that only one edge type has): every
+/// relation starts at fanouts[l], each spec overrides its relation's L values. Empty specs give
+/// an empty vector (fanouts[l] for every relation).
+/// @throws logic_error naming --relation-fanout for specs on an untyped dataset, an unknown or
+///         ambiguous relation, a relation given twice, a count other than L, or a fanout < -1.
+std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs,
+                                          const dataset& ds, const std::vector<int>& fanouts);
 /// --task into o.cfg.task from what the dataset holds (auto: the first task of metadata.yaml
 /// that the dataset can train; a named task: its kind). @throws logic_error when the dataset
 /// cannot serve the task.
