@@ -54,6 +54,33 @@ std::ostream& operator<<(std::ostream& os, const sample_gpu_usecase& u) {
             << (u.hub ? " hub" : " small");
 }
 
+/// Samples `seeds` under `p` on the host and on the device and compares the samples and the
+/// blocks bit for bit (rows, edges, order, weights, sources, degrees, num_relations).
+void expect_same_sample_and_block(const cuda::cuda_context& ctx, const csc_graph& g,
+                                  const cuda::device_csc& dg, const std::vector<vid_t>& seeds,
+                                  const cuda::device_buffer<vid_t>& dseeds,
+                                  const sample_params& p) {
+  auto const want = sample_neighbors(exec_context{}, g, seeds, p);
+  ASSERT_EQ(want.indptr.size(), seeds.size() * g.num_relations + 1);
+  ASSERT_GT(want.nbrs.size(), 0u);
+  auto const got_d = cuda::sample_neighbors(ctx, dg, dseeds, p);
+  auto const got = cuda::to_host(ctx, got_d);
+  EXPECT_EQ(got.indptr, want.indptr);
+  EXPECT_EQ(got.nbrs, want.nbrs);
+  EXPECT_TRUE(same_bits(got.weights, want.weights));
+
+  auto const want_b = make_block(g, seeds, want);
+  auto const got_b = cuda::to_host(ctx, cuda::make_block(ctx, dg, dseeds, got_d));
+  EXPECT_EQ(got_b.num_relations, g.num_relations);
+  EXPECT_EQ(got_b.num_dst, want_b.num_dst);
+  EXPECT_EQ(got_b.src_ids, want_b.src_ids);
+  EXPECT_EQ(got_b.indptr, want_b.indptr);
+  EXPECT_EQ(got_b.indices, want_b.indices);
+  EXPECT_TRUE(same_bits(got_b.weights, want_b.weights));
+  EXPECT_EQ(got_b.src_degree, want_b.src_degree);
+  EXPECT_GT(got_b.num_src(), got_b.num_dst) << "no source outside the destinations";
+}
+
 class SampleGpuTest : public ::testing::TestWithParam<sample_gpu_usecase> {};
 
 TEST_P(SampleGpuTest, SameEdgesOrderAndWeightsAsHost) {
@@ -65,25 +92,10 @@ TEST_P(SampleGpuTest, SameEdgesOrderAndWeightsAsHost) {
   auto const dg = cuda::upload(ctx, g);
   auto const dseeds = ctx.to_device(std::span<const vid_t>(seeds));
   for (std::uint32_t batch : {0u, 1u, 3u, 6u}) {
+    SCOPED_TRACE(::testing::Message() << u << " batch " << batch);
     sample_params p{u.kind, u.fanout, 2024, 1, batch};
     p.dependency.batch_dependency = u.kappa;
-    auto const want = sample_neighbors(exec_context{}, g, seeds, p);
-    ASSERT_GT(want.nbrs.size(), 0u);
-    auto const got_d = cuda::sample_neighbors(ctx, dg, dseeds, p);
-    auto const got = cuda::to_host(ctx, got_d);
-    EXPECT_EQ(got.indptr, want.indptr) << u << " batch " << batch;
-    EXPECT_EQ(got.nbrs, want.nbrs) << u << " batch " << batch;
-    EXPECT_TRUE(same_bits(got.weights, want.weights)) << u << " batch " << batch;
-
-    auto const want_b = make_block(g, seeds, want);
-    auto const got_b = cuda::to_host(ctx, cuda::make_block(ctx, dg, dseeds, got_d));
-    EXPECT_EQ(got_b.num_dst, want_b.num_dst);
-    EXPECT_EQ(got_b.src_ids, want_b.src_ids) << u << " batch " << batch;
-    EXPECT_EQ(got_b.indptr, want_b.indptr);
-    EXPECT_EQ(got_b.indices, want_b.indices);
-    EXPECT_TRUE(same_bits(got_b.weights, want_b.weights));
-    EXPECT_EQ(got_b.src_degree, want_b.src_degree);
-    EXPECT_GT(got_b.num_src(), got_b.num_dst) << "no source outside the destinations";
+    expect_same_sample_and_block(ctx, g, dg, seeds, dseeds, p);
   }
 }
 
@@ -154,27 +166,11 @@ TEST_P(TypedSampleGpuTest, SameRowsEdgesAndWeightsAsHost) {
   auto const dg = cuda::upload(ctx, g);
   auto const dseeds = ctx.to_device(std::span<const vid_t>(seeds));
   for (std::uint32_t batch : {0u, 1u, 5u}) {
+    SCOPED_TRACE(::testing::Message() << u << " batch " << batch);
     sample_params p{u.kind, 1, 2024, 1, batch};
     p.relation_fanouts = u.relation_fanouts;
     p.dependency.batch_dependency = u.kappa;
-    auto const want = sample_neighbors(exec_context{}, g, seeds, p);
-    ASSERT_EQ(want.indptr.size(), seeds.size() * g.num_relations + 1);
-    ASSERT_GT(want.nbrs.size(), 0u);
-    auto const got_d = cuda::sample_neighbors(ctx, dg, dseeds, p);
-    auto const got = cuda::to_host(ctx, got_d);
-    EXPECT_EQ(got.indptr, want.indptr) << u << " batch " << batch;
-    EXPECT_EQ(got.nbrs, want.nbrs) << u << " batch " << batch;
-    EXPECT_TRUE(same_bits(got.weights, want.weights)) << u << " batch " << batch;
-
-    auto const want_b = make_block(g, seeds, want);
-    auto const got_b = cuda::to_host(ctx, cuda::make_block(ctx, dg, dseeds, got_d));
-    EXPECT_EQ(got_b.num_relations, g.num_relations);
-    EXPECT_EQ(got_b.num_dst, want_b.num_dst);
-    EXPECT_EQ(got_b.src_ids, want_b.src_ids) << u << " batch " << batch;
-    EXPECT_EQ(got_b.indptr, want_b.indptr);
-    EXPECT_EQ(got_b.indices, want_b.indices);
-    EXPECT_TRUE(same_bits(got_b.weights, want_b.weights));
-    EXPECT_EQ(got_b.src_degree, want_b.src_degree);
+    expect_same_sample_and_block(ctx, g, dg, seeds, dseeds, p);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/comm/host_communicator.hpp"
 #include "runtime/pipeline/minibatch.hpp"
 #include "tests/common/graphs.hpp"
+#include "tests/common/pes.hpp"
 
 namespace coopgnn {
 namespace {
@@ -31,26 +32,7 @@ struct pe_sample {
   std::vector<std::int64_t> id_bytes;
 };
 
-/// Runs body(p) on P threads; rethrows the first exception after joining.
-template <class Body>
-void on_pes(int P, Body body) {
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(P));
-  {
-    std::vector<std::jthread> threads;
-    for (int p = 0; p < P; ++p) {
-      threads.emplace_back([&, p] {
-        try {
-          body(p);
-        } catch (...) {
-          errors[static_cast<std::size_t>(p)] = std::current_exception();
-        }
-      });
-    }
-  }
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
+using test::on_pes;
 
 std::vector<pe_sample> host_cooperative(const csc_graph& g, const ownership& owners,
                                         const std::vector<std::vector<vid_t>>& seeds,

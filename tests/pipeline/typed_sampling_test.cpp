@@ -5,11 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <exception>
 #include <map>
 #include <memory>
 #include <set>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -17,30 +15,12 @@
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/minibatch.hpp"
 #include "tests/common/graphs.hpp"
+#include "tests/common/pes.hpp"
 
 namespace coopgnn {
 namespace {
 
-/// Runs body(p) on P threads; rethrows the first exception after joining.
-template <class Body>
-void on_pes(int P, Body body) {
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(P));
-  {
-    std::vector<std::jthread> threads;
-    for (int p = 0; p < P; ++p) {
-      threads.emplace_back([&, p] {
-        try {
-          body(p);
-        } catch (...) {
-          errors[static_cast<std::size_t>(p)] = std::current_exception();
-        }
-      });
-    }
-  }
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
+using test::on_pes;
 
 using typed_edge = std::tuple<vid_t, vid_t, std::int32_t>;  // (dst, src, relation), global ids
 
