@@ -79,8 +79,9 @@ struct device_csc_view {
   [[nodiscard]] bool typed() const { return !etype.empty() || num_relations > 1; }
 };
 
-/// Copies `g` to the device on ctx.compute() (asynchronous for the host once the pageable
-/// source has been staged). @throws cuda_error when out of device memory.
+/// Copies `g` (indptr, indices and, when typed, etype and num_relations) to the device on
+/// ctx.compute() (asynchronous for the host once the pageable source has been staged).
+/// @throws cuda_error when out of device memory.
 device_csc upload(const cuda_context& ctx, const csc_graph& g);
 
 /// sampled_neighbors in device memory: indptr [n + 1] int64, nbrs [num_sampled] int64,

@@ -17,6 +17,7 @@
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
 #include "runtime/core/memory.hpp"
+#include "tests/common/graphs.hpp"
 
 namespace coopgnn::test {
 namespace {
@@ -435,6 +436,37 @@ std::vector<op_case> parity_cases() {
                      append(out, download<float>(ctx, vv.view()));
                      return out;
                    }});
+  }
+  // Typed (heterogeneous) sampling and unique-and-compact: NS and LABOR over 3 relations with
+  // per-relation fanouts (all, none, Floyd's linear and hash-set paths on the hub), n * R rows;
+  // the zero-in-degree vertex 0, the hub 1 and the one-edge vertex 2 among the seeds.
+  for (auto kind : {sampler_kind::ns, sampler_kind::labor}) {
+    for (auto const& fanouts : {std::vector<int>{2, 0, -1}, std::vector<int>{40, 5, 33}}) {
+      std::string name = "typed_sample " + to_string(kind) + " k_r =";
+      for (int k : fanouts) name += " " + std::to_string(k);
+      all.push_back({name, 0.0, [=](const exec_context& ctx) {
+                       static const typed_graph t = random_typed_graph(300, 3, 6, 44);
+                       std::vector<vid_t> seeds = {0, 1, 2};
+                       for (vid_t v = 5; v < 300; v += 7) seeds.push_back(v);
+                       auto const g = upload_graph(ctx, t.g);
+                       auto const ds = upload<vid_t>(ctx, seeds);
+                       sample_params p{kind, 1, 2024, 1, 3};
+                       p.relation_fanouts = fanouts;
+                       auto const sb = sample_neighbors(ctx, g.view(), ds.view(), p);
+                       auto const b = to_host(ctx, make_block(ctx, g.view(), ds.view(), sb));
+                       std::vector<double> out;
+                       append(out, download<eid_t>(ctx, sb.indptr.view()));
+                       append(out, download<vid_t>(ctx, sb.nbrs.view()));
+                       append(out, download<float>(ctx, sb.weights.view()));
+                       out.push_back(b.num_relations);
+                       append(out, b.src_ids);
+                       append(out, b.indptr);
+                       append(out, b.indices);
+                       append(out, b.weights);
+                       append(out, b.src_degree);
+                       return out;
+                     }});
+    }
   }
   // Edge exclusion: seeds of 0, 1, 33 and 40 sampled edges; every 3rd edge excluded, and every
   // edge of seed 1 (left without edges); weights renormalised.

@@ -54,6 +54,33 @@ std::ostream& operator<<(std::ostream& os, const sample_gpu_usecase& u) {
             << (u.hub ? " hub" : " small");
 }
 
+/// Samples `seeds` under `p` on the host and on the device and compares the samples and the
+/// blocks bit for bit (rows, edges, order, weights, sources, degrees, num_relations).
+void expect_same_sample_and_block(const cuda::cuda_context& ctx, const csc_graph& g,
+                                  const cuda::device_csc& dg, const std::vector<vid_t>& seeds,
+                                  const cuda::device_buffer<vid_t>& dseeds,
+                                  const sample_params& p) {
+  auto const want = sample_neighbors(exec_context{}, g, seeds, p);
+  ASSERT_EQ(want.indptr.size(), seeds.size() * g.num_relations + 1);
+  ASSERT_GT(want.nbrs.size(), 0u);
+  auto const got_d = cuda::sample_neighbors(ctx, dg, dseeds, p);
+  auto const got = cuda::to_host(ctx, got_d);
+  EXPECT_EQ(got.indptr, want.indptr);
+  EXPECT_EQ(got.nbrs, want.nbrs);
+  EXPECT_TRUE(same_bits(got.weights, want.weights));
+
+  auto const want_b = make_block(g, seeds, want);
+  auto const got_b = cuda::to_host(ctx, cuda::make_block(ctx, dg, dseeds, got_d));
+  EXPECT_EQ(got_b.num_relations, g.num_relations);
+  EXPECT_EQ(got_b.num_dst, want_b.num_dst);
+  EXPECT_EQ(got_b.src_ids, want_b.src_ids);
+  EXPECT_EQ(got_b.indptr, want_b.indptr);
+  EXPECT_EQ(got_b.indices, want_b.indices);
+  EXPECT_TRUE(same_bits(got_b.weights, want_b.weights));
+  EXPECT_EQ(got_b.src_degree, want_b.src_degree);
+  EXPECT_GT(got_b.num_src(), got_b.num_dst) << "no source outside the destinations";
+}
+
 class SampleGpuTest : public ::testing::TestWithParam<sample_gpu_usecase> {};
 
 TEST_P(SampleGpuTest, SameEdgesOrderAndWeightsAsHost) {
@@ -65,25 +92,10 @@ TEST_P(SampleGpuTest, SameEdgesOrderAndWeightsAsHost) {
   auto const dg = cuda::upload(ctx, g);
   auto const dseeds = ctx.to_device(std::span<const vid_t>(seeds));
   for (std::uint32_t batch : {0u, 1u, 3u, 6u}) {
+    SCOPED_TRACE(::testing::Message() << u << " batch " << batch);
     sample_params p{u.kind, u.fanout, 2024, 1, batch};
     p.dependency.batch_dependency = u.kappa;
-    auto const want = sample_neighbors(exec_context{}, g, seeds, p);
-    ASSERT_GT(want.nbrs.size(), 0u);
-    auto const got_d = cuda::sample_neighbors(ctx, dg, dseeds, p);
-    auto const got = cuda::to_host(ctx, got_d);
-    EXPECT_EQ(got.indptr, want.indptr) << u << " batch " << batch;
-    EXPECT_EQ(got.nbrs, want.nbrs) << u << " batch " << batch;
-    EXPECT_TRUE(same_bits(got.weights, want.weights)) << u << " batch " << batch;
-
-    auto const want_b = make_block(g, seeds, want);
-    auto const got_b = cuda::to_host(ctx, cuda::make_block(ctx, dg, dseeds, got_d));
-    EXPECT_EQ(got_b.num_dst, want_b.num_dst);
-    EXPECT_EQ(got_b.src_ids, want_b.src_ids) << u << " batch " << batch;
-    EXPECT_EQ(got_b.indptr, want_b.indptr);
-    EXPECT_EQ(got_b.indices, want_b.indices);
-    EXPECT_TRUE(same_bits(got_b.weights, want_b.weights));
-    EXPECT_EQ(got_b.src_degree, want_b.src_degree);
-    EXPECT_GT(got_b.num_src(), got_b.num_dst) << "no source outside the destinations";
+    expect_same_sample_and_block(ctx, g, dg, seeds, dseeds, p);
   }
 }
 
@@ -121,6 +133,74 @@ INSTANTIATE_TEST_SUITE_P(
                       sample_gpu_usecase{sampler_kind::labor, 10, 1, true},
                       sample_gpu_usecase{sampler_kind::labor, 10, 4, true},
                       sample_gpu_usecase{sampler_kind::labor, -1, 4, true}));
+
+/// Typed graphs: a small one with 3 relations and one whose hub (vertex 1) has a segment of
+/// 69999 > 2^16 edges in each of its 2 relations.
+const test::typed_graph& typed_graph_of(bool hub) {
+  static const test::typed_graph small = test::random_typed_graph(600, 3, 4, 23);
+  static const test::typed_graph large = test::random_typed_graph(70000, 2, 3, 24);
+  return hub ? large : small;
+}
+
+struct typed_gpu_usecase {
+  sampler_kind kind;
+  std::vector<int> relation_fanouts;  // [R]
+  std::int64_t kappa;
+  bool hub;
+};
+
+std::ostream& operator<<(std::ostream& os, const typed_gpu_usecase& u) {
+  os << to_string(u.kind) << " k_r =";
+  for (int k : u.relation_fanouts) os << " " << k;
+  return os << " kappa=" << u.kappa << (u.hub ? " hub" : " small");
+}
+
+class TypedSampleGpuTest : public ::testing::TestWithParam<typed_gpu_usecase> {};
+
+TEST_P(TypedSampleGpuTest, SameRowsEdgesAndWeightsAsHost) {
+  COOPGNN_REQUIRE_DEVICE();
+  auto const u = GetParam();
+  auto const& g = typed_graph_of(u.hub).g;
+  auto const seeds = seeds_of(g);
+  cuda::cuda_context ctx(0);
+  auto const dg = cuda::upload(ctx, g);
+  auto const dseeds = ctx.to_device(std::span<const vid_t>(seeds));
+  for (std::uint32_t batch : {0u, 1u, 5u}) {
+    SCOPED_TRACE(::testing::Message() << u << " batch " << batch);
+    sample_params p{u.kind, 1, 2024, 1, batch};
+    p.relation_fanouts = u.relation_fanouts;
+    p.dependency.batch_dependency = u.kappa;
+    expect_same_sample_and_block(ctx, g, dg, seeds, dseeds, p);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Samplers, TypedSampleGpuTest,
+    ::testing::Values(typed_gpu_usecase{sampler_kind::ns, {3, 0, -1}, 1, false},
+                      typed_gpu_usecase{sampler_kind::ns, {40, 1, 33}, 1, false},
+                      typed_gpu_usecase{sampler_kind::ns, {10, 3000}, 1, true},
+                      typed_gpu_usecase{sampler_kind::ns, {-1, 0}, 1, true},
+                      typed_gpu_usecase{sampler_kind::labor, {3, 0, -1}, 1, false},
+                      typed_gpu_usecase{sampler_kind::labor, {5, 5, 5}, 4, false},
+                      typed_gpu_usecase{sampler_kind::labor, {10, 2}, 1, true},
+                      typed_gpu_usecase{sampler_kind::labor, {0, -1}, 0, true}));
+
+TEST(SampleGpu, TypedFanoutChecksMatchTheHost) {
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context ctx(0);
+  auto const& g = typed_graph_of(false).g;
+  auto const dg = cuda::upload(ctx, g);
+  std::vector<vid_t> const ok = {3};
+  auto const dok = ctx.to_device(std::span<const vid_t>(ok));
+  sample_params p{sampler_kind::ns, 0, 0, 0, 0};  // fanout 0 on a typed graph: empty rows
+  auto const none = cuda::to_host(ctx, cuda::sample_neighbors(ctx, dg, dok, p));
+  EXPECT_EQ(none.indptr, std::vector<eid_t>(4, 0));
+  p.relation_fanouts = {1, 2};  // two fanouts for three relations
+  EXPECT_THROW(cuda::sample_neighbors(ctx, dg, dok, p), logic_error);
+  auto const plain = cuda::upload(ctx, graph_of(false));
+  auto const s = cuda::sample_neighbors(ctx, plain, dok, {sampler_kind::ns, 2, 0, 0, 0});
+  EXPECT_THROW(cuda::make_block(ctx, dg, dok, s), logic_error);  // 2 offsets, 4 expected
+}
 
 TEST(SampleGpu, LaborVariatesAreBitIdentical) {
   COOPGNN_REQUIRE_DEVICE();

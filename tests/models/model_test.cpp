@@ -18,6 +18,7 @@
 #include "models/optimizer.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/csc.hpp"
+#include "tests/common/graphs.hpp"
 
 namespace coopgnn::models {
 namespace {
@@ -123,6 +124,50 @@ TEST(gnn_model, full_neighbor_block_shape) {
   }
   block const empty = full_neighbor_block(build_csc(0, {}, {}));
   EXPECT_EQ(empty.num_dst, 0);
+}
+
+TEST(gnn_model, full_neighbor_block_typed_rows_per_relation) {
+  // Rows s * R + r hold s's in-edges of relation r (from the raw edge list), weights 1 / d_r(s).
+  std::int32_t const R = 3;
+  auto const t = test::random_typed_graph(40, R, 3, 6);
+  block const b = full_neighbor_block(t.g);
+  ASSERT_EQ(b.num_relations, R);
+  ASSERT_EQ(b.num_dst, 40);
+  ASSERT_EQ(b.num_src(), 40);
+  ASSERT_EQ(b.indptr.size(), std::size_t{40} * R + 1);
+  ASSERT_NO_THROW((void)view(b));
+  std::vector<std::vector<std::vector<vid_t>>> lists(
+      40, std::vector<std::vector<vid_t>>(static_cast<std::size_t>(R)));
+  std::vector<std::int64_t> degree(40, 0);
+  for (std::size_t e = 0; e < t.src.size(); ++e) {
+    lists[static_cast<std::size_t>(t.dst[e])][static_cast<std::size_t>(t.rel[e])].push_back(
+        t.src[e]);
+    ++degree[static_cast<std::size_t>(t.dst[e])];
+  }
+  std::int64_t multi = 0;
+  for (vid_t s = 0; s < 40; ++s) {
+    EXPECT_EQ(b.src_ids[s], s);
+    EXPECT_EQ(b.src_degree[s], degree[static_cast<std::size_t>(s)]);
+    for (std::int32_t r = 0; r < R; ++r) {
+      auto want = lists[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)];
+      std::sort(want.begin(), want.end());
+      std::size_t const q = static_cast<std::size_t>(s) * R + r;
+      std::vector<vid_t> got;
+      for (eid_t e = b.indptr[q]; e < b.indptr[q + 1]; ++e) {
+        got.push_back(b.src_ids[b.indices[e]]);
+        EXPECT_EQ(b.weights[e], static_cast<float>(1.0 / static_cast<double>(want.size())));
+      }
+      EXPECT_EQ(got, want) << "vertex " << s << " relation " << r;
+      multi += want.size() > 1 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(multi, 10);
+  EXPECT_EQ(b.src_degree[0], 0);
+  EXPECT_EQ(b.src_degree[1], 39 * R) << "the hub gets every other vertex in every relation";
+  // Untyped: one row per vertex, the CSC itself.
+  csc_graph const g = random_graph(20, 3, 4);
+  EXPECT_EQ(full_neighbor_block(g).num_relations, 1);
+  EXPECT_EQ(full_neighbor_block(g).indptr, g.indptr);
 }
 
 TEST(gnn_model, infer_full_is_identical_for_any_thread_count) {

@@ -19,6 +19,7 @@
 #include "runtime/comm/host_communicator.hpp"
 #include "runtime/pipeline/minibatch.hpp"
 #include "tests/common/graphs.hpp"
+#include "tests/common/pes.hpp"
 
 namespace coopgnn {
 namespace {
@@ -31,26 +32,7 @@ struct pe_sample {
   std::vector<std::int64_t> id_bytes;
 };
 
-/// Runs body(p) on P threads; rethrows the first exception after joining.
-template <class Body>
-void on_pes(int P, Body body) {
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(P));
-  {
-    std::vector<std::jthread> threads;
-    for (int p = 0; p < P; ++p) {
-      threads.emplace_back([&, p] {
-        try {
-          body(p);
-        } catch (...) {
-          errors[static_cast<std::size_t>(p)] = std::current_exception();
-        }
-      });
-    }
-  }
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
+using test::on_pes;
 
 std::vector<pe_sample> host_cooperative(const csc_graph& g, const ownership& owners,
                                         const std::vector<std::vector<vid_t>>& seeds,
@@ -114,6 +96,7 @@ std::vector<pe_sample> device_cooperative(const csc_graph& g, const ownership& o
 
 void expect_same_block(const block& got, const block& want) {
   EXPECT_EQ(got.num_dst, want.num_dst);
+  EXPECT_EQ(got.num_relations, want.num_relations);
   EXPECT_EQ(got.src_ids, want.src_ids);
   EXPECT_EQ(got.indptr, want.indptr);
   EXPECT_EQ(got.indices, want.indices);
@@ -171,6 +154,37 @@ INSTANTIATE_TEST_SUITE_P(
                       protocol_case{sampler_kind::labor, {5, 5, 5}, 4, 50},
                       protocol_case{sampler_kind::ns, {-1, 2}, 4, 1},  // PEs without seeds
                       protocol_case{sampler_kind::labor, {3}, 3, 40}));
+
+TEST(DeviceSamplingProtocol, TypedCooperativeEqualsHostPerPe) {
+  COOPGNN_REQUIRE_DEVICE();
+  auto const t = test::random_typed_graph(500, 3, 4, 13);
+  for (auto kind : {sampler_kind::ns, sampler_kind::labor}) {
+    SCOPED_TRACE(to_string(kind));
+    int const P = 3;
+    ownership const owners(t.g.num_nodes, P, 9);
+    std::vector<std::vector<vid_t>> seeds(static_cast<std::size_t>(P));
+    for (vid_t v = 1; v < 500; v += 11)
+      seeds[static_cast<std::size_t>(owners.owner(v))].push_back(v);
+    std::vector<int> const fanouts = {3, 2};
+    std::vector<int> const relation_fanouts = {3, -1, 0, 2, 1, 4};
+    batch_key key{kind, fanouts, 21, 3, {1, false}};
+    key.relation_fanouts = relation_fanouts;
+    auto const want = host_cooperative(t.g, owners, seeds, key);
+    auto const got = device_cooperative(t.g, owners, seeds, key);
+    for (int p = 0; p < P; ++p) {
+      SCOPED_TRACE(::testing::Message() << "PE " << p);
+      auto const& w = want[static_cast<std::size_t>(p)];
+      auto const& o = got[static_cast<std::size_t>(p)];
+      ASSERT_EQ(o.blocks.size(), w.blocks.size());
+      for (std::size_t l = 0; l < w.blocks.size(); ++l) {
+        EXPECT_EQ(o.blocks[l].num_relations, 3);
+        expect_same_block(o.blocks[l], w.blocks[l]);
+      }
+      EXPECT_EQ(o.input_nodes, w.input_nodes);
+      EXPECT_EQ(o.work.sampled_edges, w.work.sampled_edges);
+    }
+  }
+}
 
 TEST(DeviceSamplingProtocol, IndependentEqualsHost) {
   COOPGNN_REQUIRE_DEVICE();
