@@ -12,9 +12,10 @@ namespace coopgnn::models {
 namespace {
 
 /// The arg-max class of every selected row and its label, checked as accuracy() documents.
-std::vector<std::pair<std::int64_t, std::int64_t>> predictions(
-    const matrix<float>& logits, std::span<const std::int64_t> labels,
-    std::span<const std::int64_t> rows, const char* fn) {
+std::vector<std::pair<std::int64_t, std::int64_t>> predictions(const matrix<float>& logits,
+                                                               std::span<const std::int64_t> labels,
+                                                               std::span<const std::int64_t> rows,
+                                                               const char* fn) {
   std::int64_t const n = logits.rows();
   std::int64_t const num_classes = logits.cols();
   COOPGNN_EXPECTS(static_cast<std::int64_t>(labels.size()) == n,
@@ -26,8 +27,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> predictions(
   for (std::int64_t const r : rows) {
     COOPGNN_EXPECTS(0 <= r && r < n, "{}: row {} is outside [0, {})", fn, r, n);
     std::int64_t const y = labels[static_cast<std::size_t>(r)];
-    COOPGNN_EXPECTS(0 <= y && y < num_classes, "{}: label of row {} is {}, outside [0, {})", fn,
-                    r, y, num_classes);
+    COOPGNN_EXPECTS(0 <= y && y < num_classes, "{}: label of row {} is {}, outside [0, {})", fn, r,
+                    y, num_classes);
     const float* l = logits.row(r);
     std::int64_t best = 0;
     for (std::int64_t j = 1; j < num_classes; ++j) {

@@ -68,6 +68,12 @@ work_counters& work_counters::operator+=(const work_counters& o) {
   allreduce_bytes += o.allreduce_bytes;
   cache_hits += o.cache_hits;
   cache_misses += o.cache_misses;
+  auto add = [](std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+    if (a.size() < b.size()) a.resize(b.size(), 0);
+    for (std::size_t i = 0; i < b.size(); ++i) a[i] += b[i];
+  };
+  add(rows_per_type, o.rows_per_type);
+  add(edges_per_relation, o.edges_per_relation);
   return *this;
 }
 

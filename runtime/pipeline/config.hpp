@@ -145,6 +145,10 @@ struct work_counters {
   std::int64_t allreduce_bytes = 0;   ///< gradient bytes contributed to all-reduces
   std::int64_t cache_hits = 0;        ///< feature rows served by the PE's cache
   std::int64_t cache_misses = 0;      ///< feature rows read from storage
+  /// Heterogeneous graphs (empty otherwise): input rows loaded per node type [T] (the
+  /// feature_rows by type) and sampled edges per relation [R] (sampled_edges by relation).
+  std::vector<std::int64_t> rows_per_type;
+  std::vector<std::int64_t> edges_per_relation;
 
   work_counters& operator+=(const work_counters& o);
 };
@@ -181,6 +185,8 @@ struct epoch_report {
   double epoch_seconds = 0;  ///< wall time of the training part of the epoch
   double eval_seconds = 0;   ///< wall time of evaluation
   work_counters work;        ///< summed over PEs and batches
+  /// Heterogeneous graphs: the names behind work.rows_per_type and work.edges_per_relation.
+  std::vector<std::string> node_types, relations;
   std::int64_t batches = 0;
   /// CUDA backend: each PE's peak device memory in the epoch, bytes (its pool's high
   /// watermark: replicas, optimizer state, graph copy, minibatches, all-to-all staging); empty

@@ -65,6 +65,16 @@ nlohmann::json to_json(const epoch_report& r) {
                {"feature_bytes", r.work.feature_bytes},
                {"alltoall_bytes", r.work.alltoall_bytes},
                {"allreduce_bytes", r.work.allreduce_bytes}};
+  if (!r.node_types.empty()) {
+    // Heterogeneous graphs: the counts by node type and relation, by name.
+    nlohmann::json rows = nlohmann::json::object(), edges = nlohmann::json::object();
+    for (std::size_t t = 0; t < r.node_types.size() && t < r.work.rows_per_type.size(); ++t)
+      rows[r.node_types[t]] = r.work.rows_per_type[t];
+    for (std::size_t e = 0; e < r.relations.size() && e < r.work.edges_per_relation.size(); ++e)
+      edges[r.relations[e]] = r.work.edges_per_relation[e];
+    j["work"]["feature_rows_per_type"] = rows;
+    j["work"]["sampled_edges_per_relation"] = edges;
+  }
   auto const bytes_or_null = [](std::int64_t b) {
     return b >= 0 ? nlohmann::json(b) : nlohmann::json(nullptr);
   };
@@ -156,6 +166,19 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
                        ratio(ind->work.sampled_vertices, coop->work.sampled_vertices));
     out += fmt::format("{:<28}{:>18}\n", "  feature rows",
                        ratio(ind->work.feature_rows, coop->work.feature_rows));
+    // Heterogeneous graphs: the same ratios per node type and per relation.
+    auto at = [](const std::vector<std::int64_t>& v, std::size_t i) {
+      return i < v.size() ? v[i] : std::int64_t{0};
+    };
+    for (std::size_t t = 0; t < coop->node_types.size(); ++t) {
+      out += fmt::format("{:<28}{:>18}\n", fmt::format("  feature rows {}", coop->node_types[t]),
+                         ratio(at(ind->work.rows_per_type, t), at(coop->work.rows_per_type, t)));
+    }
+    for (std::size_t e = 0; e < coop->relations.size(); ++e) {
+      out += fmt::format(
+          "{:<28}{:>18}\n", fmt::format("  edges {}", coop->relations[e]),
+          ratio(at(ind->work.edges_per_relation, e), at(coop->work.edges_per_relation, e)));
+    }
   }
   return out;
 }

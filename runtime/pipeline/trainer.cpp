@@ -51,6 +51,27 @@ matrix<float> owner_rows(std::size_t pes, const ownership& owners, Get&& get) {
 
 }  // namespace
 
+void count_by_type(const hetero_schema& h, const exec_context& ctx, const minibatch& mb,
+                   work_counters& w) {
+  // Host copies where the minibatch lives on a device (ids and offsets only: an accounting cost
+  // typed runs pay, untyped runs never).
+  auto const T = h.node_types.size();
+  auto const R = h.edge_types.size();
+  w.rows_per_type.assign(T, 0);
+  w.edges_per_relation.assign(R, 0);
+  std::vector<vid_t> const ids = download<vid_t>(ctx, mb.input_nodes.view());
+  for (vid_t v : ids) ++w.rows_per_type[static_cast<std::size_t>(h.type_of(v))];
+  for (auto const& b : mb.blocks) {
+    std::vector<eid_t> const ip = download<eid_t>(ctx, b.indptr.view());
+    auto const rows = static_cast<std::size_t>(b.num_dst) * R;
+    COOPGNN_EXPECTS(static_cast<std::int32_t>(R) == b.num_relations && ip.size() == rows + 1,
+                    "count_by_type: a block of {} rows per destination for {} relations",
+                    b.num_relations, R);
+    for (std::size_t row = 0; row < rows; ++row)
+      w.edges_per_relation[row % R] += ip[row + 1] - ip[row];
+  }
+}
+
 std::int64_t hetero_input_dim(const dataset& ds) {
   COOPGNN_EXPECTS(ds.hetero.has_value(), "hetero_input_dim: dataset '{}' is not heterogeneous",
                   ds.name);
@@ -74,8 +95,8 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   bool const link = cfg.task == task_kind::link_prediction;
   mc.kind = cfg.model;
   mc.in_dim = cfg.embedding_dim > 0 ? cfg.embedding_dim
-              : ds.hetero         ? hetero_input_dim(ds)
-                                  : ds.feature_dim();
+              : ds.hetero           ? hetero_input_dim(ds)
+                                    : ds.feature_dim();
   mc.hidden = cfg.hidden;
   mc.num_classes = link ? (cfg.out_dim > 0 ? cfg.out_dim : cfg.hidden) : ds.num_classes;
   mc.layer_norm = cfg.layer_norm;
@@ -98,8 +119,6 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   mc.rgcn.num_bases = cfg.num_bases;
   return mc;
 }
-
-
 
 trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     : ds_(ds), g_(g), cfg_(cfg) {
@@ -529,6 +548,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   step_batch in;
   sample(pe, seeds, key, excluded, opt, m, w, in);
   auto const& blocks = in.blocks;
+  if (ds_.hetero) count_by_type(*ds_.hetero, ctx, in.mb, w);
 
   // 2. Feature loading: storage rows (or embedding rows) for the input nodes, then
   //    (cooperative) owner -> requester.
@@ -841,8 +861,9 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   tr.edges.assign(L, {});
   for (std::size_t l = 0; l < L && opt.capture_edges; ++l) {
     block const& blk = blocks[l];
+    std::int64_t const R = blk.num_relations;  // typed blocks: R rows per destination
     for (std::int64_t s = 0; s < blk.num_dst; ++s) {
-      for (eid_t e = blk.indptr[s]; e < blk.indptr[s + 1]; ++e) {
+      for (eid_t e = blk.indptr[s * R]; e < blk.indptr[(s + 1) * R]; ++e) {
         tr.edges[l].emplace_back(blk.src_ids[blk.indices[e]], blk.src_ids[s]);
       }
     }
@@ -1017,6 +1038,10 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   });
   rep.epoch_seconds = wall.seconds();
   rep.batches = done;
+  if (ds_.hetero) {
+    rep.node_types = ds_.hetero->node_types;
+    rep.relations = ds_.hetero->edge_types;
+  }
   for (auto& pe : pes_) {
     rep.seconds.max_with(pe->seconds);
     rep.work += pe->work;

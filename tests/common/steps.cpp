@@ -58,8 +58,9 @@ const step_fixture& hetero_protocol_data() {
         add(p, a, 1);
       }
       auto const c = ds.labels[static_cast<std::size_t>(p)];
-      vid_t const s = P + A + (u(gen) < 0.7f ? c * 2 + static_cast<vid_t>(gen() % 2)
-                                             : static_cast<vid_t>(gen() % S));
+      vid_t const s =
+          P + A +
+          (u(gen) < 0.7f ? c * 2 + static_cast<vid_t>(gen() % 2) : static_cast<vid_t>(gen() % S));
       add(s, p, 2);
       add(p, s, 3);
       for (int i = 0; i < 3; ++i) {

@@ -178,6 +178,21 @@ TEST_P(HeteroProtocolTest, CooperativeEqualsSinglePe) {
     test::expect_same_outputs(ind, ref);
     EXPECT_GE(ind.work.sampled_edges, coop.work.sampled_edges);
     EXPECT_GE(ind.work.feature_rows, coop.work.feature_rows);
+    // The counts by type and relation add up, and cooperative counts every edge once: its
+    // per-relation edges are the single PE's (the sample is the same edge set).
+    for (auto const* r : {&coop, &ind}) {
+      ASSERT_EQ(r->work.rows_per_type.size(), 3u);
+      ASSERT_EQ(r->work.edges_per_relation.size(), 5u);
+      std::int64_t rows = 0, edges = 0;
+      for (auto v : r->work.rows_per_type) rows += v;
+      for (auto v : r->work.edges_per_relation) edges += v;
+      EXPECT_EQ(rows, r->work.feature_rows);
+      EXPECT_EQ(edges, r->work.sampled_edges);
+    }
+    EXPECT_EQ(coop.work.edges_per_relation, ref.work.edges_per_relation);
+    EXPECT_EQ(coop.work.rows_per_type, ref.work.rows_per_type);
+    for (std::size_t t = 0; t < 3; ++t)
+      EXPECT_GE(ind.work.rows_per_type[t], coop.work.rows_per_type[t]) << "type " << t;
   }
 }
 
@@ -185,8 +200,8 @@ INSTANTIATE_TEST_SUITE_P(
     Rgcn, HeteroProtocolTest,
     ::testing::Values(hetero_usecase{sampler_kind::ns, {3, 2}, {}, 0, 40},
                       // relation 1 (paper -> author) not sampled at layer 0, all cites at 1
-                      hetero_usecase{sampler_kind::ns, {3, 2}, {2, 0, 1, 1, 3, -1, 2, 1, 1, -1},
-                                     2, 37},
+                      hetero_usecase{
+                          sampler_kind::ns, {3, 2}, {2, 0, 1, 1, 3, -1, 2, 1, 1, -1}, 2, 37},
                       hetero_usecase{sampler_kind::labor, {4, 4}, {}, 3, 50}));
 
 TEST(HeteroTrainer, RgcnLearnsTheSyntheticTaskInBothProtocols) {
@@ -206,8 +221,8 @@ TEST(HeteroTrainer, RgcnLearnsTheSyntheticTaskInBothProtocols) {
 
 TEST(HeteroTrainer, RefusesWhatTypedGraphsDoNotSupport) {
   auto const& d = test::hetero_protocol_data();
-  train_config c = hetero_cfg({sampler_kind::ns, {3, 2}, {}, 0, 40}, minibatch_mode::cooperative,
-                              2);
+  train_config c =
+      hetero_cfg({sampler_kind::ns, {3, 2}, {}, 0, 40}, minibatch_mode::cooperative, 2);
   c.model = models::conv_kind::sage;
   EXPECT_THROW(trainer(d.ds, d.g, c), logic_error);  // --model rgcn needed
   c.model = models::conv_kind::rgcn;

@@ -313,8 +313,8 @@ task_kind chosen_task(const dataset& ds, const std::string& task) {
   return ds.link ? task_kind::link_prediction : task_kind::node_classification;
 }
 
-std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs,
-                                          const dataset& ds, const std::vector<int>& fanouts) {
+std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs, const dataset& ds,
+                                          const std::vector<int>& fanouts) {
   if (specs.empty()) return {};
   COOPGNN_EXPECTS(ds.hetero.has_value(),
                   "--relation-fanout: dataset '{}' is untyped (one relation); use --fanouts",
@@ -354,10 +354,9 @@ std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs,
       std::string const item = list.substr(pos, comma - pos);
       int k = 0;
       auto const [p, ec] = std::from_chars(item.data(), item.data() + item.size(), k);
-      COOPGNN_EXPECTS(ec == std::errc{} && p == item.data() + item.size() && !item.empty() &&
-                          k >= -1,
-                      "--relation-fanout '{}': '{}' is not a fanout (-1, 0 or a count)", spec,
-                      item);
+      COOPGNN_EXPECTS(
+          ec == std::errc{} && p == item.data() + item.size() && !item.empty() && k >= -1,
+          "--relation-fanout '{}': '{}' is not a fanout (-1, 0 or a count)", spec, item);
       ks.push_back(k);
       pos = comma + 1;
     }

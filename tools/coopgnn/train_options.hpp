@@ -38,7 +38,7 @@ struct train_options {
   std::string decoder = "dot";
   std::string activation = "relu";
   std::string exclude = "none";
-  std::string metric = "auto";  ///< node classification: auto (accuracy / roc_auc) or macro_f1
+  std::string metric = "auto";   ///< node classification: auto (accuracy / roc_auc) or macro_f1
   bool allow_nonfinite = false;  ///< skip the NaN/Inf check of the feature table
   bool dry_run = false;          ///< train: print the resolved run and its memory estimate, stop
   // `train` only (README "Checkpoints and interrupts"):
@@ -67,8 +67,8 @@ task_kind chosen_task(const dataset& ds, const std::string& task);
 /// an empty vector (fanouts[l] for every relation).
 /// @throws logic_error naming --relation-fanout for specs on an untyped dataset, an unknown or
 ///         ambiguous relation, a relation given twice, a count other than L, or a fanout < -1.
-std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs,
-                                          const dataset& ds, const std::vector<int>& fanouts);
+std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs, const dataset& ds,
+                                          const std::vector<int>& fanouts);
 /// --task into o.cfg.task from what the dataset holds (auto: the first task of metadata.yaml
 /// that the dataset can train; a named task: its kind). @throws logic_error when the dataset
 /// cannot serve the task.
