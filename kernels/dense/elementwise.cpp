@@ -116,12 +116,7 @@ void bias_grad_add(const exec_context& ctx, tensor_view<const T> g, buffer_view<
 namespace {
 
 #ifdef COOPGNN_RNG_LANES_X86
-// GCC 12's AVX-512 headers: see rng_lanes.hpp.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+COOPGNN_INTRINSICS_BEGIN
 /// Whether dropout_row_avx512 runs here (AVX-512F and BW, BMI2; asked once, then cached).
 bool dropout_row_avx512_usable() {
   static bool const yes = __builtin_cpu_supports("avx512f") != 0 &&
@@ -162,7 +157,7 @@ __attribute__((target("avx512f,avx512bw,bmi2"))) void dropout_row_avx512(
     }
   }
 }
-#pragma GCC diagnostic pop
+COOPGNN_INTRINSICS_END
 #endif
 
 }  // namespace

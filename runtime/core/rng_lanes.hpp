@@ -13,6 +13,18 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define COOPGNN_RNG_LANES_X86 1
+// GCC 12's AVX-512 headers build their "undefined" pass-through operands from self-initialised
+// locals, which -W(maybe-)uninitialized reports once inlined: code using the intrinsics goes
+// between these two.
+#if defined(__clang__)
+#define COOPGNN_INTRINSICS_BEGIN \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#else
+#define COOPGNN_INTRINSICS_BEGIN                                                       \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#endif
+#define COOPGNN_INTRINSICS_END _Pragma("GCC diagnostic pop")
 #endif
 
 namespace coopgnn::rng {
@@ -61,13 +73,7 @@ inline void draw4_lanes_loop(stream s, std::uint64_t id, std::uint32_t sub0, std
 }
 
 #ifdef COOPGNN_RNG_LANES_X86
-// GCC 12's AVX-512 headers build their "undefined" pass-through operands from self-initialised
-// locals, which -Wuninitialized reports once inlined here.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+COOPGNN_INTRINSICS_BEGIN
 // One Philox round on a vector of lanes, per 64-bit pair of lanes: mul_epu32 multiplies the even
 // 32-bit lanes (and, after a 32-bit shift, the odd ones) into 64-bit products; the blends put the
 // high / low words of both back into 32-bit lanes in order.
@@ -159,7 +165,7 @@ inline bool has_avx2() {
   static bool const yes = __builtin_cpu_supports("avx2") != 0;
   return yes;
 }
-#pragma GCC diagnostic pop
+COOPGNN_INTRINSICS_END
 #endif
 
 }  // namespace detail
