@@ -2,7 +2,8 @@
 // row-major tensors in the memory space of a PE's execution context, their non-owning views, and
 // the explicit copies between spaces.
 //
-//   host     ordinary host memory (zero-filled when allocated), the host backend's space;
+//   host     ordinary host memory (zero-filled when allocated, unless asked for with no_init),
+//            the host backend's space;
 //   device   the memory of the PE's device: a CUDA device (stream-ordered from the context's
 //            pool, uninitialised), or the emulated device of backend::emulated (separate heap
 //            allocations filled with 0xFF bytes when allocated: NaN floats, -1 integers, so a
