@@ -114,8 +114,9 @@ tensor_view<const T> layer_input(const exec_context& ctx, tensor_view<const T> x
                                  tensor<T>& kept, buffer<std::uint8_t>& keep, T& keep_scale) {
   if (drop) {
     T const scale = T{1} / (T{1} - static_cast<T>(p));
-    tensor<T> dropped(ctx, x.rows, x.cols);
-    buffer<std::uint8_t> mask(ctx, static_cast<std::size_t>(x.size()));
+    // Both written in full by dropout_forward: no zero fill first.
+    tensor<T> dropped(ctx, x.rows, x.cols, no_init);
+    buffer<std::uint8_t> mask(ctx, static_cast<std::size_t>(x.size()), no_init);
     dropout_forward<T>(ctx, x, ids, dropout_key{key.run_seed, key.batch, layer_index}, p, scale,
                        dropped.view(), mask.view());
     keep_scale = scale;
@@ -126,7 +127,7 @@ tensor_view<const T> layer_input(const exec_context& ctx, tensor_view<const T> x
   keep = {};
   keep_scale = T{1};
   if (!keep_copy) return x;
-  tensor<T> c(ctx, x.rows, x.cols);
+  tensor<T> c(ctx, x.rows, x.cols, no_init);
   copy<T>(ctx, c.view().flat(), x.flat());
   kept = std::move(c);
   return kept.view();

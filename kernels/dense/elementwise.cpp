@@ -113,6 +113,55 @@ void bias_grad_add(const exec_context& ctx, tensor_view<const T> g, buffer_view<
   }
 }
 
+namespace {
+
+#ifdef COOPGNN_RNG_LANES_X86
+COOPGNN_INTRINSICS_BEGIN
+/// Whether dropout_row_avx512 runs here (AVX-512F and BW, BMI2; asked once, then cached).
+bool dropout_row_avx512_usable() {
+  static bool const yes = __builtin_cpu_supports("avx512f") != 0 &&
+                          __builtin_cpu_supports("avx512bw") != 0 &&
+                          __builtin_cpu_supports("bmi2") != 0;
+  return yes;
+}
+
+/// One float row of dropout_forward, 64 columns per step: the 16 Philox blocks of
+/// rng::detail::draw4_x16_avx512, keep bit 4b + q = (word q of block b >> 9) >= t, the bits
+/// spread into column order with pdep, then the 0/1 keep bytes and y = keep ? x * sc : +0 as
+/// masked stores (the last step masks the columns past `cols`). The same bits as the portable
+/// loop of dropout_forward. Only call when dropout_row_avx512_usable().
+__attribute__((target("avx512f,avx512bw,bmi2"))) void dropout_row_avx512(
+    rng::stream s, std::uint64_t id, std::uint32_t batch, std::uint32_t t, float sc,
+    const float* xr, float* yr, std::uint8_t* kr, std::int64_t cols) {
+  alignas(64) std::uint32_t w[4][16];
+  __m512i const tv = _mm512_set1_epi32(static_cast<int>(t));
+  __m512i const one = _mm512_set1_epi8(1);
+  __m512 const scv = _mm512_set1_ps(sc);
+  for (std::int64_t j0 = 0; j0 < cols; j0 += 64) {
+    rng::detail::draw4_x16_avx512(s, id, static_cast<std::uint32_t>(j0 / 4), batch, w[0], w[1],
+                                  w[2], w[3]);
+    std::uint64_t bits = 0;
+    for (int q = 0; q < 4; ++q) {
+      __m512i const words = _mm512_load_si512(w[q]);
+      __mmask16 const k = _mm512_cmpge_epu32_mask(_mm512_srli_epi32(words, 9), tv);
+      bits |= _pdep_u64(static_cast<std::uint64_t>(k), 0x1111111111111111ull << q);
+    }
+    std::int64_t const n = std::min<std::int64_t>(64, cols - j0);
+    std::uint64_t const live = n == 64 ? ~0ull : ((1ull << n) - 1);
+    _mm512_mask_storeu_epi8(kr + j0, live, _mm512_maskz_mov_epi8(bits, one));
+    for (std::int64_t c = 0; c < n; c += 16) {
+      auto const lv = static_cast<__mmask16>(live >> c);
+      auto const kp = static_cast<__mmask16>(bits >> c);
+      __m512 const xv = _mm512_maskz_loadu_ps(lv, xr + j0 + c);
+      _mm512_mask_storeu_ps(yr + j0 + c, lv, _mm512_maskz_mul_ps(kp, xv, scv));
+    }
+  }
+}
+COOPGNN_INTRINSICS_END
+#endif
+
+}  // namespace
+
 template <typename T>
 void dropout_forward(const exec_context& ctx, tensor_view<const T> x, buffer_view<const vid_t> ids,
                      const dropout_key& key, float p, T scale, tensor_view<T> y,
@@ -166,6 +215,17 @@ void dropout_forward(const exec_context& ctx, tensor_view<const T> x, buffer_vie
         std::array<std::array<std::uint32_t, kLanes>, 4> w{};
         std::uint8_t mask[kSpan];
         T const sc = scale;
+#ifdef COOPGNN_RNG_LANES_X86
+        if constexpr (std::is_same_v<T, float>) {
+          if (dropout_row_avx512_usable()) {
+            for (std::int64_t i = i0; i < i1; ++i) {
+              dropout_row_avx512(s, static_cast<std::uint64_t>(ids.data[i]), key.batch, t, sc,
+                                 x.data + i * cols, y.data + i * cols, keep.data + i * cols, cols);
+            }
+            return;
+          }
+        }
+#endif
         for (std::int64_t i = i0; i < i1; ++i) {
           auto const id = static_cast<std::uint64_t>(ids.data[i]);
           const T* __restrict__ xr = x.data + i * cols;

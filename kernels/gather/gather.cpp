@@ -1,6 +1,7 @@
 #include "kernels/gather/gather.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/dispatch.hpp"
 #include "runtime/core/parallel.hpp"
@@ -14,13 +15,17 @@ namespace coopgnn {
 matrix<float> gather_rows(const float* table, std::int64_t rows, std::int64_t cols,
                           std::span<const vid_t> ids) {
   auto const m = static_cast<std::int64_t>(ids.size());
-  matrix<float> out(m, cols);
+  COOPGNN_EXPECTS(rows >= 0 && cols >= 0, "gather_rows: the table's shape [{}, {}] is negative",
+                  rows, cols);
+  // Rows appended to reserved storage: each value is written once (no zero fill first).
+  std::vector<float> values;
+  values.reserve(static_cast<std::size_t>(m * cols));
   for (std::int64_t i = 0; i < m; ++i) {
     COOPGNN_EXPECTS(ids[i] >= 0 && ids[i] < rows,
                     "gather_rows: id {} at position {} is outside [0, {})", ids[i], i, rows);
-    if (cols > 0) std::copy_n(table + ids[i] * cols, cols, out.row(i));
+    if (cols > 0) values.insert(values.end(), table + ids[i] * cols, table + (ids[i] + 1) * cols);
   }
-  return out;
+  return matrix<float>(m, cols, std::move(values));
 }
 
 matrix<float> gather_rows(const matrix<float>& table, std::span<const vid_t> ids) {

@@ -2,7 +2,8 @@
 // row-major tensors in the memory space of a PE's execution context, their non-owning views, and
 // the explicit copies between spaces.
 //
-//   host     ordinary host memory (zero-filled when allocated), the host backend's space;
+//   host     ordinary host memory (zero-filled when allocated, unless asked for with no_init),
+//            the host backend's space;
 //   device   the memory of the PE's device: a CUDA device (stream-ordered from the context's
 //            pool, uninitialised), or the emulated device of backend::emulated (separate heap
 //            allocations filled with 0xFF bytes when allocated: NaN floats, -1 integers, so a
@@ -18,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -110,10 +113,20 @@ buffer_view<T> host_view(std::vector<T>& v) {
   return {v.data(), v.size(), memory_space::host};
 }
 
+/// Tag of the buffer / tensor constructors that leave host storage unwritten: for outputs that
+/// the caller overwrites in full right away (a 10 MB zero fill costs as much as the kernel
+/// that then writes it). Device memory is never initialised anyway.
+struct no_init_t {
+  explicit no_init_t() = default;
+};
+inline constexpr no_init_t no_init{};
+
 /// Move-only owner of `size()` elements of T (trivially copyable) in one memory space.
 /// Host buffers are zero-filled std::vector storage (adopt/release_host move it in and out
-/// without a copy); device buffers come from the context (see the file comment) and must be
-/// destroyed while their context's resources are alive.
+/// without a copy), or unwritten heap storage when made with `no_init` (filled with 0xFF bytes
+/// in builds without NDEBUG, like the emulated device, so a read of an element nobody wrote
+/// shows in the debug tests); device buffers come from the context (see the file comment) and
+/// must be destroyed while their context's resources are alive.
 template <class T>
 class buffer {
   static_assert(std::is_trivially_copyable_v<T>, "buffer<T> needs a trivially copyable T");
@@ -125,6 +138,21 @@ class buffer {
     if (space_ == memory_space::host) {
       host_.assign(n, T{});
       data_ = host_.data();
+    } else {
+      raw_ = detail::allocate_device_bytes(ctx, n * sizeof(T));
+      data_ = static_cast<T*>(raw_.ptr);
+    }
+  }
+  /// n elements in ctx.space() whose values are unspecified until written (see no_init_t).
+  /// @throws cuda_error when the device pool is exhausted; std::bad_alloc on the host.
+  buffer(const exec_context& ctx, std::size_t n, no_init_t) : size_(n), space_(ctx.space()) {
+    if (space_ == memory_space::host) {
+      if (n == 0) return;
+      host_unset_ = std::make_unique_for_overwrite<T[]>(n);
+      data_ = host_unset_.get();
+#ifndef NDEBUG
+      std::memset(static_cast<void*>(data_), 0xFF, n * sizeof(T));
+#endif
     } else {
       raw_ = detail::allocate_device_bytes(ctx, n * sizeof(T));
       data_ = static_cast<T*>(raw_.ptr);
@@ -158,6 +186,7 @@ class buffer {
     if (this != &o) {
       detail::free_bytes(raw_);
       host_ = std::move(o.host_);
+      host_unset_ = std::move(o.host_unset_);
       raw_ = std::exchange(o.raw_, {});
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
@@ -178,17 +207,20 @@ class buffer {
   /// Host access. @throws logic_error for device memory.
   [[nodiscard]] std::span<T> host() { return view().host(); }
   [[nodiscard]] std::span<const T> host() const { return view().host(); }
-  /// The host storage, moved out (no copy); the buffer is left empty.
-  /// @throws logic_error for device memory.
+  /// The host storage, moved out (no copy; a copy for a `no_init` buffer); the buffer is left
+  /// empty. @throws logic_error for device memory.
   [[nodiscard]] std::vector<T> release_host() && {
     detail::expect_host(space_, "buffer::release_host()");
+    std::vector<T> out = host_unset_ ? std::vector<T>(data_, data_ + size_) : std::move(host_);
+    host_unset_.reset();
     data_ = nullptr;
     size_ = 0;
-    return std::move(host_);
+    return out;
   }
 
  private:
   std::vector<T> host_;
+  std::unique_ptr<T[]> host_unset_;  ///< host storage of a no_init buffer
   detail::raw_allocation raw_;
   T* data_ = nullptr;
   std::size_t size_ = 0;
@@ -236,7 +268,7 @@ tensor_view<const T> host_view(const matrix<T>& m) {
 }
 
 /// Move-only owner of a row-major [rows, cols] matrix of T in one memory space (a buffer with a
-/// shape). Host tensors are zero-filled; device tensors as buffer.
+/// shape). Host tensors are zero-filled (unless made with no_init); device tensors as buffer.
 template <class T>
 class tensor {
  public:
@@ -244,6 +276,9 @@ class tensor {
   /// @throws logic_error for a negative shape; cuda_error when the pool is exhausted.
   tensor(const exec_context& ctx, std::int64_t rows, std::int64_t cols)
       : buf_(ctx, checked_size(rows, cols)), rows_(rows), cols_(cols) {}
+  /// Values unspecified until written (see no_init_t). @throws as above.
+  tensor(const exec_context& ctx, std::int64_t rows, std::int64_t cols, no_init_t)
+      : buf_(ctx, checked_size(rows, cols), no_init), rows_(rows), cols_(cols) {}
   /// A tensor over `b` (b.size() == rows * cols). @throws logic_error otherwise.
   tensor(buffer<T>&& b, std::int64_t rows, std::int64_t cols)
       : buf_(std::move(b)), rows_(rows), cols_(cols) {

@@ -37,6 +37,35 @@ TEST(Memory, HostBuffersAreZeroAndAdoptWithoutACopy) {
   EXPECT_EQ(t.data(), ws);
 }
 
+TEST(Memory, NoInitBuffersHoldWhatIsWrittenAndMoveOut) {
+  buffer<std::int64_t> b(host, 4, no_init);
+  ASSERT_EQ(b.size(), 4u);
+  ASSERT_NE(b.data(), nullptr);
+  EXPECT_EQ(b.space(), memory_space::host);
+#ifndef NDEBUG
+  // Debug builds poison unwritten storage as the emulated device does.
+  for (auto x : b.host()) EXPECT_EQ(x, -1);
+#endif
+  for (std::size_t i = 0; i < b.size(); ++i) b.host()[i] = static_cast<std::int64_t>(10 + i);
+  buffer<std::int64_t> moved = std::move(b);
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(moved.size(), 4u);
+  auto back = std::move(moved).release_host();  // a copy out of the unset storage
+  EXPECT_EQ(back, (std::vector<std::int64_t>{10, 11, 12, 13}));
+  EXPECT_TRUE(moved.empty());
+  buffer<float> none(host, 0, no_init);
+  EXPECT_TRUE(none.empty());
+  tensor<float> t(host, 3, 2, no_init);
+  EXPECT_EQ(t.rows(), 3);
+  EXPECT_EQ(t.cols(), 2);
+  EXPECT_EQ(t.storage().size(), 6u);
+  EXPECT_THROW((tensor<float>(host, -1, 2, no_init)), logic_error);
+  // On a device context no_init is the ordinary (unset) device allocation.
+  buffer<float> d(emulated, 3, no_init);
+  EXPECT_EQ(d.space(), memory_space::device);
+  for (float x : download<float>(emulated, d.view())) EXPECT_TRUE(std::isnan(x));
+}
+
 TEST(Memory, EmulatedDeviceMemoryIsPoisonedAndOnlyReadableByDownload) {
   buffer<float> f(emulated, 3);
   buffer<std::int64_t> i(emulated, 2);

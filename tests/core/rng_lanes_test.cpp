@@ -5,17 +5,19 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 
 #include "runtime/core/rng.hpp"
 
 namespace coopgnn {
 namespace {
 
-template <int L>
+/// out = draw(s, id, sub0, batch) equals rng::draw4 lane by lane, word by word.
+template <int L, typename Draw>
 void expect_lanes_equal_draw4(rng::stream s, std::uint64_t id, std::uint32_t sub0,
-                              std::uint32_t batch) {
+                              std::uint32_t batch, Draw draw) {
   std::array<std::array<std::uint32_t, L>, 4> out{};
-  rng::draw4_lanes<L>(s, id, sub0, batch, out);
+  draw(s, id, sub0, batch, out);
   for (int l = 0; l < L; ++l) {
     auto const w = rng::draw4(s, id, sub0 + static_cast<std::uint32_t>(l), batch);
     for (int k = 0; k < 4; ++k) {
@@ -24,6 +26,16 @@ void expect_lanes_equal_draw4(rng::stream s, std::uint64_t id, std::uint32_t sub
           << "lane " << l << " word " << k << " id " << id << " sub0 " << sub0;
     }
   }
+}
+
+template <int L>
+void expect_lanes_equal_draw4(rng::stream s, std::uint64_t id, std::uint32_t sub0,
+                              std::uint32_t batch) {
+  expect_lanes_equal_draw4<L>(
+      s, id, sub0, batch,
+      [](rng::stream s2, std::uint64_t id2, std::uint32_t sub2, std::uint32_t batch2, auto& out) {
+        rng::draw4_lanes<L>(s2, id2, sub2, batch2, out);
+      });
 }
 
 TEST(RngLanes, SameWordsAsDraw4) {
@@ -39,6 +51,49 @@ TEST(RngLanes, SameWordsAsDraw4) {
       }
     }
   }
+}
+
+/// Each path on its own (draw4_lanes runs only the widest this CPU has): the plain loops always,
+/// the AVX2 and AVX-512F lanes where the CPU has them.
+template <int L, typename Draw>
+void expect_path_equal_draw4(Draw draw) {
+  for (std::uint64_t seed : {0ull, 0xFFFFFFFFFFFFFFFFull}) {
+    rng::stream const s = rng::make_stream(seed, rng::purpose::dropout, 1);
+    for (std::uint64_t id : {0ull, 0x123456789ABull, 0xFFFFFFFFFFFFFFFFull}) {
+      for (std::uint32_t sub0 : {0u, 3u, 0xFFFFFFF9u}) {  // the last wraps past 2^32 - 1
+        for (std::uint32_t batch : {0u, 0xFFFFFFFFu}) {
+          expect_lanes_equal_draw4<L>(s, id, sub0, batch, draw);
+        }
+      }
+    }
+  }
+}
+
+TEST(RngLanes, EveryPathGivesTheWordsOfDraw4) {
+  expect_path_equal_draw4<16>(
+      [](rng::stream s, std::uint64_t id, std::uint32_t sub0, std::uint32_t batch, auto& out) {
+        rng::detail::draw4_lanes_loop<16>(s, id, sub0, batch, out);
+      });
+#ifdef COOPGNN_RNG_LANES_X86
+  if (rng::detail::has_avx2()) {
+    expect_path_equal_draw4<8>(
+        [](rng::stream s, std::uint64_t id, std::uint32_t sub0, std::uint32_t batch, auto& out) {
+          rng::detail::draw4_x8_avx2(s, id, sub0, batch, out[0].data(), out[1].data(),
+                                     out[2].data(), out[3].data());
+        });
+  } else {
+    std::printf("[ SKIPPED ] AVX2 lanes: this CPU has no AVX2\n");
+  }
+  if (rng::detail::has_avx512f()) {
+    expect_path_equal_draw4<16>(
+        [](rng::stream s, std::uint64_t id, std::uint32_t sub0, std::uint32_t batch, auto& out) {
+          rng::detail::draw4_x16_avx512(s, id, sub0, batch, out[0].data(), out[1].data(),
+                                        out[2].data(), out[3].data());
+        });
+  } else {
+    std::printf("[ SKIPPED ] AVX-512F lanes: this CPU has no AVX-512F\n");
+  }
+#endif
 }
 
 }  // namespace
