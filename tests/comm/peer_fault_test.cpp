@@ -211,6 +211,60 @@ TEST(PeerFault, TimeoutNamesEveryMissingPe) {
   }
 }
 
+TEST(PeerFault, WaitRunsItsCompletionStepOncePerGenerationBeforeTheRelease) {
+  // std::barrier's completion contract (host_comm_group::wait's `last`): run once per round by
+  // one PE, before any PE leaves; so after round r every PE reads r + 1 and the same flag.
+  int const P = 3, rounds = 200;
+  auto group = std::make_shared<host_comm_group>(P, 30s);
+  int completed = 0;
+  bool odd = false;
+  std::function<void()> const last = [&] {
+    ++completed;
+    odd = completed % 2 == 1;
+  };
+  std::vector<std::string> errors(P);
+  {
+    std::vector<std::jthread> ts;
+    for (int p = 0; p < P; ++p) {
+      ts.emplace_back([&, p] {
+        for (int r = 0; r < rounds; ++r) {
+          if ((r + p) % 7 == 0) std::this_thread::sleep_for(100us);  // vary who arrives last
+          group->wait(p, "step barrier", last);
+          if (completed != r + 1 || odd != (r % 2 == 0)) {
+            errors[p] = "round " + std::to_string(r) + ": completed " + std::to_string(completed);
+            return;
+          }
+        }
+      });
+    }
+  }
+  for (int p = 0; p < P; ++p) EXPECT_EQ(errors[p], "") << "PE " << p;
+  EXPECT_EQ(completed, rounds);
+}
+
+TEST(PeerFault, PeMissingAtAWaitWithACompletionStepIsTimedOutAndTheStepNeverRuns) {
+  auto group = std::make_shared<host_comm_group>(3, 200ms);
+  int completed = 0;
+  std::function<void()> const last = [&] { ++completed; };
+  std::vector<outcome> out(3);
+  auto const t0 = clock_type::now();
+  {
+    std::vector<std::jthread> ts;
+    for (int p : {0, 2}) {  // PE 1 never comes
+      ts.emplace_back([&, p] {
+        try {
+          group->wait(p, "step barrier", last);
+        } catch (const comm_error& e) {
+          out[p] = {e.what(), seconds_since(t0)};
+        }
+      });
+    }
+  }
+  expect_peers_raised(out, 1, "step barrier", "waiting for PE 1 ", 0.19, 1.2);
+  EXPECT_EQ(completed, 0);
+  EXPECT_TRUE(group->aborted());
+}
+
 TEST(PeerFault, ZeroTimeoutWaitsForever) {
   auto group = std::make_shared<host_comm_group>(2, 0ms);
   std::vector<std::string> errors(2);
@@ -248,10 +302,22 @@ TEST(FaultInjection, ParsesStrictly) {
   EXPECT_EQ(r.what, fault_injection::plan::kind::exit);
   EXPECT_EQ(fault_injection::parse("pe:0,step:7,kind:throw").what,
             fault_injection::plan::kind::raise);
+  using point = fault_injection::plan::point;
+  EXPECT_EQ(p.at, point::start);
+  auto const e = fault_injection::parse("pe:2,step:5,kind:hang,at:end");
+  EXPECT_EQ(e.index, 2);
+  EXPECT_EQ(e.step, 5);
+  EXPECT_EQ(e.what, fault_injection::plan::kind::hang);
+  EXPECT_EQ(e.at, point::end);
+  EXPECT_EQ(fault_injection::parse("pe:2,step:5,kind:throw,at:start").at, point::start);
+  EXPECT_EQ(fault_injection::parse("rank:2,step:5,kind:stall,at:start").at, point::start);
   for (const char* bad :
        {"", "pe:1", "pe:1,step:3", "pe:1,step:3,kind:crash", "step:3,pe:1,kind:throw",
         "pe:-1,step:3,kind:throw", "pe:1,step:3x,kind:throw", "pe:1,step:3,kind:throw,extra:1",
-        "pe:,step:3,kind:throw", "node:1,step:3,kind:throw", "pe:1,step:3,kind:stall "}) {
+        "pe:,step:3,kind:throw", "node:1,step:3,kind:throw", "pe:1,step:3,kind:stall ",
+        "pe:1,step:3,kind:hang,at:middle", "pe:1,step:3,kind:hang,at:", "pe:1,step:3,at:end",
+        "pe:1,step:3,kind:hang,at:end,at:end", "pe:1,step:3,kind:hang,where:end",
+        "rank:1,step:3,kind:hang,at:end"}) {
     SCOPED_TRACE(bad);
     try {
       (void)fault_injection::parse(bad);
@@ -340,6 +406,48 @@ TEST(PeerFaultEndToEnd, PeThatNeverReturnsEndsTheProcessNamingIt) {
             std::string::npos)
       << r.log;
   EXPECT_NE(r.log.find("waiting for PE 1 "), std::string::npos) << r.log;  // the reason
+  EXPECT_LT(r.seconds, 20.0) << r.log;
+}
+
+// A PE that fails after its step's last collective, right before the PEs' per-step meeting in
+// trainer::run_epoch (COOPGNN_FAULT_INJECT ...,at:end): its peers are already waiting there.
+TEST(PeerFaultEndToEnd, PeThatThrowsBeforeTheStepBarrierStopsThePeersThere) {
+  auto const r = train_with_fault("pe:1,step:3,kind:throw,at:end", {}, "throw_end");
+  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
+  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
+  EXPECT_NE(r.log.find("error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at the end of step 3"),
+            std::string::npos)
+      << r.log;
+  EXPECT_EQ(r.log.find("train_loss"), std::string::npos) << "no epoch may complete\n" << r.log;
+  EXPECT_LT(r.seconds, 20.0) << r.log;  // the default 300 s timeout is not waited for
+}
+
+TEST(PeerFaultEndToEnd, PeStalledBeforeTheStepBarrierIsTimedOutThere) {
+  auto const r =
+      train_with_fault("pe:1,step:3,kind:stall,at:end", {"--peer-timeout", "0.5"}, "stall_end");
+  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
+  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
+  EXPECT_NE(r.log.find("fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at the end of step 3"),
+            std::string::npos)
+      << r.log;
+  // PE 0 or 2 timed out at the meeting itself (not in a later collective), naming PE 1.
+  EXPECT_NE(r.log.find("step barrier on PE "), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("timed out after 0.5 s waiting for PE 1 "), std::string::npos) << r.log;
+  EXPECT_LT(r.seconds, 20.0) << r.log;
+}
+
+TEST(PeerFaultEndToEnd, PeHungBeforeTheStepBarrierEndsTheProcess) {
+  // The hang issue 15 left open: before, the peers waited at a std::barrier forever.
+  auto const r =
+      train_with_fault("pe:1,step:3,kind:hang,at:end", {"--peer-timeout", "0.5"}, "hang_end");
+  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
+  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
+  EXPECT_NE(r.log.find("step barrier on PE "), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("timed out after 0.5 s waiting for PE 1 "), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run "
+                       "failed ("),
+            std::string::npos)
+      << r.log;
   EXPECT_LT(r.seconds, 20.0) << r.log;
 }
 
