@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -372,86 +373,77 @@ child_result train_with_fault(const std::string& fault, const std::vector<std::s
   return r;
 }
 
-TEST(PeerFaultEndToEnd, PeThatThrowsEndsTheRunNonZeroNamingThePe) {
-  auto const r = train_with_fault("pe:1,step:3,kind:throw", {}, "throw");
-  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
-  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;  // coopgnn::error
-  EXPECT_NE(r.log.find("error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at step 3"),
-            std::string::npos)
-      << r.log;
-  EXPECT_EQ(r.log.find("train_loss"), std::string::npos) << "no epoch may complete\n" << r.log;
-  EXPECT_LT(r.seconds, 20.0) << r.log;  // the default 300 s timeout is not waited for
-}
+/// One faulty run of the binary: the fault, extra options, and what its output must contain.
+struct fault_usecase {
+  const char* name;
+  std::string fault;  // COOPGNN_FAULT_INJECT
+  std::vector<std::string> extra;
+  std::vector<std::string> expect;  // substrings of the output, each one required
+  bool no_epoch = false;            // the fault comes before the first epoch ends
+};
 
-TEST(PeerFaultEndToEnd, StalledPeIsDetectedWithinThePeerTimeout) {
-  auto const r = train_with_fault("pe:1,step:3,kind:stall", {"--peer-timeout", "0.5"}, "stall");
+void PrintTo(const fault_usecase& u, std::ostream* os) { *os << u.name; }
+
+class PeerFaultEndToEnd : public ::testing::TestWithParam<fault_usecase> {};
+
+// Every case exits with status 1 (coopgnn::error or the hung-PE exit) well within 20 s: neither
+// the default 300 s timeout nor the test's 60 s alarm is waited for.
+TEST_P(PeerFaultEndToEnd, OtherPesRaiseAndTheRunExitsNonZero) {
+  auto const& u = GetParam();
+  auto const r = train_with_fault(u.fault, u.extra, u.name);
   ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
   EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
-  // A peer of PE 1 (0 or 2) timed out in the first collective of step 3, naming PE 1.
-  EXPECT_NE(r.log.find("timed out after 0.5 s waiting for PE 1 "), std::string::npos) << r.log;
-  EXPECT_NE(r.log.find("fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at step 3"),
-            std::string::npos)
-      << r.log;
+  for (auto const& e : u.expect) EXPECT_NE(r.log.find(e), std::string::npos) << e << "\n" << r.log;
+  if (u.no_epoch) {
+    EXPECT_EQ(r.log.find("train_loss"), std::string::npos) << "no epoch may complete\n" << r.log;
+  }
   EXPECT_LT(r.seconds, 20.0) << r.log;
 }
 
-TEST(PeerFaultEndToEnd, PeThatNeverReturnsEndsTheProcessNamingIt) {
-  // PE 1 sleeps 600 s ignoring the abort: its thread cannot be joined, so the trainer reports it
-  // one peer timeout after the others failed and ends the process.
-  auto const r = train_with_fault("pe:1,step:3,kind:hang", {"--peer-timeout", "0.5"}, "hang");
-  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
-  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
-  EXPECT_NE(r.log.find("coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run "
-                       "failed ("),
-            std::string::npos)
-      << r.log;
-  EXPECT_NE(r.log.find("waiting for PE 1 "), std::string::npos) << r.log;  // the reason
-  EXPECT_LT(r.seconds, 20.0) << r.log;
-}
+std::string const no_pe1 = "timed out after 0.5 s waiting for PE 1 ";
+std::string const pe1_hung =
+    "coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run failed (";
+std::vector<std::string> const short_timeout{"--peer-timeout", "0.5"};
 
-// A PE that fails after its step's last collective, right before the PEs' per-step meeting in
-// trainer::run_epoch (COOPGNN_FAULT_INJECT ...,at:end): its peers are already waiting there.
-TEST(PeerFaultEndToEnd, PeThatThrowsBeforeTheStepBarrierStopsThePeersThere) {
-  auto const r = train_with_fault("pe:1,step:3,kind:throw,at:end", {}, "throw_end");
-  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
-  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
-  EXPECT_NE(r.log.find("error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at the end of step 3"),
-            std::string::npos)
-      << r.log;
-  EXPECT_EQ(r.log.find("train_loss"), std::string::npos) << "no epoch may complete\n" << r.log;
-  EXPECT_LT(r.seconds, 20.0) << r.log;  // the default 300 s timeout is not waited for
-}
+INSTANTIATE_TEST_SUITE_P(
+    Faults, PeerFaultEndToEnd,
+    ::testing::Values(
+        // At the start of step 3 (before its first collective).
+        fault_usecase{"throw",
+                      "pe:1,step:3,kind:throw",
+                      {},
+                      {"error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at step 3"},
+                      true},
+        // A peer of PE 1 (0 or 2) times out in the first collective of step 3, naming PE 1.
+        fault_usecase{"stall",
+                      "pe:1,step:3,kind:stall",
+                      short_timeout,
+                      {no_pe1, "fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at step 3"}},
+        // PE 1 sleeps 600 s ignoring the abort: its thread cannot be joined, so the trainer
+        // reports it one peer timeout after the others failed and ends the process.
+        fault_usecase{
+            "hang", "pe:1,step:3,kind:hang", short_timeout, {pe1_hung, "waiting for PE 1 "}},
+        // At the end of step 3 (after its last collective, ...,at:end), where the peers already
+        // wait at the PEs' per-step meeting in trainer::run_epoch: the abort reaches them there.
+        fault_usecase{"throw_end",
+                      "pe:1,step:3,kind:throw,at:end",
+                      {},
+                      {"error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at the end of step 3"},
+                      true},
+        // PE 0 or 2 times out at the meeting itself (not in a later collective), naming PE 1.
+        fault_usecase{"stall_end",
+                      "pe:1,step:3,kind:stall,at:end",
+                      short_timeout,
+                      {"fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at the end of step 3",
+                       "step barrier on PE ", no_pe1}},
+        // The hang issue 15 left open: the peers used to wait at a std::barrier forever.
+        fault_usecase{"hang_end",
+                      "pe:1,step:3,kind:hang,at:end",
+                      short_timeout,
+                      {"step barrier on PE ", no_pe1, pe1_hung}}),
+    [](const auto& info) { return std::string(info.param.name); });
 
-TEST(PeerFaultEndToEnd, PeStalledBeforeTheStepBarrierIsTimedOutThere) {
-  auto const r =
-      train_with_fault("pe:1,step:3,kind:stall,at:end", {"--peer-timeout", "0.5"}, "stall_end");
-  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
-  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
-  EXPECT_NE(r.log.find("fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at the end of step 3"),
-            std::string::npos)
-      << r.log;
-  // PE 0 or 2 timed out at the meeting itself (not in a later collective), naming PE 1.
-  EXPECT_NE(r.log.find("step barrier on PE "), std::string::npos) << r.log;
-  EXPECT_NE(r.log.find("timed out after 0.5 s waiting for PE 1 "), std::string::npos) << r.log;
-  EXPECT_LT(r.seconds, 20.0) << r.log;
-}
-
-TEST(PeerFaultEndToEnd, PeHungBeforeTheStepBarrierEndsTheProcess) {
-  // The hang issue 15 left open: before, the peers waited at a std::barrier forever.
-  auto const r =
-      train_with_fault("pe:1,step:3,kind:hang,at:end", {"--peer-timeout", "0.5"}, "hang_end");
-  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
-  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
-  EXPECT_NE(r.log.find("step barrier on PE "), std::string::npos) << r.log;
-  EXPECT_NE(r.log.find("timed out after 0.5 s waiting for PE 1 "), std::string::npos) << r.log;
-  EXPECT_NE(r.log.find("coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run "
-                       "failed ("),
-            std::string::npos)
-      << r.log;
-  EXPECT_LT(r.seconds, 20.0) << r.log;
-}
-
-TEST(PeerFaultEndToEnd, MalformedFaultSpecIsAnErrorBeforeTraining) {
+TEST(PeerFaultEndToEndSpec, MalformedFaultSpecIsAnErrorBeforeTraining) {
   auto const r = train_with_fault("pe:1,step:3,kind:explode", {}, "bad");
   ASSERT_TRUE(WIFEXITED(r.status)) << r.log;
   EXPECT_NE(WEXITSTATUS(r.status), 0) << r.log;
