@@ -34,8 +34,9 @@ std::string_view value_of(std::string_view part, std::string_view spec,
   bool known = false;
   for (auto want : keys) known = known || k == want;
   COOPGNN_EXPECTS(colon != std::string_view::npos && known,
-                  "{}='{}': expected pe:P|rank:R,step:S,kind:throw|stall|hang|exit, got '{}'", var,
-                  spec, part);
+                  "{}='{}': expected pe:P|rank:R,step:S,kind:throw|stall|hang|exit[,at:start|end], "
+                  "got '{}'",
+                  var, spec, part);
   if (key != nullptr) *key = k;
   return part.substr(colon + 1);
 }
@@ -52,8 +53,9 @@ std::int64_t integer(std::string_view v, std::string_view spec, std::string_view
 
 plan parse(std::string_view spec) {
   auto const parts = split(spec, ',');
-  COOPGNN_EXPECTS(parts.size() == 3,
-                  "{}='{}': expected three parts pe:P|rank:R,step:S,kind:throw|stall|hang|exit",
+  COOPGNN_EXPECTS(parts.size() == 3 || parts.size() == 4,
+                  "{}='{}': expected three or four parts "
+                  "pe:P|rank:R,step:S,kind:throw|stall|hang|exit[,at:start|end]",
                   var, spec);
   plan p;
   std::string_view key;
@@ -75,6 +77,16 @@ plan parse(std::string_view spec) {
   } else {
     COOPGNN_FAIL("{}='{}': kind must be throw, stall, hang or exit, got '{}'", var, spec, kind);
   }
+  if (parts.size() == 4) {
+    auto const at = value_of(parts[3], spec, {"at"}, nullptr);
+    COOPGNN_EXPECTS(at == "start" || at == "end", "{}='{}': at must be start or end, got '{}'", var,
+                    spec, at);
+    p.at = at == "end" ? plan::point::end : plan::point::start;
+    COOPGNN_EXPECTS(p.at == plan::point::start || p.who == plan::target::pe,
+                    "{}='{}': at:end is a PE fault point (coopgnn train's step meeting); a tma "
+                    "rank fails at the start of a step",
+                    var, spec);
+  }
   return p;
 }
 
@@ -93,24 +105,25 @@ const std::optional<plan>& from_env() {
   return parsed.first;
 }
 
-void at_step(plan::target who, int index, std::int64_t step,
-             const std::function<bool()>& released) {
+void at_step(plan::target who, int index, std::int64_t step, const std::function<bool()>& released,
+             plan::point where) {
   auto const& p = from_env();
-  if (!p || p->who != who || p->index != index || p->step != step) return;
+  if (!p || p->who != who || p->index != index || p->step != step || p->at != where) return;
   char const* const name = who == plan::target::pe ? "PE" : "rank";
+  char const* const at = where == plan::point::end ? "at the end of" : "at";
   switch (p->what) {
     case plan::kind::raise:
-      throw error(fmt::format("fault injected ({}): {} {} at step {}", var, name, index, step));
+      throw error(fmt::format("fault injected ({}): {} {} {} step {}", var, name, index, at, step));
     case plan::kind::exit:
-      std::fprintf(stderr, "fault injected (%s): %s %d exits at step %lld\n", var, name, index,
+      std::fprintf(stderr, "fault injected (%s): %s %d exits %s step %lld\n", var, name, index, at,
                    static_cast<long long>(step));
       std::fflush(stderr);
       std::_Exit(3);
     case plan::kind::stall:
     case plan::kind::hang: {
       bool const hang = p->what == plan::kind::hang;
-      std::fprintf(stderr, "fault injected (%s): %s %d %s at step %lld\n", var, name, index,
-                   hang ? "hangs" : "stalls", static_cast<long long>(step));
+      std::fprintf(stderr, "fault injected (%s): %s %d %s %s step %lld\n", var, name, index,
+                   hang ? "hangs" : "stalls", at, static_cast<long long>(step));
       std::fflush(stderr);
       auto const until = std::chrono::steady_clock::now() + std::chrono::seconds(600);
       while (std::chrono::steady_clock::now() < until && !(!hang && released && released())) {

@@ -41,12 +41,13 @@ std::string host_comm_group::reason() const {
   return why_;
 }
 
-void host_comm_group::wait(int rank, const char* what) {
+void host_comm_group::wait(int rank, const char* what, const std::function<void()>& last) {
   std::unique_lock lk(mu_);
   if (aborted_) throw comm_error(fmt::format("{} on PE {}: aborted: {}", what, rank, why_));
   std::uint64_t const gen = generation_;
   here_[static_cast<std::size_t>(rank)] = 1;
   if (++arrived_ == size_) {
+    if (last) last();  // before the release: the peers see what it wrote
     arrived_ = 0;
     std::fill(here_.begin(), here_.end(), 0);
     ++generation_;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,12 +37,17 @@ class host_comm_group {
 
   /// Generation barrier of PE `rank` with abort and timeout: returns when all size() PEs have
   /// arrived. `what` names the collective for the messages (a string literal or other storage
-  /// that outlives the call).
+  /// that outlives the call). `last`, when not empty, is std::barrier's completion step: the
+  /// last PE to arrive runs it once per generation, under the group's lock, before any PE is
+  /// released, so what it writes is visible to every PE when wait() returns (and no later
+  /// `last` runs before every PE has arrived at its next wait()). It must not call the group;
+  /// if it throws, the exception leaves that PE's wait() with the generation unfinished (the
+  /// caller aborts the group, as trainer::run_pes does).
   /// @throws comm_error "<what> on PE <rank>: aborted: <reason>" when the group is or becomes
   ///         aborted (the reason of a PE that failed names it), or, after timeout(),
   ///         "<what> on PE <rank>: timed out after <s> s waiting for PE(s) <missing> ..." (the
   ///         timed-out PE aborts the group with that message, so its peers fail at once too).
-  void wait(int rank, const char* what = "barrier");
+  void wait(int rank, const char* what = "barrier", const std::function<void()>& last = {});
 
   /// Rendezvous slots for communicators built on this group (peer-copy, NCCL): PE `rank`
   /// publishes a pointer to state it owns, calls wait(), then reads its peers' pointers with

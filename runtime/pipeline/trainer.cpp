@@ -3,7 +3,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <barrier>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -1010,30 +1009,27 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   reset_peak_device_memory();
   auto const order = epoch_order(epoch);
   // After every batch the PEs meet; the last to arrive asks stop() once for all of them, so
-  // they leave the loop together (no PE is left waiting in a collective). A PE that fails
-  // drops out so that the others are not left waiting here.
+  // they leave the loop together (no PE is left waiting in a collective). The meeting is a
+  // group wait: a PE that fails aborts the group (run_pes) and one that hangs is timed out by
+  // --peer-timeout, so the others raise instead of waiting here forever.
   bool stopping = false;
   std::int64_t done = from.next_batch;
-  auto decide = [&]() noexcept {
+  std::function<void()> const decide = [&] {
     ++done;
     stopping = stop && done < nb && stop();
   };
-  std::barrier meet(static_cast<std::ptrdiff_t>(pes_.size()), decide);
+  std::function<bool()> const released = [this] { return group_->aborted(); };
   scoped_timer wall(nullptr);
   run_pes([&](pe_state& pe) {
-    try {
-      for (std::int64_t b = from.next_batch; b < nb; ++b) {
-        auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
-        fault_injection::at_step(fault_injection::plan::target::pe, pe.comm.rank(), index,
-                                 [this] { return group_->aborted(); });  // test-only hook
-        pe_step(pe, epoch_batch(order, b), index, step_options{});
-        if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
-        meet.arrive_and_wait();
-        if (stopping) break;
-      }
-    } catch (...) {
-      meet.arrive_and_drop();
-      throw;
+    using fault_injection::plan;
+    for (std::int64_t b = from.next_batch; b < nb; ++b) {
+      auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
+      fault_injection::at_step(plan::target::pe, pe.comm.rank(), index, released);  // test-only
+      pe_step(pe, epoch_batch(order, b), index, step_options{});
+      if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
+      fault_injection::at_step(plan::target::pe, pe.comm.rank(), index, released, plan::point::end);
+      group_->wait(pe.comm.rank(), "step barrier", decide);
+      if (stopping) break;
     }
   });
   rep.epoch_seconds = wall.seconds();

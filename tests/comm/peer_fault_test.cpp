@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -211,6 +212,60 @@ TEST(PeerFault, TimeoutNamesEveryMissingPe) {
   }
 }
 
+TEST(PeerFault, WaitRunsItsCompletionStepOncePerGenerationBeforeTheRelease) {
+  // std::barrier's completion contract (host_comm_group::wait's `last`): run once per round by
+  // one PE, before any PE leaves; so after round r every PE reads r + 1 and the same flag.
+  int const P = 3, rounds = 200;
+  auto group = std::make_shared<host_comm_group>(P, 30s);
+  int completed = 0;
+  bool odd = false;
+  std::function<void()> const last = [&] {
+    ++completed;
+    odd = completed % 2 == 1;
+  };
+  std::vector<std::string> errors(P);
+  {
+    std::vector<std::jthread> ts;
+    for (int p = 0; p < P; ++p) {
+      ts.emplace_back([&, p] {
+        for (int r = 0; r < rounds; ++r) {
+          if ((r + p) % 7 == 0) std::this_thread::sleep_for(100us);  // vary who arrives last
+          group->wait(p, "step barrier", last);
+          if (completed != r + 1 || odd != (r % 2 == 0)) {
+            errors[p] = "round " + std::to_string(r) + ": completed " + std::to_string(completed);
+            return;
+          }
+        }
+      });
+    }
+  }
+  for (int p = 0; p < P; ++p) EXPECT_EQ(errors[p], "") << "PE " << p;
+  EXPECT_EQ(completed, rounds);
+}
+
+TEST(PeerFault, PeMissingAtAWaitWithACompletionStepIsTimedOutAndTheStepNeverRuns) {
+  auto group = std::make_shared<host_comm_group>(3, 200ms);
+  int completed = 0;
+  std::function<void()> const last = [&] { ++completed; };
+  std::vector<outcome> out(3);
+  auto const t0 = clock_type::now();
+  {
+    std::vector<std::jthread> ts;
+    for (int p : {0, 2}) {  // PE 1 never comes
+      ts.emplace_back([&, p] {
+        try {
+          group->wait(p, "step barrier", last);
+        } catch (const comm_error& e) {
+          out[p] = {e.what(), seconds_since(t0)};
+        }
+      });
+    }
+  }
+  expect_peers_raised(out, 1, "step barrier", "waiting for PE 1 ", 0.19, 1.2);
+  EXPECT_EQ(completed, 0);
+  EXPECT_TRUE(group->aborted());
+}
+
 TEST(PeerFault, ZeroTimeoutWaitsForever) {
   auto group = std::make_shared<host_comm_group>(2, 0ms);
   std::vector<std::string> errors(2);
@@ -248,10 +303,22 @@ TEST(FaultInjection, ParsesStrictly) {
   EXPECT_EQ(r.what, fault_injection::plan::kind::exit);
   EXPECT_EQ(fault_injection::parse("pe:0,step:7,kind:throw").what,
             fault_injection::plan::kind::raise);
+  using point = fault_injection::plan::point;
+  EXPECT_EQ(p.at, point::start);
+  auto const e = fault_injection::parse("pe:2,step:5,kind:hang,at:end");
+  EXPECT_EQ(e.index, 2);
+  EXPECT_EQ(e.step, 5);
+  EXPECT_EQ(e.what, fault_injection::plan::kind::hang);
+  EXPECT_EQ(e.at, point::end);
+  EXPECT_EQ(fault_injection::parse("pe:2,step:5,kind:throw,at:start").at, point::start);
+  EXPECT_EQ(fault_injection::parse("rank:2,step:5,kind:stall,at:start").at, point::start);
   for (const char* bad :
        {"", "pe:1", "pe:1,step:3", "pe:1,step:3,kind:crash", "step:3,pe:1,kind:throw",
         "pe:-1,step:3,kind:throw", "pe:1,step:3x,kind:throw", "pe:1,step:3,kind:throw,extra:1",
-        "pe:,step:3,kind:throw", "node:1,step:3,kind:throw", "pe:1,step:3,kind:stall "}) {
+        "pe:,step:3,kind:throw", "node:1,step:3,kind:throw", "pe:1,step:3,kind:stall ",
+        "pe:1,step:3,kind:hang,at:middle", "pe:1,step:3,kind:hang,at:", "pe:1,step:3,at:end",
+        "pe:1,step:3,kind:hang,at:end,at:end", "pe:1,step:3,kind:hang,where:end",
+        "rank:1,step:3,kind:hang,at:end"}) {
     SCOPED_TRACE(bad);
     try {
       (void)fault_injection::parse(bad);
@@ -306,44 +373,77 @@ child_result train_with_fault(const std::string& fault, const std::vector<std::s
   return r;
 }
 
-TEST(PeerFaultEndToEnd, PeThatThrowsEndsTheRunNonZeroNamingThePe) {
-  auto const r = train_with_fault("pe:1,step:3,kind:throw", {}, "throw");
-  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
-  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;  // coopgnn::error
-  EXPECT_NE(r.log.find("error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at step 3"),
-            std::string::npos)
-      << r.log;
-  EXPECT_EQ(r.log.find("train_loss"), std::string::npos) << "no epoch may complete\n" << r.log;
-  EXPECT_LT(r.seconds, 20.0) << r.log;  // the default 300 s timeout is not waited for
-}
+/// One faulty run of the binary: the fault, extra options, and what its output must contain.
+struct fault_usecase {
+  const char* name;
+  std::string fault;  // COOPGNN_FAULT_INJECT
+  std::vector<std::string> extra;
+  std::vector<std::string> expect;  // substrings of the output, each one required
+  bool no_epoch = false;            // the fault comes before the first epoch ends
+};
 
-TEST(PeerFaultEndToEnd, StalledPeIsDetectedWithinThePeerTimeout) {
-  auto const r = train_with_fault("pe:1,step:3,kind:stall", {"--peer-timeout", "0.5"}, "stall");
+void PrintTo(const fault_usecase& u, std::ostream* os) { *os << u.name; }
+
+class PeerFaultEndToEnd : public ::testing::TestWithParam<fault_usecase> {};
+
+// Every case exits with status 1 (coopgnn::error or the hung-PE exit) well within 20 s: neither
+// the default 300 s timeout nor the test's 60 s alarm is waited for.
+TEST_P(PeerFaultEndToEnd, OtherPesRaiseAndTheRunExitsNonZero) {
+  auto const& u = GetParam();
+  auto const r = train_with_fault(u.fault, u.extra, u.name);
   ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
   EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
-  // A peer of PE 1 (0 or 2) timed out in the first collective of step 3, naming PE 1.
-  EXPECT_NE(r.log.find("timed out after 0.5 s waiting for PE 1 "), std::string::npos) << r.log;
-  EXPECT_NE(r.log.find("fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at step 3"),
-            std::string::npos)
-      << r.log;
+  for (auto const& e : u.expect) EXPECT_NE(r.log.find(e), std::string::npos) << e << "\n" << r.log;
+  if (u.no_epoch) {
+    EXPECT_EQ(r.log.find("train_loss"), std::string::npos) << "no epoch may complete\n" << r.log;
+  }
   EXPECT_LT(r.seconds, 20.0) << r.log;
 }
 
-TEST(PeerFaultEndToEnd, PeThatNeverReturnsEndsTheProcessNamingIt) {
-  // PE 1 sleeps 600 s ignoring the abort: its thread cannot be joined, so the trainer reports it
-  // one peer timeout after the others failed and ends the process.
-  auto const r = train_with_fault("pe:1,step:3,kind:hang", {"--peer-timeout", "0.5"}, "hang");
-  ASSERT_TRUE(WIFEXITED(r.status)) << "killed (hung?): status " << r.status << "\n" << r.log;
-  EXPECT_EQ(WEXITSTATUS(r.status), 1) << r.log;
-  EXPECT_NE(r.log.find("coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run "
-                       "failed ("),
-            std::string::npos)
-      << r.log;
-  EXPECT_NE(r.log.find("waiting for PE 1 "), std::string::npos) << r.log;  // the reason
-  EXPECT_LT(r.seconds, 20.0) << r.log;
-}
+std::string const no_pe1 = "timed out after 0.5 s waiting for PE 1 ";
+std::string const pe1_hung =
+    "coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run failed (";
+std::vector<std::string> const short_timeout{"--peer-timeout", "0.5"};
 
-TEST(PeerFaultEndToEnd, MalformedFaultSpecIsAnErrorBeforeTraining) {
+INSTANTIATE_TEST_SUITE_P(
+    Faults, PeerFaultEndToEnd,
+    ::testing::Values(
+        // At the start of step 3 (before its first collective).
+        fault_usecase{"throw",
+                      "pe:1,step:3,kind:throw",
+                      {},
+                      {"error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at step 3"},
+                      true},
+        // A peer of PE 1 (0 or 2) times out in the first collective of step 3, naming PE 1.
+        fault_usecase{"stall",
+                      "pe:1,step:3,kind:stall",
+                      short_timeout,
+                      {no_pe1, "fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at step 3"}},
+        // PE 1 sleeps 600 s ignoring the abort: its thread cannot be joined, so the trainer
+        // reports it one peer timeout after the others failed and ends the process.
+        fault_usecase{
+            "hang", "pe:1,step:3,kind:hang", short_timeout, {pe1_hung, "waiting for PE 1 "}},
+        // At the end of step 3 (after its last collective, ...,at:end), where the peers already
+        // wait at the PEs' per-step meeting in trainer::run_epoch: the abort reaches them there.
+        fault_usecase{"throw_end",
+                      "pe:1,step:3,kind:throw,at:end",
+                      {},
+                      {"error: fault injected (COOPGNN_FAULT_INJECT): PE 1 at the end of step 3"},
+                      true},
+        // PE 0 or 2 times out at the meeting itself (not in a later collective), naming PE 1.
+        fault_usecase{"stall_end",
+                      "pe:1,step:3,kind:stall,at:end",
+                      short_timeout,
+                      {"fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at the end of step 3",
+                       "step barrier on PE ", no_pe1}},
+        // The hang issue 15 left open: the peers used to wait at a std::barrier forever.
+        fault_usecase{"hang_end",
+                      "pe:1,step:3,kind:hang,at:end",
+                      short_timeout,
+                      {"step barrier on PE ", no_pe1, pe1_hung}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(PeerFaultEndToEndSpec, MalformedFaultSpecIsAnErrorBeforeTraining) {
   auto const r = train_with_fault("pe:1,step:3,kind:explode", {}, "bad");
   ASSERT_TRUE(WIFEXITED(r.status)) << r.log;
   EXPECT_NE(WEXITSTATUS(r.status), 0) << r.log;
