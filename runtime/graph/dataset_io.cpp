@@ -893,8 +893,8 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   if (typed && opt.heterogeneous) return read_hetero(dir, meta, opt);
   if (meta.nodes.size() > 1 || meta.edges.size() > 1) {
     COOPGNN_IO_FAIL(
-        "{}: {} node types and {} edge types: a heterogeneous graph; `coopgnn info` lists it, "
-        "but training and the other commands do not model node and edge types yet",
+        "{}: {} node types and {} edge types: a heterogeneous graph; `coopgnn info` lists it and "
+        "`coopgnn train`/`compare --model rgcn` train it, this command takes untyped graphs",
         meta_name, meta.nodes.size(), meta.edges.size());
   }
   const node_meta& nm = meta.nodes[0];

@@ -150,7 +150,7 @@ void add_convert(CLI::App& app) {
       "        types paper/author/subject, both directions of paper-author and paper-subject,\n"
       "        paper features (authors and subjects have none), the split with\n"
       "        --labels-per-class K (20, 40 or 60) as task node_classification_K on papers.\n"
-      "        `coopgnn info` reads it; training heterogeneous graphs (R-GCN) is not built yet.\n"
+      "        `coopgnn info` reads it; `coopgnn train --model rgcn` trains it.\n"
       "Sparse features are densified to float32 after printing the size; the size must fit in\n"
       "available memory (or --max-dense-bytes) and in the output's free disk space.\n"
       "Example: coopgnn convert --from ogb ../shared/data/cora data/cora\n"
