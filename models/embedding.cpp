@@ -59,9 +59,10 @@ void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const floa
   if (frozen_.empty()) {
     adam_update_rows(ctx_, values_.view(), sum.view(), m_.view(), v_.view(), rows_touched, a);
   } else {
-    // The touched rows outside every frozen range: runs of the sorted unique ids (their host
-    // copy; k ids), each one Adam call on its slice of the compact sums.
-    std::vector<vid_t> const uh = download<vid_t>(ctx_, u.unique.view());
+    // The touched rows outside every frozen range: runs of the sorted unique ids (read on the
+    // host; off the host a copy of the k ids), each one Adam call on its slice of the sums.
+    std::vector<vid_t> copied;
+    std::span<const vid_t> const uh = host_readable<vid_t>(ctx_, u.unique.view(), copied);
     auto frozen_at = [&](vid_t r) {
       auto it = std::upper_bound(frozen_.begin(), frozen_.end(),
                                  std::pair<std::int64_t, std::int64_t>{r, INT64_MAX});

@@ -160,6 +160,19 @@ edge_weights<T> weights_of(const exec_context& ctx, const block_view& b) {
   }
   return w;
 }
+template <typename T>
+tensor_view<const T> relu_grad(const exec_context& ctx, tensor_view<const T> grad_out,
+                               tensor_view<const T> out, bool apply_relu, tensor<T>& owned) {
+  if (!apply_relu) return grad_out;
+  owned = tensor<T>(ctx, grad_out.rows, grad_out.cols);
+  relu_backward<T>(ctx, grad_out, out, owned.view());
+  return owned.view();
+}
+template tensor_view<const float> relu_grad<float>(const exec_context&, tensor_view<const float>,
+                                                   tensor_view<const float>, bool, tensor<float>&);
+template tensor_view<const double> relu_grad<double>(const exec_context&, tensor_view<const double>,
+                                                     tensor_view<const double>, bool,
+                                                     tensor<double>&);
 template edge_weights<float> weights_of<float>(const exec_context&, const block_view&);
 template edge_weights<double> weights_of<double>(const exec_context&, const block_view&);
 
@@ -464,12 +477,8 @@ tensor<T> conv_layer<T>::backward(const exec_context& ctx, const block_view& b,
 
   // g = relu'(out) * grad_out (grad_out itself without ReLU).
   tensor<T> relu_g;
-  tensor_view<const T> g = grad_out;
-  if (apply_relu_) {
-    relu_g = tensor<T>(ctx, num_dst, od);
-    relu_backward<T>(ctx, grad_out, cache.out.view(), relu_g.view());
-    g = relu_g.view();
-  }
+  tensor_view<const T> const g =
+      detail::relu_grad<T>(ctx, grad_out, cache.out.view(), apply_relu_, relu_g);
   bias_grad_add<T>(ctx, g, params_->grad(bias_).flat());
   tensor_view<const T> const h = cache.h.view();
   if (mlp) {

@@ -31,6 +31,12 @@ tensor_view<const T> layer_input(const exec_context& ctx, tensor_view<const T> x
                                  std::uint32_t layer_index, float p, bool drop, bool keep_copy,
                                  tensor<T>& kept, buffer<std::uint8_t>& keep, T& keep_scale);
 
+/// dL/d(pre-activation) of a layer whose output `out` went through ReLU when `apply_relu`:
+/// relu'(out) * grad_out computed into `owned` (same shape), else grad_out itself.
+template <typename T>
+tensor_view<const T> relu_grad(const exec_context& ctx, tensor_view<const T> grad_out,
+                               tensor_view<const T> out, bool apply_relu, tensor<T>& owned);
+
 /// A block's Hajek weights as values of type T: the block's own float array for T = float; a
 /// converted copy for T = double (the host reference's double precision, host code only).
 template <typename T>

@@ -85,12 +85,8 @@ tensor<T> conv_layer<T>::rgcn_backward(const exec_context& ctx, const block_view
                   "{}: cache.mid is [{}, {}], expected [{}, {}]", fn, cache.mid.rows(),
                   cache.mid.cols(), num_dst, R * in);
   tensor<T> relu_g;
-  tensor_view<const T> g = grad_out;
-  if (apply_relu_) {
-    relu_g = tensor<T>(ctx, num_dst, od);
-    relu_backward<T>(ctx, grad_out, cache.out.view(), relu_g.view());
-    g = relu_g.view();
-  }
+  tensor_view<const T> const g =
+      detail::relu_grad<T>(ctx, grad_out, cache.out.view(), apply_relu_, relu_g);
   bias_grad_add<T>(ctx, g, params_->grad(bias_).flat());
   tensor_view<const T> const h = cache.h.view();
   tensor_view<const T> const agg = cache.mid.view();

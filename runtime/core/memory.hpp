@@ -403,6 +403,15 @@ std::vector<T> download(const exec_context& ctx, buffer_view<const T> src) {
   copy<T>(ctx, host_view(out), src);
   return out;
 }
+/// The elements of `src` readable on the host: `src` itself when it is host memory (no copy),
+/// else a download into `storage` (synchronises). The span lives as long as src and storage.
+template <class T>
+std::span<const T> host_readable(const exec_context& ctx, buffer_view<const T> src,
+                                 std::vector<T>& storage) {
+  if (src.space == memory_space::host) return {src.data, src.size};
+  storage = download<T>(ctx, src);
+  return storage;
+}
 template <class T>
 std::vector<T> to_host(const exec_context& ctx, buffer<T>&& b) {
   if (b.space() == memory_space::host) return std::move(b).release_host();

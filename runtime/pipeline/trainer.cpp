@@ -48,20 +48,21 @@ matrix<float> owner_rows(std::size_t pes, const ownership& owners, Get&& get) {
   return table;
 }
 
-}  // namespace
-
+/// The step's input rows per node type and sampled edges per relation (work_counters).
 void count_by_type(const hetero_schema& h, const exec_context& ctx, const minibatch& mb,
                    work_counters& w) {
-  // Host copies where the minibatch lives on a device (ids and offsets only: an accounting cost
-  // typed runs pay, untyped runs never).
+  // Read in place on the host; copies where the minibatch lives on a device (ids and offsets
+  // only: an accounting cost typed runs pay, untyped runs never).
   auto const T = h.node_types.size();
   auto const R = h.edge_types.size();
   w.rows_per_type.assign(T, 0);
   w.edges_per_relation.assign(R, 0);
-  std::vector<vid_t> const ids = download<vid_t>(ctx, mb.input_nodes.view());
+  std::vector<vid_t> id_copy;
+  auto const ids = host_readable<vid_t>(ctx, mb.input_nodes.view(), id_copy);
   for (vid_t v : ids) ++w.rows_per_type[static_cast<std::size_t>(h.type_of(v))];
   for (auto const& b : mb.blocks) {
-    std::vector<eid_t> const ip = download<eid_t>(ctx, b.indptr.view());
+    std::vector<eid_t> ip_copy;
+    auto const ip = host_readable<eid_t>(ctx, b.indptr.view(), ip_copy);
     auto const rows = static_cast<std::size_t>(b.num_dst) * R;
     COOPGNN_EXPECTS(static_cast<std::int32_t>(R) == b.num_relations && ip.size() == rows + 1,
                     "count_by_type: a block of {} rows per destination for {} relations",
@@ -70,6 +71,8 @@ void count_by_type(const hetero_schema& h, const exec_context& ctx, const miniba
       w.edges_per_relation[row % R] += ip[row + 1] - ip[row];
   }
 }
+
+}  // namespace
 
 std::int64_t hetero_input_dim(const dataset& ds) {
   COOPGNN_EXPECTS(ds.hetero.has_value(), "hetero_input_dim: dataset '{}' is not heterogeneous",
