@@ -9,7 +9,9 @@
 #   TARGET          npy npz metadata ogb snap lightgcn musae partition link torch (default: all)
 # Every run uses -rss_limit_mb=2048 -timeout=10. Exit status 1 when any target found a crash,
 # a hang or an out-of-memory (its artifact path is printed); the last libFuzzer status line of
-# each target (executions, coverage, peak RSS) is printed as a summary.
+# each target (executions, wall and CPU seconds, coverage, peak RSS) is printed as a summary and
+# appended as one JSON line to build/fuzz/campaigns.jsonl (the campaign ledger,
+# tests/fuzz/CAMPAIGNS.md).
 # Needs clang and libFuzzer (Debian: clang, libclang-rt-dev; tools/setup.sh --fuzz installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +25,7 @@ while (($#)); do
     --time) limit+=(-max_total_time="$2"); shift 2 ;;
     --runs) limit+=(-runs="$2"); shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -47,12 +49,18 @@ for t in "${targets[@]}"; do
   log=build/fuzz/$t.log
   echo "fuzz.sh: $t ${limit[*]} (log $log)"
   rc=0
-  "$exe" -rss_limit_mb=2048 -timeout=10 "${limit[@]}" -print_final_stats=1 \
-    -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+  TIMEFORMAT='%R %U %S'
+  tm=$({ time "$exe" -rss_limit_mb=2048 -timeout=10 "${limit[@]}" -print_final_stats=1 \
+    -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1; } 2>&1) || rc=$?
+  read -r wall usr sys <<<"$tm"
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
   peak=$(grep -E '^stat::peak_rss_mb' "$log" | awk '{print $2}' || true)
-  line="$t: rc=$rc executions=${execs:-?} peak_rss_mb=${peak:-?} | $last"
+  cpu=$(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.1f", u + s }')
+  line="$t: rc=$rc executions=${execs:-?} wall_s=$wall cpu_s=$cpu peak_rss_mb=${peak:-?} | $last"
+  printf '{"date":"%s","target":"%s","rc":%d,"executions":%s,"wall_s":%s,"cpu_s":%s,"peak_rss_mb":%s,"commit":"%s"}\n' \
+    "$(date -u +%FT%TZ)" "$t" "$rc" "${execs:-null}" "$wall" "$cpu" "${peak:-null}" \
+    "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" >>build/fuzz/campaigns.jsonl
   if ((rc != 0)); then
     status=1
     line+=" | FAILED: $(grep -E 'ERROR: libFuzzer|ERROR: AddressSanitizer|runtime error|SUMMARY' "$log" | head -2 | tr '\n' ' ')"
