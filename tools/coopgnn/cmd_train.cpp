@@ -568,7 +568,8 @@ struct memory_estimate {
   std::uint64_t embeddings = 0;  ///< per PE: learnable rows x 3 floats (cooperative: its share)
   std::uint64_t cache = 0;       ///< per PE: cache rows x F floats
   std::uint64_t minibatch = 0;   ///< per PE: blocks, input rows and activations of one step
-  std::uint64_t shared = 0;      ///< once: CSC and the in-memory feature table
+  std::uint64_t shared = 0;      ///< once on the host: CSC and the in-memory feature table
+  std::uint64_t graph = 0;       ///< the CSC alone (CUDA: one copy per device, with owners)
   std::int64_t input_rows = 0;   ///< per PE: bound on the input layer's rows
 };
 
@@ -617,9 +618,10 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   bytes += n * static_cast<double>(F) * 4 * 2;  // input rows and their dropout copy
   m.minibatch = static_cast<std::uint64_t>(bytes);
   m.input_rows = static_cast<std::int64_t>(n);
-  m.shared = (static_cast<std::uint64_t>(ds.num_nodes) + 1) * sizeof(eid_t) +
-             static_cast<std::uint64_t>(ds.num_edges()) * sizeof(vid_t) +
-             (ds.features_in_memory() ? static_cast<std::uint64_t>(ds.features.size()) * 4 : 0);
+  m.graph = (static_cast<std::uint64_t>(ds.num_nodes) + 1) * sizeof(eid_t) +
+            static_cast<std::uint64_t>(ds.num_edges()) * sizeof(vid_t);
+  m.shared =
+      m.graph + (ds.features_in_memory() ? static_cast<std::uint64_t>(ds.features.size()) * 4 : 0);
   return m;
 }
 
@@ -656,6 +658,26 @@ void dry_run(const loaded_dataset& data, train_options& o) {
                   "--pes {}: the run's estimated {} exceed the {} of memory available ({}); "
                   "use fewer PEs, a smaller --batch-size or smaller --fanouts",
                   o.cfg.num_pes, format_bytes(need), format_bytes(lim.bytes), lim.source);
+  if (!on_host) {
+    // Every device holds its PEs' shares and one copy of the graph with the owner map (the
+    // trainer's placed graph); the feature table goes on a device only where half of its free
+    // memory holds it (setup_cuda_features), so it is not counted here.
+    std::uint64_t const per_device =
+        m.graph + static_cast<std::uint64_t>(data.ds.num_nodes) * sizeof(std::uint16_t);
+    auto const needs = bytes_per_device(per_pe, per_device, o.cfg.num_pes, o.cfg.pes_per_gpu);
+    for (std::size_t d = 0; d < needs.size(); ++d) {
+      device_memory const mem = query_device_memory(static_cast<int>(d));
+      fmt::print("  device {}: its PEs + graph and owners {} of {} free ({} total)\n", d,
+                 format_bytes(needs[d]), format_bytes(mem.free_bytes),
+                 format_bytes(mem.total_bytes));
+      COOPGNN_EXPECTS(needs[d] <= mem.free_bytes,
+                      "--pes {} --pes-per-gpu {}: device {} would need an estimated {} but has "
+                      "{} free; use more devices (fewer --pes-per-gpu), a smaller --batch-size "
+                      "or smaller --fanouts",
+                      o.cfg.num_pes, o.cfg.pes_per_gpu, d, format_bytes(needs[d]),
+                      format_bytes(mem.free_bytes));
+    }
+  }
   std::fflush(stdout);
 }
 
