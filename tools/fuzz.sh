@@ -7,7 +7,9 @@
 #   --time SECONDS  per target (default 60); --runs N  executions per target (both: the first
 #                   reached ends the target)
 #   TARGET          npy npz metadata ogb snap lightgcn musae partition link torch (default: all)
-# Every run uses -rss_limit_mb=2048 -timeout=10. Exit status 1 when any target found a crash,
+# Every run uses -rss_limit_mb=2048 -timeout=${FUZZ_TIMEOUT:-10} (seconds of wall time per input:
+# raise FUZZ_TIMEOUT for campaigns under nice on a loaded machine, where a starved process can
+# pass 10 s on an input that takes 0.2 s). Exit status 1 when any target found a crash,
 # a hang or an out-of-memory (its artifact path is printed); the last libFuzzer status line of
 # each target (executions, wall and CPU seconds, coverage, peak RSS) is printed as a summary and
 # appended as one JSON line to build/fuzz/campaigns.jsonl (the campaign ledger,
@@ -25,7 +27,7 @@ while (($#)); do
     --time) limit+=(-max_total_time="$2"); shift 2 ;;
     --runs) limit+=(-runs="$2"); shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -50,7 +52,7 @@ for t in "${targets[@]}"; do
   echo "fuzz.sh: $t ${limit[*]} (log $log)"
   rc=0
   TIMEFORMAT='%R %U %S'
-  tm=$({ time "$exe" -rss_limit_mb=2048 -timeout=10 "${limit[@]}" -print_final_stats=1 \
+  tm=$({ time "$exe" -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" "${limit[@]}" -print_final_stats=1 \
     -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1; } 2>&1) || rc=$?
   read -r wall usr sys <<<"$tm"
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
