@@ -145,8 +145,9 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
     row.modelled.push_back(stages);
     row.modelled_total.push_back(slowest);
   }
-  // Measured compute + modelled links, only where the compute ran on a GPU (wall seconds with
-  // the collectives' time taken out, stage_end); host seconds never stand in for a GPU's.
+  // Measured compute + modelled links, only where the compute ran on a GPU (the compute
+  // stream's event-timed stage spans with the collectives' time taken out, step_meter::settle);
+  // host seconds never stand in for a GPU's.
   if (o.compute_backend == backend::cuda) {
     measured_step cost;
     cost.sample_s = row.seconds.sample;

@@ -79,8 +79,9 @@ __global__ void row_degrees_per_thread(const vid_t* seeds, std::int64_t rows, in
     eid_t b = 0;
     if (s < 0 || s >= num_nodes) {
       atomicMin(bad, static_cast<ull>(i));
+    } else if (indptr[s + 1] - indptr[s] >= (eid_t{1} << 32)) {
+      atomicMin(bad, static_cast<ull>(i));  // an empty row too: later kernels stay in bounds
     } else {
-      if (indptr[s + 1] - indptr[s] >= (eid_t{1} << 32)) atomicMin(bad, static_cast<ull>(i));
       edge_range const seg = relation_segment(indptr, etype, s, r);
       d = seg.size();
       b = seg.begin;
@@ -359,7 +360,8 @@ void launch_items(const char* name, const char* file, int line, stream_t s, std:
 #define ITEMS_LAUNCH(s, items, kernel, ...) \
   launch_items(#kernel, __FILE__, __LINE__, s, items, kernel, __VA_ARGS__)
 
-/// Reads one device value (synchronises s).
+/// Reads one device value: a host round trip (synchronises s). Every call site says why it
+/// needs the value on the host.
 template <class T>
 T read_one(const T* p, stream_t s) {
   T v{};
@@ -368,12 +370,35 @@ T read_one(const T* p, stream_t s) {
   return v;
 }
 
-/// A device "first bad position" slot for atomicMin, initialised to kNone (all bits set).
+/// "No bad position" in a status word 0 (all bits set, the identity of atomicMin).
 constexpr ull kNone = ~0ULL;
-device_buffer<ull> make_flag(const cuda_context& ctx) {
-  auto f = ctx.allocate<ull>(1);
-  COOPGNN_CUDA_CHECK(cudaMemsetAsync(f.data(), 0xFF, sizeof(ull), ctx.compute()));
-  return f;
+
+/// A call's device status words, read back together in one host round trip (read_status):
+/// word 0 is a "first bad position" slot for atomicMin (kNone while every input is valid),
+/// words 1 .. words-1 hold the counts the call needs on the host (output sizes, CUB item
+/// counts), written there by kernels and CUB calls or copied in by stage_word. A validation
+/// flag thus rides along with a count the call must read anyway instead of costing its own
+/// synchronisation. Initialised on the compute stream: word 0 kNone, the others 0.
+device_buffer<ull> make_status(const cuda_context& ctx, std::size_t words) {
+  auto st = ctx.allocate<ull>(words);
+  detail::zero_async(st.data(), st.bytes(), ctx.compute());
+  COOPGNN_CUDA_CHECK(cudaMemsetAsync(st.data(), 0xFF, sizeof(ull), ctx.compute()));
+  return st;
+}
+
+/// Copies the count at device address p into status word k, ordered on s (no synchronisation).
+void stage_word(device_buffer<ull>& st, std::size_t k, const std::int64_t* p, stream_t s) {
+  static_assert(sizeof(std::int64_t) == sizeof(ull));
+  COOPGNN_CUDA_CHECK(cudaMemcpyAsync(st.data() + k, p, sizeof(ull), cudaMemcpyDeviceToDevice, s));
+}
+
+/// The status words on the host: one device-to-host copy after everything enqueued on s
+/// (synchronises s: one host round trip).
+std::vector<ull> read_status(const device_buffer<ull>& st, stream_t s) {
+  std::vector<ull> h(st.size());
+  COOPGNN_CUDA_CHECK(cudaMemcpyAsync(h.data(), st.data(), st.bytes(), cudaMemcpyDeviceToHost, s));
+  COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
+  return h;
 }
 
 /// In-place exclusive sum of data[0 .. n) (n >= 1) with temporary storage from the pool.
@@ -438,17 +463,22 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
   // Segment lengths and starts per row (input validation), then NS or LABOR.
   auto cand_off = ctx.allocate<std::int64_t>(static_cast<std::size_t>(rows) + 1);
   auto row_begin = ctx.allocate<eid_t>(static_cast<std::size_t>(rows));
-  auto bad = make_flag(ctx);
+  // [0] the first invalid seed, [1] the scanned total (NS: sampled edges; LABOR: candidates).
+  auto status = make_status(ctx, 2);
   detail::zero_async(cand_off.data() + rows, sizeof(std::int64_t), s);
   ITEMS_LAUNCH(s, rows, row_degrees_per_thread, seeds.data(), rows, R, g.indptr.data(), etype,
-               g.num_nodes, cand_off.data(), row_begin.data(), bad.data());
-  if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
+               g.num_nodes, cand_off.data(), row_begin.data(), status.data());
+  // The seeds' check rides along with the first count read: an invalid seed's rows are empty,
+  // so the kernels enqueued before the read stay in bounds.
+  auto check_seeds = [&](ull first_bad) {
+    if (first_bad == kNone) return;
+    // Error path only: the offending id for the message.
     vid_t const v = read_one(seeds.data() + first_bad, s);
     COOPGNN_CUDA_EXPECTS(false, "seed " + std::to_string(v) + " (position " +
                                     std::to_string(first_bad) + ") is outside [0, " +
                                     std::to_string(g.num_nodes) +
                                     ") or has an in-degree that does not fit 32 bits");
-  }
+  };
 
   if (params.kind == sampler_kind::ns) {
     // Counts min(k, d) are known: offsets by one scan, then one thread per row writes its slots.
@@ -458,7 +488,11 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
     COOPGNN_CUDA_CHECK(cudaMemcpyAsync(out.indptr.data(), cand_off.data(),
                                        (static_cast<std::size_t>(rows) + 1) * sizeof(eid_t),
                                        cudaMemcpyDeviceToDevice, s));
-    std::int64_t const total = read_one(cand_off.data() + rows, s);
+    stage_word(status, 1, cand_off.data() + rows, s);
+    // Host round trip 1 of 1: the sampled edge count sizes the outputs (and the seeds' check).
+    auto const words = read_status(status, s);
+    check_seeds(words[0]);
+    auto const total = static_cast<std::int64_t>(words[1]);
     out.nbrs = ctx.allocate<vid_t>(total);
     out.weights = ctx.allocate<float>(total);
     std::uint32_t const table_size =
@@ -477,7 +511,11 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
   // LABOR: candidate offsets (exclusive sum of the segment lengths), keep flags per candidate
   // (plus one trailing 0 so that the scan yields the total).
   exclusive_sum(ctx, cand_off.data(), rows + 1);
-  std::int64_t const num_cand = read_one(cand_off.data() + rows, s);
+  stage_word(status, 1, cand_off.data() + rows, s);
+  // Host round trip 1 of 2: the candidate count sizes the keep flags (and the seeds' check).
+  auto const st = read_status(status, s);
+  check_seeds(st[0]);
+  auto const num_cand = static_cast<std::int64_t>(st[1]);
   auto keep = ctx.allocate<std::int64_t>(static_cast<std::size_t>(num_cand) + 1);
   detail::zero_async(keep.data() + num_cand, sizeof(std::int64_t), s);
   labor_variate_plan const plan =
@@ -487,6 +525,7 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
 
   // Compact: pos = exclusive sum of keep; row q's edges start at pos[cand_off[q]].
   exclusive_sum(ctx, keep.data(), num_cand + 1);
+  // Host round trip 2 of 2: the kept edge count sizes the outputs.
   std::int64_t const total = read_one(keep.data() + num_cand, s);
   ITEMS_LAUNCH(s, rows + 1, output_offsets_per_row, cand_off.data(), rows, keep.data(),
                out.indptr.data());
@@ -524,13 +563,10 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
   auto dst_pos = ctx.allocate<std::int64_t>(n);
   ITEMS_LAUNCH(s, n, iota_per_thread, positions.data(), n);
   sort_pairs(ctx, dst.data(), dst_sorted.data(), positions.data(), dst_pos.data(), n);
-  auto dup = make_flag(ctx);
-  ITEMS_LAUNCH(s, n, find_duplicate_per_thread, dst_sorted.data(), n, dup.data());
-  if (auto const first = read_one(dup.data(), s); first != kNone) {
-    COOPGNN_CUDA_EXPECTS(false, "make_block: destination " +
-                                    std::to_string(read_one(dst_sorted.data() + first, s)) +
-                                    " appears twice");
-  }
+  // [0] the first repeated destination (sorted position), [1] sources that are not
+  // destinations (DeviceSelect::Flagged's count).
+  auto status = make_status(ctx, 2);
+  ITEMS_LAUNCH(s, n, find_duplicate_per_thread, dst_sorted.data(), n, status.data());
 
   // Sources that are not destinations: select, sort, unique.
   auto local = ctx.allocate<std::int64_t>(num_edges);
@@ -539,17 +575,26 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
                dst_sorted.data(), dst_pos.data(), n, local.data(), other.data());
   auto others = ctx.allocate<vid_t>(num_edges);
   auto count = ctx.allocate<std::int64_t>(1);
-  std::int64_t num_others = 0;
   if (num_edges > 0) {
     std::size_t bytes = 0;
     COOPGNN_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, sampled.nbrs.data(), other.data(),
-                                                  others.data(), count.data(), num_edges, s));
+                                                  others.data(), status.data() + 1, num_edges, s));
     auto temp = ctx.allocate<unsigned char>(bytes);
     COOPGNN_CUDA_CHECK(cub::DeviceSelect::Flagged(temp.data(), bytes, sampled.nbrs.data(),
-                                                  other.data(), others.data(), count.data(),
+                                                  other.data(), others.data(), status.data() + 1,
                                                   num_edges, s));
-    num_others = read_one(count.data(), s);
   }
+  // Host round trip 1 of 2: the count of other sources is the sort's and unique's item count
+  // (CUB takes it on the host); the destinations' check rides along (a repeated destination
+  // makes locate's answer ambiguous, never out of bounds).
+  auto const st = read_status(status, s);
+  if (st[0] != kNone) {
+    // Error path only: the repeated id for the message.
+    COOPGNN_CUDA_EXPECTS(false, "make_block: destination " +
+                                    std::to_string(read_one(dst_sorted.data() + st[0], s)) +
+                                    " appears twice");
+  }
+  auto const num_others = static_cast<std::int64_t>(st[1]);
   auto others_sorted = ctx.allocate<vid_t>(num_others);
   auto uniq = ctx.allocate<vid_t>(num_others);
   std::int64_t num_uniq = 0;
@@ -566,6 +611,7 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
     auto utemp = ctx.allocate<unsigned char>(ubytes);
     COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(utemp.data(), ubytes, others_sorted.data(),
                                                  uniq.data(), count.data(), num_others, s));
+    // Host round trip 2 of 2: the unique count sizes the block's source ids.
     num_uniq = read_one(count.data(), s);
   }
 
@@ -613,13 +659,12 @@ device_owner_split split_by_owner(const cuda_context& ctx,
       "split_by_owner: number of PEs " + std::to_string(num_pes) + " is outside [1, 65535]");
   stream_t const s = ctx.compute();
   auto const m = static_cast<std::int64_t>(ids.size());
-  auto counts = ctx.allocate<ull>(num_pes);
-  detail::zero_async(counts.data(), counts.bytes(), s);
+  // [0] the first invalid id, [1 + q] the ids PE q owns.
+  auto status = make_status(ctx, 1 + static_cast<std::size_t>(num_pes));
   auto owner = ctx.allocate<std::uint16_t>(m);
-  auto bad = make_flag(ctx);
   ITEMS_LAUNCH(s, m, owners_per_id, ids.data(), m, owner_of.data(),
-               static_cast<vid_t>(owner_of.size()), num_pes, owner.data(), counts.data(),
-               bad.data());
+               static_cast<vid_t>(owner_of.size()), num_pes, owner.data(), status.data() + 1,
+               status.data());
   auto positions = ctx.allocate<std::int64_t>(m);
   ITEMS_LAUNCH(s, m, iota_per_thread, positions.data(), m);
   auto owner_sorted = ctx.allocate<std::uint16_t>(m);
@@ -628,15 +673,18 @@ device_owner_split split_by_owner(const cuda_context& ctx,
   sort_pairs(ctx, owner.data(), owner_sorted.data(), positions.data(), out.perm.data(), m);
   out.sorted_ids = ctx.allocate<vid_t>(m);
   ITEMS_LAUNCH(s, m, gather_ids_per_thread, ids.data(), out.perm.data(), m, out.sorted_ids.data());
-  if (auto const first_bad = read_one(bad.data(), s); first_bad != kNone) {
+  // Host round trip 1 of 1: the per-owner counts are the caller's (host) send counts; the ids'
+  // check rides along (an invalid id gets owner 0, so nothing before the read is out of bounds).
+  auto const st = read_status(status, s);
+  if (auto const first_bad = st[0]; first_bad != kNone) {
+    // Error path only: the offending id for the message.
     COOPGNN_CUDA_EXPECTS(false, "split_by_owner: id " +
                                     std::to_string(read_one(ids.data() + first_bad, s)) +
                                     " (position " + std::to_string(first_bad) +
                                     ") is outside [0, " + std::to_string(owner_of.size()) +
                                     ") or its owner is not below " + std::to_string(num_pes));
   }
-  auto const host_counts = ctx.to_host(counts);
-  out.counts.assign(host_counts.begin(), host_counts.end());
+  out.counts.assign(st.begin() + 1, st.end());
   return out;
 }
 
@@ -669,6 +717,7 @@ device_unique unique_with_inverse(const cuda_context& ctx, device_span<const vid
     COOPGNN_CUDA_CHECK(cub::DeviceSelect::Unique(temp.data(), bytes, sorted.data(), uniq.data(),
                                                  count.data(), m, s));
   }
+  // Host round trip 1 of 1: the unique count sizes the output.
   auto const num_uniq = read_one(count.data(), s);
   out.unique = ctx.allocate<vid_t>(num_uniq);
   detail::copy_async(out.unique.data(), uniq.data(), num_uniq * sizeof(vid_t), s);
@@ -698,6 +747,7 @@ device_sampled_neighbors exclude_edges(const cuda_context& ctx, device_span<cons
                sampled.nbrs.data(), keys.data(), static_cast<std::int64_t>(keys.size()),
                out.indptr.data());
   exclusive_sum(ctx, out.indptr.data(), n + 1);
+  // Host round trip 1 of 1: the kept edge count sizes the outputs.
   auto const total = read_one(out.indptr.data() + n, s);
   out.nbrs = ctx.allocate<vid_t>(static_cast<std::size_t>(total));
   out.weights = ctx.allocate<float>(static_cast<std::size_t>(total));

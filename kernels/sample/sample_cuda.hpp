@@ -113,7 +113,9 @@ struct device_sampled_neighbors {
 /// @throws logic_error (after a stream synchronisation) naming the first seed outside
 ///         [0, |V|) or with in-degree >= 2^32; logic_error as fanouts_per_relation or for
 ///         kappa < 0; cuda_error for CUDA failures. n = 0 gives indptr {0} and empty outputs.
-/// Synchronises ctx.compute() for the validation and each count (NS 2 times, LABOR 3).
+/// Host round trips (each synchronises ctx.compute()): NS one (the sampled edge count, which
+/// sizes the outputs), LABOR two (the candidate count, which sizes the keep flags, and the kept
+/// count); the seeds' validation rides along with the first (one device status word).
 /// Deterministic.
 device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_view g,
                                           device_span<const vid_t> seeds,
@@ -163,8 +165,10 @@ struct device_block {
 /// @param sampled  the result of sample_neighbors for exactly `dst` (n * R rows, R =
 ///                 g.num_relations; the block gets num_relations = R)
 /// @throws logic_error when sampled.indptr.size() != n * R + 1 or (after a synchronisation) when a
-///         destination appears twice. Synchronises ctx.compute() twice (duplicate check and the
-///         number of unique sources). Deterministic.
+///         destination appears twice. Synchronises ctx.compute() once for the number of
+///         sources that are not destinations (CUB's item count; the duplicate check rides along)
+///         and, when there are any, once more for the number of unique ones (it sizes src_ids).
+///         Deterministic.
 device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<const vid_t> dst,
                         device_sampled_view sampled);
 

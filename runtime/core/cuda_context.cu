@@ -11,6 +11,7 @@
 
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/cuda_context.hpp"
+#include "runtime/core/cuda_events.hpp"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn {
@@ -39,6 +40,24 @@ void zero_async(void* p, std::size_t bytes, stream_t s) {
 }
 
 void synchronize(stream_t s) { COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s)); }
+
+CUevent_st* create_timing_event() {
+  cudaEvent_t e = nullptr;
+  COOPGNN_CUDA_CHECK(cudaEventCreate(&e));
+  return e;
+}
+
+void destroy_event(CUevent_st* e) noexcept {
+  if (e != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(e));
+}
+
+void record_event(CUevent_st* e, CUstream_st* s) { COOPGNN_CUDA_CHECK(cudaEventRecord(e, s)); }
+
+double elapsed_seconds(CUevent_st* start, CUevent_st* stop) {
+  float ms = 0.0f;
+  COOPGNN_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return 1e-3 * static_cast<double>(ms);
+}
 
 void* pinned_allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;

@@ -492,7 +492,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   communicator& rows = pe.rows_comm();
   std::vector<const communicator*> comms{&pe.comm};
   if (pe.device_comm != nullptr) comms.push_back(pe.device_comm);
-  step_meter m(std::move(comms));
+  step_meter m(std::move(comms), pe.clock);
   work_counters w;
   std::int64_t staging = 0;
 
@@ -503,7 +503,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   link_batch lb;
   exchange_route pair_route;
   if (link) {
-    scoped_timer timer(nullptr);
+    int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("sample/pairs");
     lb = link_pairs(pe, global_batch, batch_index);
     if (coop) {
@@ -518,7 +518,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       seeds = lb.targets;
     }
     m.mark_sent();
-    m.stage_end(m.t.sample, m.cpu.sample, timer);
+    m.stage_end(m.t.sample, m.cpu.sample, span);
   } else if (coop) {
     for (vid_t v : global_batch) {
       if (owners_.owner(v) == p) seeds.push_back(v);
@@ -556,7 +556,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   //    (cooperative) owner -> requester.
   tensor<float> h;
   {
-    scoped_timer timer(nullptr);
+    int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("cache/load_features");
     h = pe.emb ? pe.emb->gather(in.mb.input_nodes.view()) : load_features(pe, in, w);
     w.feature_rows += h.rows();
@@ -566,8 +566,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       h = exchange_pull(ctx, rows, in.routes[L - 1], std::move(h));
       m.record(static_cast<int>(L - 1), "features");
     }
-    synchronize(ctx);
-    m.stage_end(m.t.feature_load, m.cpu.feature_load, timer);
+    m.stage_end(m.t.feature_load, m.cpu.feature_load, span);
   }
   std::int64_t working_set = in.sample_bytes + static_cast<std::int64_t>(h.bytes());
 
@@ -583,7 +582,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   std::int64_t z_rows = 0;
   buffer_view<const vid_t> const seed_ids{blocks[0].src_ids, seeds.size(), blocks[0].space};
   {
-    scoped_timer timer(nullptr);
+    int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("model/forward");
     for (std::size_t i = 0; i < L; ++i) {
       std::size_t const b = L - 1 - i;
@@ -617,8 +616,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       logits = std::move(h);
     }
     working_set += static_cast<std::int64_t>(head_cache.x.bytes() + logits.bytes());
-    synchronize(ctx);
-    m.stage_end(m.t.forward, m.cpu.forward, timer);
+    m.stage_end(m.t.forward, m.cpu.forward, span);
   }
 
   // 4. Loss on this PE's seeds (or pairs), normalised by the global batch's seeds (or pairs);
@@ -627,7 +625,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   std::int64_t grad_peak = 0;
   tensor<float> input_grad;  // with embeddings: dL/d(input rows), one row per input node
   {
-    scoped_timer timer(nullptr);
+    int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("model/backward");
     pe.model.zero_grad();
     tensor<float> grad;
@@ -670,8 +668,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       m.record(static_cast<int>(L - 1), "features_backward");
     }
     if (pe.emb) input_grad = std::move(grad);
-    synchronize(ctx);
-    m.stage_end(m.t.backward, m.cpu.backward, timer);
+    m.stage_end(m.t.backward, m.cpu.backward, span);
   }
 
   // 5. Gradient all-reduce (in place, on the communicator of the PE's space) and the same Adam
@@ -680,7 +677,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   buffer<vid_t> emb_ids;
   buffer<float> emb_grads;
   {
-    scoped_timer timer(nullptr);
+    int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
     // Gradients and the loss through the same communicator, in the PE's space.
     COOPGNN_EXPECTS(rows.serves(ctx), "PE {}: its communicator does not move its memory", p);
@@ -711,10 +708,10 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
           "{}; lower --lr or check the features (--allow-nonfinite skips the load check)",
           batch_index / nb + 1, batch_index % nb, batch_index, loss_sum, p, loss));
     }
-    m.stage_end(m.t.communication, m.cpu.communication, timer);  // all of it is communication
+    m.stage_end(m.t.communication, m.cpu.communication, span);  // all of it is communication
   }
   {
-    scoped_timer timer(nullptr);
+    int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("model/optimizer");
     if (opt.update) {
       pe.opt.step();
@@ -728,8 +725,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
                                                                emb_grads.space()});
       }
     }
-    synchronize(ctx);
-    m.stage_end(m.t.optimizer, m.cpu.optimizer, timer);
+    m.stage_end(m.t.optimizer, m.cpu.optimizer, span);
   }
   matrix<float> logits_h;
   std::vector<float> grads_h;
@@ -790,7 +786,7 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
   buffer_view<const std::uint16_t> const owner_of =
       pg != nullptr ? pg->owners.view() : host_view(owners_.map());
   {
-    scoped_timer timer(nullptr);
+    int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("sample/minibatch");
     buffer<vid_t> const seeds_placed = upload<vid_t>(sctx, seeds);
     buffer<std::uint64_t> const excluded_placed = upload<std::uint64_t>(sctx, excluded);
@@ -809,8 +805,7 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
       // The host and mmap tiers load through the host feature store: the ids go there.
       in.input_host = download<vid_t>(ctx, in.mb.input_nodes.view());
     }
-    synchronize(ctx);
-    m.stage_end(m.t.sample, m.cpu.sample, timer);
+    m.stage_end(m.t.sample, m.cpu.sample, span);
   }
   w += in.mb.work;
   for (std::size_t l = 0; l < in.mb.id_bytes.size(); ++l) {
@@ -822,7 +817,7 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
     for (auto const& b : in.mb.blocks) in.host_blocks.push_back(to_host(ctx, b));
   }
   // The routes of the cooperative exchanges, in the PE's space.
-  scoped_timer timer(nullptr);
+  int const span = m.stage_begin();
   COOPGNN_NVTX_RANGE("sample/routes");
   for (auto const& b : in.mb.blocks) in.blocks.push_back(b.view());
   for (std::size_t l = 0; coop && l < L; ++l) {
@@ -830,8 +825,7 @@ void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key
                                               : static_cast<std::int64_t>(in.mb.input_nodes.size());
     in.routes.push_back(make_route(ctx, std::move(in.mb.plans[l]), owner_rows));
   }
-  synchronize(ctx);
-  m.stage_end(m.t.sample, m.cpu.sample, timer);
+  m.stage_end(m.t.sample, m.cpu.sample, span);
 }
 
 tensor<float> trainer::load_features(pe_state& pe, const step_batch& in, work_counters& w) {
@@ -848,6 +842,9 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
                           std::span<const block> blocks, double loss, double loss_sum,
                           matrix<float> logits, std::vector<float> grads, std::int64_t working_set,
                           std::int64_t staging) {
+  // The step's one synchronisation: every stage span has ended on the PE's stream (CUDA).
+  synchronize(pe.ctx);
+  m.settle();
   work_counters w = w0;
   w.alltoall_bytes += m.sent_bytes() - m.sent_start;
   w.allreduce_bytes += m.allreduce_bytes() - m.allreduce_start;

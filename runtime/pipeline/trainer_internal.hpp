@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/core/stage_clock.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/pipeline/exchange.hpp"
 #include "runtime/pipeline/trainer.hpp"
@@ -46,12 +47,14 @@ struct trainer::pe_state {
            const feature_table* features)
       : host_ctx(backend::host, rank, sampler_threads(cfg)),
         ctx(compute),
+        clock(ctx),
         comm(std::move(group), rank),
         model(ctx, mc),
         opt(ctx, model.params(), detail::adam_options_of(cfg, &model)),
         store(features) {}
   exec_context host_ctx;  // host sampling (the host sampler's threads)
   exec_context ctx;       // host, emulated device, or this PE's CUDA device
+  stage_clock clock;      // the step's stage spans, on ctx (events on the CUDA backend)
   host_communicator comm;
   models::gnn_model model;
   models::adam opt;
@@ -92,19 +95,27 @@ struct trainer::placed_graph {
   buffer<std::uint16_t> owners;  // cooperative only
 };
 
-/// Stage clocks of one step on one PE. Stage time excludes the time spent inside collectives,
-/// which goes to `communication`; the CPU clock gets the thread's CPU time of the stage
-/// (collective copies included, waiting not). Traffic is what this PE's communicators sent to
-/// other PEs, attributed to a layer and direction by record().
+/// Stage clocks of one step on one PE. A stage is a span of the PE's stage_clock (wall time on
+/// the host and the emulated device; CUDA events on the compute stream, so no stage synchronises):
+/// stage_begin() opens it, stage_end() closes it, and settle(), after the step's one
+/// synchronisation, adds each span less the time spent inside collectives during it to its slot.
+/// That collective time goes to `communication` at stage_end (the communicators time their calls
+/// on the host; a device communicator waits for its stream, so the wait is inside the call).
+/// The CPU clock gets the thread's CPU time of the stage (collective copies included, waiting
+/// not; on the CUDA backend the host's enqueueing). Traffic is what this PE's communicators sent
+/// to other PEs, attributed to a layer and direction by record().
 struct trainer::step_meter {
-  explicit step_meter(std::vector<const communicator*> c)
-      : comms(std::move(c)),
+  step_meter(std::vector<const communicator*> c, stage_clock& clk)
+      : clock(clk),
+        comms(std::move(c)),
         cpu_mark(thread_cpu_seconds()),
         comm_mark(comm_seconds()),
         sent_mark(sent_bytes()),
         sent_start(sent_mark),
         allreduce_start(allreduce_bytes()),
-        calls_start(alltoall_calls()) {}
+        calls_start(alltoall_calls()) {
+    clock.reset();  // a new step: its spans from 0
+  }
   [[nodiscard]] double comm_seconds() const {
     double s = 0;
     for (auto const* c : comms) s += c->stats().seconds;
@@ -125,11 +136,15 @@ struct trainer::step_meter {
     for (auto const* c : comms) b += c->stats().allreduce_bytes;
     return b;
   }
-  void stage_end(double& slot, double& cpu_slot, const scoped_timer& timer) {
+  /// Opens a stage's span. @returns its index for stage_end.
+  [[nodiscard]] int stage_begin() { return clock.begin(); }
+  /// Closes span `span` of the stage whose seconds go to `slot` (a member of t) at settle().
+  void stage_end(double& slot, double& cpu_slot, int span) {
+    clock.end(span);
     double const now_comm = comm_seconds();
     double const c = now_comm - comm_mark;
     comm_mark = now_comm;
-    slot += std::max(0.0, timer.seconds() - c);
+    pending.push_back({&slot, span, c});
     t.communication += c;
     double const now = thread_cpu_seconds();
     cpu_slot += now - cpu_mark;
@@ -142,7 +157,20 @@ struct trainer::step_meter {
     sent_mark = now;
   }
   void mark_sent() { sent_mark = sent_bytes(); }
+  /// After the step's synchronisation (every span's end reached): each stage's span less its
+  /// collective time, clamped at 0, into its slot.
+  void settle() {
+    for (auto const& p : pending) *p.slot += std::max(0.0, clock.seconds(p.span) - p.comm);
+    pending.clear();
+  }
 
+  struct pending_stage {
+    double* slot;  // member of t
+    int span;      // of clock
+    double comm;   // collective seconds inside the span
+  };
+  stage_clock& clock;
+  std::vector<pending_stage> pending;
   std::vector<const communicator*> comms;
   stage_seconds t;
   stage_seconds cpu;

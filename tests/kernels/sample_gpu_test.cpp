@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "kernels/sample/labor_variate.hpp"
@@ -301,6 +302,51 @@ TEST(SampleGpu, RejectsBadInputAndHandlesEmpty) {
   auto const dtwice = ctx.to_device(std::span<const vid_t>(twice));
   auto const s = cuda::sample_neighbors(ctx, dg, dtwice, {sampler_kind::ns, 2, 0, 0, 0});
   EXPECT_THROW(cuda::make_block(ctx, dg, dtwice, s), logic_error);
+}
+
+/// Runs f, which must throw logic_error with `what` in its message.
+template <class F>
+void expect_logic_error(F&& f, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << "no logic_error; expected one saying \"" << what << "\"";
+  } catch (const logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+// The validation flags ride along with the count reads (one status word per call): every
+// sampler still names the first bad input, NS and LABOR alike, and the context stays usable.
+TEST(SampleGpu, ValidationRidesWithTheCountReadsAndNamesTheInput) {
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context ctx(0);
+  auto const& g = graph_of(false);
+  auto const dg = cuda::upload(ctx, g);
+  std::vector<vid_t> const bad = {3, 5, g.num_nodes + 7, -1};
+  auto const dbad = ctx.to_device(std::span<const vid_t>(bad));
+  std::string const first = "seed " + std::to_string(g.num_nodes + 7) + " (position 2)";
+  for (sampler_kind k : {sampler_kind::ns, sampler_kind::labor}) {
+    expect_logic_error(
+        [&] {
+          (void)cuda::sample_neighbors(ctx, dg, dbad, {k, 5, 0, 0, 0});
+        },
+        first);
+  }
+  std::vector<vid_t> const twice = {2, 9, 4, 9};
+  auto const dtwice = ctx.to_device(std::span<const vid_t>(twice));
+  auto const s = cuda::sample_neighbors(ctx, dg, dtwice, {sampler_kind::ns, 2, 0, 0, 0});
+  expect_logic_error([&] { (void)cuda::make_block(ctx, dg, dtwice, s); },
+                     "destination 9 appears twice");
+  ownership const owners(g.num_nodes, 4, 5);
+  auto const map = cuda::upload_owners(ctx, owners);
+  expect_logic_error([&] { (void)cuda::split_by_owner(ctx, map, 4, dbad); },
+                     "id " + std::to_string(g.num_nodes + 7) + " (position 2)");
+  // Still usable: a valid call after the failures gives the host's counts.
+  std::vector<vid_t> const ok = {3, 5, 0};
+  auto const split = cuda::split_by_owner(ctx, map, 4, ctx.to_device(std::span<const vid_t>(ok)));
+  std::vector<std::int64_t> counts(4, 0);
+  for (vid_t v : ok) ++counts[static_cast<std::size_t>(owners.owner(v))];
+  EXPECT_EQ(split.counts, counts);
 }
 
 }  // namespace

@@ -6,7 +6,10 @@
 // one changes bits. Expected values come from the host backend, which has its own tests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <vector>
 
 #include "runtime/pipeline/trainer.hpp"
 #include "tests/common/steps.hpp"
@@ -138,6 +141,39 @@ TEST(EmulatedDevice, EpochsTrainAndEvaluateLikeTheHost) {
   EXPECT_EQ(emu_last.test_metric, host_last.test_metric);
   EXPECT_EQ(emu_last.backend, "emulated");
   EXPECT_LT(host_losses.back(), host_losses.front());
+}
+
+// The stage clocks (trainer_internal.hpp step_meter over runtime/core/stage_clock.hpp): on both
+// host-run backends every stage of a traced step gets a non-negative time, the stages that do
+// work get a positive one, and together they fit inside the step's wall time measured here.
+TEST(EmulatedDevice, StageSecondsFitTheStep) {
+  emulated_usecase const u{"sage", sampler_kind::ns, {4, 3}, 64, false, minibatch_mode::cooperative,
+                           3};
+  for (backend b : {backend::host, backend::emulated}) {
+    auto const cfg = make_cfg(u, b);
+    auto const& d = test::protocol_data();
+    trainer tr(d.ds, d.g, cfg);
+    auto const order = epoch_order(d.ds.train, cfg.seed, 1);
+    std::vector<vid_t> const batch(
+        order.begin(), order.begin() + std::min<std::int64_t>(cfg.batch_size, std::ssize(order)));
+    std::vector<pe_trace> traces;
+    auto const t0 = std::chrono::steady_clock::now();
+    tr.step(batch, 0, step_options{true, &traces});
+    double const wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(traces.size(), 3u);
+    for (std::size_t p = 0; p < traces.size(); ++p) {
+      auto const& s = traces[p].seconds;
+      for (double x :
+           {s.sample, s.feature_load, s.forward, s.backward, s.communication, s.optimizer}) {
+        EXPECT_TRUE(std::isfinite(x) && x >= 0) << to_string(b) << " PE " << p << ": " << x;
+      }
+      EXPECT_GT(s.sample, 0) << to_string(b) << " PE " << p;
+      EXPECT_GT(s.forward + s.backward, 0) << to_string(b) << " PE " << p;
+      EXPECT_GT(s.communication, 0) << to_string(b) << " PE " << p;  // 3 PEs exchange rows
+      EXPECT_LE(s.total(), wall) << to_string(b) << " PE " << p;
+    }
+  }
 }
 
 }  // namespace
