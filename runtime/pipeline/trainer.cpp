@@ -119,6 +119,24 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   mc.rgcn.num_relations =
       ds.hetero ? static_cast<std::int32_t>(ds.hetero->edge_types.size()) : std::int32_t{1};
   mc.rgcn.num_bases = cfg.num_bases;
+  mc.rgcn.num_blocks = cfg.num_blocks;
+  if (cfg.num_blocks > 0) {
+    // Eq. 4's blocks split every conv's input and output widths (models/layers.hpp): say which
+    // width does not divide, by option, before the layer's own check.
+    COOPGNN_EXPECTS(cfg.num_bases == 0,
+                    "--num-blocks {} and --num-bases {}: choose one decomposition", cfg.num_blocks,
+                    cfg.num_bases);
+    for (int l = 0; l < mc.num_layers; ++l) {
+      bool const last = l + 1 == mc.num_layers;
+      std::int64_t const in = l == 0 ? mc.in_dim : mc.hidden;
+      std::int64_t const out = last && !mc.linear_head ? mc.num_classes : mc.hidden;
+      COOPGNN_EXPECTS(in % cfg.num_blocks == 0 && out % cfg.num_blocks == 0,
+                      "--num-blocks {}: R-GCN layer {} is {} -> {} wide, and both widths must be "
+                      "multiples of it (input: the feature width; hidden: --hidden; output: the "
+                      "class count, or --hidden with --linear-head)",
+                      cfg.num_blocks, l, in, out);
+    }
+  }
   return mc;
 }
 
