@@ -225,6 +225,37 @@ TEST(HeteroTrainer, RgcnLearnsTheSyntheticTaskInBothProtocols) {
   }
 }
 
+TEST(HeteroTrainer, UntypedModelsRunOnTheRelationsMergedGraph) {
+  // bench modes' GCN baseline for R-GCN: the typed dataset on an untyped CSC of the same edges.
+  // With every neighbour kept, GCN's sample is R-GCN's typed sample with the relations dropped
+  // (the same (dst, src) pairs), and cooperative(P) == one PE still holds.
+  auto const& d = test::hetero_protocol_data();
+  test::step_fixture merged;
+  merged.ds = d.ds;
+  merged.g = build_csc(d.ds.num_nodes, d.ds.src, d.ds.dst);
+  train_config typed =
+      hetero_cfg({sampler_kind::ns, {-1, -1}, {}, 0, 40}, minibatch_mode::independent, 1);
+  auto const rgcn = test::run_protocol_step(d, typed);
+  train_config c = typed;
+  c.model = models::conv_kind::gcn;
+  auto const ref = test::run_protocol_step(merged, c);
+  ASSERT_GT(ref.edges[0].size(), 0u);
+  for (std::size_t l = 0; l < 2; ++l) {
+    EXPECT_EQ(as_set(ref.edges[l]), as_set(rgcn.edges[l])) << "layer " << l;
+  }
+  EXPECT_EQ(ref.work.rows_per_type, rgcn.work.rows_per_type);
+  EXPECT_TRUE(ref.work.edges_per_relation.empty()) << "no relations to split the edges by";
+  for (int P : {2, 3}) {
+    c.mode = minibatch_mode::cooperative;
+    c.num_pes = P;
+    auto const coop = test::run_protocol_step(merged, c);
+    test::expect_same_outputs(coop, ref);
+  }
+  // The typed CSC is R-GCN's only; relation fanouts need the typed CSC too.
+  c.relation_fanouts = {2, 0, 1, 1, 3, -1, 2, 1, 1, -1};
+  EXPECT_THROW(trainer(merged.ds, merged.g, c), logic_error);
+}
+
 TEST(HeteroTrainer, RefusesWhatTypedGraphsDoNotSupport) {
   auto const& d = test::hetero_protocol_data();
   train_config c =

@@ -47,7 +47,9 @@ void run_bench_modes(bench_modes_args& a) {
   bench::validate(a.opt);
 
   scoped_timer load(nullptr);
-  auto const data = load_dataset(a.dataset);
+  dataset_read_options ropt;
+  ropt.heterogeneous = true;  // typed datasets: R-GCN, or the relations-merged view (below)
+  auto const data = load_dataset(a.dataset, ropt);
   dataset const& ds = data->ds;
   // A typed dataset with an untyped model: the relations-merged view, the same edges in one
   // untyped CSC (R-GCN's GCN baseline; docs/results/cost-model.md). R-GCN keeps the typed CSC.

@@ -773,6 +773,9 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     total.eval_seconds += last.eval_seconds;
     total.work += last.work;
     total.batches += last.batches;
+    // Typed graphs: the names behind the per-type and per-relation counts (compare's rows).
+    total.node_types = last.node_types;
+    total.relations = last.relations;
     if (stop_requested()) stop_here(at);
     if (e % o.checkpoint_every == 0 || e == o.cfg.epochs) save(at);
   }
