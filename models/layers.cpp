@@ -262,8 +262,20 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
     std::int64_t const B = rgcn.num_bases;
     COOPGNN_EXPECTS(R >= 1, "conv_layer: R-GCN with {} relations (>= 1 expected)", R);
     COOPGNN_EXPECTS(B >= 0, "conv_layer: R-GCN with {} bases (>= 1, or 0 for none)", B);
+    std::int64_t const nb = rgcn.num_blocks;
+    COOPGNN_EXPECTS(nb >= 0, "conv_layer: R-GCN with {} diagonal blocks (>= 1, or 0 for none)", nb);
+    COOPGNN_EXPECTS(nb == 0 || B == 0,
+                    "conv_layer: R-GCN with both {} bases and {} diagonal blocks (choose one "
+                    "decomposition)",
+                    B, nb);
+    COOPGNN_EXPECTS(nb == 0 || (in_dim % nb == 0 && out_dim % nb == 0),
+                    "conv_layer: R-GCN layer {} is {} -> {} wide; {} diagonal blocks must divide "
+                    "both widths",
+                    layer_index, in_dim, out_dim, nb);
     if (rgcn.self_loop) w_self_ = params.add(prefix + ".w_self", in_dim, out_dim);
-    if (B > 0) {
+    if (nb > 0) {
+      w_neigh_ = params.add(prefix + ".blocks", R * in_dim, out_dim / nb);
+    } else if (B > 0) {
       w_neigh_ = params.add(prefix + ".bases", B * in_dim, out_dim);
       coeff_ = params.add(prefix + ".coeff", R, B);
     } else {
@@ -281,9 +293,11 @@ conv_layer<T>::conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_
 template <typename T>
 void conv_layer<T>::init(const exec_context& ctx, std::uint64_t seed) {
   if (kind_ == conv_kind::rgcn) {
-    // Every W_r (or V_b) with its own fan: in + out.
+    // Every W_r (or V_b) with its own fan: in + out; every block Q_rb with (in + out) / B.
     if (rgcn_.self_loop) detail::glorot_uniform(ctx, *params_, w_self_, seed, layer_index_, 0);
-    detail::glorot_uniform(ctx, *params_, w_neigh_, seed, layer_index_, 1, in_dim_ + out_dim_);
+    std::int64_t const nb = rgcn_.num_blocks > 0 ? rgcn_.num_blocks : 1;
+    detail::glorot_uniform(ctx, *params_, w_neigh_, seed, layer_index_, 1,
+                           (in_dim_ + out_dim_) / nb);
     if (rgcn_.num_bases > 0) detail::glorot_uniform(ctx, *params_, coeff_, seed, layer_index_, 2);
     detail::zero_param(ctx, *params_, bias_);
     return;

@@ -112,6 +112,9 @@ struct rgcn_options {
   /// full W_r per relation.
   std::int64_t num_bases = 0;
   bool self_loop = true;  ///< the W_0 h_i term of eq. 2 (a separate self-connection weight)
+  /// B: block-diagonal decomposition W_r = diag(Q_r1, ..., Q_rB), Q_rb [in / B, out / B]
+  /// (Schlichtkrull et al., eq. 4), 1 <= B dividing in and out; 0 = none. Excludes num_bases.
+  std::int64_t num_blocks = 0;
 };
 
 /// The attention options of a conv_kind::gat layer (ignored by the other kinds).
@@ -186,10 +189,15 @@ struct conv_cache {
 ///      R-GCN (R = rgcn.num_relations; the block is typed, row s R + r holds destination s's
 ///      kept edges of relation r with Hajek weights, 1 / |N_r(s)| when every edge is kept):
 ///        out[s] = h[s] W_0 + sum_r (sum_{e in row s R + r} w_e h[t]) W_r + bias  (eq. 2, with
-///        c_{i,r} = |N_r(i)| under full neighbourhoods), W_r = sum_b a_rb V_b with bases (eq. 3).
+///        c_{i,r} = |N_r(i)| under full neighbourhoods), W_r = sum_b a_rb V_b with bases (eq. 3),
+///        W_r = diag(Q_r1, ..., Q_rB) with blocks (eq. 4).
 ///        Computed as agg = A_rows h [num_dst, R in] (one SpMM over the R num_dst rows), then
 ///        agg [W_0; ...; W_{R-1}] (one GEMM with the stacked [R in, out] weight). A relation
-///        with no kept edge into s contributes 0.
+///        with no kept edge into s contributes 0. Blocks are expanded into the dense stacked
+///        weight (a scatter through spmm_transpose_add, zeros off the diagonal blocks) and their
+///        gradient gathered back from the dense dW (spmm): the GEMMs cost B times the
+///        block-diagonal products' flops and the expansion R in out elements per call; the
+///        parameters (and the optimizer state) are R in out / B.
 ///   3. ReLU if apply_relu (GAT: ELU, the paper's hidden nonlinearity).
 /// Transform-then-aggregate is used when in_dim > out_dim, aggregate-then-transform otherwise:
 /// the same math, chosen from the dimensions only.
@@ -200,7 +208,8 @@ struct conv_cache {
 /// (l = layer_index); GAT "gat<l>.weight" [in, H F], "gat<l>.attn_dst" and "gat<l>.attn_src"
 /// [1, H F], "gat<l>.res_weight" [in, out] (with residual), "gat<l>.bias" [1, out]; R-GCN
 /// "rgcn<l>.w_self" [in, out] (with self_loop), "rgcn<l>.weight" [R in, out] (W_r stacked, rows
-/// r in .. r in + in - 1) or "rgcn<l>.bases" [B in, out] and "rgcn<l>.coeff" [R, B] (bases),
+/// r in .. r in + in - 1) or "rgcn<l>.bases" [B in, out] and "rgcn<l>.coeff" [R, B] (bases)
+/// or "rgcn<l>.blocks" [R in, out / B] (blocks: rows r in + b in/B .. + in/B - 1 are Q_rb),
 /// "rgcn<l>.bias" [1, out]. MLP reads only
 /// the block's first num_dst source rows (its destinations) and ignores its edges. Explicitly
 /// instantiated for float and double (double: host and emulated backends only).
@@ -216,7 +225,9 @@ class conv_layer {
   /// @throws logic_error naming the argument when a width is < 1 or p is outside [0, 1), or
   ///         when `params` is already allocated; for GAT when heads < 1, out_dim is not a
   ///         multiple of heads (concat), attn_dropout is outside [0, 1) or the slope is < 0.
-  /// @param rgcn             R-GCN's options (kind rgcn only; logic_error for R < 1 or B < 0)
+  /// @param rgcn             R-GCN's options (kind rgcn only; logic_error for R < 1, B < 0,
+  ///                         bases together with blocks, or blocks not dividing in_dim and
+  ///                         out_dim)
   conv_layer(conv_kind kind, std::int64_t in_dim, std::int64_t out_dim, std::uint32_t layer_index,
              bool apply_relu, float dropout, parameter_set<T>& params, const gat_options& gat = {},
              const rgcn_options& rgcn = {});
@@ -279,7 +290,8 @@ class conv_layer {
   tensor<T> rgcn_backward(const exec_context& ctx, const block_view& b, tensor_view<const T> g,
                           const conv_cache<T>& cache, bool input_grad);
   /// R-GCN's stacked [R in, out] relation weight: the parameter itself, or (bases) computed
-  /// into `owned` as coeff [R, B] x bases [B, in out].
+  /// into `owned` as coeff [R, B] x bases [B, in out], or (blocks) the diagonal blocks
+  /// scattered into a zero [R in, out] `owned`.
   tensor_view<const T> rgcn_relation_weight(const exec_context& ctx, tensor<T>& owned) const;
   void check_block(const exec_context& ctx, const block_view& b, std::int64_t h_rows,
                    std::int64_t h_cols, const char* fn) const;

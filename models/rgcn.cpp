@@ -2,9 +2,13 @@
 // with Graph Convolutional Networks", ESWC 2018, eqs. 2 and 3): the conv_kind::rgcn paths of
 // conv_layer (models/layers.hpp documents the formula and the parameters). Written once on the
 // kernel entries (SpMM over the typed block's destination x relation rows, GEMM), so it runs on
-// every backend; no kernel of its own.
+// every backend; no kernel of its own. The block-diagonal decomposition (eq. 4) expands its
+// blocks into the dense stacked weight through SpMM (a scatter) and gathers their gradient back
+// through SpMM, so it too uses only the existing entries.
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "kernels/dense/elementwise.hpp"
 #include "kernels/dense/gemm.hpp"
@@ -30,11 +34,56 @@ tensor_view<T> reshaped(tensor_view<T> t, std::int64_t rows, std::int64_t cols) 
   return {t.data, rows, cols, t.space};
 }
 
+/// Where the block-diagonal parameter's rows go in the stacked weight (eq. 4). The blocks
+/// parameter Q [K, ob] (K = R in, ob = out / nb, row k = r in + b ib + i of Q_rb, ib = in / nb)
+/// and the stacked W [K, out] seen as [K nb, ob] (row k nb + c is W's row k, column block c):
+/// W row k holds Q row k in column block b(k) = (k mod in) / ib and zeros elsewhere. `csr` has K
+/// rows, row k's first edge reading column k nb + b(k) (value 1); with `accumulate` a second
+/// edge reads column K nb + k, so that spmm over [dW as [K nb, ob]; old dQ [K, ob]] gives
+/// old dQ + the gathered dW. Built on the host (O(K)), moved into ctx.space().
+template <typename T>
+struct block_diagonal_map {
+  buffer<eid_t> indptr;
+  buffer<std::int64_t> indices;
+  buffer<T> ones;
+  csr_view csr;
+
+  block_diagonal_map(const exec_context& ctx, std::int64_t R, std::int64_t in, std::int64_t nb,
+                     bool accumulate) {
+    std::int64_t const K = R * in;
+    std::int64_t const ib = in / nb;
+    std::int64_t const per_row = accumulate ? 2 : 1;
+    std::vector<eid_t> ip(static_cast<std::size_t>(K + 1));
+    std::vector<std::int64_t> ix(static_cast<std::size_t>(K * per_row));
+    for (std::int64_t k = 0; k < K; ++k) {
+      ip[static_cast<std::size_t>(k)] = static_cast<eid_t>(k * per_row);
+      ix[static_cast<std::size_t>(k * per_row)] = k * nb + (k % in) / ib;
+      if (accumulate) ix[static_cast<std::size_t>(k * per_row + 1)] = K * nb + k;
+    }
+    ip[static_cast<std::size_t>(K)] = static_cast<eid_t>(K * per_row);
+    indptr = to_space(ctx, std::move(ip));
+    indices = to_space(ctx, std::move(ix));
+    ones = to_space(ctx, std::vector<T>(static_cast<std::size_t>(K * per_row), T{1}));
+    csr = {K,          K * nb + (accumulate ? K : 0), K * per_row, indptr.data(), indices.data(),
+           ctx.space()};
+  }
+};
+
 }  // namespace
 
 template <typename T>
 tensor_view<const T> conv_layer<T>::rgcn_relation_weight(const exec_context& ctx,
                                                          tensor<T>& owned) const {
+  std::int64_t const nb = rgcn_.num_blocks;
+  if (nb > 0) {
+    // W = scatter of the blocks into zeros: W_flat [K nb, ob] += map^T Q (one edge per row).
+    std::int64_t const K = rgcn_.num_relations * in_dim_;
+    block_diagonal_map<T> const map(ctx, rgcn_.num_relations, in_dim_, nb, false);
+    owned = zeros<T>(ctx, K, out_dim_);
+    spmm_transpose_add<T>(ctx, map.csr, map.ones.view(), params_->value(w_neigh_),
+                          reshaped<T>(owned.view(), K * nb, out_dim_ / nb));
+    return owned.view();
+  }
   if (rgcn_.num_bases == 0) return params_->value(w_neigh_);
   std::int64_t const R = rgcn_.num_relations;
   std::int64_t const B = rgcn_.num_bases;
@@ -94,7 +143,22 @@ tensor<T> conv_layer<T>::rgcn_backward(const exec_context& ctx, const block_view
     gemm<T>(ctx, op::transpose, op::none, T{1}, h.first_rows(num_dst), g, T{1},
             params_->grad(w_self_));
   }
-  if (B == 0) {
+  if (rgcn_.num_blocks > 0) {
+    // dW [R in, out] = agg^T g (dense, the off-block entries computed and dropped), then dQ +=
+    // the diagonal blocks of dW, gathered by one spmm over [dW as [K nb, ob]; dQ].
+    std::int64_t const nb = rgcn_.num_blocks;
+    std::int64_t const K = R * in;
+    std::int64_t const ob = od / nb;
+    tensor<T> x(ctx, K * nb + K, ob);
+    gemm<T>(ctx, op::transpose, op::none, T{1}, agg, g, T{0},
+            reshaped<T>(x.view().first_rows(K * nb), K, od));
+    tensor_view<T> const dq = params_->grad(w_neigh_);
+    copy<T>(ctx,
+            buffer_view<T>{x.data() + K * nb * ob, static_cast<std::size_t>(K * ob), x.space()},
+            buffer_view<const T>{dq.data, dq.flat().size, dq.space});
+    block_diagonal_map<T> const map(ctx, R, in, nb, true);
+    spmm<T>(ctx, map.csr, map.ones.view(), x.view(), dq);
+  } else if (B == 0) {
     gemm<T>(ctx, op::transpose, op::none, T{1}, agg, g, T{1}, params_->grad(w_neigh_));
   } else {
     // dW [R in, out] = agg^T g; dV [B, in out] += a^T dW; da [R, B] += dW V^T (eq. 3's chain).

@@ -243,6 +243,18 @@ conv_cost conv_seconds(const machine_model& m, const layer_shape& s, const cost_
   }
   c.forward += drop + K(8 * nd * out, nd * out);  // dropout, bias + ReLU
   c.backward += K(12 * nd * out, nd * out);       // ReLU' (read g, out; write g)
+  if (o.conv == models::conv_kind::rgcn) {
+    // models/rgcn.cpp: agg = A_rows h over nd R rows [nd, R in], out = agg W [R in, out] +
+    // h_dst W_0; backward dW = agg^T g, dW_0, and (not the input layer) g W^T, A_rows^T and
+    // g W_0^T. The weight's expansion (bases or blocks: R in out values) is not counted.
+    double const R = static_cast<double>(o.relations);
+    c.forward += spmm(nd * R, in) + gemm(nd, R * in, out, false) + gemm(nd, in, out, true);
+    c.backward += gemm(nd, R * in, out, true) + gemm(nd, in, out, true);
+    if (s.input_grad) {
+      c.backward += gemm(nd, out, R * in, false) + spmm(ns, in) + gemm(nd, out, in, true) + drop;
+    }
+    return c;
+  }
   if (mlp) {
     c.forward += gemm(nd, in, out, false);
     c.backward += gemm(nd, in, out, true);  // dW

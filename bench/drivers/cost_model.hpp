@@ -93,6 +93,8 @@ struct cost_options {
   std::int64_t heads = 1;
   std::int64_t out_heads = 1;
   bool attn_dropout = false;
+  /// R-GCN: R relations, the typed blocks' rows per destination (conv rgcn; 1 otherwise).
+  std::int64_t relations = 1;
 };
 
 /// Modelled seconds of one step on one PE, per stage: the measured stages' struct, so that both

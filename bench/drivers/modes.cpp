@@ -41,6 +41,8 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.heads = o.heads;
   cfg.out_heads = o.out_heads;
   cfg.attn_dropout = o.attn_dropout;
+  cfg.num_bases = o.num_bases;
+  cfg.num_blocks = o.num_blocks;
   cfg.fanouts = o.fanouts;
   cfg.sampler = o.sampler;
   cfg.batch_size = o.batch_per_pe > 0 ? o.batch_per_pe * P : o.batch_size;
@@ -69,8 +71,10 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   copt.heads = cfg.heads;
   copt.out_heads = cfg.out_heads;
   copt.attn_dropout = cfg.attn_dropout > 0;
+  copt.relations = g.num_relations;
   bool const coop = mode == minibatch_mode::cooperative;
-  double const row_bytes = static_cast<double>(ds.feature_dim()) * sizeof(float);
+  // The model's input width (typed graphs: the featured types' width, which every row has).
+  double const row_bytes = static_cast<double>(model_config_for(ds, cfg).in_dim) * sizeof(float);
   std::vector<std::vector<modelled_seconds>> pe_model(
       o.machines.size(), std::vector<modelled_seconds>(static_cast<std::size_t>(P)));
   double imb_seeds = 0, imb_edges = 0, imb_rows = 0;
@@ -170,6 +174,7 @@ modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_option
   validate(o);
   scoped_timer wall(nullptr);
   modes_result r;
+  r.relations_merged = ds.hetero.has_value() && o.model != "rgcn";
   for (int P : o.pes) {
     for (auto mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
       if (progress) progress(fmt::format("{} P={}", to_string(mode), P));
@@ -226,6 +231,12 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
     j["out_heads"] = o.out_heads;
     j["attn_dropout"] = o.attn_dropout;
   }
+  if (o.model == "rgcn") {
+    j["num_bases"] = o.num_bases;
+    j["num_blocks"] = o.num_blocks;
+  }
+  // Typed dataset, untyped model: the relations-merged view (run_modes).
+  j["relations_merged"] = r.relations_merged;
   j["seed"] = o.seed;
   j["batch_per_pe"] = o.batch_per_pe;
   j["seconds"] = r.seconds;

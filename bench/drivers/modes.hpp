@@ -37,6 +37,8 @@ struct modes_options {
   std::int64_t heads = 1;    ///< GAT: hidden-layer heads (train_config::heads)
   std::int64_t out_heads = 1;
   float attn_dropout = 0.0f;
+  std::int64_t num_bases = 0;   ///< R-GCN: basis decomposition (train_config::num_bases)
+  std::int64_t num_blocks = 0;  ///< R-GCN: block-diagonal decomposition
   std::uint64_t seed = 0;
   std::vector<machine_model> machines;      ///< to model (load_machines); none = no model
   cost_options cost;                        ///< placement; conv and dropout are set from the run
@@ -70,13 +72,17 @@ struct modes_row {
 struct modes_result {
   std::vector<modes_row> rows;
   double seconds = 0;  ///< wall time of the whole bench
+  /// A heterogeneous dataset run with an untyped model: on the relations-merged graph.
+  bool relations_merged = false;
 };
 
 using modes_progress = std::function<void(const std::string&)>;
 
 /// Runs every (mode, P): a fresh trainer (same seed, so the same initial weights and the same
 /// global batches for both modes), `warmup` then `batches` training steps on consecutive global
-/// batches of the keyed epoch-1 order, collecting each PE's step trace.
+/// batches of the keyed epoch-1 order, collecting each PE's step trace. A heterogeneous ds runs
+/// R-GCN on the typed CSC `g`; the other models need `g` to be the relations-merged untyped CSC
+/// of the same edges (trainer's rule), with the same input rows (features and embeddings).
 /// @throws logic_error for invalid options or a dataset the trainer rejects.
 modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_options& o,
                        const modes_progress& progress = {});

@@ -211,6 +211,7 @@ json model_config_json(const models::model_config& c) {
   if (c.kind == models::conv_kind::rgcn) {
     j["rgcn"] = {{"num_relations", c.rgcn.num_relations},
                  {"num_bases", c.rgcn.num_bases},
+                 {"num_blocks", c.rgcn.num_blocks},
                  {"self_loop", c.rgcn.self_loop}};
   }
   return j;
@@ -252,11 +253,15 @@ models::model_config model_config_of(const json& j, const fs::path& manifest) {
     json const r = get_key<json>(j, "rgcn", manifest);
     c.rgcn.num_relations = get_key<std::int32_t>(r, "num_relations", manifest);
     c.rgcn.num_bases = get_key<std::int64_t>(r, "num_bases", manifest);
+    // Written since the block-diagonal decomposition; absent (0, none) in older manifests.
+    c.rgcn.num_blocks = r.contains("num_blocks") ? get_key<std::int64_t>(r, "num_blocks", manifest)
+                                                 : std::int64_t{0};
     c.rgcn.self_loop = get_key<bool>(r, "self_loop", manifest);
     if (c.rgcn.num_relations < 1 || c.rgcn.num_relations > 65535 || c.rgcn.num_bases < 0 ||
-        c.rgcn.num_bases > 65535) {
-      COOPGNN_IO_FAIL("{}: model: R-GCN relations or bases out of range ({})", manifest.string(),
-                      r.dump());
+        c.rgcn.num_bases > 65535 || c.rgcn.num_blocks < 0 || c.rgcn.num_blocks > 65535 ||
+        (c.rgcn.num_bases > 0 && c.rgcn.num_blocks > 0)) {
+      COOPGNN_IO_FAIL("{}: model: R-GCN relations, bases or blocks out of range ({})",
+                      manifest.string(), r.dump());
     }
   }
   if (c.in_dim < 1 || c.hidden < 1 || c.num_classes < 1 || c.num_layers < 1 || c.num_layers > 64) {
@@ -284,12 +289,25 @@ constexpr std::pair<const char*, std::int64_t work_counters::*> kWorkFields[] = 
 json work_counters_json(const work_counters& w) {
   json j = json::object();
   for (auto const& [key, member] : kWorkFields) j[key] = w.*member;
+  // Typed graphs: the counts per node type and per relation (absent when empty).
+  if (!w.rows_per_type.empty()) j["rows_per_type"] = w.rows_per_type;
+  if (!w.edges_per_relation.empty()) j["edges_per_relation"] = w.edges_per_relation;
   return j;
 }
 
 work_counters work_counters_of(const json& j, const fs::path& file) {
   work_counters w;
   for (auto const& [key, member] : kWorkFields) w.*member = get_key<std::int64_t>(j, key, file);
+  // Optional (untyped runs, and checkpoints written before they were saved).
+  for (auto const& [key, member] :
+       {std::pair{"rows_per_type", &work_counters::rows_per_type},
+        std::pair{"edges_per_relation", &work_counters::edges_per_relation}}) {
+    if (!j.contains(key)) continue;
+    w.*member = get_key<std::vector<std::int64_t>>(j, key, file);
+    for (auto v : w.*member) {
+      if (v < 0) COOPGNN_IO_FAIL("{}: work.{} holds a negative count", file.string(), key);
+    }
+  }
   return w;
 }
 
@@ -329,7 +347,11 @@ json run_identity(const dataset& ds, const train_config& cfg, const json& extra)
     j["--negative-slope"] = cfg.negative_slope;
     j["--residual"] = cfg.residual;
   }
-  if (cfg.model == models::conv_kind::rgcn) j["--num-bases"] = cfg.num_bases;
+  if (cfg.model == models::conv_kind::rgcn) {
+    j["--num-bases"] = cfg.num_bases;
+    // Recorded only when used: R-GCN checkpoints from before the option stay resumable.
+    if (cfg.num_blocks > 0) j["--num-blocks"] = cfg.num_blocks;
+  }
   if (!cfg.relation_fanouts.empty()) j["--relation-fanout"] = cfg.relation_fanouts;
   if (cfg.task == task_kind::link_prediction) {
     j["--decoder"] = models::to_string(cfg.decoder);

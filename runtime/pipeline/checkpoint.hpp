@@ -51,10 +51,12 @@ void check_resumable(const nlohmann::json& saved, const nlohmann::json& current,
                      const std::filesystem::path& manifest);
 
 /// work_counters as a JSON object of its ten int64 fields by name ("seeds", ...,
-/// "cache_misses"; counts and bytes as work_counters holds them). Does not throw.
+/// "cache_misses"; counts and bytes as work_counters holds them), plus, when not empty, the
+/// typed graphs' "rows_per_type" [T] and "edges_per_relation" [R] int64 arrays. Does not throw.
 nlohmann::json work_counters_json(const work_counters& w);
-/// The inverse of work_counters_json. @throws io_error naming `file` and the field that is
-/// missing or not an integer.
+/// The inverse of work_counters_json (the two arrays optional: empty when absent, as in
+/// checkpoints written before they were saved). @throws io_error naming `file` and the field
+/// that is missing or not an integer (array), or an array holding a negative count.
 work_counters work_counters_of(const nlohmann::json& j, const std::filesystem::path& file);
 
 /// Everything a checkpoint holds.

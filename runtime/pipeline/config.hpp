@@ -71,6 +71,8 @@ struct train_config {
   bool residual = false;
   /// R-GCN (model rgcn): B bases of the relation weights (0 = a full W_r per relation).
   std::int64_t num_bases = 0;
+  /// R-GCN: B diagonal blocks of every relation weight (eq. 4; 0 = none; excludes num_bases).
+  std::int64_t num_blocks = 0;
   bool linear_head = false;             ///< add a linear head after the last conv layer
   std::vector<int> fanouts = {10, 10};  ///< one per layer, l = 0 next to the seeds; -1 = all
   /// Typed graphs: [L * R] fanout of relation r at layer l (entry l * R + r; -1 all, 0 none);

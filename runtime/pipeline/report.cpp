@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "runtime/core/error.hpp"
 
@@ -112,11 +115,16 @@ std::string format_epoch_line(const epoch_report& r) {
 
 std::string format_comparison(const std::vector<epoch_report>& finals,
                               const std::vector<epoch_report>& totals) {
-  std::string out;
+  // Rows are collected first: the label column fits the longest label (per-relation rows name
+  // edge types such as "paper:paper-subject:subject"), at least 28 wide.
+  std::vector<std::pair<std::string, std::vector<std::string>>> lines;
   auto row = [&](const std::string& name, auto&& cell) {
-    out += fmt::format("{:<28}", name);
-    for (std::size_t i = 0; i < finals.size(); ++i) out += fmt::format("{:>18}", cell(i));
-    out += "\n";
+    std::vector<std::string> cells;
+    for (std::size_t i = 0; i < finals.size(); ++i) cells.push_back(cell(i));
+    lines.emplace_back(name, std::move(cells));
+  };
+  auto one = [&](const std::string& name, const std::string& cell) {
+    lines.emplace_back(name, std::vector<std::string>{cell});
   };
   row("", [&](std::size_t i) { return fmt::format("{} (P={})", finals[i].mode, finals[i].pes); });
   row(fmt::format("final val {}", finals.empty() ? "" : finals[0].metric_name),
@@ -159,26 +167,30 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
       return b > 0 ? fmt::format("{:.3f}", static_cast<double>(a) / static_cast<double>(b))
                    : std::string("-");
     };
-    out += fmt::format("{:<28}{:>18}\n", "independent/cooperative:", "");
-    out += fmt::format("{:<28}{:>18}\n", "  sampled edges",
-                       ratio(ind->work.sampled_edges, coop->work.sampled_edges));
-    out += fmt::format("{:<28}{:>18}\n", "  sampled vertices",
-                       ratio(ind->work.sampled_vertices, coop->work.sampled_vertices));
-    out += fmt::format("{:<28}{:>18}\n", "  feature rows",
-                       ratio(ind->work.feature_rows, coop->work.feature_rows));
+    one("independent/cooperative:", "");
+    one("  sampled edges", ratio(ind->work.sampled_edges, coop->work.sampled_edges));
+    one("  sampled vertices", ratio(ind->work.sampled_vertices, coop->work.sampled_vertices));
+    one("  feature rows", ratio(ind->work.feature_rows, coop->work.feature_rows));
     // Heterogeneous graphs: the same ratios per node type and per relation.
     auto at = [](const std::vector<std::int64_t>& v, std::size_t i) {
       return i < v.size() ? v[i] : std::int64_t{0};
     };
     for (std::size_t t = 0; t < coop->node_types.size(); ++t) {
-      out += fmt::format("{:<28}{:>18}\n", fmt::format("  feature rows {}", coop->node_types[t]),
-                         ratio(at(ind->work.rows_per_type, t), at(coop->work.rows_per_type, t)));
+      one(fmt::format("  feature rows {}", coop->node_types[t]),
+          ratio(at(ind->work.rows_per_type, t), at(coop->work.rows_per_type, t)));
     }
     for (std::size_t e = 0; e < coop->relations.size(); ++e) {
-      out += fmt::format(
-          "{:<28}{:>18}\n", fmt::format("  edges {}", coop->relations[e]),
+      one(fmt::format("  edges {}", coop->relations[e]),
           ratio(at(ind->work.edges_per_relation, e), at(coop->work.edges_per_relation, e)));
     }
+  }
+  std::size_t width = 28;
+  for (auto const& [name, cells] : lines) width = std::max(width, name.size() + 2);
+  std::string out;
+  for (auto const& [name, cells] : lines) {
+    out += fmt::format("{:<{}}", name, width);
+    for (auto const& c : cells) out += fmt::format("{:>18}", c);
+    out += "\n";
   }
   return out;
 }

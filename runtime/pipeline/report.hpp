@@ -27,7 +27,9 @@ nlohmann::json number_or_null(double v);
 std::string format_epoch_line(const epoch_report& r);
 
 /// Side-by-side table of the final epochs of several runs (one column per run), with the
-/// independent / cooperative ratios of the work counters when both modes are present.
+/// independent / cooperative ratios of the work counters when both modes are present (per node
+/// type and per relation on typed graphs). The label column is as wide as the longest label plus
+/// two (at least 28); every value column is 18 wide, right-aligned.
 std::string format_comparison(const std::vector<epoch_report>& finals,
                               const std::vector<epoch_report>& totals);
 

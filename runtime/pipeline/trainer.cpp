@@ -60,6 +60,11 @@ void count_by_type(const hetero_schema& h, const exec_context& ctx, const miniba
   std::vector<vid_t> id_copy;
   auto const ids = host_readable<vid_t>(ctx, mb.input_nodes.view(), id_copy);
   for (vid_t v : ids) ++w.rows_per_type[static_cast<std::size_t>(h.type_of(v))];
+  // Relations merged (untyped blocks of a typed dataset): no per-relation split to count.
+  if (!mb.blocks.empty() && mb.blocks.front().num_relations == 1 && R > 1) {
+    w.edges_per_relation.clear();
+    return;
+  }
   for (auto const& b : mb.blocks) {
     std::vector<eid_t> ip_copy;
     auto const ip = host_readable<eid_t>(ctx, b.indptr.view(), ip_copy);
@@ -119,6 +124,24 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   mc.rgcn.num_relations =
       ds.hetero ? static_cast<std::int32_t>(ds.hetero->edge_types.size()) : std::int32_t{1};
   mc.rgcn.num_bases = cfg.num_bases;
+  mc.rgcn.num_blocks = cfg.num_blocks;
+  if (cfg.num_blocks > 0) {
+    // Eq. 4's blocks split every conv's input and output widths (models/layers.hpp): say which
+    // width does not divide, by option, before the layer's own check.
+    COOPGNN_EXPECTS(cfg.num_bases == 0,
+                    "--num-blocks {} and --num-bases {}: choose one decomposition", cfg.num_blocks,
+                    cfg.num_bases);
+    for (int l = 0; l < mc.num_layers; ++l) {
+      bool const last = l + 1 == mc.num_layers;
+      std::int64_t const in = l == 0 ? mc.in_dim : mc.hidden;
+      std::int64_t const out = last && !mc.linear_head ? mc.num_classes : mc.hidden;
+      COOPGNN_EXPECTS(in % cfg.num_blocks == 0 && out % cfg.num_blocks == 0,
+                      "--num-blocks {}: R-GCN layer {} is {} -> {} wide, and both widths must be "
+                      "multiples of it (input: the feature width; hidden: --hidden; output: the "
+                      "class count, or --hidden with --linear-head)",
+                      cfg.num_blocks, l, in, out);
+    }
+  }
   return mc;
 }
 
@@ -126,20 +149,25 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     : ds_(ds), g_(g), cfg_(cfg) {
   if (ds.hetero) {
     // Typed graphs (issue 17): R-GCN on the typed CSC; every input row comes from one table of
-    // the featured types' width: their features (frozen) or learnable embeddings.
-    COOPGNN_EXPECTS(cfg.model == models::conv_kind::rgcn,
+    // the featured types' width: their features (frozen) or learnable embeddings. The untyped
+    // models run on the relations-merged view (an untyped CSC of the same edges: bench modes'
+    // GCN baseline for R-GCN), with the same input table.
+    bool const merged = cfg.model != models::conv_kind::rgcn;
+    COOPGNN_EXPECTS(!merged || (!g.typed() && cfg.relation_fanouts.empty()),
                     "dataset '{}' is heterogeneous ({} node types, {} edge types): train it with "
-                    "--model rgcn (--model {} takes untyped graphs)",
+                    "--model rgcn (--model {} takes untyped graphs: give it the relations-merged "
+                    "untyped CSC, build_csc(num_nodes, src, dst), without relation fanouts)",
                     ds.name, ds.hetero->node_types.size(), ds.hetero->edge_types.size(),
                     models::to_string(cfg.model));
     COOPGNN_EXPECTS(cfg.task == task_kind::node_classification,
                     "dataset '{}': link prediction on heterogeneous graphs is not built yet",
                     ds.name);
-    COOPGNN_EXPECTS(g.num_relations == static_cast<std::int32_t>(ds.hetero->edge_types.size()) &&
-                        (g.typed() || g.num_edges() == 0),
-                    "dataset '{}' has {} edge types but its graph {} relations (build it with the "
-                    "edge types: build_csc(..., edge_type, R))",
-                    ds.name, ds.hetero->edge_types.size(), g.num_relations);
+    COOPGNN_EXPECTS(
+        merged || (g.num_relations == static_cast<std::int32_t>(ds.hetero->edge_types.size()) &&
+                   (g.typed() || g.num_edges() == 0)),
+        "dataset '{}' has {} edge types but its graph {} relations (build it with the "
+        "edge types: build_csc(..., edge_type, R))",
+        ds.name, ds.hetero->edge_types.size(), g.num_relations);
     std::int64_t const F = hetero_input_dim(ds);
     COOPGNN_EXPECTS(F > 0 || cfg.embedding_dim > 0,
                     "dataset '{}': no node type has features; learn them with --embedding-dim D",

@@ -189,6 +189,9 @@ class trainer {
   /// @throws logic_error when the configuration does not fit the dataset (no features, no
   ///         labels, empty train split, batch size < 1, P < 1, empty fanouts, unknown model,
   ///         drop_last with wrap_around, drop_last with fewer training items than batch_size).
+  ///         A heterogeneous ds: R-GCN needs g typed (build_csc with the edge types); the other
+  ///         models need g untyped (the relations-merged view of the same edges) and no
+  ///         relation fanouts, else logic_error.
   trainer(const dataset& ds, const csc_graph& g, const train_config& cfg);
   ~trainer();
 

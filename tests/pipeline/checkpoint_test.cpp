@@ -22,6 +22,7 @@
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
 #include "tests/common/link_steps.hpp"
+#include "tests/common/steps.hpp"
 
 namespace coopgnn {
 namespace {
@@ -38,6 +39,7 @@ struct resume_usecase {
   int stop_batches;        // ... after this many of its batches (0: at the end of epoch k - 1)
   bool drop_last = false;  // node classification: 144 training vertices, B = 40: the tail of 24
                            // is trained (4 batches) or dropped (3)
+  bool hetero = false;     // R-GCN on the typed synthetic graph: per-type counters resume too
 };
 
 void PrintTo(const resume_usecase& u, std::ostream* os) { *os << u.name; }
@@ -59,7 +61,17 @@ const fixture& node_data() {
 
 train_config config_of(const resume_usecase& u) {
   train_config c;
-  if (u.task == task_kind::link_prediction) {
+  if (u.hetero) {
+    c.mode = u.mode;
+    c.num_pes = u.pes;
+    c.model = models::conv_kind::rgcn;
+    c.num_bases = 2;
+    c.hidden = 8;
+    c.fanouts = {3, 2};
+    c.batch_size = 40;
+    c.dropout = 0.3f;
+    c.seed = 5;
+  } else if (u.task == task_kind::link_prediction) {
     c = test::link_cfg(u.mode, u.pes);
     c.embedding_dim = 5;  // learnable input rows and their lazy Adam state
     c.batch_size = 300;
@@ -79,9 +91,11 @@ train_config config_of(const resume_usecase& u) {
 }
 
 const dataset& ds_of(const resume_usecase& u) {
+  if (u.hetero) return test::hetero_protocol_data().ds;
   return u.task == task_kind::link_prediction ? test::link_data().ds : node_data().ds;
 }
 const csc_graph& g_of(const resume_usecase& u) {
+  if (u.hetero) return test::hetero_protocol_data().g;
   return u.task == task_kind::link_prediction ? test::link_data().g : node_data().g;
 }
 
@@ -113,6 +127,8 @@ void expect_same_report(const epoch_report& a, const epoch_report& b) {
   EXPECT_EQ(a.work.allreduce_bytes, b.work.allreduce_bytes) << at;
   EXPECT_EQ(a.work.cache_hits, b.work.cache_hits) << at;
   EXPECT_EQ(a.work.cache_misses, b.work.cache_misses) << at;
+  EXPECT_EQ(a.work.rows_per_type, b.work.rows_per_type) << at;
+  EXPECT_EQ(a.work.edges_per_relation, b.work.edges_per_relation) << at;
 }
 
 class ExactResume : public ::testing::TestWithParam<resume_usecase> {};
@@ -129,7 +145,9 @@ TEST_P(ExactResume, MatchesTheUninterruptedRun) {
   {
     trainer tr(ds, g, cfg);
     ASSERT_GE(tr.batches_per_epoch(), 3) << "the case needs an epoch to stop inside";
-    if (u.task == task_kind::node_classification) {
+    if (u.hetero) {
+      ASSERT_EQ(tr.batches_per_epoch() * cfg.batch_size >= std::int64_t(ds.train.size()), true);
+    } else if (u.task == task_kind::node_classification) {
       ASSERT_NE(ds.train.size() % static_cast<std::size_t>(cfg.batch_size), 0u)
           << "the case needs an epoch with a short tail";
       EXPECT_EQ(tr.batches_per_epoch(), u.drop_last ? 3 : 4);
@@ -216,6 +234,12 @@ INSTANTIATE_TEST_SUITE_P(
                                      minibatch_mode::independent, 2, 3, 2, 2, true},
                       resume_usecase{"nc_coop_p2_drop_last", task_kind::node_classification,
                                      minibatch_mode::cooperative, 2, 3, 3, 0, true},
+                      // Typed: stopped inside epoch 2, so the checkpoint carries a partial
+                      // epoch's per-type and per-relation counts.
+                      resume_usecase{"rgcn_coop_p3", task_kind::node_classification,
+                                     minibatch_mode::cooperative, 3, 3, 2, 2, false, true},
+                      resume_usecase{"rgcn_indep_p2", task_kind::node_classification,
+                                     minibatch_mode::independent, 2, 2, 2, 1, false, true},
                       resume_usecase{"lp_coop_p1", task_kind::link_prediction,
                                      minibatch_mode::cooperative, 1, 2, 2, 1},
                       resume_usecase{"lp_coop_p3", task_kind::link_prediction,

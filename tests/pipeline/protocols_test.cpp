@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "runtime/core/error.hpp"
@@ -131,13 +132,14 @@ struct hetero_usecase {
   std::vector<int> relation_fanouts;  // [L * 5] or empty
   std::int64_t bases;
   std::int64_t batch;
+  std::int64_t blocks = 0;  // block-diagonal decomposition (eq. 4)
 };
 
 std::ostream& operator<<(std::ostream& os, const hetero_usecase& u) {
   os << to_string(u.sampler) << " fanouts";
   for (int f : u.fanouts) os << " " << f;
   if (!u.relation_fanouts.empty()) os << " per-relation";
-  return os << " bases " << u.bases << " B=" << u.batch;
+  return os << " bases " << u.bases << " blocks " << u.blocks << " B=" << u.batch;
 }
 
 train_config hetero_cfg(const hetero_usecase& u, minibatch_mode mode, int P) {
@@ -149,6 +151,7 @@ train_config hetero_cfg(const hetero_usecase& u, minibatch_mode mode, int P) {
   c.fanouts = u.fanouts;
   c.relation_fanouts = u.relation_fanouts;
   c.num_bases = u.bases;
+  c.num_blocks = u.blocks;
   c.sampler = u.sampler;
   c.batch_size = u.batch;
   c.dropout = 0.3f;
@@ -198,11 +201,14 @@ TEST_P(HeteroProtocolTest, CooperativeEqualsSinglePe) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rgcn, HeteroProtocolTest,
-    ::testing::Values(hetero_usecase{sampler_kind::ns, {3, 2}, {}, 0, 40},
-                      // relation 1 (paper -> author) not sampled at layer 0, all cites at 1
-                      hetero_usecase{
-                          sampler_kind::ns, {3, 2}, {2, 0, 1, 1, 3, -1, 2, 1, 1, -1}, 2, 37},
-                      hetero_usecase{sampler_kind::labor, {4, 4}, {}, 3, 50}));
+    ::testing::Values(
+        hetero_usecase{sampler_kind::ns, {3, 2}, {}, 0, 40},
+        // relation 1 (paper -> author) not sampled at layer 0, all cites at 1
+        hetero_usecase{sampler_kind::ns, {3, 2}, {2, 0, 1, 1, 3, -1, 2, 1, 1, -1}, 2, 37},
+        hetero_usecase{sampler_kind::labor, {4, 4}, {}, 3, 50},
+        // Block-diagonal: 4 blocks (12 -> 8 -> 4 wide), and 2 with LABOR.
+        hetero_usecase{sampler_kind::ns, {3, 2}, {}, 0, 40, 4},
+        hetero_usecase{sampler_kind::labor, {4, 4}, {2, 0, 1, 1, 3, -1, 2, 1, 1, -1}, 0, 45, 2}));
 
 TEST(HeteroTrainer, RgcnLearnsTheSyntheticTaskInBothProtocols) {
   auto const& d = test::hetero_protocol_data();
@@ -217,6 +223,37 @@ TEST(HeteroTrainer, RgcnLearnsTheSyntheticTaskInBothProtocols) {
     // 4 balanced classes: chance is 0.25; the features alone carry the class.
     EXPECT_GT(r.test_metric, 0.7) << to_string(mode);
   }
+}
+
+TEST(HeteroTrainer, UntypedModelsRunOnTheRelationsMergedGraph) {
+  // bench modes' GCN baseline for R-GCN: the typed dataset on an untyped CSC of the same edges.
+  // With every neighbour kept, GCN's sample is R-GCN's typed sample with the relations dropped
+  // (the same (dst, src) pairs), and cooperative(P) == one PE still holds.
+  auto const& d = test::hetero_protocol_data();
+  test::step_fixture merged;
+  merged.ds = d.ds;
+  merged.g = build_csc(d.ds.num_nodes, d.ds.src, d.ds.dst);
+  train_config typed =
+      hetero_cfg({sampler_kind::ns, {-1, -1}, {}, 0, 40}, minibatch_mode::independent, 1);
+  auto const rgcn = test::run_protocol_step(d, typed);
+  train_config c = typed;
+  c.model = models::conv_kind::gcn;
+  auto const ref = test::run_protocol_step(merged, c);
+  ASSERT_GT(ref.edges[0].size(), 0u);
+  for (std::size_t l = 0; l < 2; ++l) {
+    EXPECT_EQ(as_set(ref.edges[l]), as_set(rgcn.edges[l])) << "layer " << l;
+  }
+  EXPECT_EQ(ref.work.rows_per_type, rgcn.work.rows_per_type);
+  EXPECT_TRUE(ref.work.edges_per_relation.empty()) << "no relations to split the edges by";
+  for (int P : {2, 3}) {
+    c.mode = minibatch_mode::cooperative;
+    c.num_pes = P;
+    auto const coop = test::run_protocol_step(merged, c);
+    test::expect_same_outputs(coop, ref);
+  }
+  // The typed CSC is R-GCN's only; relation fanouts need the typed CSC too.
+  c.relation_fanouts = {2, 0, 1, 1, 3, -1, 2, 1, 1, -1};
+  EXPECT_THROW(trainer(merged.ds, merged.g, c), logic_error);
 }
 
 TEST(HeteroTrainer, RefusesWhatTypedGraphsDoNotSupport) {
@@ -235,6 +272,23 @@ TEST(HeteroTrainer, RefusesWhatTypedGraphsDoNotSupport) {
   c.relation_fanouts = {};
   csc_graph const flat = build_csc(d.ds.num_nodes, d.ds.src, d.ds.dst);
   EXPECT_THROW(trainer(d.ds, flat, c), logic_error);
+  // Block-diagonal: 3 blocks divide the 12 input features but not --hidden 8; with bases.
+  auto expect_option_error = [&](const train_config& bad, const char* what) {
+    try {
+      trainer const t(d.ds, d.g, bad);
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("--num-blocks"), std::string::npos) << e.what();
+    }
+  };
+  c.num_blocks = 3;
+  expect_option_error(c, "3 blocks of hidden 8");
+  c.num_blocks = 4;
+  c.num_bases = 2;
+  expect_option_error(c, "blocks with bases");
+  c.num_bases = 0;
+  c.hidden = 6;  // 4 does not divide 6
+  expect_option_error(c, "4 blocks of hidden 6");
 }
 
 TEST(Trainer, WorkAccountingMatchesTheBlocks) {

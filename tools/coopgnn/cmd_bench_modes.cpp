@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "bench/drivers/export.hpp"
 #include "bench/drivers/modes.hpp"
@@ -46,9 +47,25 @@ void run_bench_modes(bench_modes_args& a) {
   bench::validate(a.opt);
 
   scoped_timer load(nullptr);
-  auto const data = load_dataset(a.dataset);
+  dataset_read_options ropt;
+  ropt.heterogeneous = true;  // typed datasets: R-GCN, or the relations-merged view (below)
+  auto const data = load_dataset(a.dataset, ropt);
   dataset const& ds = data->ds;
-  csc_graph const& g = data->g;
+  // A typed dataset with an untyped model: the relations-merged view, the same edges in one
+  // untyped CSC (R-GCN's GCN baseline; docs/results/cost-model.md). R-GCN keeps the typed CSC.
+  std::optional<csc_graph> merged;
+  if (ds.hetero && a.opt.model != "rgcn") {
+    merged = build_csc(ds.num_nodes, ds.src, ds.dst);
+    fmt::print(
+        "bench modes: dataset {} is typed: --model {} runs on its relations merged ({} "
+        "edge types as one)\n",
+        ds.name, a.opt.model, ds.hetero->edge_types.size());
+  }
+  COOPGNN_EXPECTS(ds.hetero || a.opt.model != "rgcn",
+                  "--model rgcn needs a typed dataset ('{}' is untyped)", ds.name);
+  COOPGNN_EXPECTS(a.opt.model == "rgcn" || (a.opt.num_bases == 0 && a.opt.num_blocks == 0),
+                  "--num-bases and --num-blocks are R-GCN's (add --model rgcn)");
+  csc_graph const& g = merged ? *merged : data->g;
   fmt::print(
       "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
       "sampler {} fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} "
@@ -76,7 +93,9 @@ void run_bench_modes(bench_modes_args& a) {
           fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
           a.opt.model == "gat" ? fmt::format(" --heads {} --out-heads {} --attn-dropout {}",
                                              a.opt.heads, a.opt.out_heads, a.opt.attn_dropout)
-                               : std::string(),
+          : a.opt.model == "rgcn"
+              ? fmt::format(" --num-bases {} --num-blocks {}", a.opt.num_bases, a.opt.num_blocks)
+              : std::string(),
           a.opt.seed, to_string(a.opt.compute_backend), a.machine_file, a.placement,
           a.tag.empty() ? std::string() : " --tag " + a.tag, a.out)),
       1);
@@ -113,8 +132,17 @@ void add_bench_modes_command(CLI::App& bench) {
   cmd->add_option("--batches", a->opt.batches, "Measured batches per (mode, P)")
       ->capture_default_str();
   cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")->capture_default_str();
-  cmd->add_option("--model", a->opt.model, "sage, gcn or gat")
-      ->check(CLI::IsMember({"sage", "gcn", "gat"}))
+  cmd->add_option("--model", a->opt.model,
+                  "sage, gcn, gat or rgcn (typed datasets; the others run on a typed dataset's "
+                  "relations merged into one untyped graph)")
+      ->check(CLI::IsMember({"sage", "gcn", "gat", "rgcn"}))
+      ->capture_default_str();
+  cmd->add_option("--num-bases", a->opt.num_bases, "rgcn: basis decomposition (0 = none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--num-blocks", a->opt.num_blocks,
+                  "rgcn: block-diagonal decomposition (0 = none)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--hidden", a->opt.hidden, "Hidden width (GAT: per head)")->capture_default_str();
   cmd->add_option("--heads", a->opt.heads, "GAT: heads of the hidden layers (concatenated)")

@@ -139,6 +139,12 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "(Schlichtkrull et al., eq. 3); 0 = one full weight per relation")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--num-blocks", o.cfg.num_blocks,
+                  "rgcn: block-diagonal decomposition, W_r = diag(Q_r1..Q_rB) with Q_rb of "
+                  "[in/B, out/B] (Schlichtkrull et al., eq. 4); B must divide every conv's "
+                  "widths; excludes --num-bases; 0 = none")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--sampler", o.sampler, "ns (uniform neighbour sampling) or labor (LABOR-0)")
       ->check(CLI::IsMember({"ns", "labor"}))
       ->capture_default_str();
@@ -431,6 +437,11 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   o.cfg.relation_fanouts = resolve_relation_fanouts(o.relation_fanout, data->ds, o.fanouts);
   COOPGNN_EXPECTS(o.cfg.num_bases == 0 || o.model == "rgcn",
                   "--num-bases is R-GCN's (add --model rgcn)");
+  COOPGNN_EXPECTS(o.cfg.num_blocks == 0 || o.model == "rgcn",
+                  "--num-blocks is R-GCN's (add --model rgcn)");
+  COOPGNN_EXPECTS(o.cfg.num_blocks == 0 || o.cfg.num_bases == 0,
+                  "--num-blocks and --num-bases are two decompositions of the same weights; "
+                  "choose one");
   COOPGNN_EXPECTS(!o.cfg.macro_f1 || o.cfg.task == task_kind::node_classification,
                   "--metric macro_f1 scores node classification; link prediction reports its "
                   "own metrics");
@@ -784,6 +795,9 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     total.eval_seconds += last.eval_seconds;
     total.work += last.work;
     total.batches += last.batches;
+    // Typed graphs: the names behind the per-type and per-relation counts (compare's rows).
+    total.node_types = last.node_types;
+    total.relations = last.relations;
     if (stop_requested()) stop_here(at);
     if (e % o.checkpoint_every == 0 || e == o.cfg.epochs) save(at);
   }
