@@ -138,6 +138,12 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                     models::to_string(cfg.model));
     if (cfg.task == task_kind::link_prediction && ds.link) {
       // Typed link prediction: pairs carry their relation (validate_dataset checks them).
+      for (const pair_set* s : {&ds.link->train, &ds.link->valid, &ds.link->test}) {
+        COOPGNN_EXPECTS(s->relation.size() == s->src.size(),
+                        "dataset '{}': a link set has {} pairs but {} relations (pairs of a "
+                        "heterogeneous graph's task name their relation)",
+                        ds.name, s->src.size(), s->relation.size());
+      }
       for (std::size_t r = 0; r < ds.hetero->edge_types.size(); ++r) {
         reverse_relation_.push_back(
             cfg.exclude == exclude_kind::reverse

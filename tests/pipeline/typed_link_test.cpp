@@ -233,6 +233,10 @@ TEST(TypedLinkTrainer, RefusesWhatItCannotScore) {
   EXPECT_THROW(trainer(twice, g2, cfg), logic_error);
   cfg.exclude = exclude_kind::self;
   EXPECT_NO_THROW(trainer(twice, g2, cfg));
+  // Typed pairs without their relations.
+  dataset untyped_pairs = f.ds;
+  untyped_pairs.link->test.relation.clear();
+  EXPECT_THROW(trainer(untyped_pairs, f.g, cfg), logic_error);
 }
 
 TEST(TypedLinkTrainer, SavedModelKeepsTheDecoderAndItsRelationWeights) {
