@@ -17,12 +17,23 @@ activation_kind parse_activation_kind(const std::string& name) {
   throw logic_error(fmt::format("--activation '{}' is not one of: relu, prelu", name));
 }
 
-std::string to_string(decoder_kind k) { return k == decoder_kind::mlp ? "mlp" : "dot"; }
+std::string to_string(decoder_kind k) {
+  switch (k) {
+    case decoder_kind::mlp:
+      return "mlp";
+    case decoder_kind::distmult:
+      return "distmult";
+    case decoder_kind::dot:
+      break;
+  }
+  return "dot";
+}
 
 decoder_kind parse_decoder_kind(const std::string& name) {
   if (name == "dot") return decoder_kind::dot;
   if (name == "mlp") return decoder_kind::mlp;
-  throw logic_error(fmt::format("--decoder '{}' is not one of: dot, mlp", name));
+  if (name == "distmult") return decoder_kind::distmult;
+  throw logic_error(fmt::format("--decoder '{}' is not one of: dot, mlp, distmult", name));
 }
 
 namespace {
@@ -161,9 +172,17 @@ tensor<T> norm_activation<T>::backward(const exec_context& ctx, tensor_view<cons
 
 template <typename T>
 link_decoder<T>::link_decoder(decoder_kind kind, std::int64_t dim, std::int64_t hidden,
-                              std::uint32_t layer_index, parameter_set<T>& params)
+                              std::uint32_t layer_index, parameter_set<T>& params,
+                              std::int64_t num_relations)
     : kind_(kind), dim_(dim), hidden_(hidden), layer_index_(layer_index), params_(&params) {
   COOPGNN_EXPECTS(dim >= 1, "link_decoder: dim = {} must be >= 1", dim);
+  if (kind == decoder_kind::distmult) {
+    COOPGNN_EXPECTS(num_relations >= 1, "link_decoder: distmult needs >= 1 relation, got {}",
+                    num_relations);
+    num_relations_ = num_relations;
+    rel_weight_ = params.add(fmt::format("distmult{}.relation", layer_index), num_relations, dim);
+    return;
+  }
   if (kind != decoder_kind::mlp) return;
   COOPGNN_EXPECTS(hidden >= 1, "link_decoder: --decoder-hidden = {} must be >= 1", hidden);
   linears_.reserve(2);
@@ -174,6 +193,10 @@ link_decoder<T>::link_decoder(decoder_kind kind, std::int64_t dim, std::int64_t 
 
 template <typename T>
 void link_decoder<T>::init(const exec_context& ctx, std::uint64_t seed) {
+  if (kind_ == decoder_kind::distmult) {
+    fill_param<T>(ctx, *params_, rel_weight_, T(1));
+    return;
+  }
   if (kind_ != decoder_kind::mlp) return;
   for (auto& l : linears_) l.init(ctx, seed);
   fill_param<T>(ctx, *params_, alpha_, T(0.25));
@@ -183,6 +206,44 @@ template <typename T>
 buffer<T> link_decoder<T>::forward(const exec_context& ctx, tensor_view<const T> z,
                                    buffer_view<const std::int64_t> src,
                                    buffer_view<const std::int64_t> dst,
+                                   decoder_cache<T>* cache) const {
+  return forward(ctx, z, src, dst, buffer_view<const std::int64_t>{nullptr, 0, ctx.space()}, cache);
+}
+
+template <typename T>
+tensor<T> link_decoder<T>::backward(const exec_context& ctx, buffer_view<const T> grad_scores,
+                                    buffer_view<const std::int64_t> src,
+                                    buffer_view<const std::int64_t> dst, std::int64_t n,
+                                    const decoder_cache<T>& cache) {
+  return backward(ctx, grad_scores, src, dst,
+                  buffer_view<const std::int64_t>{nullptr, 0, ctx.space()}, n, cache);
+}
+
+namespace {
+
+/// The pairs' relation indices: `rel` itself, or (empty rel) m zeros in ctx.space().
+/// @throws logic_error when rel is neither empty nor m long.
+buffer_view<const std::int64_t> relations_or_zero(const exec_context& ctx,
+                                                  buffer_view<const std::int64_t> rel,
+                                                  std::size_t m, buffer<std::int64_t>& owned,
+                                                  const char* fn) {
+  COOPGNN_EXPECTS(rel.size == 0 || rel.size == m, "{}: {} relations for {} pairs", fn, rel.size, m);
+  if (rel.size == m && m > 0) {
+    coopgnn::detail::expect_space(ctx, rel.space, fn, "rel");
+    return rel;
+  }
+  owned = buffer<std::int64_t>(ctx, m);
+  fill_zero(ctx, owned.view());
+  return std::as_const(owned).view();
+}
+
+}  // namespace
+
+template <typename T>
+buffer<T> link_decoder<T>::forward(const exec_context& ctx, tensor_view<const T> z,
+                                   buffer_view<const std::int64_t> src,
+                                   buffer_view<const std::int64_t> dst,
+                                   buffer_view<const std::int64_t> rel,
                                    decoder_cache<T>* cache) const {
   COOPGNN_NVTX_RANGE("model/decoder/forward");
   constexpr const char* fn = "link_decoder::forward";
@@ -200,6 +261,15 @@ buffer<T> link_decoder<T>::forward(const exec_context& ctx, tensor_view<const T>
   decoder_cache<T>& c = cache != nullptr ? *cache : local;
   if (kind_ == decoder_kind::dot) {
     row_dot<T>(ctx, zu.view(), zv.view(), scores.view());
+  } else if (kind_ == decoder_kind::distmult) {
+    // s_i = <z_u * w_{r_i}, z_v>.
+    buffer<std::int64_t> zero_rel;
+    auto const r = relations_or_zero(ctx, rel, src.size, zero_rel, fn);
+    tensor<T> wr = gather_pairs<T>(ctx, params_->value(rel_weight_), r);
+    tensor<T> a(ctx, m, dim_);
+    hadamard<T>(ctx, zu.view(), wr.view(), a.view());
+    row_dot<T>(ctx, a.view(), zv.view(), scores.view());
+    if (cache != nullptr) c.wr = std::move(wr);
   } else {
     tensor<T> x(ctx, m, dim_);
     hadamard<T>(ctx, zu.view(), zv.view(), x.view());
@@ -221,7 +291,8 @@ buffer<T> link_decoder<T>::forward(const exec_context& ctx, tensor_view<const T>
 template <typename T>
 tensor<T> link_decoder<T>::backward(const exec_context& ctx, buffer_view<const T> grad_scores,
                                     buffer_view<const std::int64_t> src,
-                                    buffer_view<const std::int64_t> dst, std::int64_t n,
+                                    buffer_view<const std::int64_t> dst,
+                                    buffer_view<const std::int64_t> rel, std::int64_t n,
                                     const decoder_cache<T>& cache) {
   COOPGNN_NVTX_RANGE("model/decoder/backward");
   constexpr const char* fn = "link_decoder::backward";
@@ -236,6 +307,20 @@ tensor<T> link_decoder<T>::backward(const exec_context& ctx, buffer_view<const T
     // d<zu, zv>/dzu = zv, and the reverse.
     scale_rows<T>(ctx, grad_scores, cache.zv.view(), gu.view());
     scale_rows<T>(ctx, grad_scores, cache.zu.view(), gv.view());
+  } else if (kind_ == decoder_kind::distmult) {
+    COOPGNN_EXPECTS(cache.wr.rows() == m && cache.wr.cols() == dim_,
+                    "{}: the cache holds {} relation rows for {} pairs", fn, cache.wr.rows(), m);
+    buffer<std::int64_t> zero_rel;
+    auto const r = relations_or_zero(ctx, rel, src.size, zero_rel, fn);
+    tensor<T> t(ctx, m, dim_);
+    // dz_u = g (w_r * z_v), dz_v = g (z_u * w_r), dw_r += g (z_u * z_v).
+    hadamard<T>(ctx, cache.wr.view(), cache.zv.view(), t.view());
+    scale_rows<T>(ctx, grad_scores, t.view(), gu.view());
+    hadamard<T>(ctx, cache.zu.view(), cache.wr.view(), t.view());
+    scale_rows<T>(ctx, grad_scores, t.view(), gv.view());
+    hadamard<T>(ctx, cache.zu.view(), cache.zv.view(), t.view());
+    scale_rows<T>(ctx, grad_scores, t.view(), t.view());
+    scatter_add_rows<T>(ctx, t.view(), r, params_->grad(rel_weight_));
   } else {
     tensor_view<const T> const gs{grad_scores.data, m, 1, grad_scores.space};
     tensor<T> gact = linears_[1].backward(ctx, gs, cache.l2);

@@ -28,9 +28,13 @@ activation_kind parse_activation_kind(const std::string& name);
 enum class decoder_kind {
   dot,  ///< s(u, v) = <z_u, z_v>
   mlp,  ///< s(u, v) = w2 . PReLU(W1 (z_u * z_v) + b1) + b2 (the TMA paper's default decoder)
+  /// s(u, r, v) = sum_k z_u[k] w_r[k] z_v[k], one learnt diagonal w_r per relation (Yang et al.,
+  /// ICLR 2015, "Embedding entities and relations for learning and inference in knowledge
+  /// bases", eq. 3 with diagonal M_r; Schlichtkrull et al. 2018 sec. 4, R-GCN's decoder)
+  distmult,
 };
 std::string to_string(decoder_kind k);
-/// Parses "dot" or "mlp". @throws logic_error naming the value and the accepted names.
+/// Parses "dot", "mlp" or "distmult". @throws logic_error naming the value and the accepted names.
 decoder_kind parse_decoder_kind(const std::string& name);
 
 /// What norm_activation::forward keeps for backward.
@@ -88,27 +92,38 @@ struct decoder_cache {
   tensor<T> zu, zv;        ///< [m, d] the endpoints' rows
   linear_cache<T> l1, l2;  ///< mlp
   tensor<T> pre;           ///< mlp: [m, hidden] W1 x + b1 (PReLU's input)
+  tensor<T> wr;            ///< distmult: [m, d] the pairs' relation diagonals w_{r_i}
   [[nodiscard]] std::int64_t bytes() const {
-    return static_cast<std::int64_t>(zu.bytes() + zv.bytes() + pre.bytes()) + l1.bytes() +
-           l2.bytes();
+    return static_cast<std::int64_t>(zu.bytes() + zv.bytes() + pre.bytes() + wr.bytes()) +
+           l1.bytes() + l2.bytes();
   }
 };
 
-/// Scores pairs of rows of an embedding matrix z [n, d]: pair i is (z[src[i]], z[dst[i]]).
+/// Scores pairs of rows of an embedding matrix z [n, d]: pair i is (z[src[i]], z[dst[i]]), of
+/// relation rel[i] on a typed graph.
 ///   dot: s_i = <z_u, z_v>;
 ///   mlp: s_i = PReLU((z_u * z_v) W1 + b1) w2 + b2, W1 [d, hidden], w2 [hidden, 1], one PReLU
-///        slope (0.25 at init); linears Glorot-uniform, zero biases (the TMA paper's decoder).
-/// Parameters (mlp only): "linear<l>.weight"/"linear<l>.bias" for W1 (l = layer_index) and for
-/// w2 (l = layer_index + 1), "prelu<l>.alpha" (l = layer_index). No dropout inside.
+///        slope (0.25 at init); linears Glorot-uniform, zero biases (the TMA paper's decoder);
+///   distmult: s_i = sum_k z_u[k] W[rel_i, k] z_v[k], W [num_relations, d] (row r = the diagonal
+///        of relation r), all ones at init (the dot decoder's scores; Yang et al. 2015).
+///        Written on gather_rows, hadamard, row_dot (forward) and scale_rows, scatter_add_rows
+///        (backward: dz_u = g w_r * z_v, dz_v = g z_u * w_r, dW[r] += g z_u * z_v), so every
+///        backend runs the same steps.
+/// Parameters: mlp: "linear<l>.weight"/"linear<l>.bias" for W1 (l = layer_index) and for w2
+/// (l = layer_index + 1), "prelu<l>.alpha" (l = layer_index); distmult: "distmult<l>.relation"
+/// [num_relations, d] (l = layer_index). No dropout inside.
 template <typename T>
 class link_decoder {
  public:
   /// @param dim     d, the encoder's output width, >= 1
-  /// @param hidden  mlp width, >= 1 (ignored for dot)
-  /// @throws logic_error on a width < 1 or an allocated params.
+  /// @param hidden  mlp width, >= 1 (ignored otherwise)
+  /// @param num_relations  distmult: relations R >= 1 (the graph's edge types; 1 untyped);
+  ///                ignored otherwise
+  /// @throws logic_error on a width or relation count < 1 or an allocated params.
   link_decoder(decoder_kind kind, std::int64_t dim, std::int64_t hidden, std::uint32_t layer_index,
-               parameter_set<T>& params);
-  /// Keyed Glorot init of the linears (as conv_layer::init), alpha = 0.25. No-op for dot.
+               parameter_set<T>& params, std::int64_t num_relations = 1);
+  /// Keyed Glorot init of the linears (as conv_layer::init), alpha = 0.25; distmult: W = 1.
+  /// No-op for dot.
   void init(const exec_context& ctx, std::uint64_t seed);
 
   /// @param z     [n, dim] in ctx.space()
@@ -119,6 +134,12 @@ class link_decoder {
   buffer<T> forward(const exec_context& ctx, tensor_view<const T> z,
                     buffer_view<const std::int64_t> src, buffer_view<const std::int64_t> dst,
                     decoder_cache<T>* cache) const;
+  /// forward with the pairs' relations: @param rel [m] int64 in [0, num_relations), in
+  /// ctx.space() (distmult; empty = relation 0 for every pair; ignored by dot and mlp).
+  /// Host: a relation outside throws logic_error naming it.
+  buffer<T> forward(const exec_context& ctx, tensor_view<const T> z,
+                    buffer_view<const std::int64_t> src, buffer_view<const std::int64_t> dst,
+                    buffer_view<const std::int64_t> rel, decoder_cache<T>* cache) const;
 
   /// ADDS the parameters' gradients for dL/ds = grad_scores [m] and returns dL/dz [n, dim]
   /// (zero rows for rows no pair reads; every pair's source term is added, in pair order,
@@ -127,10 +148,17 @@ class link_decoder {
   tensor<T> backward(const exec_context& ctx, buffer_view<const T> grad_scores,
                      buffer_view<const std::int64_t> src, buffer_view<const std::int64_t> dst,
                      std::int64_t n, const decoder_cache<T>& cache);
+  /// backward with the pairs' relations (the `rel` given to forward): distmult also ADDS
+  /// dW[rel_i] += g_i z_u * z_v in pair order (deterministic, every backend alike).
+  tensor<T> backward(const exec_context& ctx, buffer_view<const T> grad_scores,
+                     buffer_view<const std::int64_t> src, buffer_view<const std::int64_t> dst,
+                     buffer_view<const std::int64_t> rel, std::int64_t n,
+                     const decoder_cache<T>& cache);
 
   [[nodiscard]] decoder_kind kind() const { return kind_; }
   [[nodiscard]] std::int64_t dim() const { return dim_; }
   [[nodiscard]] std::int64_t hidden() const { return hidden_; }
+  [[nodiscard]] std::int64_t num_relations() const { return num_relations_; }
 
  private:
   decoder_kind kind_;
@@ -140,6 +168,8 @@ class link_decoder {
   parameter_set<T>* params_;
   std::vector<linear_layer<T>> linears_;  // mlp: W1, w2
   std::size_t alpha_ = 0;
+  std::int64_t num_relations_ = 1;
+  std::size_t rel_weight_ = 0;  // distmult: [num_relations, dim]
 };
 
 }  // namespace coopgnn::models

@@ -91,7 +91,8 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
   }
   if (config.decoder) {
     decoder_.emplace(*config.decoder, config.num_classes, config.decoder_hidden,
-                     static_cast<std::uint32_t>(config.num_layers + 1), params_);
+                     static_cast<std::uint32_t>(config.num_layers + 1), params_,
+                     config.decoder_relations);
   }
   params_.allocate(ctx_);
   for (auto& c : convs_) c.init(ctx_, config.seed);

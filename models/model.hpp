@@ -37,6 +37,9 @@ struct model_config {
   /// then the embedding width); empty for node classification.
   std::optional<decoder_kind> decoder;
   std::int64_t decoder_hidden = 0;  ///< mlp decoder width, >= 1 with decoder mlp
+  /// distmult decoder: its relation diagonals [decoder_relations, num_classes], one per edge
+  /// type of the graph (1 untyped); the pairs' relation indices are edge-type indices.
+  std::int64_t decoder_relations = 1;
   /// GAT (kind gat): hidden convs concatenate `heads` heads of `hidden` features each (their
   /// output, and the next layer's input, is heads * hidden wide); the last conv (without a head)
   /// averages `out_heads` heads of num_classes (the paper's output layer, eq. 6). attention

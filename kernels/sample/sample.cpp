@@ -498,6 +498,17 @@ std::uint64_t edge_exclusion_key(vid_t t, vid_t s) {
   return (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint64_t>(s);
 }
 
+std::uint64_t edge_exclusion_key(vid_t t, vid_t s, std::int32_t r, std::int32_t R) {
+  COOPGNN_EXPECTS(R >= 1 && r >= 0 && r < R, "edge exclusion: relation {} is outside [0, {})", r,
+                  R);
+  constexpr vid_t limit = vid_t{1} << 32;
+  COOPGNN_EXPECTS(s >= 0 && s < (limit - r) / R,
+                  "edge exclusion: destination {} of relation {} (of {}) makes a key s R + r "
+                  "outside [0, 2^32)",
+                  s, r, R);
+  return edge_exclusion_key(t, s * R + r);
+}
+
 sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> seeds,
                               const sampled_buffers& sampled,
                               buffer_view<const std::uint64_t> keys) {
@@ -505,11 +516,13 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
   detail::expect_spaces(
       ctx, fn,
       {{"seeds", seeds.space}, {"the sample", sampled.nbrs.space()}, {"keys", keys.space}});
-  COOPGNN_EXPECTS(sampled.indptr.size() == seeds.size + 1,
-                  "{}: the sample has {} offsets for {} seeds (one row per seed expected: typed "
-                  "samples, R rows per seed, are not supported; link prediction on typed graphs "
-                  "is refused)",
+  std::size_t const rows = sampled.indptr.size() - (sampled.indptr.size() > 0 ? 1 : 0);
+  COOPGNN_EXPECTS(sampled.indptr.size() >= 1 &&
+                      (seeds.size == 0 ? rows == 0 : rows % seeds.size == 0 && rows > 0),
+                  "{}: the sample has {} offsets for {} seeds (n R + 1 expected, R >= 1 rows per "
+                  "seed)",
                   fn, sampled.indptr.size(), seeds.size);
+  auto const R = static_cast<std::int32_t>(seeds.size == 0 ? 1 : rows / seeds.size);
   if (ctx.runs_on_host()) {
     auto const k = raw(keys);
     for (std::size_t i = 1; i < k.size(); ++i) {
@@ -520,13 +533,16 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
     auto const ip = raw(sampled.indptr);
     auto const nb = raw(sampled.nbrs);
     auto const w = raw(sampled.weights);
-    auto excluded = [&](std::size_t i, eid_t e) {
-      return std::binary_search(k.begin(), k.end(), edge_exclusion_key(nb[e], sd[i]));
+    auto excluded = [&](std::size_t q, eid_t e) {
+      return std::binary_search(
+          k.begin(), k.end(),
+          edge_exclusion_key(nb[e], sd[q / static_cast<std::size_t>(R)],
+                             static_cast<std::int32_t>(q % static_cast<std::size_t>(R)), R));
     };
-    std::vector<eid_t> indptr(sd.size() + 1, 0);
+    std::vector<eid_t> indptr(rows + 1, 0);
     std::vector<vid_t> nbrs;
     std::vector<float> weights;
-    for (std::size_t i = 0; i < sd.size(); ++i) {
+    for (std::size_t i = 0; i < rows; ++i) {
       float sum = 0.0f;
       for (eid_t e = ip[i]; e < ip[i + 1]; ++e) {
         if (!excluded(i, e)) sum += w[e];
@@ -547,7 +563,7 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
       cuda::device_sampled_view({sampled.indptr.data(), sampled.indptr.size()},
                                 {sampled.nbrs.data(), sampled.nbrs.size()},
                                 {sampled.weights.data(), sampled.weights.size()}),
-      {keys.data, keys.size});
+      {keys.data, keys.size}, R);
   return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
           buffer<float>::adopt(std::move(d.weights))};
 #else

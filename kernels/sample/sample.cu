@@ -307,38 +307,42 @@ __device__ std::uint64_t edge_key(vid_t t, vid_t s) {
   return (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint64_t>(s);
 }
 
-/// kept[i] = the sampled edges of seed i not in keys (one thread per seed).
-__global__ void exclude_count_per_seed(const vid_t* seeds, std::int64_t n, const eid_t* indptr,
-                                       const vid_t* nbrs, const std::uint64_t* keys,
-                                       std::int64_t num_keys, std::int64_t* kept) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+/// kept[q] = the sampled edges of row q (seed q / R, relation q % R) not in keys, keyed
+/// edge_key(t, seed R + relation) (one thread per row; R = 1 untyped).
+__global__ void exclude_count_per_row(const vid_t* seeds, std::int64_t rows, std::int32_t R,
+                                      const eid_t* indptr, const vid_t* nbrs,
+                                      const std::uint64_t* keys, std::int64_t num_keys,
+                                      std::int64_t* kept) {
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < rows;
+       q += std::int64_t{gridDim.x} * blockDim.x) {
+    vid_t const s = seeds[q / R] * R + q % R;
     std::int64_t c = 0;
-    for (eid_t e = indptr[i]; e < indptr[i + 1]; ++e) {
-      c += excluded_key(keys, num_keys, edge_key(nbrs[e], seeds[i])) ? 0 : 1;
+    for (eid_t e = indptr[q]; e < indptr[q + 1]; ++e) {
+      c += excluded_key(keys, num_keys, edge_key(nbrs[e], s)) ? 0 : 1;
     }
-    kept[i] = c;
+    kept[q] = c;
   }
 }
 
-/// Writes seed i's kept edges at out_indptr[i] with weights w / (sum of kept w), the sum in
+/// Writes row q's kept edges at out_indptr[q] with weights w / (sum of kept w), the sum in
 /// edge order with correctly rounded float adds: the host reference's operations exactly.
-__global__ void exclude_write_per_seed(const vid_t* seeds, std::int64_t n, const eid_t* indptr,
-                                       const vid_t* nbrs, const float* weights,
-                                       const std::uint64_t* keys, std::int64_t num_keys,
-                                       const std::int64_t* out_indptr, vid_t* out_nbrs,
-                                       float* out_weights) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+__global__ void exclude_write_per_row(const vid_t* seeds, std::int64_t rows, std::int32_t R,
+                                      const eid_t* indptr, const vid_t* nbrs, const float* weights,
+                                      const std::uint64_t* keys, std::int64_t num_keys,
+                                      const std::int64_t* out_indptr, vid_t* out_nbrs,
+                                      float* out_weights) {
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < rows;
+       q += std::int64_t{gridDim.x} * blockDim.x) {
+    vid_t const s = seeds[q / R] * R + q % R;
     float sum = 0.0f;
-    for (eid_t e = indptr[i]; e < indptr[i + 1]; ++e) {
-      if (!excluded_key(keys, num_keys, edge_key(nbrs[e], seeds[i]))) {
+    for (eid_t e = indptr[q]; e < indptr[q + 1]; ++e) {
+      if (!excluded_key(keys, num_keys, edge_key(nbrs[e], s))) {
         sum = __fadd_rn(sum, weights[e]);
       }
     }
-    std::int64_t o = out_indptr[i];
-    for (eid_t e = indptr[i]; e < indptr[i + 1]; ++e) {
-      if (!excluded_key(keys, num_keys, edge_key(nbrs[e], seeds[i]))) {
+    std::int64_t o = out_indptr[q];
+    for (eid_t e = indptr[q]; e < indptr[q + 1]; ++e) {
+      if (!excluded_key(keys, num_keys, edge_key(nbrs[e], s))) {
         out_nbrs[o] = nbrs[e];
         out_weights[o] = __fdiv_rn(weights[e], sum);
         ++o;
@@ -736,22 +740,22 @@ device_buffer<float> labor_variates(const cuda_context& ctx, const labor_variate
 
 device_sampled_neighbors exclude_edges(const cuda_context& ctx, device_span<const vid_t> seeds,
                                        device_sampled_view sampled,
-                                       device_span<const std::uint64_t> keys) {
+                                       device_span<const std::uint64_t> keys, std::int32_t R) {
   COOPGNN_NVTX_RANGE("sample/exclude_edges");
   stream_t const s = ctx.compute();
-  auto const n = static_cast<std::int64_t>(seeds.size());
+  auto const rows = static_cast<std::int64_t>(seeds.size()) * R;
   device_sampled_neighbors out;
-  out.indptr = ctx.allocate<eid_t>(static_cast<std::size_t>(n) + 1);
-  COOPGNN_CUDA_CHECK(cudaMemsetAsync(out.indptr.data(), 0, (n + 1) * sizeof(eid_t), s));
-  ITEMS_LAUNCH(s, n, exclude_count_per_seed, seeds.data(), n, sampled.indptr.data(),
+  out.indptr = ctx.allocate<eid_t>(static_cast<std::size_t>(rows) + 1);
+  COOPGNN_CUDA_CHECK(cudaMemsetAsync(out.indptr.data(), 0, (rows + 1) * sizeof(eid_t), s));
+  ITEMS_LAUNCH(s, rows, exclude_count_per_row, seeds.data(), rows, R, sampled.indptr.data(),
                sampled.nbrs.data(), keys.data(), static_cast<std::int64_t>(keys.size()),
                out.indptr.data());
-  exclusive_sum(ctx, out.indptr.data(), n + 1);
+  exclusive_sum(ctx, out.indptr.data(), rows + 1);
   // Host round trip 1 of 1: the kept edge count sizes the outputs.
-  auto const total = read_one(out.indptr.data() + n, s);
+  auto const total = read_one(out.indptr.data() + rows, s);
   out.nbrs = ctx.allocate<vid_t>(static_cast<std::size_t>(total));
   out.weights = ctx.allocate<float>(static_cast<std::size_t>(total));
-  ITEMS_LAUNCH(s, n, exclude_write_per_seed, seeds.data(), n, sampled.indptr.data(),
+  ITEMS_LAUNCH(s, rows, exclude_write_per_row, seeds.data(), rows, R, sampled.indptr.data(),
                sampled.nbrs.data(), sampled.weights.data(), keys.data(),
                static_cast<std::int64_t>(keys.size()), out.indptr.data(), out.nbrs.data(),
                out.weights.data());

@@ -134,13 +134,14 @@ struct device_sampled_view {
       : indptr(s.indptr), nbrs(s.nbrs), weights(s.weights) {}
 };
 
-/// Device version of coopgnn::exclude_edges (sampling.hpp): one thread per seed counts the kept
-/// edges (binary search of key (t << 32 | s) in the sorted `keys`), an exclusive scan places
-/// them, a second pass writes them with weights w / (sum of kept w) in edge order (correctly
-/// rounded float operations: the host's bits). Synchronises once (the kept total).
+/// Device version of coopgnn::exclude_edges (sampling.hpp): one thread per row q (seed q / R,
+/// relation q % R; R = 1 untyped) counts the kept edges (binary search of key
+/// (t << 32 | (s R + r)) in the sorted `keys`), an exclusive scan places them, a second pass
+/// writes them with weights w / (sum of kept w) in edge order (correctly rounded float
+/// operations: the host's bits). Synchronises once (the kept total).
 device_sampled_neighbors exclude_edges(const cuda_context& ctx, device_span<const vid_t> seeds,
                                        device_sampled_view sampled,
-                                       device_span<const std::uint64_t> keys);
+                                       device_span<const std::uint64_t> keys, std::int32_t R);
 
 /// Copies a device sample to the host (synchronises ctx.compute()).
 sampled_neighbors to_host(const cuda_context& ctx, const device_sampled_neighbors& s);

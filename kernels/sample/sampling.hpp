@@ -62,15 +62,20 @@ sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
 /// @throws logic_error when an id is negative or >= 2^32.
 std::uint64_t edge_exclusion_key(vid_t t, vid_t s);
 
+/// The key of edge t -> s of relation r on a graph of R relations: edge_exclusion_key(t,
+/// s R + r) (so R = 1 is the untyped key and typed keys of different relations differ).
+/// @throws logic_error when r is outside [0, R) or s R + r or t is outside [0, 2^32).
+std::uint64_t edge_exclusion_key(vid_t t, vid_t s, std::int32_t r, std::int32_t R);
+
 /// Removes excluded edges from a sample (link prediction's target edges, DGL's `exclude`):
-/// the sampled edge t -> seeds[i] (t = nbrs[e], e in [indptr[i], indptr[i + 1])) is dropped
-/// when edge_exclusion_key(t, seeds[i]) is in `keys`; the kept edges of a seed keep their order
-/// and their weights are renormalised to sum 1 (w / sum of the kept w, the sum in edge order in
-/// float: the Hajek estimator over what is left); a seed left without edges has none. Host and
-/// emulated: the reference loop (keys checked ascending and distinct, logic_error otherwise).
-/// CUDA: cuda::exclude_edges, the same bits (keys not checked). Empty keys return a copy.
-/// Typed samples (R > 1 rows per seed) are refused: indptr must have n + 1 offsets
-/// (logic_error); link prediction on typed graphs is refused before sampling.
+/// the sampled edge t -> seeds[i] of row q (t = nbrs[e], e in [indptr[q], indptr[q + 1]); row
+/// q = i R + r holds seed i's relation-r edges, R = (indptr.size() - 1) / n, 1 untyped) is
+/// dropped when edge_exclusion_key(t, seeds[i], r, R) is in `keys`; the kept edges of a row
+/// keep their order and their weights are renormalised to sum 1 (w / sum of the kept w, the sum
+/// in edge order in float: the Hajek estimator over what is left); a row left without edges has
+/// none. Host and emulated: the reference loop (keys checked ascending and distinct, logic_error
+/// otherwise). CUDA: cuda::exclude_edges, the same bits (keys not checked). Empty keys return a
+/// copy. indptr must have n R + 1 offsets for a whole R >= 1 (logic_error otherwise).
 /// @param seeds [n] in ctx.space(); @param sampled drawn for seeds; @param keys [k] ascending
 sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> seeds,
                               const sampled_buffers& sampled,

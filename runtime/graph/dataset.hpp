@@ -25,11 +25,19 @@ namespace coopgnn {
 /// Invariants (validate_dataset, read_dataset): ids in [0, |V|); labels 0 or 1; indexes >= 0 and
 /// non-decreasing (gaps allowed), every query holding at least one label-1 pair when both are
 /// present; labels without indexes = independent labelled pairs (AUC-style evaluation).
+/// Heterogeneous graphs (GraphBolt's typed item sets, `type: "src_type:relation:dst_type"`): one
+/// item set per relation, the seeds local ids of the relation's source and destination types,
+/// shifted to global ids on reading; `relation` says each pair's edge type. Query ids of a later
+/// item set are shifted past the earlier ones' when they would overlap.
 struct pair_set {
   std::vector<vid_t> src;             ///< [M] pair sources
   std::vector<vid_t> dst;             ///< [M] pair destinations
   std::vector<std::int64_t> labels;   ///< [M] 1 or 0; empty = every pair is a positive
   std::vector<std::int64_t> indexes;  ///< [M] query ids, non-decreasing; empty = no queries
+  /// [M] the relation of each pair on a heterogeneous graph: an index into
+  /// hetero_schema::edge_types, whose "src_type:relation:dst_type" the pair's ends fit (read
+  /// from the item set's `type`); empty on untyped graphs.
+  std::vector<std::int32_t> relation;
 
   [[nodiscard]] std::int64_t size() const { return static_cast<std::int64_t>(src.size()); }
   [[nodiscard]] bool empty() const { return src.empty(); }
@@ -84,6 +92,13 @@ struct hetero_schema {
   /// The node type of global id v (binary search). @pre 0 <= v < |V|
   [[nodiscard]] std::int64_t type_of(vid_t v) const;
 };
+
+/// The reverse relation of edge type r ("s:rel:d"): the one edge type "d:*:s" of the schema
+/// (for s == d, the one edge type "s:*:s", which may be r itself: its reverse edges are its
+/// own). -1 when there is none. What `--exclude reverse` and `coopgnn split-edges` remove.
+/// @throws logic_error for r outside [0, R), or when several edge types fit (naming them:
+///         the schema does not say which is the reverse).
+std::int64_t reverse_edge_type(const hetero_schema& h, std::int64_t r);
 
 /// Splits "src_type:relation:dst_type" into its three parts.
 /// @throws io_error "WHAT: edge type 'X' must be 'src_type:relation:dst_type'" otherwise
@@ -149,8 +164,9 @@ struct dataset_read_options {
   /// when another can.
   std::string task;
   /// Whether a heterogeneous graph (several node or edge types) is read (into dataset::hetero):
-  /// false (the default) refuses one with an io_error saying which commands take it, since
-  /// training does not model node and edge types yet.
+  /// false (the default) refuses one with an io_error saying which commands take it (the
+  /// untyped models and tools). true also reads a link-prediction task whose item sets are
+  /// typed by relation (pair_set::relation), as well as the node-classification task.
   bool heterogeneous = false;
 };
 

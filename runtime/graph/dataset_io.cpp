@@ -246,13 +246,15 @@ struct pair_names {
 
 /// The invariants of a pair_set (dataset.hpp) with messages naming `nm`: equal lengths, ids in
 /// [0, n), labels 0 or 1, indexes >= 0 and non-decreasing, a positive in every query.
-void check_pair_set(const pair_set& s, vid_t n, const pair_names& nm) {
+/// Sources are checked against [0, n_src), destinations against [0, n_dst) (a typed item set's
+/// local ids; both |V| when untyped).
+void check_pair_set(const pair_set& s, vid_t n_src, vid_t n_dst, const pair_names& nm) {
   std::size_t const m = s.src.size();
   if (s.dst.size() != m) {
     COOPGNN_IO_FAIL("{}: {} pair sources but {} pair destinations", nm.seeds, m, s.dst.size());
   }
-  check_ids(s.src, n, nm.seeds, "pair source (column 0)");
-  check_ids(s.dst, n, nm.seeds, "pair destination (column 1)");
+  check_ids(s.src, n_src, nm.seeds, "pair source (column 0)");
+  check_ids(s.dst, n_dst, nm.seeds, "pair destination (column 1)");
   if (!s.labels.empty() && s.labels.size() != m) {
     COOPGNN_IO_FAIL("{}: has {} labels but {} has {} pairs", nm.labels, s.labels.size(), nm.seeds,
                     m);
@@ -292,6 +294,10 @@ void check_pair_set(const pair_set& s, vid_t n, const pair_names& nm) {
       b = e;
     }
   }
+}
+
+void check_pair_set(const pair_set& s, vid_t n, const pair_names& nm) {
+  check_pair_set(s, n, n, nm);
 }
 
 /// The user-item range of a link task: both zero (none) or 0 <= begin < end <= n.
@@ -371,23 +377,19 @@ void group_by_index(pair_set& s) {
 /// One train/validation/test set of a link-prediction task: `seeds` (or `node_pairs`) [M, 2],
 /// optional `labels` [M] and `indexes` [M], or the legacy `negative_dsts` [M, K] (converted to
 /// the grouped form of pair_set). The training set keeps its positives only.
-pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& sets,
-                       const std::string& key, vid_t n, bool training) {
+/// One item set `set` (metadata key `key`, e.g. "tasks[0].train_set[1]") of a link-prediction
+/// task, its sources checked against [0, n_src) and destinations against [0, n_dst) (local ids
+/// of a typed item set; |V| both when untyped).
+pair_set read_one_pair_set(const fs::path& dir, const item_set_meta& set, const std::string& key,
+                           vid_t n_src, vid_t n_dst, bool training) {
   pair_set out;
-  if (sets.empty()) return out;
-  if (sets.size() > 1) {
-    COOPGNN_IO_FAIL(
-        "{}: {} has {} item sets (one per type): heterogeneous graphs are not "
-        "supported yet",
-        (dir / kMetadataFile).string(), key, sets.size());
-  }
   std::optional<stored_array> pairs_file;
   std::optional<stored_array> labels_file;
   std::optional<stored_array> indexes_file;
   std::optional<stored_array> neg_file;
-  for (std::size_t j = 0; j < sets[0].data.size(); ++j) {
-    const item_data_meta& d = sets[0].data[j];
-    fs::path const p = data_file(dir, d.path, fmt::format("{}[0].data[{}].path", key, j));
+  for (std::size_t j = 0; j < set.data.size(); ++j) {
+    const item_data_meta& d = set.data[j];
+    fs::path const p = data_file(dir, d.path, fmt::format("{}.data[{}].path", key, j));
     std::string const nm = d.name.value_or("seeds");
     stored_array const a{p, d.format};
     if (is_seeds(nm)) {
@@ -442,14 +444,14 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
           "indexes, or the legacy seeds + negative_dsts)",
           neg_file->path.string());
     }
-    check_pair_set(out, n, names);
+    check_pair_set(out, n_src, n_dst, names);
     auto neg = neg_file->read<std::int64_t>();
     if (neg.rank() != 2 || neg.shape[0] != out.size()) {
       COOPGNN_IO_FAIL("{}: negative_dsts must have shape ({}, K) ({} has {} pairs), found {}",
                       neg_file->path.string(), out.size(), pairs_file->path.string(), out.size(),
                       format_npy_shape(neg.shape));
     }
-    check_ids(neg.data, n, neg_file->path.string(), "negative destination");
+    check_ids(neg.data, n_dst, neg_file->path.string(), "negative destination");
     auto const k = static_cast<std::size_t>(neg.shape[1]);
     pair_set g;
     std::size_t const m = out.src.size();
@@ -468,7 +470,7 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
     names.labels = names.indexes = neg_file->path.string();
   }
   group_by_index(out);
-  check_pair_set(out, n, names);
+  check_pair_set(out, n_src, n_dst, names);
   if (training && (!out.labels.empty() || !out.indexes.empty())) {
     // Training draws its own negatives (DESIGN.md section 7): keep the positives.
     pair_set pos;
@@ -479,6 +481,74 @@ pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& se
       }
     }
     out = std::move(pos);
+  }
+  return out;
+}
+
+/// One train/validation/test set of a link-prediction task on an untyped graph: at most one
+/// item set (read_one_pair_set), ids in [0, n).
+pair_set read_pair_set(const fs::path& dir, const std::vector<item_set_meta>& sets,
+                       const std::string& key, vid_t n, bool training) {
+  if (sets.empty()) return {};
+  if (sets.size() > 1) {
+    COOPGNN_IO_FAIL(
+        "{}: {} has {} item sets (one per type): typed item sets need a heterogeneous graph "
+        "(several node or edge types)",
+        (dir / kMetadataFile).string(), key, sets.size());
+  }
+  return read_one_pair_set(dir, sets[0], key + "[0]", n, n, training);
+}
+
+/// One train/validation/test set of a link-prediction task on a heterogeneous graph: one item
+/// set per relation, each typed "src_type:relation:dst_type" (an edge type of graph.edges), its
+/// local ids shifted to global ones, its pairs' relation recorded; the query ids of a later item
+/// set are shifted past the earlier sets' largest when they would overlap.
+pair_set read_typed_pair_set(const fs::path& dir, const hetero_schema& h,
+                             const std::vector<item_set_meta>& sets, const std::string& key,
+                             bool training) {
+  std::string const meta_name = (dir / kMetadataFile).string();
+  pair_set out;
+  for (std::size_t j = 0; j < sets.size(); ++j) {
+    std::string const k = fmt::format("{}[{}]", key, j);
+    if (!sets[j].type) {
+      COOPGNN_IO_FAIL(
+          "{}: {} has no type: link-prediction item sets of a heterogeneous graph name their "
+          "relation as 'src_type:relation:dst_type'",
+          meta_name, k);
+    }
+    std::string const& type = *sets[j].type;
+    auto const parts = split_edge_type(type, fmt::format("{}: {}.type", meta_name, k));
+    std::int64_t const r = h.edge_type_index(type);
+    if (r < 0) {
+      COOPGNN_IO_FAIL("{}: {}.type '{}' is not an edge type of graph.edges", meta_name, k, type);
+    }
+    std::int64_t const st = h.node_type_index(parts[0]);
+    std::int64_t const dt = h.node_type_index(parts[2]);
+    pair_set part = read_one_pair_set(dir, sets[j], k, h.count(st), h.count(dt), training);
+    vid_t const so = h.node_offsets[static_cast<std::size_t>(st)];
+    vid_t const d_off = h.node_offsets[static_cast<std::size_t>(dt)];
+    std::int64_t shift = 0;
+    if (!part.indexes.empty() && !out.indexes.empty() &&
+        part.indexes.front() <= out.indexes.back()) {
+      shift = out.indexes.back() + 1 - part.indexes.front();
+    }
+    if (!out.empty() && out.indexes.empty() != part.indexes.empty()) {
+      COOPGNN_IO_FAIL("{}: {} {} indexes but the earlier item sets of {} {}", meta_name, k,
+                      part.indexes.empty() ? "has no" : "has", key,
+                      out.indexes.empty() ? "have none" : "have them");
+    }
+    if (!out.empty() && out.labels.empty() != part.labels.empty()) {
+      COOPGNN_IO_FAIL("{}: {} {} labels but the earlier item sets of {} {}", meta_name, k,
+                      part.labels.empty() ? "has no" : "has", key,
+                      out.labels.empty() ? "have none" : "have them");
+    }
+    for (std::size_t i = 0; i < part.src.size(); ++i) {
+      out.src.push_back(part.src[i] + so);
+      out.dst.push_back(part.dst[i] + d_off);
+      out.relation.push_back(static_cast<std::int32_t>(r));
+    }
+    out.labels.insert(out.labels.end(), part.labels.begin(), part.labels.end());
+    for (std::int64_t q : part.indexes) out.indexes.push_back(q + shift);
   }
   return out;
 }
@@ -641,7 +711,7 @@ task_choice choose_tasks(const fs::path& dir, const dataset_metadata& meta,
 /// over one global id space in metadata order (hetero_schema), every edge type read with its
 /// local ids shifted to global ones, each type's input feature (opt.feature, default "feat")
 /// where the type has it, and one node-classification task whose item sets all hold seeds of
-/// one node type. Link-prediction tasks on typed graphs are refused (not supported yet).
+/// one node type, and a link-prediction task of typed item sets (read_typed_pair_set).
 dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
                     const dataset_read_options& opt) {
   std::string const meta_name = (dir / kMetadataFile).string();
@@ -787,14 +857,29 @@ dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
     }
   }
 
-  // ---- the node-classification task (link-prediction tasks on typed graphs: not yet)
+  // ---- the link-prediction task: typed item sets, one per relation (read_typed_pair_set)
   task_choice const choice = choose_tasks(dir, meta, opt.task);
   if (choice.lp) {
-    std::string const msg = fmt::format(
-        "{}: tasks[{}] '{}' is a link-prediction task on a heterogeneous graph: not supported yet",
-        meta_name, *choice.lp, meta.tasks[*choice.lp].name);
-    if (!choice.by_default || !choice.nc) COOPGNN_IO_FAIL("{}", msg);
-    ds.notes.push_back(fmt::format("skipped a task that cannot be read: {}", msg));
+    const task_meta& t = meta.tasks[*choice.lp];
+    std::string const tkey = fmt::format("tasks[{}]", *choice.lp);
+    try {
+      if (t.item_begin || t.item_end) {
+        COOPGNN_IO_FAIL(
+            "{}: {} has item_begin / item_end: user-item ranges are for untyped graphs (on a "
+            "heterogeneous graph users and items are node types)",
+            meta_name, tkey);
+      }
+      link_task lt;
+      lt.name = t.name;
+      lt.train = read_typed_pair_set(dir, h, t.train_set, tkey + ".train_set", true);
+      lt.valid = read_typed_pair_set(dir, h, t.validation_set, tkey + ".validation_set", false);
+      lt.test = read_typed_pair_set(dir, h, t.test_set, tkey + ".test_set", false);
+      ds.link = std::move(lt);
+      ds.link_first = choice.nc && *choice.lp < *choice.nc;
+    } catch (const io_error& e) {
+      if (!choice.by_default || !choice.nc) throw;
+      ds.notes.push_back(fmt::format("skipped a task that cannot be read: {}", e.what()));
+    }
   }
   for (const auto& e : choice.skipped) {
     ds.notes.push_back(fmt::format("skipped a task that cannot be read: {}", e));
@@ -1226,6 +1311,29 @@ std::int64_t hetero_schema::edge_type_index(std::string_view name) const {
   return it == edge_types.end() ? -1 : it - edge_types.begin();
 }
 
+std::int64_t reverse_edge_type(const hetero_schema& h, std::int64_t r) {
+  COOPGNN_EXPECTS(r >= 0 && r < static_cast<std::int64_t>(h.edge_types.size()),
+                  "reverse_edge_type: relation {} is outside [0, {})", r, h.edge_types.size());
+  auto const me = split_edge_type(h.edge_types[static_cast<std::size_t>(r)], "reverse_edge_type");
+  std::vector<std::int64_t> fits;
+  for (std::size_t q = 0; q < h.edge_types.size(); ++q) {
+    auto const other = split_edge_type(h.edge_types[q], "reverse_edge_type");
+    if (other[0] == me[2] && other[2] == me[0]) fits.push_back(static_cast<std::int64_t>(q));
+  }
+  if (fits.empty()) return -1;
+  if (fits.size() > 1) {
+    std::string names;
+    for (auto q : fits) {
+      names += fmt::format("{}'{}'", names.empty() ? "" : ", ", h.edge_types[q]);
+    }
+    COOPGNN_FAIL(
+        "the reverse of edge type '{}' is ambiguous: {} all run the other way (the dataset "
+        "declares a reverse by having exactly one)",
+        h.edge_types[static_cast<std::size_t>(r)], names);
+  }
+  return fits.front();
+}
+
 std::int64_t hetero_schema::type_of(vid_t v) const {
   auto const it = std::upper_bound(node_offsets.begin(), node_offsets.end(), v);
   return (it - node_offsets.begin()) - 1;
@@ -1315,8 +1423,39 @@ void validate_hetero(const dataset& ds, const std::string& what) {
                       h.target_type);
     }
   }
-  if (ds.link)
-    COOPGNN_IO_FAIL("{}: link prediction on a heterogeneous graph is not supported", what);
+  if (ds.link) {
+    const link_task& lt = *ds.link;
+    if (lt.user_item()) {
+      COOPGNN_IO_FAIL(
+          "{}: link: a user-item range on a heterogeneous graph (users and items are "
+          "node types there)",
+          what);
+    }
+    for (auto [s, key] : {std::pair{&lt.train, "link.train"}, std::pair{&lt.valid, "link.valid"},
+                          std::pair{&lt.test, "link.test"}}) {
+      if (s->relation.size() != s->src.size()) {
+        COOPGNN_IO_FAIL(
+            "{}: {} has {} pairs but {} relations (every pair of a heterogeneous "
+            "graph's task names its relation)",
+            what, key, s->src.size(), s->relation.size());
+      }
+      for (std::size_t i = 0; i < s->relation.size(); ++i) {
+        std::int32_t const r = s->relation[i];
+        if (r < 0 || static_cast<std::size_t>(r) >= ends.size()) {
+          COOPGNN_IO_FAIL("{}: {} pair {} has relation {} outside [0, {})", what, key, i, r,
+                          ends.size());
+        }
+        vid_t const u = s->src[i];
+        vid_t const v = s->dst[i];
+        if (u < 0 || u >= ds.num_nodes || v < 0 || v >= ds.num_nodes ||
+            h.type_of(u) != ends[static_cast<std::size_t>(r)][0] ||
+            h.type_of(v) != ends[static_cast<std::size_t>(r)][1]) {
+          COOPGNN_IO_FAIL("{}: {} pair {} ({} -> {}) does not fit its relation '{}'", what, key, i,
+                          u, v, h.edge_types[static_cast<std::size_t>(r)]);
+        }
+      }
+    }
+  }
 }
 
 /// A file-name-safe form of a type name: [A-Za-z0-9_-] kept, ':' as "__", every other byte as
@@ -1393,6 +1532,50 @@ void write_hetero(const dataset& ds, const fs::path& dir) {
     meta.tasks.push_back(write_node_task(
         dir, ds, h.target_type, off, ds.task_name.empty() ? "node_classification" : ds.task_name));
   }
+  if (ds.link) {
+    // One item set per relation, typed "src:relation:dst", local ids; pairs in stored order.
+    const link_task& lt = *ds.link;
+    task_meta task;
+    task.name = lt.name.empty() ? "link_prediction" : lt.name;
+    auto write_set = [&](const pair_set& s, const char* stem) {
+      std::vector<item_set_meta> sets;
+      for (std::size_t r = 0; r < h.edge_types.size(); ++r) {
+        auto const parts = split_edge_type(h.edge_types[r], ds.name);
+        vid_t const so = h.node_offsets[static_cast<std::size_t>(h.node_type_index(parts[0]))];
+        vid_t const d_off = h.node_offsets[static_cast<std::size_t>(h.node_type_index(parts[2]))];
+        std::vector<std::int64_t> pairs, labels, indexes;
+        for (std::size_t i = 0; i < s.src.size(); ++i) {
+          if (s.relation[i] != static_cast<std::int32_t>(r)) continue;
+          pairs.push_back(s.src[i] - so);
+          pairs.push_back(s.dst[i] - d_off);
+          if (!s.labels.empty()) labels.push_back(s.labels[i]);
+          if (!s.indexes.empty()) indexes.push_back(s.indexes[i]);
+        }
+        if (pairs.empty()) continue;
+        item_set_meta set;
+        set.type = h.edge_types[r];
+        auto const m = static_cast<std::int64_t>(pairs.size() / 2);
+        std::int64_t const pshape[2] = {m, 2};
+        std::int64_t const shape[1] = {m};
+        std::string const base = fmt::format("set/link_{}_{}", stem, file_stem(h.edge_types[r]));
+        write_item(dir, set, "seeds", base + "_seeds.npy", pairs, pshape);
+        if (!labels.empty()) write_item(dir, set, "labels", base + "_labels.npy", labels, shape);
+        if (!indexes.empty()) {
+          write_item(dir, set, "indexes", base + "_indexes.npy", indexes, shape);
+        }
+        sets.push_back(std::move(set));
+      }
+      return sets;
+    };
+    task.train_set = write_set(lt.train, "train");
+    task.validation_set = write_set(lt.valid, "valid");
+    task.test_set = write_set(lt.test, "test");
+    if (ds.link_first) {
+      meta.tasks.insert(meta.tasks.begin(), std::move(task));
+    } else {
+      meta.tasks.push_back(std::move(task));
+    }
+  }
   write_metadata(meta, dir / kMetadataFile);
 }
 
@@ -1462,6 +1645,13 @@ void validate_dataset(const dataset& ds, const std::string& what) {
       COOPGNN_IO_FAIL(
           "{}: link.train holds training positives only: its labels and indexes must be empty",
           what);
+    }
+    if (!ds.hetero) {
+      for (const pair_set* s : {&lt.train, &lt.valid, &lt.test}) {
+        if (!s->relation.empty()) {
+          COOPGNN_IO_FAIL("{}: link pairs carry relations but the graph is untyped", what);
+        }
+      }
     }
     check_item_range(lt.item_begin, lt.item_end, n, fmt::format("{}: link", what));
   }

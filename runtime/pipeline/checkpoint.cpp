@@ -200,6 +200,7 @@ json model_config_json(const models::model_config& c) {
             {"activation", models::to_string(c.activation)},
             {"decoder_hidden", c.decoder_hidden}};
   j["decoder"] = c.decoder ? json(models::to_string(*c.decoder)) : json(nullptr);
+  if (c.decoder == models::decoder_kind::distmult) j["decoder_relations"] = c.decoder_relations;
   if (c.kind == models::conv_kind::gat) {
     j["gat"] = {{"heads", c.gat.heads},
                 {"out_heads", c.out_heads},
@@ -237,6 +238,9 @@ models::model_config model_config_of(const json& j, const fs::path& manifest) {
   c.seed = get_key<std::uint64_t>(j, "seed", manifest);
   c.layer_norm = get_key<bool>(j, "layer_norm", manifest);
   c.decoder_hidden = get_key<std::int64_t>(j, "decoder_hidden", manifest);
+  if (c.decoder == models::decoder_kind::distmult) {
+    c.decoder_relations = get_key<std::int64_t>(j, "decoder_relations", manifest);
+  }
   if (c.kind == models::conv_kind::gat) {
     json const g = get_key<json>(j, "gat", manifest);
     c.gat.heads = get_key<std::int64_t>(g, "heads", manifest);

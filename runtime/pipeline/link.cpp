@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <unordered_map>
 
 #include "kernels/dense/gemm.hpp"
@@ -30,11 +31,29 @@ vid_t negative_tail(std::uint64_t run_seed, std::uint32_t batch, std::int64_t po
   COOPGNN_FAIL("negative sampling: 64 draws for positive {} hit its source {}", positive, src);
 }
 
+std::pair<vid_t, vid_t> relation_tail_range(const hetero_schema& h, std::int64_t r) {
+  COOPGNN_EXPECTS(r >= 0 && r < static_cast<std::int64_t>(h.edge_types.size()),
+                  "relation {} is outside the graph's {} edge types", r, h.edge_types.size());
+  auto const parts = split_edge_type(h.edge_types[static_cast<std::size_t>(r)], "negatives");
+  auto const t = static_cast<std::size_t>(h.node_type_index(parts[2]));
+  return {h.node_offsets[t], h.node_offsets[t + 1]};
+}
+
 link_batch make_link_batch(const link_task& task, std::span<const vid_t> positives, int negatives,
-                           std::uint64_t run_seed, std::uint32_t batch, vid_t num_nodes) {
+                           std::uint64_t run_seed, std::uint32_t batch, vid_t num_nodes,
+                           const hetero_schema* schema) {
   COOPGNN_EXPECTS(negatives >= 0, "--negatives {} is negative", negatives);
   vid_t const lo = task.user_item() ? task.item_begin : 0;
   vid_t const hi = task.user_item() ? task.item_end : num_nodes;
+  bool const typed = !task.train.relation.empty();
+  COOPGNN_EXPECTS(!typed || schema != nullptr,
+                  "link batch: task '{}' has typed pairs but no schema was given", task.name);
+  std::vector<std::pair<vid_t, vid_t>> ranges;  // typed: the tail range of every relation
+  if (typed) {
+    for (std::size_t r = 0; r < schema->edge_types.size(); ++r) {
+      ranges.push_back(relation_tail_range(*schema, static_cast<std::int64_t>(r)));
+    }
+  }
   link_batch out;
   auto const m = positives.size() * static_cast<std::size_t>(1 + negatives);
   out.src_rows.reserve(m);
@@ -60,8 +79,19 @@ link_batch make_link_batch(const link_task& task, std::span<const vid_t> positiv
                     task.train.size());
     vid_t const u = task.train.src[static_cast<std::size_t>(i)];
     add(u, task.train.dst[static_cast<std::size_t>(i)], 1.0f);
+    auto [tlo, thi] = std::pair{lo, hi};
+    std::int64_t r = 0;
+    if (typed) {
+      r = task.train.relation[static_cast<std::size_t>(i)];
+      COOPGNN_EXPECTS(r >= 0 && static_cast<std::size_t>(r) < ranges.size(),
+                      "link batch: positive {} has relation {} outside [0, {})", i, r,
+                      ranges.size());
+      std::tie(tlo, thi) = ranges[static_cast<std::size_t>(r)];
+      out.relations.push_back(r);
+    }
     for (int j = 0; j < negatives; ++j) {
-      add(u, negative_tail(run_seed, batch, i, j, u, lo, hi), 0.0f);
+      add(u, negative_tail(run_seed, batch, i, j, u, tlo, thi), 0.0f);
+      if (typed) out.relations.push_back(r);
     }
   }
   return out;
@@ -100,8 +130,10 @@ std::vector<float> score_pairs(const models::link_decoder<float>& decoder, const
     auto const hi = std::min(set.size(), lo + chunk);
     std::vector<std::int64_t> const src(set.src.begin() + lo, set.src.begin() + hi);
     std::vector<std::int64_t> const dst(set.dst.begin() + lo, set.dst.begin() + hi);
-    buffer<float> const s =
-        decoder.forward(host, host_view(z), host_view(src), host_view(dst), nullptr);
+    std::vector<std::int64_t> rel;
+    if (!set.relation.empty()) rel.assign(set.relation.begin() + lo, set.relation.begin() + hi);
+    buffer<float> const s = decoder.forward(host, host_view(z), host_view(src), host_view(dst),
+                                            host_view(std::as_const(rel)), nullptr);
     std::copy(s.host().begin(), s.host().end(), scores.begin() + lo);
   }
   return scores;

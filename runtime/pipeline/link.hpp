@@ -37,14 +37,26 @@ struct link_batch {
   std::vector<std::int64_t> dst_rows;          ///< [m] pair destination as a row of targets
   std::vector<float> labels;                   ///< [m] 1 for a positive, 0 for a negative
   std::vector<std::pair<vid_t, vid_t>> pairs;  ///< [m] the pairs as global ids
+  /// [m] each pair's relation (its positive's, an edge-type index) on a typed task; empty
+  /// when the task's pairs carry no relations.
+  std::vector<std::int64_t> relations;
 };
+
+/// The tail range [lo, hi) of the negatives of relation r's pairs on a typed graph: the global
+/// ids of the relation's destination node type ("src:rel:dst" -> dst).
+/// @throws logic_error for r outside [0, R).
+std::pair<vid_t, vid_t> relation_tail_range(const hetero_schema& h, std::int64_t r);
 
 /// Builds the pairs of `positives` (indices into task.train; this PE's share of the global
 /// batch) with `negatives` keyed negatives each (negative_tail; tails over the items on
-/// user-item data, over [0, num_nodes) otherwise). O(m) expected with a hash map.
-/// @throws logic_error for an index outside task.train or negatives < 0.
+/// user-item data; on a typed task (task.train.relation set, `schema` given) over the
+/// destination node type of the positive's relation, relation_tail_range, and each negative
+/// keeps its positive's relation; over [0, num_nodes) otherwise). O(m) expected with a hash map.
+/// @throws logic_error for an index outside task.train, negatives < 0, or a typed task without
+///         its schema.
 link_batch make_link_batch(const link_task& task, std::span<const vid_t> positives, int negatives,
-                           std::uint64_t run_seed, std::uint32_t batch, vid_t num_nodes);
+                           std::uint64_t run_seed, std::uint32_t batch, vid_t num_nodes,
+                           const hetero_schema* schema = nullptr);
 
 /// Metrics of one evaluation set: the model-selection value and every metric computed.
 struct link_eval {
@@ -62,7 +74,8 @@ std::string link_metric_name(const link_task& task, const pair_set& set, int top
 /// @throws logic_error as link_metric_name.
 std::string link_task_metric_name(const link_task& task, int topk);
 
-/// Scores every pair of `set` with `decoder` on host embeddings z [|V|, d] (in chunks) and
+/// Scores every pair of `set` with `decoder` on host embeddings z [|V|, d] (in chunks; the
+/// distmult decoder with each pair's set.relation, relation 0 when the set has none) and
 /// computes: with `indexes`, MRR (ties against the positive), OGB's MRR, Hits@1/10/50
 /// (models/link_metrics.hpp); with both labels present, ROC-AUC and average precision.
 /// metric_name: "mrr" with queries, else "roc_auc".

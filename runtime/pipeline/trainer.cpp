@@ -111,6 +111,10 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   if (link) {
     mc.decoder = cfg.decoder;
     mc.decoder_hidden = cfg.decoder_hidden > 0 ? cfg.decoder_hidden : cfg.hidden;
+    // DistMult: one diagonal per edge type of the graph (the pairs' relation indices are
+    // edge-type indices); 1 on untyped graphs.
+    mc.decoder_relations =
+        ds.hetero ? static_cast<std::int64_t>(ds.hetero->edge_types.size()) : std::int64_t{1};
   }
   mc.num_layers = static_cast<int>(cfg.fanouts.size());
   mc.linear_head = cfg.linear_head;
@@ -159,9 +163,25 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                     "untyped CSC, build_csc(num_nodes, src, dst), without relation fanouts)",
                     ds.name, ds.hetero->node_types.size(), ds.hetero->edge_types.size(),
                     models::to_string(cfg.model));
-    COOPGNN_EXPECTS(cfg.task == task_kind::node_classification,
-                    "dataset '{}': link prediction on heterogeneous graphs is not built yet",
+    COOPGNN_EXPECTS(!merged || cfg.task == task_kind::node_classification,
+                    "dataset '{}': link prediction on a heterogeneous graph takes --model rgcn "
+                    "(its pairs carry their relation; the relations-merged view has none)",
                     ds.name);
+    if (cfg.task == task_kind::link_prediction && ds.link) {
+      // Typed link prediction: pairs carry their relation (validate_dataset checks them).
+      for (const pair_set* s : {&ds.link->train, &ds.link->valid, &ds.link->test}) {
+        COOPGNN_EXPECTS(s->relation.size() == s->src.size(),
+                        "dataset '{}': a link set has {} pairs but {} relations (pairs of a "
+                        "heterogeneous graph's task name their relation)",
+                        ds.name, s->src.size(), s->relation.size());
+      }
+      for (std::size_t r = 0; r < ds.hetero->edge_types.size(); ++r) {
+        reverse_relation_.push_back(
+            cfg.exclude == exclude_kind::reverse
+                ? reverse_edge_type(*ds.hetero, static_cast<std::int64_t>(r))
+                : -1);
+      }
+    }
     COOPGNN_EXPECTS(
         merged || (g.num_relations == static_cast<std::int32_t>(ds.hetero->edge_types.size()) &&
                    (g.typed() || g.num_edges() == 0)),
@@ -500,7 +520,8 @@ link_batch trainer::link_pairs(const pe_state& pe, std::span<const vid_t> global
     auto const lo = B * p / P, hi = B * (p + 1) / P;
     mine.assign(global_batch.begin() + lo, global_batch.begin() + hi);
   }
-  return make_link_batch(*ds_.link, mine, cfg_.negatives, pe.run_seed, batch_index, ds_.num_nodes);
+  return make_link_batch(*ds_.link, mine, cfg_.negatives, pe.run_seed, batch_index, ds_.num_nodes,
+                         ds_.hetero ? &*ds_.hetero : nullptr);
 }
 
 void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
@@ -566,11 +587,23 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   // layer's sample, on every PE alike.
   std::vector<std::uint64_t> excluded;
   if (link && cfg_.exclude != exclude_kind::none) {
+    // Typed: u -> v in the positive's relation r, and v -> u in r's reverse edge type when the
+    // schema has one (reverse_edge_type).
+    auto const R = g_.num_relations;
+    bool const typed = !ds_.link->train.relation.empty();
     for (vid_t i : global_batch) {
-      vid_t const u = ds_.link->train.src[static_cast<std::size_t>(i)];
-      vid_t const v = ds_.link->train.dst[static_cast<std::size_t>(i)];
-      excluded.push_back(edge_exclusion_key(u, v));
-      if (cfg_.exclude == exclude_kind::reverse) excluded.push_back(edge_exclusion_key(v, u));
+      auto const k = static_cast<std::size_t>(i);
+      vid_t const u = ds_.link->train.src[k];
+      vid_t const v = ds_.link->train.dst[k];
+      if (!typed) {
+        excluded.push_back(edge_exclusion_key(u, v));
+        if (cfg_.exclude == exclude_kind::reverse) excluded.push_back(edge_exclusion_key(v, u));
+        continue;
+      }
+      std::int32_t const r = ds_.link->train.relation[k];
+      excluded.push_back(edge_exclusion_key(u, v, r, R));
+      std::int64_t const rev = reverse_relation_[static_cast<std::size_t>(r)];
+      if (rev >= 0) excluded.push_back(edge_exclusion_key(v, u, static_cast<std::int32_t>(rev), R));
     }
     std::sort(excluded.begin(), excluded.end());
     excluded.erase(std::unique(excluded.begin(), excluded.end()), excluded.end());
@@ -605,7 +638,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   models::linear_cache<float> head_cache;
   models::decoder_cache<float> dec_cache;
   tensor<float> logits;
-  buffer<std::int64_t> pair_src, pair_dst;
+  buffer<std::int64_t> pair_src, pair_dst, pair_rel;
   buffer<float> scores;
   std::int64_t z_rows = 0;
   buffer_view<const vid_t> const seed_ids{blocks[0].src_ids, seeds.size(), blocks[0].space};
@@ -635,8 +668,9 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       z_rows = h.rows();
       pair_src = upload<std::int64_t>(ctx, lb.src_rows);
       pair_dst = upload<std::int64_t>(ctx, lb.dst_rows);
-      scores =
-          pe.model.decoder()->forward(ctx, h.view(), pair_src.view(), pair_dst.view(), &dec_cache);
+      pair_rel = upload<std::int64_t>(ctx, lb.relations);
+      scores = pe.model.decoder()->forward(ctx, h.view(), pair_src.view(), pair_dst.view(),
+                                           pair_rel.view(), &dec_cache);
       working_set += dec_cache.bytes() + static_cast<std::int64_t>(h.bytes() + scores.bytes());
     } else if (auto* head = pe.model.head()) {
       logits = head->forward(ctx, h.view(), seed_ids, sk, &head_cache);
@@ -663,8 +697,8 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       buffer<float> gs(ctx, scores.size());
       loss = bce_with_logits<float>(ctx, scores.view(), labels_placed.view(), 1.0f / pairs_total,
                                     gs.view());
-      grad = pe.model.decoder()->backward(ctx, gs.view(), pair_src.view(), pair_dst.view(), z_rows,
-                                          dec_cache);
+      grad = pe.model.decoder()->backward(ctx, gs.view(), pair_src.view(), pair_dst.view(),
+                                          pair_rel.view(), z_rows, dec_cache);
       if (coop) {
         grad = exchange_push(ctx, rows, pair_route, std::move(grad));
         m.record(-1, "backward");

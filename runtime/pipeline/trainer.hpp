@@ -389,6 +389,9 @@ class trainer {
   std::vector<std::shared_ptr<const placed_graph>> graphs_;  // [P]; null: the PE samples on
                                                              // the host graph
   std::vector<vid_t> items_;  // the training items: ds.train, or 0..|link.train|-1
+  // Typed link prediction: the reverse edge type of each relation (reverse_edge_type; -1 none),
+  // whose edges --exclude reverse also removes.
+  std::vector<std::int64_t> reverse_relation_;
 };
 
 }  // namespace coopgnn

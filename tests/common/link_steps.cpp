@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <set>
+#include <tuple>
 
 #include "runtime/core/rng.hpp"
 #include "tests/common/graphs.hpp"
+#include "tests/common/steps.hpp"
 
 namespace coopgnn::test {
 
@@ -61,6 +64,94 @@ link_fixture make_link_fixture(vid_t n, std::uint64_t seed) {
 const link_fixture& link_data() {
   static const link_fixture f = make_link_fixture(600, 5);
   return f;
+}
+
+link_fixture make_typed_link_fixture(const std::vector<std::int32_t>& relations, int negatives) {
+  auto const& base = hetero_protocol_data();
+  link_fixture f;
+  f.ds = base.ds;
+  const hetero_schema& h = *f.ds.hetero;
+  std::int32_t const reverse_of[5] = {1, 0, 3, 2, 4};
+  std::set<std::tuple<vid_t, vid_t, std::int32_t>> arcs;  // (u, v, r)
+  for (std::size_t e = 0; e < f.ds.src.size(); ++e) {
+    arcs.emplace(f.ds.src[e], f.ds.dst[e], h.edge_type[e]);
+  }
+  std::mt19937_64 gen(17);
+  link_task t;
+  t.name = "typed_link";
+  std::set<std::tuple<vid_t, vid_t, std::int32_t>> removed;
+  std::int64_t query = 0;
+  for (std::int32_t r : relations) {
+    vid_t const lo = r == 1 ? vid_t{300} : r == 3 ? vid_t{550} : vid_t{0};
+    vid_t const hi = r == 1 ? vid_t{550} : r == 3 ? vid_t{558} : vid_t{300};
+    std::int64_t k = 0;
+    for (auto const& [u, v, rr] : arcs) {
+      if (rr != r) continue;
+      if (k++ % 8 != 0) {
+        t.train.src.push_back(u);
+        t.train.dst.push_back(v);
+        t.train.relation.push_back(r);
+        continue;
+      }
+      removed.emplace(u, v, r);
+      removed.emplace(v, u, reverse_of[r]);
+      auto add = [&](vid_t w, std::int64_t label) {
+        t.test.src.push_back(u);
+        t.test.dst.push_back(w);
+        t.test.relation.push_back(r);
+        t.test.labels.push_back(label);
+        t.test.indexes.push_back(query);
+      };
+      add(v, 1);
+      std::set<vid_t> drawn;
+      while (static_cast<int>(drawn.size()) < negatives) {
+        vid_t const w = lo + static_cast<vid_t>(gen() % static_cast<std::uint64_t>(hi - lo));
+        if (w == u || arcs.count({u, w, r}) != 0 || !drawn.insert(w).second) continue;
+        add(w, 0);
+      }
+      ++query;
+    }
+  }
+  // Training positives whose edge was removed as another held-out edge's reverse (relation 4)
+  // stay positives but leave the graph: only held-out edges and their reverses are removed.
+  std::vector<vid_t> src, dst;
+  std::vector<std::int32_t> rel;
+  for (std::size_t e = 0; e < f.ds.src.size(); ++e) {
+    if (removed.count({f.ds.src[e], f.ds.dst[e], h.edge_type[e]}) != 0) continue;
+    src.push_back(f.ds.src[e]);
+    dst.push_back(f.ds.dst[e]);
+    rel.push_back(h.edge_type[e]);
+  }
+  f.ds.src = std::move(src);
+  f.ds.dst = std::move(dst);
+  f.ds.hetero->edge_type = std::move(rel);
+  f.ds.link = std::move(t);
+  f.g = build_csc(f.ds.num_nodes, f.ds.src, f.ds.dst, f.ds.hetero->edge_type,
+                  static_cast<std::int32_t>(f.ds.hetero->edge_types.size()));
+  return f;
+}
+
+const link_fixture& typed_link_data() {
+  static const link_fixture f = make_typed_link_fixture({1, 4}, 5);
+  return f;
+}
+
+train_config typed_link_cfg(minibatch_mode mode, int P) {
+  train_config c;
+  c.task = task_kind::link_prediction;
+  c.mode = mode;
+  c.num_pes = P;
+  c.model = models::conv_kind::rgcn;
+  c.num_bases = 2;
+  c.decoder = models::decoder_kind::distmult;
+  c.hidden = 8;
+  c.out_dim = 6;
+  c.fanouts = {3, 2};
+  c.batch_size = 41;
+  c.negatives = 2;
+  c.dropout = 0.2f;
+  c.seed = 19;
+  return c;
 }
 
 train_config link_cfg(minibatch_mode mode, int P) {

@@ -23,6 +23,21 @@ link_fixture make_link_fixture(vid_t n, std::uint64_t seed);
 /// make_link_fixture(600, 5), built once per process.
 const link_fixture& link_data();
 
+/// A typed link-prediction task on test::hetero_protocol_data() (papers with class-revealing
+/// features; relations 0 author:writes:paper, 1 paper:written_by:author, 2 subject:has:paper,
+/// 3 paper:in:subject, 4 paper:cites:paper): for each relation r of `relations`, its distinct
+/// arcs u -> v in (u, v) order; every 8th goes to the test set with `negatives` distinct tails w
+/// of r's destination type (w != u, u -> w not an r-arc; std::mt19937_64, seed 17) as one query
+/// (labels, indexes), and leaves the graph together with its reverse (v -> u in relation 0 for
+/// relation 1, in relation 4 for relation 4, in 1 for 0, 3 for 2, 2 for 3); the other arcs are
+/// the training positives. Every pair carries its relation.
+link_fixture make_typed_link_fixture(const std::vector<std::int32_t>& relations, int negatives);
+/// make_typed_link_fixture({1, 4}, 5), built once per process.
+const link_fixture& typed_link_data();
+/// The base configuration of the typed link tests: R-GCN (2 bases) 12 -> 8 -> 6 with the
+/// distmult decoder, fanouts 3,2, B = 41 positives, 2 negatives each, dropout 0.2, seed 19.
+train_config typed_link_cfg(minibatch_mode mode, int P);
+
 /// The base configuration of the link-prediction protocol tests: SAGE 8 -> 6, fanouts 4,3,
 /// B = 37 positives, 2 negatives each, dropout 0.2, seed 13.
 train_config link_cfg(minibatch_mode mode, int P);

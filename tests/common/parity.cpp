@@ -501,6 +501,43 @@ std::vector<op_case> parity_cases() {
                    append(out, download<float>(ctx, r.weights.view()));
                    return out;
                  }});
+  // Typed edge exclusion: 3 seeds x R = 3 rows; one (t, s) pair in two relations, excluded
+  // in one of them only; every 4th other edge excluded.
+  all.push_back({"exclude_edges_typed", 0.0, [](const exec_context& ctx) {
+                   std::int32_t const R = 3;
+                   std::vector<vid_t> const seeds = {5, 7, 9};
+                   std::vector<eid_t> const indptr = {0, 2, 2, 9, 12, 12, 20, 21, 25, 33};
+                   std::vector<vid_t> nbrs;
+                   std::vector<float> w;
+                   for (int e = 0; e < 33; ++e) {
+                     nbrs.push_back((e * 5) % 17 + 100);
+                     w.push_back(1.0f / static_cast<float>(1 + e % 4));
+                   }
+                   nbrs[12] = nbrs[0];  // row 5 (seed 7, relation 2) vs row 0 (seed 5, rel 0)
+                   nbrs[3] = nbrs[0];   // row 2 (seed 5, relation 2): the pair of row 0
+                   std::vector<std::uint64_t> keys = {edge_exclusion_key(nbrs[0], 5, 0, R)};
+                   for (std::size_t q = 0; q + 1 < indptr.size(); ++q) {
+                     for (eid_t e = indptr[q]; e < indptr[q + 1]; ++e) {
+                       if (e % 4 == 1) {
+                         keys.push_back(edge_exclusion_key(nbrs[static_cast<std::size_t>(e)],
+                                                           seeds[q / R],
+                                                           static_cast<std::int32_t>(q % R), R));
+                       }
+                     }
+                   }
+                   std::sort(keys.begin(), keys.end());
+                   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+                   sampled_buffers sb{upload<eid_t>(ctx, indptr), upload<vid_t>(ctx, nbrs),
+                                      upload<float>(ctx, w)};
+                   auto const ds = upload<vid_t>(ctx, seeds);
+                   auto const dk = upload<std::uint64_t>(ctx, keys);
+                   auto const r = exclude_edges(ctx, ds.view(), sb, dk.view());
+                   std::vector<double> out;
+                   append(out, download<eid_t>(ctx, r.indptr.view()));
+                   append(out, download<vid_t>(ctx, r.nbrs.view()));
+                   append(out, download<float>(ctx, r.weights.view()));
+                   return out;
+                 }});
   return all;
 }
 

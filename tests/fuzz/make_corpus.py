@@ -273,3 +273,7 @@ put("link", "4_test_labels.bin", b"\x04" + npy(np.array([1, 0, 1, 1], dtype=np.i
 put("link", "5_test_indexes.bin", b"\x05" + npy(np.array([0, 0, 1, 2], dtype=np.int64)))
 put("link", "3_test_seeds_out_of_range.bin", b"\x03" + npy(np.array([[0, 8], [1, 2], [3, 4], [5, 6]], dtype=np.int64)))
 put("link", "2_neg_k0.bin", b"\x02" + npy(np.zeros((4, 0), dtype=np.int64)))
+# byte 0 in 6..11: the typed directory (item sets typed by relation, 8 vertices per type)
+put("link", "typed_0_train_seeds.bin", b"\x06" + npy(pairs))
+put("link", "typed_1_valid_seeds.bin", b"\x07" + npy(pairs[:, ::-1].copy()))
+put("link", "typed_2_neg_k0.bin", b"\x08" + npy(np.zeros((4, 0), dtype=np.int64)))

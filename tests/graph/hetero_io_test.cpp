@@ -10,6 +10,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
+#include "runtime/graph/npy.hpp"
 #include "tests/common/files.hpp"
 
 namespace coopgnn {
@@ -144,6 +145,113 @@ TEST(HeteroIo, ValidateRejectsAnEdgeOutsideItsRelation) {
               HasSubstr("x: edge type 'a::b' must be"));
   auto const parts = split_edge_type("paper:cites:paper", "x");
   EXPECT_EQ(parts[1], "cites");
+}
+
+/// tiny() with a typed link task: train user:buys:item (0 -> 3) and user:follows:user (1 -> 0);
+/// test: a query on user:buys:item (2 -> 4 positive, 2 -> 3 negative) and one on
+/// user:follows:user (2 -> 1 positive, 2 -> 0 negative).
+dataset tiny_link() {
+  dataset ds = tiny();
+  link_task t;
+  t.name = "typed_lp";
+  t.train.src = {0, 1};
+  t.train.dst = {3, 0};
+  t.train.relation = {0, 2};
+  t.test.src = {2, 2, 2, 2};
+  t.test.dst = {4, 3, 1, 0};
+  t.test.relation = {0, 0, 2, 2};
+  t.test.labels = {1, 0, 1, 0};
+  t.test.indexes = {0, 0, 1, 1};
+  ds.link = std::move(t);
+  return ds;
+}
+
+TEST(HeteroIo, TypedLinkSetsRoundTripWithLocalIdsAndRelations) {
+  temp_dir d;
+  write_dataset(tiny_link(), d / "t");
+  std::string const yaml = read_text(d / "t" / "metadata.yaml");
+  EXPECT_THAT(yaml, HasSubstr("name: typed_lp"));
+  EXPECT_THAT(yaml, HasSubstr("path: set/link_test_user__buys__item_seeds.npy"));
+  // Local ids on disk: item 4 is item 1 of its type.
+  dataset_read_options o = typed();
+  o.task = "typed_lp";
+  dataset const back = read_dataset(d / "t", o);
+  ASSERT_TRUE(back.link.has_value());
+  const link_task& t = *back.link;
+  EXPECT_EQ(t.name, "typed_lp");
+  EXPECT_EQ(t.train.src, (std::vector<vid_t>{0, 1}));
+  EXPECT_EQ(t.train.dst, (std::vector<vid_t>{3, 0}));
+  EXPECT_EQ(t.train.relation, (std::vector<std::int32_t>{0, 2}));
+  EXPECT_EQ(t.test.src, (std::vector<vid_t>{2, 2, 2, 2}));
+  EXPECT_EQ(t.test.dst, (std::vector<vid_t>{4, 3, 1, 0}));
+  EXPECT_EQ(t.test.relation, (std::vector<std::int32_t>{0, 0, 2, 2}));
+  EXPECT_EQ(t.test.labels, (std::vector<std::int64_t>{1, 0, 1, 0}));
+  EXPECT_EQ(t.test.indexes, (std::vector<std::int64_t>{0, 0, 1, 1}));
+  // Both tasks by default: the node classification and the typed link task.
+  dataset const both = read_dataset(d / "t", typed());
+  EXPECT_TRUE(both.link.has_value());
+  EXPECT_EQ(both.train, (std::vector<vid_t>{0}));
+  auto const seeds = read_npy<std::int64_t>(d / "t" / "set/link_test_user__buys__item_seeds.npy");
+  EXPECT_EQ(seeds.data, (std::vector<std::int64_t>{2, 1, 2, 0}));
+  EXPECT_EQ(reverse_edge_type(*back.hetero, 0), 1);
+  EXPECT_EQ(reverse_edge_type(*back.hetero, 1), 0);
+  EXPECT_EQ(reverse_edge_type(*back.hetero, 2), 2);  // user:follows:user is its own reverse
+}
+
+TEST(HeteroIo, TypedLinkSetErrorsNameTheFileOrKey) {
+  temp_dir d;
+  auto fresh = [&] {
+    fs::remove_all(d / "t");
+    write_dataset(tiny_link(), d / "t");
+  };
+  dataset_read_options o = typed();
+  o.task = "typed_lp";
+  auto err = [&] { return error_of([&] { (void)read_dataset(d / "t", o); }); };
+  fresh();
+  // An item set whose type is no edge type.
+  replace_in(d / "t" / "metadata.yaml", "      - type: user:follows:user\n",
+             "      - type: user:likes:user\n");
+  EXPECT_THAT(err(), HasSubstr(".type 'user:likes:user' is not an edge type of graph.edges"));
+  fresh();
+  replace_in(d / "t" / "metadata.yaml", "      - type: user:follows:user\n",
+             "      - type: user\n");
+  EXPECT_THAT(err(), HasSubstr("edge type 'user' must be 'src_type:relation:dst_type'"));
+  fresh();
+  // A destination id beyond its type (item has 2 vertices; local id 2), naming the file.
+  {
+    std::vector<std::int64_t> const bad = {2, 2, 2, 0};
+    std::int64_t const shape[2] = {2, 2};
+    write_npy(d / "t" / "set/link_test_user__buys__item_seeds.npy",
+              std::span<const std::int64_t>(bad), shape);
+  }
+  EXPECT_THAT(err(), HasSubstr("link_test_user__buys__item_seeds.npy"));
+  EXPECT_THAT(err(), HasSubstr("pair destination (column 1)"));
+  fresh();
+  // An untyped link item set on a typed graph.
+  replace_in(d / "t" / "metadata.yaml",
+             "      - type: user:follows:user\n        data:", "      - data:");
+  EXPECT_THAT(err(), HasSubstr("has no type: link-prediction item sets of a heterogeneous graph"));
+  // validate_dataset: a pair outside its relation, a missing relation.
+  dataset ds = tiny_link();
+  ds.link->test.relation[0] = 2;  // 2 -> 4 is user -> item, not user:follows:user
+  EXPECT_THAT(error_of([&] { validate_dataset(ds, "tiny"); }),
+              HasSubstr("link.test pair 0 (2 -> 4) does not fit its relation 'user:follows:user'"));
+  ds = tiny_link();
+  ds.link->train.relation.clear();
+  EXPECT_THAT(error_of([&] { validate_dataset(ds, "tiny"); }),
+              HasSubstr("link.train has 2 pairs but 0 relations"));
+  dataset flat;
+  flat.name = "flat";
+  flat.num_nodes = 3;
+  flat.src = {0};
+  flat.dst = {1};
+  link_task lt;
+  lt.train.src = {0};
+  lt.train.dst = {1};
+  lt.train.relation = {0};
+  flat.link = lt;
+  EXPECT_THAT(error_of([&] { validate_dataset(flat, "flat"); }),
+              HasSubstr("link pairs carry relations but the graph is untyped"));
 }
 
 }  // namespace

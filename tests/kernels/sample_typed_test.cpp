@@ -405,10 +405,59 @@ TEST(TypedBlock, KeepsTheBlockInvariantsOnEveryBackendEntry) {
     EXPECT_EQ(h.weights, b.weights);
     EXPECT_EQ(to_host(ctx, copy_block(ctx, bb)).num_relations, 3);
     EXPECT_EQ(upload_block(ctx, b).num_relations, 3);
-    // Edge exclusion refuses typed samples (R rows per seed).
-    std::vector<std::uint64_t> const keys = {edge_exclusion_key(0, 1)};
+    // Edge exclusion on a typed sample: row q = i R + r drops t -> dst[i] exactly when the key
+    // (t << 32) | (dst[i] R + r) (written out here) is listed, so an edge of one relation is
+    // never dropped for the same pair's key under another (the hub, vertex 1, has both).
+    auto const hs = s;  // the host sample
+    std::int64_t const Rr = 3;
+    std::vector<std::uint64_t> keys;
+    for (std::int64_t q = 0; q < static_cast<std::int64_t>(dst.size()) * Rr; ++q) {
+      for (eid_t e = hs.indptr[q]; e < hs.indptr[q + 1]; ++e) {
+        if (e % 3 != 0) continue;
+        auto const sd = static_cast<std::uint64_t>(dst[static_cast<std::size_t>(q / Rr)]);
+        keys.push_back((static_cast<std::uint64_t>(hs.nbrs[e]) << 32) |
+                       (sd * Rr + static_cast<std::uint64_t>(q % Rr)));
+      }
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    EXPECT_EQ(edge_exclusion_key(5, 7, 2, 3), (std::uint64_t{5} << 32) | 23u);
+    EXPECT_EQ(edge_exclusion_key(5, 7, 0, 1), edge_exclusion_key(5, 7));
+    EXPECT_THROW((void)edge_exclusion_key(5, 7, 3, 3), logic_error);
+    EXPECT_THROW((void)edge_exclusion_key(5, vid_t{1} << 31, 1, 2), logic_error);
     auto const dk = upload<std::uint64_t>(ctx, keys);
-    EXPECT_THROW(exclude_edges(ctx, ds.view(), sb, dk.view()), logic_error);
+    auto const ex = exclude_edges(ctx, ds.view(), sb, dk.view());
+    auto const ip = download<eid_t>(ctx, ex.indptr.view());
+    auto const nb = download<vid_t>(ctx, ex.nbrs.view());
+    ASSERT_EQ(ip.size(), dst.size() * 3 + 1);
+    std::int64_t dropped = 0, kept_other_relation = 0;
+    std::set<std::pair<vid_t, vid_t>> dropped_pairs;
+    for (std::int64_t q = 0; q < static_cast<std::int64_t>(dst.size()) * Rr; ++q) {
+      std::vector<vid_t> expect;
+      auto const sd = static_cast<std::uint64_t>(dst[static_cast<std::size_t>(q / Rr)]);
+      for (eid_t e = hs.indptr[q]; e < hs.indptr[q + 1]; ++e) {
+        auto const key = (static_cast<std::uint64_t>(hs.nbrs[e]) << 32) |
+                         (sd * Rr + static_cast<std::uint64_t>(q % Rr));
+        if (std::binary_search(keys.begin(), keys.end(), key)) {
+          ++dropped;
+          dropped_pairs.emplace(hs.nbrs[e], static_cast<vid_t>(sd));
+        } else {
+          expect.push_back(hs.nbrs[e]);
+        }
+      }
+      std::vector<vid_t> const got(nb.begin() + ip[q], nb.begin() + ip[q + 1]);
+      EXPECT_EQ(got, expect) << "row " << q;
+    }
+    for (std::int64_t q = 0; q < static_cast<std::int64_t>(dst.size()) * Rr; ++q) {
+      auto const sd = dst[static_cast<std::size_t>(q / Rr)];
+      for (eid_t e = ip[q]; e < ip[q + 1]; ++e) {
+        kept_other_relation += static_cast<std::int64_t>(dropped_pairs.count({nb[e], sd}));
+      }
+    }
+    EXPECT_GT(dropped, 0);
+    if (kind == sampler_kind::ns) {  // NS keeps hub 1's pairs in several relations' rows
+      EXPECT_GT(kept_other_relation, 0) << "no pair dropped in one relation and kept in another";
+    }
   }
 }
 

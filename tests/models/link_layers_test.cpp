@@ -179,6 +179,107 @@ TEST(link_decoder, backward_matches_finite_differences) {
   }
 }
 
+TEST(link_decoder, distmult_matches_a_dense_reference) {
+  // s_i = sum_k z[u_i, k] W[r_i, k] z[v_i, k] (Yang et al. 2015), written out here.
+  exec_context const ctx;
+  parameter_set<double> ps;
+  link_decoder<double> dec(decoder_kind::distmult, 4, 0, 6, ps, 3);
+  ps.allocate(ctx);
+  dec.init(ctx, 1);
+  ASSERT_EQ(ps.count(), 1u);
+  EXPECT_EQ(ps.info(0).name, "distmult6.relation");
+  EXPECT_EQ(ps.info(0).rows, 3);
+  EXPECT_EQ(ps.info(0).cols, 4);
+  EXPECT_EQ(dec.num_relations(), 3);
+  auto const z = random_matrix(6, 4, 5);
+  std::vector<std::int64_t> const src = {0, 0, 5, 3, 2, 1};
+  std::vector<std::int64_t> const dst = {1, 4, 5, 0, 2, 1};
+  std::vector<std::int64_t> const rel = {0, 2, 1, 2, 0, 1};
+  {
+    // All-ones diagonals at initialisation: the dot product.
+    auto const s =
+        dec.forward(ctx, host_view(z), host_view(src), host_view(dst), host_view(rel), nullptr);
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      double e = 0;
+      for (std::int64_t j = 0; j < 4; ++j) e += z(src[i], j) * z(dst[i], j);
+      EXPECT_NEAR(s.host()[i], e, 1e-12);
+    }
+  }
+  randomise(ps, 7, -1.0);
+  auto const w = ps.value(0);
+  auto const s =
+      dec.forward(ctx, host_view(z), host_view(src), host_view(dst), host_view(rel), nullptr);
+  bool differs = false;
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    double e = 0, d = 0;
+    for (std::int64_t j = 0; j < 4; ++j) {
+      e += z(src[i], j) * w.host_row(rel[i])[j] * z(dst[i], j);
+      d += z(src[i], j) * z(dst[i], j);
+    }
+    EXPECT_NEAR(s.host()[i], e, 1e-12) << "pair " << i;
+    differs = differs || std::abs(e - d) > 1e-6;
+  }
+  EXPECT_TRUE(differs) << "the relation weights changed nothing";
+  // No relations: relation 0 for every pair.
+  auto const s0 = dec.forward(ctx, host_view(z), host_view(src), host_view(dst), nullptr);
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    double e = 0;
+    for (std::int64_t j = 0; j < 4; ++j) e += z(src[i], j) * w.host_row(0)[j] * z(dst[i], j);
+    EXPECT_NEAR(s0.host()[i], e, 1e-12);
+  }
+  // A relation outside [0, R) and a relation list of the wrong length are refused.
+  std::vector<std::int64_t> bad = rel;
+  bad[3] = 3;
+  EXPECT_THROW(
+      dec.forward(ctx, host_view(z), host_view(src), host_view(dst), host_view(bad), nullptr),
+      logic_error);
+  std::vector<std::int64_t> const short_rel = {0, 1};
+  EXPECT_THROW(
+      dec.forward(ctx, host_view(z), host_view(src), host_view(dst), host_view(short_rel), nullptr),
+      logic_error);
+  parameter_set<double> ps2;
+  EXPECT_THROW(link_decoder<double>(decoder_kind::distmult, 4, 0, 6, ps2, 0), logic_error);
+  EXPECT_EQ(parse_decoder_kind("distmult"), decoder_kind::distmult);
+  EXPECT_EQ(to_string(decoder_kind::distmult), "distmult");
+  EXPECT_THROW(parse_decoder_kind("transe"), logic_error);
+}
+
+TEST(link_decoder, distmult_backward_matches_finite_differences) {
+  exec_context const ctx;
+  parameter_set<double> ps;
+  link_decoder<double> dec(decoder_kind::distmult, 4, 0, 2, ps, 3);
+  ps.allocate(ctx);
+  dec.init(ctx, 3);
+  randomise(ps, 11, -1.0);
+  auto z = random_matrix(7, 4, 12);
+  // Row 6 is read by no pair; relation 1 by two pairs, relation 2 by none (zero gradient).
+  std::vector<std::int64_t> const src = {0, 0, 1, 3, 2, 0};
+  std::vector<std::int64_t> const dst = {1, 4, 5, 0, 2, 0};
+  std::vector<std::int64_t> const rel = {0, 1, 0, 1, 0, 0};
+  auto const r = random_matrix(6, 1, 13);
+  auto loss = [&] {
+    auto const s =
+        dec.forward(ctx, host_view(z), host_view(src), host_view(dst), host_view(rel), nullptr);
+    double l = 0;
+    for (std::size_t i = 0; i < src.size(); ++i)
+      l += r(static_cast<std::int64_t>(i), 0) * s.host()[i];
+    return l;
+  };
+  decoder_cache<double> cache;
+  (void)dec.forward(ctx, host_view(z), host_view(src), host_view(dst), host_view(rel), &cache);
+  fill_zero(ctx, ps.grads());
+  std::vector<double> const gs(r.values().begin(), r.values().end());
+  auto const gz = std::move(dec.backward(ctx, host_view(gs), host_view(src), host_view(dst),
+                                         host_view(rel), 7, cache))
+                      .release_host();
+  for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(gz(6, j), 0.0);
+  expect_gradient("d/dz", z, gz, loss);
+  auto const g = ps.grad(0).flat().host();
+  for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(g[2 * 4 + j], 0.0) << "relation 2 is unused";
+  std::vector<double> const analytic(g.begin(), g.end());
+  expect_gradient("d/dW", ps.value(0).flat().host(), analytic, loss);
+}
+
 TEST(embedding_table, gradient_into_the_table_matches_finite_differences) {
   // The path an embedding row's gradient takes in a link-prediction step, in double: table rows
   // gathered for the block's sources, a SAGE layer, the MLP decoder on pairs, BCE; the table's

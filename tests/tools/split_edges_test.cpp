@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
+#include "tests/common/steps.hpp"
 #include "tools/coopgnn/commands.hpp"
 namespace coopgnn {
 namespace {
@@ -431,6 +433,165 @@ TEST(NegativeSampler, SplitNegativesUniformOverTheGraph) {
   }
   // 24 cells: chi-square(23) 0.999 quantile = 49.73.
   EXPECT_LT(chi_square(counts, expected), 49.73);
+}
+
+}  // namespace
+}  // namespace coopgnn
+
+namespace coopgnn {
+namespace {
+
+using test::error_of;
+using test::run_data_cli;
+using test::temp_dir;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+// Typed splits (split_typed_edges; `split-edges --relation`) on test::hetero_protocol_data():
+// relation 1 paper:written_by:author (papers [0, 300), authors [300, 550)), whose reverse is
+// relation 0 author:writes:paper.
+TEST(SplitTypedEdges, HoldsOutOneRelationAndItsReverseWithTypedNegatives) {
+  dataset const& in = test::hetero_protocol_data().ds;
+  const hetero_schema& h = *in.hetero;
+  std::set<std::pair<vid_t, vid_t>> arcs;  // relation 1's distinct arcs
+  std::multiset<std::tuple<vid_t, vid_t, std::int32_t>> edges_in;
+  for (std::size_t e = 0; e < in.src.size(); ++e) {
+    if (h.edge_type[e] == 1) arcs.emplace(in.src[e], in.dst[e]);
+    edges_in.emplace(in.src[e], in.dst[e], h.edge_type[e]);
+  }
+  for (bool keep : {false, true}) {
+    SCOPED_TRACE(keep ? "keep reverse" : "remove reverse");
+    split_options opt;
+    opt.relation = "paper:written_by:author";
+    opt.negatives = 7;
+    opt.keep_reverse = keep;
+    opt.seed = 3;
+    split_report rep;
+    dataset const out = split_typed_edges(in, opt, &rep);
+    ASSERT_TRUE(out.link && out.hetero);
+    const link_task& t = *out.link;
+    EXPECT_EQ(rep.candidates, static_cast<std::int64_t>(arcs.size()));
+    // Every candidate is exactly one of train / valid / test.
+    std::multiset<std::pair<vid_t, vid_t>> all;
+    for (std::int64_t i = 0; i < t.train.size(); ++i) all.emplace(t.train.src[i], t.train.dst[i]);
+    std::set<std::pair<vid_t, vid_t>> held;
+    for (const pair_set* s : {&t.valid, &t.test}) {
+      ASSERT_EQ(s->relation.size(), s->src.size());
+      ASSERT_EQ(s->size() % 8, 0);  // one positive + 7 negatives per query
+      for (std::int64_t q = 0; q < s->size(); q += 8) {
+        vid_t const u = s->src[q];
+        EXPECT_EQ(s->labels[q], 1);
+        all.emplace(u, s->dst[q]);
+        held.emplace(u, s->dst[q]);
+        std::set<vid_t> negs;
+        for (std::int64_t j = q + 1; j < q + 8; ++j) {
+          vid_t const w = s->dst[j];
+          EXPECT_EQ(s->src[j], u);
+          EXPECT_EQ(s->labels[j], 0);
+          EXPECT_EQ(s->indexes[j], s->indexes[q]);
+          EXPECT_GE(w, 300) << "a negative outside the author type";
+          EXPECT_LT(w, 550) << "a negative outside the author type";
+          EXPECT_EQ(arcs.count({u, w}), 0u) << "a true edge as a negative";
+          negs.insert(w);
+        }
+        EXPECT_EQ(negs.size(), 7u) << "negatives repeat within a query";
+      }
+      for (auto r : s->relation) EXPECT_EQ(r, 1);
+    }
+    for (auto r : t.train.relation) EXPECT_EQ(r, 1);
+    EXPECT_EQ(all.size(), arcs.size());
+    std::set<std::pair<vid_t, vid_t>> const all_set(all.begin(), all.end());
+    EXPECT_EQ(all_set, arcs);
+    EXPECT_GT(held.size(), arcs.size() / 10);  // 5% + 10% by default
+    // The training graph: the input minus the held-out arcs (every copy) and their reverses in
+    // relation 0; nothing else.
+    std::multiset<std::tuple<vid_t, vid_t, std::int32_t>> expect;
+    for (auto const& [u, v, r] : edges_in) {
+      if (r == 1 && held.count({u, v}) != 0) continue;
+      if (!keep && r == 0 && held.count({v, u}) != 0) continue;
+      expect.emplace(u, v, r);
+    }
+    std::multiset<std::tuple<vid_t, vid_t, std::int32_t>> got;
+    for (std::size_t e = 0; e < out.src.size(); ++e) {
+      got.emplace(out.src[e], out.dst[e], out.hetero->edge_type[e]);
+    }
+    EXPECT_EQ(got, expect);
+    EXPECT_EQ(rep.edges_out, static_cast<std::int64_t>(expect.size()));
+    // Node classification is carried over.
+    EXPECT_EQ(out.train, in.train);
+    EXPECT_EQ(out.labels, in.labels);
+    // Written and read back as a typed dataset.
+    temp_dir d;
+    write_dataset(out, d / "o");
+    dataset_read_options ro;
+    ro.heterogeneous = true;
+    ro.task = "link_prediction";
+    dataset const back = read_dataset(d / "o", ro);
+    ASSERT_TRUE(back.link.has_value());
+    EXPECT_EQ(back.link->test.src, t.test.src);
+    EXPECT_EQ(back.link->test.dst, t.test.dst);
+    EXPECT_EQ(back.link->test.relation, t.test.relation);
+    EXPECT_EQ(back.link->train.dst, t.train.dst);
+    EXPECT_EQ(back.num_edges(), out.num_edges());
+  }
+  // Same seed, same split; another seed, another.
+  split_options opt;
+  opt.relation = "paper:written_by:author";
+  dataset const a = split_typed_edges(in, opt);
+  dataset const b = split_typed_edges(in, opt);
+  EXPECT_EQ(a.link->test.dst, b.link->test.dst);
+  opt.seed = 77;
+  EXPECT_NE(split_typed_edges(in, opt).link->test.dst, a.link->test.dst);
+}
+
+TEST(SplitTypedEdges, SelfReverseRelationAndErrors) {
+  dataset const& in = test::hetero_protocol_data().ds;
+  split_options opt;
+  opt.relation = "paper:cites:paper";  // its own reverse: v -> u of the same relation goes too
+  opt.negatives = 3;
+  dataset const out = split_typed_edges(in, opt);
+  std::set<std::pair<vid_t, vid_t>> cites;
+  for (std::size_t e = 0; e < out.src.size(); ++e) {
+    if (out.hetero->edge_type[e] == 4) cites.emplace(out.src[e], out.dst[e]);
+  }
+  for (const pair_set* s : {&out.link->valid, &out.link->test}) {
+    for (std::int64_t i = 0; i < s->size(); ++i) {
+      if (s->labels[i] == 1) {
+        EXPECT_EQ(cites.count({s->src[i], s->dst[i]}), 0u);
+        EXPECT_EQ(cites.count({s->dst[i], s->src[i]}), 0u);
+      } else {
+        EXPECT_LT(s->dst[i], 300);  // papers
+      }
+    }
+  }
+  opt.relation = "paper:likes:paper";
+  EXPECT_THAT(error_of([&] { (void)split_typed_edges(in, opt); }),
+              HasSubstr("--relation 'paper:likes:paper' is not an edge type of dataset "
+                        "'hetero-synthetic': its edge types are author:writes:paper, "));
+  opt.relation = "paper:written_by:author";
+  opt.scheme = split_scheme::tma;
+  EXPECT_THAT(error_of([&] { (void)split_typed_edges(in, opt); }), HasSubstr("random only"));
+  opt.scheme = split_scheme::random;
+  opt.negatives = 300;  // more than the 250 authors
+  EXPECT_THAT(error_of([&] { (void)split_typed_edges(in, opt); }),
+              HasSubstr("candidate negatives of the destination type"));
+}
+
+TEST(SplitTypedEdges, ThroughTheCli) {
+  temp_dir d;
+  write_dataset(test::hetero_protocol_data().ds, d / "in");
+  run_data_cli({"split-edges", (d / "in").string(), (d / "out").string(), "--relation",
+                "paper:written_by:author", "--negatives", "5", "--seed", "4"});
+  dataset_read_options ro;
+  ro.heterogeneous = true;
+  ro.task = "link_prediction";
+  dataset const back = read_dataset(d / "out", ro);
+  ASSERT_TRUE(back.link.has_value());
+  EXPECT_EQ(back.link->valid.size() % 6, 0);
+  EXPECT_GT(back.link->test.size(), 0);
+  // Typed data without --relation is refused by the untyped reader, naming the commands.
+  EXPECT_THROW(run_data_cli({"split-edges", (d / "in").string(), (d / "o2").string()}),
+               std::exception);
 }
 
 }  // namespace

@@ -377,15 +377,30 @@ void add_split_edges(CLI::App& app) {
   c->add_option("--feature", a->feature,
                 "the input's node feature to keep as the output's feat (default: feat; needed "
                 "when the input names its features otherwise)");
+  c->add_option("--relation", a->opt.relation,
+                "typed (heterogeneous) datasets: split the edges of this edge type "
+                "'src_type:relation:dst_type' into a typed link task (scheme random; negatives "
+                "from the destination type; the held-out edges' reverses, in the one edge type "
+                "running the other way, leave the graph unless --keep-reverse)");
   c->callback([a] {
     auto const t0 = std::chrono::steady_clock::now();
     a->opt.scheme = a->scheme == "tma" ? split_scheme::tma : split_scheme::random;
     std::copy(a->fractions.begin(), a->fractions.end(), a->opt.fractions.begin());
     dataset_read_options ropt;
     ropt.feature = a->feature;
+    ropt.heterogeneous = !a->opt.relation.empty();
     dataset const in = read_dataset(a->input, ropt);
+    if (in.hetero && a->opt.relation.empty()) {
+      COOPGNN_IO_FAIL("{}: a heterogeneous dataset: name the relation to split with --relation",
+                      a->input);
+    }
+    if (!in.hetero && !a->opt.relation.empty()) {
+      COOPGNN_IO_FAIL("{}: --relation needs a heterogeneous dataset (this one is untyped)",
+                      a->input);
+    }
     split_report rep;
-    dataset const ds = split_edges(in, a->opt, &rep);
+    dataset const ds =
+        in.hetero ? split_typed_edges(in, a->opt, &rep) : split_edges(in, a->opt, &rep);
     write_dataset(ds, a->output);
     if (a->json) {
       nlohmann::json j;

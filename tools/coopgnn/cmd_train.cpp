@@ -92,9 +92,11 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "updated only when a step touched them (lazy Adam)")
       ->capture_default_str();
   cmd->add_option("--decoder", o.decoder,
-                  "Link prediction: edge decoder, dot (<z_u, z_v>) or mlp (Linear -> PReLU -> "
-                  "Linear on z_u * z_v, the TMA paper's decoder)")
-      ->check(CLI::IsMember({"dot", "mlp"}))
+                  "Link prediction: edge decoder, dot (<z_u, z_v>), mlp (Linear -> PReLU -> "
+                  "Linear on z_u * z_v, the TMA paper's decoder) or distmult (sum_k z_u[k] "
+                  "w_r[k] z_v[k], one learnt diagonal per relation: R-GCN's decoder on typed "
+                  "graphs)")
+      ->check(CLI::IsMember({"dot", "mlp", "distmult"}))
       ->capture_default_str();
   cmd->add_option("--decoder-hidden", o.cfg.decoder_hidden,
                   "Link prediction: width of the mlp decoder; 0 = --hidden")
@@ -109,8 +111,9 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--exclude", o.exclude,
                   "Link prediction: remove the global batch's positive edges from every layer's "
                   "sample: none (keep them; DGL's default), self (u->v), reverse (u->v and "
-                  "v->u; use it on undirected graphs). Kept edges of a seed are reweighted to "
-                  "sum 1")
+                  "v->u; use it on undirected graphs; on typed graphs u->v in the pair's "
+                  "relation and v->u in its reverse edge type, the one edge type running the "
+                  "other way, when there is one). Kept edges of a seed are reweighted to sum 1")
       ->check(CLI::IsMember({"none", "self", "reverse"}))
       ->capture_default_str();
   cmd->add_option("--topk", o.cfg.topk,
@@ -376,7 +379,8 @@ std::vector<int> resolve_relation_fanouts(const std::vector<std::string>& specs,
 
 void resolve_task(train_options& o, const dataset& ds) {
   o.cfg.task = chosen_task(ds, o.task);
-  if (o.cfg.task == task_kind::link_prediction && o.cfg.embedding_dim == 0 &&
+  // Typed datasets keep their features per node type (the trainer checks them).
+  if (o.cfg.task == task_kind::link_prediction && o.cfg.embedding_dim == 0 && !ds.hetero &&
       ds.feature_dim() == 0) {
     COOPGNN_FAIL("dataset '{}' has no node features: give --embedding-dim D to learn them",
                  ds.name);

@@ -1,5 +1,7 @@
 #include "tools/coopgnn/split_edges.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -346,6 +348,195 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
   rep.test = positives(lt.test);
   rep.edges_out = out.num_edges();
   out.link = std::move(lt);
+  if (report != nullptr) *report = rep;
+  return out;
+}
+
+namespace {
+
+/// Appends K distinct tails of query `query` (source u of relation r) to `out`: uniform over
+/// [lo, hi) minus u and minus `taken` (u's true r-tails, ascending). See split_typed_edges.
+void draw_typed_negatives(rng::stream s, vid_t u, vid_t lo, vid_t hi, std::span<const vid_t> taken,
+                          std::int64_t k, std::uint64_t query, std::vector<vid_t>& out) {
+  if (k == 0) return;
+  auto is_taken = [&](vid_t w) {
+    return w == u || std::binary_search(taken.begin(), taken.end(), w);
+  };
+  std::int64_t excluded = 0;
+  for (vid_t w : taken) excluded += w >= lo && w < hi && w != u ? 1 : 0;
+  std::int64_t const m = (hi - lo) - excluded - (u >= lo && u < hi ? 1 : 0);
+  if (m < k) {
+    COOPGNN_IO_FAIL(
+        "vertex {} has only {} candidate negatives of the destination type (vertices other than "
+        "itself that it has no edge of the relation to) but {} per positive were asked for: "
+        "lower --negatives",
+        u, m, k);
+  }
+  std::size_t const begin = out.size();
+  if (m > 2 * k) {
+    for (std::uint32_t a = 0; static_cast<std::int64_t>(out.size() - begin) < k; ++a) {
+      auto const w4 = rng::draw4(s, query, a, 0);
+      for (int h = 0; h < 2 && static_cast<std::int64_t>(out.size() - begin) < k; ++h) {
+        vid_t const c = lo + below(join(w4[2 * h], w4[2 * h + 1]), hi - lo);
+        if (is_taken(c) || std::find(out.begin() + static_cast<std::ptrdiff_t>(begin), out.end(),
+                                     c) != out.end()) {
+          continue;
+        }
+        out.push_back(c);
+      }
+    }
+    return;
+  }
+  std::vector<vid_t> pool;
+  for (vid_t w = lo; w < hi; ++w) {
+    if (!is_taken(w)) pool.push_back(w);
+  }
+  for (std::int64_t i = 0; i < k; ++i) {
+    auto const w4 = rng::draw4(s, query, kDenseSub | static_cast<std::uint32_t>(i), 0);
+    std::int64_t const pick = i + below(join(w4[0], w4[1]), m - i);
+    std::swap(pool[static_cast<std::size_t>(i)], pool[static_cast<std::size_t>(pick)]);
+    out.push_back(pool[static_cast<std::size_t>(i)]);
+  }
+}
+
+}  // namespace
+
+dataset split_typed_edges(const dataset& in, const split_options& opt, split_report* report) {
+  validate_dataset(in, fmt::format("dataset '{}'", in.name));
+  COOPGNN_EXPECTS(in.hetero.has_value(), "split_typed_edges: dataset '{}' is untyped", in.name);
+  const hetero_schema& h = *in.hetero;
+  std::int64_t const r = h.edge_type_index(opt.relation);
+  if (r < 0) {
+    COOPGNN_IO_FAIL("--relation '{}' is not an edge type of dataset '{}': its edge types are {}",
+                    opt.relation, in.name, fmt::join(h.edge_types, ", "));
+  }
+  if (opt.scheme != split_scheme::random) {
+    COOPGNN_IO_FAIL("--relation: typed splits take --scheme random only");
+  }
+  if (opt.negatives < -1) {
+    COOPGNN_IO_FAIL("--negatives {} must be >= 0 (or -1 for the scheme's default)", opt.negatives);
+  }
+  double const sum = opt.fractions[0] + opt.fractions[1] + opt.fractions[2];
+  if (std::any_of(opt.fractions.begin(), opt.fractions.end(), [](double f) { return f < 0; }) ||
+      std::abs(sum - 1.0) > 1e-6) {
+    COOPGNN_IO_FAIL("--fractions {},{},{}: need three non-negative fractions summing to 1",
+                    opt.fractions[0], opt.fractions[1], opt.fractions[2]);
+  }
+  std::int64_t const k = opt.negatives >= 0 ? opt.negatives : 1;
+  std::int64_t const rev = reverse_edge_type(h, r);
+  auto const parts = split_edge_type(h.edge_types[static_cast<std::size_t>(r)], "--relation");
+  auto const dt = static_cast<std::size_t>(h.node_type_index(parts[2]));
+  vid_t const lo = h.node_offsets[dt];
+  vid_t const hi = h.node_offsets[dt + 1];
+  vid_t const n = in.num_nodes;
+  // Adjacency of relation r (and of its reverse) over global ids.
+  std::vector<vid_t> rs, rd, vs, vd;
+  for (std::size_t e = 0; e < in.src.size(); ++e) {
+    if (h.edge_type[e] == r) {
+      rs.push_back(in.src[e]);
+      rd.push_back(in.dst[e]);
+    }
+    if (h.edge_type[e] == rev) {
+      vs.push_back(in.src[e]);
+      vd.push_back(in.dst[e]);
+    }
+  }
+  out_adjacency const full = build_out_adjacency(n, rs, rd);
+  out_adjacency const back = build_out_adjacency(n, vs, vd);
+  bool const self_rev = rev == r;
+  // Candidates in (u, v) order.
+  std::vector<std::pair<vid_t, vid_t>> cand;
+  for (vid_t u = 0; u < n; ++u) {
+    for (vid_t v : full.neighbours(u)) {
+      if (v == u) continue;
+      if (self_rev && v < u && full.has_edge(v, u)) continue;  // the pair {v, u} is counted once
+      cand.emplace_back(u, v);
+    }
+  }
+  auto const c = static_cast<std::int64_t>(cand.size());
+  split_report rep;
+  rep.negatives = k;
+  rep.edges_in = in.num_edges();
+  rep.candidates = c;
+  if (c == 0) {
+    COOPGNN_IO_FAIL("dataset '{}': relation '{}' has no edges to split (only self-loops?)", in.name,
+                    opt.relation);
+  }
+  std::vector<vid_t> const perm = keyed_permutation(c, opt.seed, rng::purpose::split, kSplitOrder);
+  auto const nv =
+      std::min<std::int64_t>(std::llround(opt.fractions[1] * static_cast<double>(c)), c);
+  auto const nt =
+      std::min<std::int64_t>(std::llround(opt.fractions[2] * static_cast<double>(c)), c - nv);
+  std::vector<std::uint8_t> part(static_cast<std::size_t>(c), 0);  // 0 train, 1 valid, 2 test
+  for (std::int64_t i = 0; i < nv + nt; ++i)
+    part[static_cast<std::size_t>(perm[i])] = i < nv ? 1 : 2;
+  // Removed arcs: positions in `full` (relation r) and in `back` (its reverse).
+  std::vector<std::uint8_t> gone(full.targets.size(), 0);
+  std::vector<std::uint8_t> gone_back(back.targets.size(), 0);
+  link_task lt;
+  lt.name = "link_prediction";
+  rng::stream const ns = rng::make_stream(opt.seed, rng::purpose::split, kNegatives);
+  std::vector<vid_t> scratch;
+  for (std::int64_t i = 0; i < c; ++i) {
+    auto const [u, v] = cand[static_cast<std::size_t>(i)];
+    auto const pi = static_cast<std::size_t>(i);
+    if (part[pi] == 0) {
+      lt.train.src.push_back(u);
+      lt.train.dst.push_back(v);
+      lt.train.relation.push_back(static_cast<std::int32_t>(r));
+      continue;
+    }
+    gone[static_cast<std::size_t>(full.find(u, v))] = 1;
+    if (!opt.keep_reverse && rev >= 0) {
+      if (std::int64_t const q = back.find(v, u); q >= 0) {
+        gone_back[static_cast<std::size_t>(q)] = 1;
+        if (self_rev) gone[static_cast<std::size_t>(q)] = 1;
+      }
+    }
+    pair_set& set = part[pi] == 1 ? lt.valid : lt.test;
+    auto const q = k > 0 ? (set.indexes.empty() ? 0 : set.indexes.back() + 1) : 0;
+    scratch.clear();
+    draw_typed_negatives(ns, u, lo, hi, full.neighbours(u), k, static_cast<std::uint64_t>(i),
+                         scratch);
+    for (std::size_t j = 0; j <= scratch.size(); ++j) {
+      set.src.push_back(u);
+      set.dst.push_back(j == 0 ? v : scratch[j - 1]);
+      set.relation.push_back(static_cast<std::int32_t>(r));
+      if (k > 0) {
+        set.labels.push_back(j == 0 ? 1 : 0);
+        set.indexes.push_back(q);
+      }
+    }
+  }
+  dataset out = in;
+  out.name = opt.name.empty() ? in.name : opt.name;
+  out.src.clear();
+  out.dst.clear();
+  out.hetero->edge_type.clear();
+  for (std::size_t e = 0; e < in.src.size(); ++e) {
+    std::int32_t const et = h.edge_type[e];
+    bool drop = false;
+    if (et == r) drop = gone[static_cast<std::size_t>(full.find(in.src[e], in.dst[e]))] != 0;
+    if (!drop && et == rev) {
+      drop = gone_back[static_cast<std::size_t>(back.find(in.src[e], in.dst[e]))] != 0;
+    }
+    if (drop) continue;
+    out.src.push_back(in.src[e]);
+    out.dst.push_back(in.dst[e]);
+    out.hetero->edge_type.push_back(et);
+  }
+  rep.train = lt.train.size();
+  auto positives = [](const pair_set& s) {
+    return s.labels.empty() ? s.size()
+                            : static_cast<std::int64_t>(
+                                  std::count(s.labels.begin(), s.labels.end(), std::int64_t{1}));
+  };
+  rep.valid = positives(lt.valid);
+  rep.test = positives(lt.test);
+  rep.edges_out = out.num_edges();
+  out.link = std::move(lt);
+  out.link_first = false;
+  validate_dataset(out, fmt::format("split of dataset '{}'", in.name));
   if (report != nullptr) *report = rep;
   return out;
 }

@@ -80,6 +80,9 @@ struct split_options {
   bool keep_reverse = false;  ///< keep v -> u in the training graph when u -> v is held out
   std::uint64_t seed = 1;
   std::string name;  ///< output dataset name ("" = the input's)
+  /// Typed datasets: the relation "src_type:relation:dst_type" whose edges are split
+  /// (split_typed_edges); empty for untyped datasets.
+  std::string relation;
 };
 
 /// What split_edges did, for the command line to print.
@@ -129,5 +132,26 @@ struct split_report {
 ///         negatives < -1, for an empty candidate set, and when a source has fewer than K
 ///         candidate negatives.
 dataset split_edges(const dataset& in, const split_options& opt, split_report* report = nullptr);
+
+/// split_edges for one relation of a heterogeneous dataset (in.hetero; opt.relation names an
+/// edge type "s:rel:d"), scheme random only: a typed link task whose pairs all carry relation
+/// r = opt.relation's index.
+/// Candidates: the distinct arcs u -> v (u != v) of relation r, in (u, v) order; when r is its
+/// own reverse (reverse_edge_type(r) == r: s == d and no other "s:*:s" type) and v -> u is also
+/// an arc of r, the pair is one candidate {u, v} stored as u -> v with u < v. A keyed
+/// permutation (as split_edges) cuts them by opt.fractions. Held-out arcs (every copy) leave the
+/// training graph, and so do their reverses v -> u in reverse_edge_type(r) unless
+/// opt.keep_reverse; other relations are untouched. link.train: the candidates not held out.
+/// Negatives: K distinct tails per query drawn uniformly from the destination type d's global
+/// ids [lo, hi) minus u and minus every w with u -> w in relation r of the FULL graph; keyed by
+/// (seed, purpose split, query = candidate index): rejection while the candidates are more than
+/// 2K, else a keyed partial Fisher-Yates over the enumerated candidates.
+/// Features, labels, the vertex split and the schema are carried over (edge_type filtered with
+/// the edges); in.link is replaced.
+/// @throws io_error for an unknown relation (the message lists the edge types), the tma scheme,
+///         fractions as split_edges, an empty candidate set, a source with fewer than K
+///         candidate negatives; logic_error as reverse_edge_type for an ambiguous reverse.
+dataset split_typed_edges(const dataset& in, const split_options& opt,
+                          split_report* report = nullptr);
 
 }  // namespace coopgnn
