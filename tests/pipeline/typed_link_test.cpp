@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "runtime/core/error.hpp"
@@ -223,6 +224,18 @@ TEST(TypedLinkTrainer, RefusesWhatItCannotScore) {
   auto cfg = typed_link_cfg(minibatch_mode::cooperative, 2);
   cfg.model = models::conv_kind::sage;
   EXPECT_THROW(trainer(f.ds, f.g, cfg), logic_error);  // typed graphs take --model rgcn
+  // Nor on the relations-merged untyped view, which node classification accepts: the pairs'
+  // relations would be lost.
+  csc_graph const merged = build_csc(f.ds.num_nodes, f.ds.src, f.ds.dst);
+  try {
+    trainer const t(f.ds, merged, cfg);
+    ADD_FAILURE() << "link prediction on the merged view was accepted";
+  } catch (const logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("link prediction on a heterogeneous graph takes "
+                                         "--model rgcn"),
+              std::string::npos)
+        << e.what();
+  }
   // A relation whose reverse is ambiguous makes --exclude reverse fail before training.
   dataset twice = f.ds;
   twice.hetero->edge_types.push_back("author:reviews:paper");
