@@ -54,7 +54,8 @@ for t in "${targets[@]}"; do
   TIMEFORMAT='%R %U %S'
   tm=$({ time "$exe" -rss_limit_mb=2048 -timeout="${FUZZ_TIMEOUT:-10}" "${limit[@]}" -print_final_stats=1 \
     -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" >"$log" 2>&1; } 2>&1) || rc=$?
-  read -r wall usr sys <<<"$tm"
+  read -r wall usr sys <<<"$tm" || true
+  wall=${wall:-null} usr=${usr:-0} sys=${sys:-0}
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' || true)
   peak=$(grep -E '^stat::peak_rss_mb' "$log" | awk '{print $2}' || true)

@@ -502,7 +502,7 @@ std::uint64_t edge_exclusion_key(vid_t t, vid_t s, std::int32_t r, std::int32_t 
   COOPGNN_EXPECTS(R >= 1 && r >= 0 && r < R, "edge exclusion: relation {} is outside [0, {})", r,
                   R);
   constexpr vid_t limit = vid_t{1} << 32;
-  COOPGNN_EXPECTS(s >= 0 && s < (limit - r) / R,
+  COOPGNN_EXPECTS(s >= 0 && s <= (limit - 1 - r) / R,
                   "edge exclusion: destination {} of relation {} (of {}) makes a key s R + r "
                   "outside [0, 2^32)",
                   s, r, R);

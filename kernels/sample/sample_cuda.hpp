@@ -139,6 +139,11 @@ struct device_sampled_view {
 /// (t << 32 | (s R + r)) in the sorted `keys`), an exclusive scan places them, a second pass
 /// writes them with weights w / (sum of kept w) in edge order (correctly rounded float
 /// operations: the host's bits). Synchronises once (the kept total).
+/// Preconditions, checked by the dispatching entry and the trainer, not on the device: R >= 1,
+/// sampled.indptr.size() == seeds.size() R + 1, every s R + r < 2^32 (the trainer refuses
+/// |V| R > 2^32 with --exclude), `keys` ascending and distinct. All operands in ctx's device
+/// memory, ordered on ctx.compute().
+/// @throws cuda_error on a failed launch or copy.
 device_sampled_neighbors exclude_edges(const cuda_context& ctx, device_span<const vid_t> seeds,
                                        device_sampled_view sampled,
                                        device_span<const std::uint64_t> keys, std::int32_t R);

@@ -240,6 +240,10 @@ models::model_config model_config_of(const json& j, const fs::path& manifest) {
   c.decoder_hidden = get_key<std::int64_t>(j, "decoder_hidden", manifest);
   if (c.decoder == models::decoder_kind::distmult) {
     c.decoder_relations = get_key<std::int64_t>(j, "decoder_relations", manifest);
+    if (c.decoder_relations < 1 || c.decoder_relations > 65535) {
+      COOPGNN_IO_FAIL("{}: model.decoder_relations = {} is outside [1, 65535]", manifest.string(),
+                      c.decoder_relations);
+    }
   }
   if (c.kind == models::conv_kind::gat) {
     json const g = get_key<json>(j, "gat", manifest);

@@ -175,6 +175,14 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                         "heterogeneous graph's task name their relation)",
                         ds.name, s->src.size(), s->relation.size());
       }
+      // Exclusion keys hold s R + r in 32 bits (edge_exclusion_key); the CUDA kernels do not
+      // check it per edge, so the bound is checked here, once, for every backend.
+      auto const R = static_cast<std::int64_t>(ds.hetero->edge_types.size());
+      COOPGNN_EXPECTS(
+          cfg.exclude == exclude_kind::none || ds.num_nodes <= (std::int64_t{1} << 32) / R,
+          "dataset '{}': --exclude {} keys (destination x {} relations + relation) "
+          "need |V| x R <= 2^32, but |V| = {}; use --exclude none",
+          ds.name, to_string(cfg.exclude), R, ds.num_nodes);
       for (std::size_t r = 0; r < ds.hetero->edge_types.size(); ++r) {
         reverse_relation_.push_back(
             cfg.exclude == exclude_kind::reverse

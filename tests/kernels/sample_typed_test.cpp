@@ -425,6 +425,12 @@ TEST(TypedBlock, KeepsTheBlockInvariantsOnEveryBackendEntry) {
     EXPECT_EQ(edge_exclusion_key(5, 7, 0, 1), edge_exclusion_key(5, 7));
     EXPECT_THROW((void)edge_exclusion_key(5, 7, 3, 3), logic_error);
     EXPECT_THROW((void)edge_exclusion_key(5, vid_t{1} << 31, 1, 2), logic_error);
+    // The largest s R + r that fits 32 bits is accepted, one more is not (R = 3: 3 s + r <=
+    // 2^32 - 1 = 4294967295 means s <= 1431655765 for r = 0, s <= 1431655764 for r = 1, 2).
+    EXPECT_EQ(edge_exclusion_key(5, 1431655765, 0, 3), (std::uint64_t{5} << 32) | 0xFFFFFFFFu);
+    EXPECT_THROW((void)edge_exclusion_key(5, 1431655765, 1, 3), logic_error);
+    EXPECT_EQ(edge_exclusion_key(5, 1431655764, 2, 3), (std::uint64_t{5} << 32) | 0xFFFFFFFEu);
+    EXPECT_THROW((void)edge_exclusion_key(5, 1431655766, 0, 3), logic_error);
     auto const dk = upload<std::uint64_t>(ctx, keys);
     auto const ex = exclude_edges(ctx, ds.view(), sb, dk.view());
     auto const ip = download<eid_t>(ctx, ex.indptr.view());

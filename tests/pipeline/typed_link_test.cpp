@@ -269,6 +269,20 @@ TEST(TypedLinkTrainer, SavedModelKeepsTheDecoderAndItsRelationWeights) {
   EXPECT_EQ(back.config.decoder, models::decoder_kind::distmult);
   EXPECT_EQ(back.config.decoder_relations, 5);
   EXPECT_EQ(back.params, m.params);
+  {
+    // A corrupt relation count is an io_error naming the manifest, never an allocation.
+    test::temp_dir bad;
+    write_saved_model(bad.path() / "model", m);
+    auto const man = bad.path() / "model" / "manifest.json";
+    std::string text = test::read_text(man);
+    auto const at = text.find("\"decoder_relations\"");
+    ASSERT_NE(at, std::string::npos);
+    auto const digit = text.find('5', at);
+    ASSERT_NE(digit, std::string::npos);
+    text[digit] = '0';
+    test::write_text(man, text);
+    EXPECT_THROW((void)read_saved_model(bad.path() / "model"), io_error);
+  }
   auto const restored = build_saved_model(back, exec_context(backend::host), "model");
   ASSERT_NE(restored->decoder(), nullptr);
   EXPECT_EQ(restored->decoder()->num_relations(), 5);

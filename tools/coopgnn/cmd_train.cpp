@@ -460,6 +460,27 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
                "features (fixed), rows of [{}] learnable embeddings of the same width\n",
                h.node_types.size(), h.edge_types.size(), fmt::join(fixed, ", "),
                fmt::join(learnt, ", "));
+    if (o.cfg.task == task_kind::link_prediction) {
+      if (o.cfg.decoder != models::decoder_kind::distmult) {
+        fmt::print(stderr,
+                   "note: --decoder {} scores the pairs of every relation with one function; "
+                   "--decoder distmult learns a diagonal per relation\n",
+                   models::to_string(o.cfg.decoder));
+      }
+      std::vector<std::string> alone;
+      for (std::size_t r = 0; o.cfg.exclude == exclude_kind::reverse && r < h.edge_types.size();
+           ++r) {
+        if (reverse_edge_type(h, static_cast<std::int64_t>(r)) < 0) {
+          alone.push_back(h.edge_types[r]);
+        }
+      }
+      if (!alone.empty()) {
+        fmt::print(stderr,
+                   "note: --exclude reverse: [{}] have no edge type running the other way; only "
+                   "the pair's own edge is excluded for them\n",
+                   fmt::join(alone, ", "));
+      }
+    }
   }
   if (!o.quiet) {
     auto const& ds = data->ds;
@@ -674,15 +695,22 @@ void dry_run(const loaded_dataset& data, train_options& o) {
                   "use fewer PEs, a smaller --batch-size or smaller --fanouts",
                   o.cfg.num_pes, format_bytes(need), format_bytes(lim.bytes), lim.source);
   if (!on_host) {
-    // Every device holds its PEs' shares and one copy of the graph with the owner map (the
-    // trainer's placed graph); the feature table goes on a device only where half of its free
-    // memory holds it (setup_cuda_features), so it is not counted here.
-    std::uint64_t const per_device =
-        m.graph + static_cast<std::uint64_t>(data.ds.num_nodes) * sizeof(std::uint16_t);
+    // Every device holds its PEs' shares and, when sampling runs there, one copy of the graph
+    // (with edge types when typed) and, cooperative, the owner map (the trainer's placed graph);
+    // the feature table goes on a device only where half of its free memory holds it
+    // (setup_cuda_features), so it is not counted here.
+    std::uint64_t per_device = 0;
+    if (o.cfg.sample_on_device) {  // the placed graph (trainer::place_graphs)
+      per_device = m.graph;
+      if (data.g.typed()) per_device += static_cast<std::uint64_t>(data.g.num_edges()) * 4;
+      if (o.cfg.mode == minibatch_mode::cooperative) {
+        per_device += static_cast<std::uint64_t>(data.ds.num_nodes) * sizeof(std::uint16_t);
+      }
+    }
     auto const needs = bytes_per_device(per_pe, per_device, o.cfg.num_pes, o.cfg.pes_per_gpu);
     for (std::size_t d = 0; d < needs.size(); ++d) {
       device_memory const mem = query_device_memory(static_cast<int>(d));
-      fmt::print("  device {}: its PEs + graph and owners {} of {} free ({} total)\n", d,
+      fmt::print("  device {}: its PEs + placed graph {} of {} free ({} total)\n", d,
                  format_bytes(needs[d]), format_bytes(mem.free_bytes),
                  format_bytes(mem.total_bytes));
       COOPGNN_EXPECTS(needs[d] <= mem.free_bytes,
