@@ -50,6 +50,25 @@ class communicator {
   virtual void alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
                          std::byte* recv, std::span<const std::int64_t> recv_bytes) = 0;
 
+  /// All-to-all-v on bytes whose counts both sides agreed on earlier in the step: recv_bytes[q]
+  /// is what PE q passes as send_bytes[rank()], because the counts went through an alltoall
+  /// before (or came from a plan built from one; cooperative minibatching exchanges them once
+  /// per layer while sampling, DESIGN.md section 6). Buffers, memory spaces, stream order and
+  /// completion are those of alltoallv (host memory here; a device communicator's buffers are
+  /// device memory enqueued on ctx.comm() after ctx.compute(); counts are host spans [size()]).
+  /// The difference: an implementation may skip checking the counts against the senders'. The
+  /// NCCL communicator does (no host count exchange and no rendezvous before the grouped
+  /// send/recv), so counts that disagree there are a caller bug with undefined results (a
+  /// truncated or garbage receive, or an NCCL wait that ends in comm_error at the timeout). The
+  /// host and peer-copy communicators keep the check, since the counts ride their rendezvous
+  /// anyway: a mismatch there is comm_error on every PE, as in alltoallv, and never a copy out
+  /// of bounds. This default is alltoallv itself.
+  /// @throws comm_error if a peer failed (and, where checked, when the counts disagree).
+  virtual void alltoallv_agreed(const std::byte* send, std::span<const std::int64_t> send_bytes,
+                                std::byte* recv, std::span<const std::int64_t> recv_bytes) {
+    alltoallv(send, send_bytes, recv, recv_bytes);
+  }
+
   /// In-place sum across PEs. The summation order is rank 0, 1, ..., P-1 on every PE, so every
   /// PE ends with bitwise-identical values.
   virtual void allreduce_sum(std::span<float> data) = 0;
@@ -75,7 +94,8 @@ class communicator {
 };
 
 /// Typed all-to-all-v when both sides already know the counts (e.g. the reverse direction of an
-/// earlier exchange). Elements per PE: send_counts[q] out, recv_counts[q] in.
+/// earlier exchange): communicator::alltoallv_agreed on host vectors. Elements per PE:
+/// send_counts[q] out, recv_counts[q] in (what PE q sends here).
 template <typename T>
 std::vector<T> alltoallv_known(communicator& comm, std::span<const T> send,
                                std::span<const std::int64_t> send_counts,
@@ -89,8 +109,8 @@ std::vector<T> alltoallv_known(communicator& comm, std::span<const T> send,
     total += recv_counts[q] * row;
   }
   std::vector<T> recv(static_cast<std::size_t>(total));
-  comm.alltoallv(reinterpret_cast<const std::byte*>(send.data()), sb,
-                 reinterpret_cast<std::byte*>(recv.data()), rb);
+  comm.alltoallv_agreed(reinterpret_cast<const std::byte*>(send.data()), sb,
+                        reinterpret_cast<std::byte*>(recv.data()), rb);
   return recv;
 }
 

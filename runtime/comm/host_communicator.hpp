@@ -85,6 +85,9 @@ class host_communicator final : public communicator {
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return group_->size(); }
   void alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
+  /// Checks recv_bytes against the senders' counts at the rendezvous (comm_error on a mismatch,
+  /// before any copy past a segment). alltoallv_agreed is this call: the check costs nothing
+  /// here (the counts are published for the copies anyway), so it stays.
   void alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes, std::byte* recv,
                  std::span<const std::int64_t> recv_bytes) override;
   void allreduce_sum(std::span<float> data) override;

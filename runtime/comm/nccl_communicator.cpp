@@ -199,6 +199,20 @@ void nccl_communicator::alltoall(std::span<const std::int64_t> send, std::span<s
 
 void nccl_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
                                   std::byte* recv, std::span<const std::int64_t> recv_bytes) {
+  alltoallv_impl(send, send_bytes, recv, recv_bytes, true);
+}
+
+void nccl_communicator::alltoallv_agreed(const std::byte* send,
+                                         std::span<const std::int64_t> send_bytes, std::byte* recv,
+                                         std::span<const std::int64_t> recv_bytes) {
+  alltoallv_impl(send, send_bytes, recv, recv_bytes, false);
+}
+
+// check: exchange the counts on the host and compare them with recv_bytes before any NCCL call
+// (alltoallv); without it (alltoallv_agreed) the grouped send/recv starts at once.
+void nccl_communicator::alltoallv_impl(const std::byte* send,
+                                       std::span<const std::int64_t> send_bytes, std::byte* recv,
+                                       std::span<const std::int64_t> recv_bytes, bool check) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
   auto const p = static_cast<std::size_t>(size());
@@ -208,17 +222,19 @@ void nccl_communicator::alltoallv(const std::byte* send, std::span<const std::in
   comm_detail::guarded(
       *group_->host(), rank(), "alltoallv", [this] { on_failure(); },
       [&] {
-        std::vector<std::int64_t> incoming(p);
-        host_.alltoall(send_bytes, incoming);
-        for (std::size_t q = 0; q < p; ++q) {
-          if (incoming[q] != recv_bytes[q]) {
-            throw comm_error(
-                fmt::format("alltoallv: PE {} expected {} bytes from PE {}, which sends {}", rank(),
-                            recv_bytes[q], q, incoming[q]));
+        if (check) {
+          std::vector<std::int64_t> incoming(p);
+          host_.alltoall(send_bytes, incoming);
+          for (std::size_t q = 0; q < p; ++q) {
+            if (incoming[q] != recv_bytes[q]) {
+              throw comm_error(
+                  fmt::format("alltoallv: PE {} expected {} bytes from PE {}, which sends {}",
+                              rank(), recv_bytes[q], q, incoming[q]));
+            }
           }
+          group_->host()->wait(
+              rank(), "alltoallv");  // a PE that found a mismatch has aborted: nobody starts NCCL
         }
-        group_->host()->wait(
-            rank(), "alltoallv");  // a PE that found a mismatch has aborted: nobody starts NCCL
         begin("alltoallv");
         std::vector<std::int64_t> send_off(p + 1, 0), recv_off(p + 1, 0);
         for (std::size_t q = 0; q < p; ++q) {

@@ -92,6 +92,13 @@ class nccl_communicator final : public communicator {
   void alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes, std::byte* recv,
                  std::span<const std::int64_t> recv_bytes) override;
 
+  /// alltoallv without the count check: the counts were agreed earlier (the interface's
+  /// contract), so no host alltoall and no rendezvous precede the grouped ncclSend / ncclRecv.
+  /// Counts that disagree are the caller's bug: the receive may be truncated or garbage, or the
+  /// wait ends in comm_error at the group's timeout. Everything else as alltoallv.
+  void alltoallv_agreed(const std::byte* send, std::span<const std::int64_t> send_bytes,
+                        std::byte* recv, std::span<const std::int64_t> recv_bytes) override;
+
   /// In-place sum of `data` (device, same n on every PE); order per nccl_allreduce.
   /// Sizes are checked on the host first (comm_error on a mismatch).
   void allreduce_sum(std::span<float> data) override;
@@ -115,6 +122,8 @@ class nccl_communicator final : public communicator {
   void abort_comm() noexcept;
   void on_failure() noexcept;  // abort_comm, then order compute after comm
   void check_sizes_equal(std::int64_t mine, const char* what);
+  void alltoallv_impl(const std::byte* send, std::span<const std::int64_t> send_bytes,
+                      std::byte* recv, std::span<const std::int64_t> recv_bytes, bool check);
 
   host_communicator host_;
   std::shared_ptr<nccl_comm_group> group_;

@@ -65,10 +65,18 @@ tensor<float> gather(const exec_context& ctx, tensor_view<const float> rows,
   gather_rows(ctx, rows, ids.view(), out.view());
   return out;
 }
+
+/// [rows, d] of workspace slot `s` as a tensor view.
+tensor_view<float> staging_rows(const exec_context& ctx, exchange_workspace& ws,
+                                exchange_workspace::slot_id s, std::int64_t rows, std::int64_t d) {
+  auto const v = ws.take(ctx, s, static_cast<std::size_t>(rows * d));
+  return {v.data, rows, d, v.space};
+}
 }  // namespace
 
 tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor_view<const float> owner_rows) {
+                            const exchange_route& route, tensor_view<const float> owner_rows,
+                            exchange_workspace* ws) {
   COOPGNN_NVTX_RANGE("comm/exchange_pull");
   COOPGNN_EXPECTS(owner_rows.rows == route.num_owner_rows,
                   "exchange_pull: {} owner rows for a route with {}", owner_rows.rows,
@@ -76,16 +84,22 @@ tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
   std::int64_t const d = owner_rows.cols;
   if (route.identity)
     return tensor<float>(clone<float>(ctx, owner_rows.flat()), owner_rows.rows, d);
+  exchange_workspace local;
+  exchange_workspace& w = ws != nullptr ? *ws : local;
   // Answer every request in receive order, then put each received row at its local source.
-  tensor<float> const answers = gather(ctx, owner_rows, route.recv_inv);
-  tensor<float> received(alltoallv_rows<float>(ctx, comm, answers.view().flat(), route.recv_counts,
-                                               route.send_counts, d),
-                         route.num_requester_rows, d);
-  return gather(ctx, received.view(), route.recv_pos);
+  auto const m = static_cast<std::int64_t>(route.recv_inv.size());
+  auto const answers = staging_rows(ctx, w, exchange_workspace::requests, m, d);
+  gather_rows(ctx, owner_rows, route.recv_inv.view(), answers);
+  auto const received =
+      staging_rows(ctx, w, exchange_workspace::requester, route.num_requester_rows, d);
+  alltoallv_rows_into<float>(ctx, comm, answers.flat(), route.recv_counts, route.send_counts,
+                             received.flat(), d);
+  return gather(ctx, received, route.recv_pos);
 }
 
 tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor_view<const float> requester_grads) {
+                            const exchange_route& route, tensor_view<const float> requester_grads,
+                            exchange_workspace* ws) {
   COOPGNN_NVTX_RANGE("comm/exchange_push");
   COOPGNN_EXPECTS(requester_grads.rows == route.num_requester_rows,
                   "exchange_push: {} requester rows for a route with {}", requester_grads.rows,
@@ -94,23 +108,28 @@ tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
   if (route.identity) {
     return tensor<float>(clone<float>(ctx, requester_grads.flat()), requester_grads.rows, d);
   }
-  tensor<float> const sent = gather(ctx, requester_grads, route.send_perm);
+  exchange_workspace local;
+  exchange_workspace& w = ws != nullptr ? *ws : local;
+  auto const sent =
+      staging_rows(ctx, w, exchange_workspace::requester, route.num_requester_rows, d);
+  gather_rows(ctx, requester_grads, route.send_perm.view(), sent);
   auto const m = static_cast<std::int64_t>(route.recv_inv.size());
-  tensor<float> recv(
-      alltoallv_rows<float>(ctx, comm, sent.view().flat(), route.send_counts, route.recv_counts, d),
-      m, d);
+  auto const recv = staging_rows(ctx, w, exchange_workspace::requests, m, d);
+  alltoallv_rows_into<float>(ctx, comm, sent.flat(), route.send_counts, route.recv_counts,
+                             recv.flat(), d);
   tensor<float> out(ctx, route.num_owner_rows, d);
   // Owner row o = the sum of its requests' rows in receive order, from zero.
   csr_view const push{
       route.num_owner_rows,     m, m, route.push_indptr.data(), route.push_sources.data(),
       route.push_indptr.space()};
-  spmm<float>(ctx, push, route.push_weights.view(), recv.view(), out.view());
+  spmm<float>(ctx, push, route.push_weights.view(), recv, out.view());
   return out;
 }
 
 tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor<float>&& owner_rows) {
-  if (!route.identity) return exchange_pull(ctx, comm, route, owner_rows.view());
+                            const exchange_route& route, tensor<float>&& owner_rows,
+                            exchange_workspace* ws) {
+  if (!route.identity) return exchange_pull(ctx, comm, route, owner_rows.view(), ws);
   COOPGNN_EXPECTS(owner_rows.rows() == route.num_owner_rows,
                   "exchange_pull: {} owner rows for a route with {}", owner_rows.rows(),
                   route.num_owner_rows);
@@ -118,8 +137,9 @@ tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
 }
 
 tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor<float>&& requester_grads) {
-  if (!route.identity) return exchange_push(ctx, comm, route, requester_grads.view());
+                            const exchange_route& route, tensor<float>&& requester_grads,
+                            exchange_workspace* ws) {
+  if (!route.identity) return exchange_push(ctx, comm, route, requester_grads.view(), ws);
   COOPGNN_EXPECTS(requester_grads.rows() == route.num_requester_rows,
                   "exchange_push: {} requester rows for a route with {}", requester_grads.rows(),
                   route.num_requester_rows);

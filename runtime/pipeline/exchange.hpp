@@ -7,6 +7,8 @@
 // emulated memory, a device communicator for CUDA memory).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -61,20 +63,31 @@ struct exchange_route {
 ///         permutation; on CUDA the values are not checked (group_by_value).
 exchange_route make_route(const exec_context& ctx, placed_plan&& plan, std::int64_t num_owner_rows);
 
-/// Typed all-to-all-v of rows in ctx.space() through `comm`: `send` holds send_counts[q] rows of
-/// `row` elements for PE q, back to back; returns the recv_counts[q] rows from each PE q, back to
-/// back, in a new buffer in ctx.space(). Collective.
-/// @throws comm_error when a peer fails; logic_error when send is not in ctx.space() or its size
-///         disagrees with the counts.
+/// Typed all-to-all-v of rows in ctx.space() through `comm` into caller-provided storage: `send`
+/// holds send_counts[q] rows of `row` elements for PE q, back to back; `recv` (ctx.space(),
+/// exactly sum_q recv_counts[q] * row elements) receives the recv_counts[q] rows from each PE q,
+/// back to back. The counts are host spans [P] that both sides agreed on earlier in the step
+/// (recv_counts[q] is what PE q passes as send_counts[rank()]: an alltoall of the counts, or a
+/// plan built from one), so the bytes go through communicator::alltoallv_agreed and the counts
+/// are not exchanged again (on NCCL they are not re-checked either: counts that disagree are a
+/// caller bug there; the host and peer-copy communicators still fail with comm_error). Ordered
+/// on ctx as the communicator's calls are; `recv` is ready and `send` reusable on return.
+/// Collective.
+/// @throws comm_error when a peer fails; logic_error when send or recv is not in ctx.space() or
+///         a size disagrees with the counts.
 template <typename T>
-buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_view<const T> send,
+void alltoallv_rows_into(const exec_context& ctx, communicator& comm, buffer_view<const T> send,
                          std::span<const std::int64_t> send_counts,
-                         std::span<const std::int64_t> recv_counts, std::int64_t row = 1) {
+                         std::span<const std::int64_t> recv_counts, buffer_view<T> recv,
+                         std::int64_t row = 1) {
   detail::expect_space(ctx, send.space, "alltoallv_rows", "send");
+  detail::expect_space(ctx, recv.space, "alltoallv_rows", "recv");
   COOPGNN_EXPECTS(comm.serves(ctx),
                   "alltoallv_rows: the communicator does not move this context's memory (PE {})",
                   ctx.pe());
   auto const p = send_counts.size();
+  COOPGNN_EXPECTS(recv_counts.size() == p, "alltoallv_rows: {} send counts but {} receive counts",
+                  p, recv_counts.size());
   auto const item = row * static_cast<std::int64_t>(sizeof(T));
   std::vector<std::int64_t> sb(p), rb(p);
   std::int64_t total = 0, sent = 0;
@@ -87,11 +100,73 @@ buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_vie
   COOPGNN_EXPECTS(sent == static_cast<std::int64_t>(send.size),
                   "alltoallv_rows: the counts send {} elements but the buffer holds {}", sent,
                   send.size);
+  COOPGNN_EXPECTS(total == static_cast<std::int64_t>(recv.size),
+                  "alltoallv_rows: the counts receive {} elements but the buffer holds {}", total,
+                  recv.size);
+  comm.alltoallv_agreed(reinterpret_cast<const std::byte*>(send.data), sb,
+                        reinterpret_cast<std::byte*>(recv.data), rb);
+}
+
+/// alltoallv_rows_into a new buffer in ctx.space() of sum_q recv_counts[q] * row elements, which
+/// it returns. Same contract (agreed counts) and errors.
+template <typename T>
+buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_view<const T> send,
+                         std::span<const std::int64_t> send_counts,
+                         std::span<const std::int64_t> recv_counts, std::int64_t row = 1) {
+  std::int64_t total = 0;
+  for (std::int64_t c : recv_counts) total += c * row;
   buffer<T> recv(ctx, static_cast<std::size_t>(total));
-  comm.alltoallv(reinterpret_cast<const std::byte*>(send.data), sb,
-                 reinterpret_cast<std::byte*>(recv.data()), rb);
+  alltoallv_rows_into<T>(ctx, comm, send, send_counts, recv_counts, recv.view(), row);
   return recv;
 }
+
+/// Caller-provided temporary storage of the row exchanges, in the spirit of CUB's temp storage
+/// (a caller-owned scratch region the algorithm uses) but grown on demand instead of sized by a
+/// first query: the send and receive staging of exchange_pull / exchange_push are views of two
+/// slots that keep their memory between calls, so a PE that keeps one workspace for its lifetime
+/// allocates staging only when an exchange needs more than every earlier one did, not once per
+/// exchange. The slots are the two sides of a route, whichever the direction: `requests` holds
+/// one row per received request ([sum recv_counts, d]: the owner's answers in a pull, the
+/// gradients it receives in a push), `requester` one row per requester row
+/// ([num_requester_rows, d]). A slot grows to exactly what is asked (the old contents are not
+/// kept), so the workspace holds the largest staging seen, per side: what
+/// exchange_route::staging_rows() accounts for, at the widest d. One workspace per PE (per
+/// exec_context); not thread-safe. Memory: ctx.space() of the calls (a slot is reallocated if a
+/// call comes from another space). Reuse is safe on every backend: the staging is written and
+/// read in ctx's compute order, and every communicator call has finished with its buffers when it
+/// returns (communicator.hpp). Destroy it before its context (device memory goes back to the
+/// context's pool).
+class exchange_workspace {
+ public:
+  /// The staging slots (the two sides of a route, see above).
+  enum slot_id : int { requests = 0, requester = 1 };
+
+  /// `n` floats of slot `s` in ctx.space(); values unspecified (whatever an earlier exchange
+  /// left). Valid until the next call for the same slot. Reallocates the slot (to exactly n)
+  /// when n exceeds its capacity or the slot is in another memory space; n = 0 gives an empty
+  /// view in ctx.space() and leaves the slot alone.
+  /// @throws cuda_error / std::bad_alloc when the memory cannot be had.
+  [[nodiscard]] buffer_view<float> take(const exec_context& ctx, slot_id s, std::size_t n) {
+    if (n == 0) return {nullptr, 0, ctx.space()};  // nothing to hold, in the caller's space
+    auto& b = slots_[static_cast<std::size_t>(s)];
+    if (n > b.size() || b.space() != ctx.space()) {
+      b = buffer<float>();  // free first: the pool can hand the same memory back
+      b = buffer<float>(ctx, n, no_init);
+      ++allocations_;
+    }
+    return b.view().sub(0, n);
+  }
+  /// Bytes the slots hold.
+  [[nodiscard]] std::int64_t bytes() const {
+    return static_cast<std::int64_t>(slots_[0].bytes() + slots_[1].bytes());
+  }
+  /// How many times a slot was (re)allocated since construction.
+  [[nodiscard]] std::int64_t allocations() const { return allocations_; }
+
+ private:
+  std::array<buffer<float>, 2> slots_;
+  std::int64_t allocations_ = 0;
+};
 
 /// All-gather-v of rows: every PE's `send` (rows of `row` elements), concatenated in rank order,
 /// on every PE, so every PE holds the same buffer. Built on the all-to-all-v (the rows are
@@ -116,31 +191,40 @@ buffer<T> allgatherv_rows(const exec_context& ctx, communicator& comm, buffer_vi
 
 /// Owner -> requester (forward): request r is answered with owner_rows[recv_inv[r]]; the row
 /// received for local source i lands at row i. Copies only, so every backend moves the same
-/// bytes. Collective.
+/// bytes. The row counts are the route's (agreed while sampling), so the all-to-all-v does not
+/// exchange them again (alltoallv_rows_into). Collective.
 /// @param comm        the communicator of ctx.space() (see the file comment)
 /// @param owner_rows  [route.num_owner_rows, d] in ctx.space()
-/// @returns           [route.num_requester_rows, d] in ctx.space()
+/// @param ws          the PE's staging (the answers sent and the rows received); nullptr: a
+///                    workspace local to the call (allocated and freed here)
+/// @returns           [route.num_requester_rows, d] in ctx.space() (a new tensor, never a view
+///                    of ws)
 /// @throws logic_error on a row-count or space mismatch; comm_error when a peer fails.
-/// An identity route returns a copy of owner_rows and calls no collective.
+/// An identity route returns a copy of owner_rows and calls no collective (ws is not touched).
 tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor_view<const float> owner_rows);
+                            const exchange_route& route, tensor_view<const float> owner_rows,
+                            exchange_workspace* ws = nullptr);
 /// exchange_pull of rows the caller hands over: an identity route (one PE) returns them as they
 /// are (no copy, no collective: the exchange is skipped), any other route as above.
 tensor<float> exchange_pull(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor<float>&& owner_rows);
+                            const exchange_route& route, tensor<float>&& owner_rows,
+                            exchange_workspace* ws = nullptr);
 
 /// Requester -> owner (backward): each requested row's gradient goes back to its owner, which
 /// sums the contributions into its rows in receive order starting from zero (an SpMM over the
 /// push CSR with unit weights: each sum is 0 + 1 * a + 1 * b + ... in ascending request order, the
-/// same bits on every backend). Collective.
+/// same bits on every backend). Counts and staging as exchange_pull. Collective.
 /// @param requester_grads  [route.num_requester_rows, d] in ctx.space()
-/// @returns                [route.num_owner_rows, d] in ctx.space()
+/// @param ws               as exchange_pull (the gradients sent and received)
+/// @returns                [route.num_owner_rows, d] in ctx.space() (a new tensor)
 /// @throws as exchange_pull. An identity route returns a copy and calls no collective.
 tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor_view<const float> requester_grads);
+                            const exchange_route& route, tensor_view<const float> requester_grads,
+                            exchange_workspace* ws = nullptr);
 /// exchange_push of gradients the caller hands over: an identity route returns them as they are
 /// (each owner row has exactly one request, so the sum is the row itself), any other as above.
 tensor<float> exchange_push(const exec_context& ctx, communicator& comm,
-                            const exchange_route& route, tensor<float>&& requester_grads);
+                            const exchange_route& route, tensor<float>&& requester_grads,
+                            exchange_workspace* ws = nullptr);
 
 }  // namespace coopgnn

@@ -632,7 +632,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
     if (coop) {
       staging = std::max(staging, detail::staging_of(in.routes[L - 1], h.cols()));
-      h = exchange_pull(ctx, rows, in.routes[L - 1], std::move(h));
+      h = exchange_pull(ctx, rows, in.routes[L - 1], std::move(h), &pe.exchange_ws);
       m.record(static_cast<int>(L - 1), "features");
     }
     m.stage_end(m.t.feature_load, m.cpu.feature_load, span);
@@ -663,14 +663,14 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       working_set += caches[i].bytes();
       if (coop && b > 0) {
         staging = std::max(staging, detail::staging_of(in.routes[b - 1], h.cols()));
-        h = exchange_pull(ctx, rows, in.routes[b - 1], std::move(h));
+        h = exchange_pull(ctx, rows, in.routes[b - 1], std::move(h), &pe.exchange_ws);
         m.record(static_cast<int>(b - 1), "forward");
       }
     }
     if (link) {
       if (coop) {
         staging = std::max(staging, detail::staging_of(pair_route, h.cols()));
-        h = exchange_pull(ctx, rows, pair_route, std::move(h));
+        h = exchange_pull(ctx, rows, pair_route, std::move(h), &pe.exchange_ws);
         m.record(-1, "forward");
       }
       z_rows = h.rows();
@@ -708,7 +708,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       grad = pe.model.decoder()->backward(ctx, gs.view(), pair_src.view(), pair_dst.view(),
                                           pair_rel.view(), z_rows, dec_cache);
       if (coop) {
-        grad = exchange_push(ctx, rows, pair_route, std::move(grad));
+        grad = exchange_push(ctx, rows, pair_route, std::move(grad), &pe.exchange_ws);
         m.record(-1, "backward");
       }
     } else {
@@ -728,13 +728,13 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
       grad_peak = std::max(grad_peak, static_cast<std::int64_t>(grad.bytes()));
       if (b + 1 < L && coop) {
         staging = std::max(staging, detail::staging_of(in.routes[b], grad.cols()));
-        grad = exchange_push(ctx, rows, in.routes[b], std::move(grad));
+        grad = exchange_push(ctx, rows, in.routes[b], std::move(grad), &pe.exchange_ws);
         m.record(static_cast<int>(b), "backward");
       }
     }
     if (pe.emb && coop) {
       // The input rows' gradients go back to the PE that loaded them.
-      grad = exchange_push(ctx, rows, in.routes[L - 1], std::move(grad));
+      grad = exchange_push(ctx, rows, in.routes[L - 1], std::move(grad), &pe.exchange_ws);
       m.record(static_cast<int>(L - 1), "features_backward");
     }
     if (pe.emb) input_grad = std::move(grad);

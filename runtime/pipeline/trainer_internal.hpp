@@ -65,6 +65,9 @@ struct trainer::pe_state {
   std::uint64_t run_seed = 0;           // PE 0's seed, broadcast at start (DESIGN.md section 4)
   communicator* device_comm = nullptr;  // CUDA backend: this PE's device communicator (dev_)
   std::unique_ptr<models::embedding_table> emb;  // learnable input rows (embedding_dim > 0)
+  /// Send and receive staging of the row exchanges (exchange_pull / exchange_push), kept across
+  /// layers and steps so that it is allocated only when an exchange outgrows it.
+  exchange_workspace exchange_ws;
   /// The global-batch loss of this PE's most recent step (trainer::last_loss); NaN before one.
   double last_loss = std::numeric_limits<double>::quiet_NaN();
   /// The communicator of ctx.space(): the device communicator on the CUDA backend, the host one
