@@ -564,6 +564,23 @@ TEST(SplitTypedEdges, SelfReverseRelationAndErrors) {
       }
     }
   }
+  // Pairs present in both directions are stored with a keyed orientation, not always the lower
+  // id first (the head is the end whose tail is corrupted).
+  std::set<std::pair<vid_t, vid_t>> in_cites;
+  for (std::size_t e = 0; e < in.src.size(); ++e) {
+    if (in.hetero->edge_type[e] == 4) in_cites.emplace(in.src[e], in.dst[e]);
+  }
+  std::int64_t low_first = 0, high_first = 0;
+  for (const pair_set* s : {&out.link->train, &out.link->valid, &out.link->test}) {
+    for (std::int64_t i = 0; i < s->size(); ++i) {
+      if (!s->labels.empty() && s->labels[i] != 1) continue;
+      if (in_cites.count({s->dst[i], s->src[i]}) == 0) continue;  // one direction only
+      (s->src[i] < s->dst[i] ? low_first : high_first) += 1;
+    }
+  }
+  ASSERT_GE(low_first + high_first, 10) << "the fixture needs pairs cited both ways";
+  EXPECT_GT(low_first, 0);  // 12 such pairs in this fixture: all on one side would be 2^-11
+  EXPECT_GT(high_first, 0);
   opt.relation = "paper:likes:paper";
   EXPECT_THAT(error_of([&] { (void)split_typed_edges(in, opt); }),
               HasSubstr("--relation 'paper:likes:paper' is not an edge type of dataset "

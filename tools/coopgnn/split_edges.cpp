@@ -356,8 +356,12 @@ namespace {
 
 /// Appends K distinct tails of query `query` (source u of relation r) to `out`: uniform over
 /// [lo, hi) minus u and minus `taken` (u's true r-tails, ascending). See split_typed_edges.
+/// `stamp` ([hi - lo], the caller's, zero at first) and `epoch` mark the tails drawn by this call
+/// (O(1) per draw); dense sources (fewer than 2 K or 1/16 of the range as candidates) draw from
+/// the explicit candidate list instead of rejection.
 void draw_typed_negatives(rng::stream s, vid_t u, vid_t lo, vid_t hi, std::span<const vid_t> taken,
-                          std::int64_t k, std::uint64_t query, std::vector<vid_t>& out) {
+                          std::int64_t k, std::uint64_t query, std::vector<std::uint32_t>& stamp,
+                          std::uint32_t& epoch, std::vector<vid_t>& out) {
   if (k == 0) return;
   auto is_taken = [&](vid_t w) {
     return w == u || std::binary_search(taken.begin(), taken.end(), w);
@@ -373,15 +377,17 @@ void draw_typed_negatives(rng::stream s, vid_t u, vid_t lo, vid_t hi, std::span<
         u, m, k);
   }
   std::size_t const begin = out.size();
-  if (m > 2 * k) {
+  if (m > 2 * k && 16 * m >= hi - lo) {
+    // Rejection (negative_sampler's rule: at least 1/16 of the range are candidates, so the
+    // expected draws stay below 32 per negative); repeats are found by a stamp per vertex.
+    std::uint32_t const tag = ++epoch;
     for (std::uint32_t a = 0; static_cast<std::int64_t>(out.size() - begin) < k; ++a) {
       auto const w4 = rng::draw4(s, query, a, 0);
       for (int h = 0; h < 2 && static_cast<std::int64_t>(out.size() - begin) < k; ++h) {
         vid_t const c = lo + below(join(w4[2 * h], w4[2 * h + 1]), hi - lo);
-        if (is_taken(c) || std::find(out.begin() + static_cast<std::ptrdiff_t>(begin), out.end(),
-                                     c) != out.end()) {
-          continue;
-        }
+        auto& st = stamp[static_cast<std::size_t>(c - lo)];
+        if (st == tag || is_taken(c)) continue;
+        st = tag;
         out.push_back(c);
       }
     }
@@ -477,18 +483,25 @@ dataset split_typed_edges(const dataset& in, const split_options& opt, split_rep
   lt.name = "link_prediction";
   rng::stream const ns = rng::make_stream(opt.seed, rng::purpose::split, kNegatives);
   std::vector<vid_t> scratch;
+  std::vector<std::uint32_t> stamp(static_cast<std::size_t>(hi - lo), 0);
+  std::uint32_t epoch = 0;
+  rng::stream const orient_stream = rng::make_stream(opt.seed, rng::purpose::split, kOrient);
   for (std::int64_t i = 0; i < c; ++i) {
     auto const [u, v] = cand[static_cast<std::size_t>(i)];
+    // A pair present in both directions of a self-reverse relation was listed once as (u < v):
+    // a keyed coin picks its stored orientation, as split_edges does for symmetric graphs.
+    auto const [head, tail] =
+        self_rev && full.has_edge(v, u) ? orient(orient_stream, u, v) : std::pair{u, v};
     auto const pi = static_cast<std::size_t>(i);
     if (part[pi] == 0) {
-      lt.train.src.push_back(u);
-      lt.train.dst.push_back(v);
+      lt.train.src.push_back(head);
+      lt.train.dst.push_back(tail);
       lt.train.relation.push_back(static_cast<std::int32_t>(r));
       continue;
     }
-    gone[static_cast<std::size_t>(full.find(u, v))] = 1;
+    gone[static_cast<std::size_t>(full.find(head, tail))] = 1;
     if (!opt.keep_reverse && rev >= 0) {
-      if (std::int64_t const q = back.find(v, u); q >= 0) {
+      if (std::int64_t const q = back.find(tail, head); q >= 0) {
         gone_back[static_cast<std::size_t>(q)] = 1;
         if (self_rev) gone[static_cast<std::size_t>(q)] = 1;
       }
@@ -496,11 +509,11 @@ dataset split_typed_edges(const dataset& in, const split_options& opt, split_rep
     pair_set& set = part[pi] == 1 ? lt.valid : lt.test;
     auto const q = k > 0 ? (set.indexes.empty() ? 0 : set.indexes.back() + 1) : 0;
     scratch.clear();
-    draw_typed_negatives(ns, u, lo, hi, full.neighbours(u), k, static_cast<std::uint64_t>(i),
-                         scratch);
+    draw_typed_negatives(ns, head, lo, hi, full.neighbours(head), k, static_cast<std::uint64_t>(i),
+                         stamp, epoch, scratch);
     for (std::size_t j = 0; j <= scratch.size(); ++j) {
-      set.src.push_back(u);
-      set.dst.push_back(j == 0 ? v : scratch[j - 1]);
+      set.src.push_back(head);
+      set.dst.push_back(j == 0 ? tail : scratch[j - 1]);
       set.relation.push_back(static_cast<std::int32_t>(r));
       if (k > 0) {
         set.labels.push_back(j == 0 ? 1 : 0);
