@@ -50,6 +50,22 @@ std::pair<vid_t, vid_t> orient(rng::stream s, vid_t u, vid_t v) {
   return flip ? std::pair{v, u} : std::pair{u, v};
 }
 
+/// Moves the split's task into `out` and completes the report's counts: training pairs,
+/// validation and test positives (pairs labelled 1, or all pairs of an unlabelled set) and the
+/// edges the output graph keeps.
+void finish_split(dataset& out, link_task lt, split_report& rep) {
+  auto positives = [](const pair_set& s) {
+    return s.labels.empty() ? s.size()
+                            : static_cast<std::int64_t>(
+                                  std::count(s.labels.begin(), s.labels.end(), std::int64_t{1}));
+  };
+  rep.train = lt.train.size();
+  rep.valid = positives(lt.valid);
+  rep.test = positives(lt.test);
+  rep.edges_out = out.num_edges();
+  out.link = std::move(lt);
+}
+
 }  // namespace
 
 std::span<const vid_t> out_adjacency::neighbours(vid_t u) const {
@@ -338,16 +354,7 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
   out.train = in.train;
   out.valid = in.valid;
   out.test = in.test;
-  rep.train = lt.train.size();
-  auto positives = [](const pair_set& s) {
-    return s.labels.empty() ? s.size()
-                            : static_cast<std::int64_t>(
-                                  std::count(s.labels.begin(), s.labels.end(), std::int64_t{1}));
-  };
-  rep.valid = positives(lt.valid);
-  rep.test = positives(lt.test);
-  rep.edges_out = out.num_edges();
-  out.link = std::move(lt);
+  finish_split(out, std::move(lt), rep);
   if (report != nullptr) *report = rep;
   return out;
 }
@@ -538,16 +545,7 @@ dataset split_typed_edges(const dataset& in, const split_options& opt, split_rep
     out.dst.push_back(in.dst[e]);
     out.hetero->edge_type.push_back(et);
   }
-  rep.train = lt.train.size();
-  auto positives = [](const pair_set& s) {
-    return s.labels.empty() ? s.size()
-                            : static_cast<std::int64_t>(
-                                  std::count(s.labels.begin(), s.labels.end(), std::int64_t{1}));
-  };
-  rep.valid = positives(lt.valid);
-  rep.test = positives(lt.test);
-  rep.edges_out = out.num_edges();
-  out.link = std::move(lt);
+  finish_split(out, std::move(lt), rep);
   out.link_first = false;
   validate_dataset(out, fmt::format("split of dataset '{}'", in.name));
   if (report != nullptr) *report = rep;
