@@ -304,6 +304,11 @@ class pickle_machine {
  public:
   pickle_machine(std::span<const std::byte> bytes, std::string what)
       : p_(bytes), what_(std::move(what)) {}
+  ~pickle_machine() {
+    for (auto& c : containers_) c->clear();  // breaks reference cycles (see container())
+  }
+  pickle_machine(const pickle_machine&) = delete;
+  pickle_machine& operator=(const pickle_machine&) = delete;
 
   pvalue run() {
     while (true) {
@@ -395,7 +400,7 @@ class pickle_machine {
         case '}': {  // EMPTY_DICT
           pvalue v;
           v.k = pvalue::kind::dict;
-          v.items = std::make_shared<std::vector<pvalue>>();
+          v.items = container();
           push(std::move(v));
           break;
         }
@@ -511,11 +516,19 @@ class pickle_machine {
     out.s.assign(reinterpret_cast<const char*>(b.data()), b.size());
     return out;
   }
-  static pvalue make_tuple(std::vector<pvalue> items) {
+  pvalue make_tuple(std::vector<pvalue> items) {
     pvalue out;
     out.k = pvalue::kind::tuple;
-    out.items = std::make_shared<std::vector<pvalue>>(std::move(items));
+    out.items = container(std::move(items));
     return out;
+  }
+  /// A new tuple or dict body, owned by this machine as well: a pickle can make containers hold
+  /// each other (a dict memoised, fetched with BINGET and SETITEM'd into itself or into a tuple
+  /// it holds), a cycle of shared_ptrs that would never be freed; the destructor empties every
+  /// container, which breaks any cycle (the fuzzer found the leak).
+  std::shared_ptr<std::vector<pvalue>> container(std::vector<pvalue> items = {}) {
+    containers_.push_back(std::make_shared<std::vector<pvalue>>(std::move(items)));
+    return containers_.back();
   }
 
   /// GLOBAL: only the names a tensor's pickle uses resolve; anything else means the file holds
@@ -604,7 +617,7 @@ class pickle_machine {
       if (!a.empty()) fail(at, "collections.OrderedDict with arguments");
       pvalue d;
       d.k = pvalue::kind::dict;
-      d.items = std::make_shared<std::vector<pvalue>>();
+      d.items = container();
       return d;
     }
     if (fn.s != "torch._utils._rebuild_tensor_v2") {
@@ -652,6 +665,7 @@ class pickle_machine {
   std::string what_;
   std::size_t pos_ = 0;
   std::vector<pvalue> stack_;
+  std::vector<std::shared_ptr<std::vector<pvalue>>> containers_;  // every tuple and dict body
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint32_t, pvalue> memo_;
 };
