@@ -597,20 +597,18 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   if (link && cfg_.exclude != exclude_kind::none) {
     // Typed: u -> v in the positive's relation r, and v -> u in r's reverse edge type when the
     // schema has one (reverse_edge_type).
-    auto const R = g_.num_relations;
+    // Untyped graphs are the case R = 1, r = 0, whose key is the untyped key bit for bit.
     bool const typed = !ds_.link->train.relation.empty();
+    std::int32_t const R = typed ? g_.num_relations : 1;
     for (vid_t i : global_batch) {
       auto const k = static_cast<std::size_t>(i);
       vid_t const u = ds_.link->train.src[k];
       vid_t const v = ds_.link->train.dst[k];
-      if (!typed) {
-        excluded.push_back(edge_exclusion_key(u, v));
-        if (cfg_.exclude == exclude_kind::reverse) excluded.push_back(edge_exclusion_key(v, u));
-        continue;
-      }
-      std::int32_t const r = ds_.link->train.relation[k];
+      std::int32_t const r = typed ? ds_.link->train.relation[k] : 0;
       excluded.push_back(edge_exclusion_key(u, v, r, R));
-      std::int64_t const rev = reverse_relation_[static_cast<std::size_t>(r)];
+      std::int64_t const rev = typed ? reverse_relation_[static_cast<std::size_t>(r)]
+                               : cfg_.exclude == exclude_kind::reverse ? 0
+                                                                       : -1;
       if (rev >= 0) excluded.push_back(edge_exclusion_key(v, u, static_cast<std::int32_t>(rev), R));
     }
     std::sort(excluded.begin(), excluded.end());
