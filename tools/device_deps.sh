@@ -21,6 +21,7 @@ PACKAGES=(
   libfmt-dev libfmt9 libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev
   libzip-dev libzip4 zipcmp zipmerge ziptool zlib1g-dev librandom123-dev
   libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian
+  libblis-pthread-dev libblis4-pthread  # host GEMM (COOPGNN_BLAS=ON, the default)
 )
 
 mkdir -p .devdeps

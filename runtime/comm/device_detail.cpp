@@ -30,6 +30,10 @@ void poll_until(host_comm_group& group, int rank, const char* what,
       group.abort(fmt::format("{} on PE {}: {}", what, rank, e.what()));
       throw;
     }
+    // A step may query completion inside a library (NCCL's asynchronous-error polling queries
+    // its own events): whatever it left, a pending cudaErrorNotReady must not reach the next
+    // checked launch on this thread.
+    ::coopgnn::detail::clear_not_ready();
     if (done) return;
     if (group.aborted()) fail("aborted: " + group.reason());
     if (bounded && std::chrono::steady_clock::now() > deadline) {
@@ -47,12 +51,7 @@ void poll_until(host_comm_group& group, int rank, const char* what,
   }
 }
 
-bool stream_done(cuda::stream_t s) {
-  cudaError_t const st = cudaStreamQuery(s);
-  if (st == cudaErrorNotReady) return false;
-  COOPGNN_CUDA_CHECK(st);
-  return true;
-}
+bool stream_done(cuda::stream_t s) { return COOPGNN_CUDA_QUERY(cudaStreamQuery(s)); }
 
 void join_comm_into_compute(const cuda::cuda_context& ctx, cuda::event_t scratch) noexcept {
   if (scratch == nullptr) return;

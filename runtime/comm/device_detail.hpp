@@ -20,11 +20,13 @@ namespace coopgnn::comm_detail {
 /// when it is 0), and backs off (yield, then 20 us sleeps). On an abort or a timeout it calls
 /// `on_fail()` (may be empty; e.g. ncclCommAbort), aborts the group and throws comm_error "<what>
 /// on PE <rank>: ...". An exception from `step()` also runs on_fail() and aborts the group, then
-/// propagates.
+/// propagates. After every round it clears a cudaErrorNotReady that the step's queries may have
+/// left as the thread's last error (cuda_check.hpp, clear_not_ready).
 void poll_until(host_comm_group& group, int rank, const char* what,
                 const std::function<bool()>& step, const std::function<void()>& on_fail);
 
-/// cudaStreamQuery(s): true when all work on `s` has finished, false while it runs.
+/// cudaStreamQuery(s): true when all work on `s` has finished, false while it runs (the pending
+/// status is cleared from the thread's last error, see COOPGNN_CUDA_QUERY in cuda_check.hpp).
 /// @throws cuda_error for any other status (an asynchronous fault of earlier work on `s`).
 bool stream_done(cuda::stream_t s);
 

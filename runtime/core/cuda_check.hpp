@@ -18,6 +18,33 @@ namespace coopgnn::detail {
 /// Logs the same message to stderr and returns; for destructors, which must not throw.
 void log_cuda(cudaError_t status, const char* call, const char* file, int line) noexcept;
 
+/// The runtime's last-error state after a completion query: cudaStreamQuery and cudaEventQuery
+/// return cudaErrorNotReady while work runs, and the runtime also records it as the calling
+/// thread's last error, so the next cudaGetLastError (every checked kernel launch, CUB) would
+/// report "device not ready" for a launch that is fine. Clears the last error when, and only
+/// when, it is cudaErrorNotReady (a real error stays for the next check to report). Never throws.
+inline void clear_not_ready() noexcept {
+  if (cudaPeekAtLastError() == cudaErrorNotReady) (void)cudaGetLastError();
+}
+
+/// Interprets the status `status` of a non-blocking completion query (cudaStreamQuery,
+/// cudaEventQuery) named `call`: true for cudaSuccess (all work done); false for
+/// cudaErrorNotReady (still running), after calling `clear_not_ready_fn()` so that the pending
+/// status does not linger as the thread's last error (PyTorch's stream query does the same);
+/// any other status throws coopgnn::cuda_error through throw_cuda (an asynchronous fault of
+/// earlier work). `clear_not_ready_fn` is injectable for tests; production passes
+/// clear_not_ready.
+template <class ClearNotReady>
+bool query_completed(cudaError_t status, const char* call, const char* file, int line,
+                     ClearNotReady&& clear_not_ready_fn) {
+  if (status == cudaSuccess) return true;
+  if (status == cudaErrorNotReady) {
+    clear_not_ready_fn();
+    return false;
+  }
+  throw_cuda(status, call, file, line);
+}
+
 /// Throws cuda_error for a failed library call (cuBLAS, cuSPARSE) with its numeric status.
 [[noreturn]] void throw_library(const char* library, int status, const char* call,
                                 const char* file, int line);
@@ -69,3 +96,10 @@ void log_cuda(cudaError_t status, const char* call, const char* file, int line) 
   } while (0)
 #define COOPGNN_CUBLAS_CHECK(call) COOPGNN_LIBRARY_CHECK("cuBLAS", call)
 #define COOPGNN_CUSPARSE_CHECK(call) COOPGNN_LIBRARY_CHECK("cuSPARSE", call)
+
+/// A completion query that never leaves cudaErrorNotReady behind: COOPGNN_CUDA_QUERY(
+/// cudaStreamQuery(s)) is true when the work is done, false while it runs, and throws
+/// coopgnn::cuda_error for any other status. Every poll site uses it (runtime/comm).
+#define COOPGNN_CUDA_QUERY(call)                                          \
+  ::coopgnn::detail::query_completed((call), #call, __FILE__, __LINE__, \
+                                     ::coopgnn::detail::clear_not_ready)

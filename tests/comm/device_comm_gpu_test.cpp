@@ -368,9 +368,13 @@ std::vector<int> distinct_devices() {
                  << " device(s); the peer-copy tests cover one";                                  \
   }
 
-TEST(NcclComm, AlltoallvAllreduceBroadcastMatchTheHostOracles) {
-  COOPGNN_REQUIRE_TWO_DEVICES();
-  auto const devices = distinct_devices();
+/// Every collective of the communicators make_device_communicators(option) builds for
+/// `devices` against the host oracles: alltoallv (host_communicator), allreduce (a rank-order
+/// sum, bitwise), broadcast from the last PE, barrier. After each polled wait the thread's
+/// last CUDA error must be clear: a cudaErrorNotReady left there by a completion query would
+/// make the next checked kernel launch throw "device not ready".
+void check_collectives(const std::vector<int>& devices, std::string_view option,
+                       bool expect_nccl) {
   int const pes = static_cast<int>(devices.size());
   std::vector<std::vector<std::int64_t>> host_recv(pes);
   run_host_group(pes, [&](communicator& c) {
@@ -383,24 +387,53 @@ TEST(NcclComm, AlltoallvAllreduceBroadcastMatchTheHostOracles) {
   for (std::size_t i = 0; i < n; ++i) {
     for (int p = 0; p < pes; ++p) expected[i] += value_of(p, i);
   }
+  int const root = pes - 1;
   rethrow_first(
-      run_device_group(devices, "auto", [&](communicator& c, const cuda::cuda_context& ctx) {
-        ASSERT_NE(dynamic_cast<nccl_communicator*>(&c), nullptr);
+      run_device_group(devices, option, [&](communicator& c, const cuda::cuda_context& ctx) {
+        if (expect_nccl) {
+          ASSERT_NE(dynamic_cast<nccl_communicator*>(&c), nullptr);
+        }
         EXPECT_EQ(device_alltoallv(c, ctx), host_recv[c.rank()]);
+        EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "after alltoallv";
         std::vector<float> v(n);
         for (std::size_t i = 0; i < n; ++i) v[i] = value_of(c.rank(), i);
         auto d = ctx.to_device(std::span<const float>(v));
         c.allreduce_sum(std::span<float>(d.data(), d.size()));
+        EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "after allreduce";
         auto const h = ctx.to_host(d);
         for (std::size_t i = 0; i < n; ++i) {
           ASSERT_EQ(std::bit_cast<std::uint32_t>(h[i]), std::bit_cast<std::uint32_t>(expected[i]));
         }
-        std::vector<std::int64_t> b(5, c.rank() == 1 ? 42 : 0);
+        std::vector<std::int64_t> b(5, c.rank() == root ? 42 : 0);
         auto db = ctx.to_device(std::span<const std::int64_t>(b));
-        c.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(db.data()), db.bytes()), 1);
+        c.broadcast(std::span<std::byte>(reinterpret_cast<std::byte*>(db.data()), db.bytes()),
+                    root);
+        EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "after broadcast";
         EXPECT_EQ(ctx.to_host(db), std::vector<std::int64_t>(5, 42));
         c.barrier();
+        EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "after barrier";
       }));
+}
+
+TEST(NcclComm, AlltoallvAllreduceBroadcastMatchTheHostOracles) {
+  COOPGNN_REQUIRE_TWO_DEVICES();
+  check_collectives(distinct_devices(), "auto", true);
+}
+
+// One GPU is enough for NCCL with one rank: init, group calls (the alltoallv is a group of
+// sends and receives), the asynchronous-error polling and abort-free teardown all run, which
+// the multi-rank tests above cannot do on a one-GPU machine.
+TEST(NcclComm, OneRankRunsEveryCollective) {
+  COOPGNN_REQUIRE_DEVICE();
+  check_collectives({0}, "nccl", true);
+}
+
+// The peer-copy communicator's polled waits leave no pending error either (1 and 4 PEs on
+// device 0, the first launch after a collective is where the stale "not ready" surfaced).
+TEST(PeerComm, NoPendingErrorAfterPolledWaits) {
+  COOPGNN_REQUIRE_DEVICE();
+  check_collectives({0}, "peer", false);
+  check_collectives({0, 0, 0, 0}, "peer", false);
 }
 
 TEST(NcclComm, AFailedPeRaisesCommErrorOnTheOthers) {

@@ -28,6 +28,31 @@ TEST(CudaCheck, ThrowsCudaErrorWithCallFileLineAndErrorString) {
   EXPECT_THROW(COOPGNN_CUDA_EXPECTS(1 == 2, std::string("bad")), logic_error);
 }
 
+// A completion query (cudaStreamQuery, cudaEventQuery) that is still running returns
+// cudaErrorNotReady, which the runtime also keeps as the thread's last error; a poll that only
+// returned false left it there, and the next checked launch threw "device not ready". The
+// statuses are injected, so this runs without a GPU.
+TEST(CudaCheck, CompletionQueryClearsNotReadyAndOnlyThat) {
+  int clears = 0;
+  auto clear = [&] { ++clears; };
+  EXPECT_FALSE(detail::query_completed(cudaErrorNotReady, "q", __FILE__, __LINE__, clear));
+  EXPECT_EQ(clears, 1);  // the pending status is cleared on every "not yet"
+  EXPECT_FALSE(detail::query_completed(cudaErrorNotReady, "q", __FILE__, __LINE__, clear));
+  EXPECT_EQ(clears, 2);
+  EXPECT_TRUE(detail::query_completed(cudaSuccess, "q", __FILE__, __LINE__, clear));
+  EXPECT_EQ(clears, 2);  // nothing to clear when done
+  try {
+    detail::query_completed(cudaErrorIllegalAddress, "cudaStreamQuery(s)", __FILE__, __LINE__,
+                            clear);
+    FAIL() << "an asynchronous fault must throw";
+  } catch (const cuda_error& e) {
+    std::string const what = e.what();
+    EXPECT_NE(what.find("cudaErrorIllegalAddress"), std::string::npos) << what;
+    EXPECT_NE(what.find("cudaStreamQuery(s)"), std::string::npos) << what;
+  }
+  EXPECT_EQ(clears, 2);  // a real error is reported, never swallowed as "not ready"
+}
+
 }  // namespace
 }  // namespace coopgnn
 #endif
