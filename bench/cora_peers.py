@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cora epoch comparison (issue 13, item 6): coopgnn's GraphSAGE vs DGL's, coopgnn's GCN vs PyG's.
+"""Cora epoch comparison: coopgnn's GraphSAGE vs DGL's, coopgnn's GCN vs PyG's.
 
 Trains 2-layer models on data/cora for --epochs epochs on each side, interleaved (coopgnn, peer,
 then peer, coopgnn in the next round, ...), and reports the median training time per epoch

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer baseline (issue 13, item 6): DGL GraphBolt's uniform neighbour sampler against
+"""Peer baseline (README "Experiments"): DGL GraphBolt's uniform neighbour sampler against
 `coopgnn bench sample`, on the same graph, fanouts, batch size and seed batches.
 
 coopgnn side: `coopgnn bench sample --sampler ns` (per layer sample_neighbors, then make_block,

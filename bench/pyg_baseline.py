@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer baseline (issue 13, item 6): PyTorch Geometric's layers on coopgnn's sampled blocks.
+"""Peer baseline (README "Experiments"): PyTorch Geometric's layers on coopgnn's sampled blocks.
 
 Runs `coopgnn bench export-blocks` (which samples the blocks and times coopgnn's own forward +
 backward on them on the host backend), loads exactly those blocks, features and weights, builds
@@ -14,9 +14,9 @@ What is identical on the two sides (the timed work):
 - SAGE: PyG's SAGEConv (mean aggregation, root weight) on the bipartite block (x_src, x_dst);
 - GCN: an explicit bipartite MessagePassing layer on the block (destinations only, never the
   src x src square) whose edge coefficients w_e d_dst / sqrt((d_dst + 1)(d_src + 1)) and
-  self-loop weights 1 / (d + 1) (the block's src_degree, DESIGN.md section 4) are computed inside
-  the timed loop, as coopgnn's forward computes them; it multiplies by W before aggregating iff
-  in_dim > out_dim, coopgnn's order (and DGL GraphConv's);
+  self-loop weights 1 / (d + 1) (the block's src_degree, docs/design.md section 4.4) are computed
+  inside the timed loop, as coopgnn's forward computes them; it multiplies by W before aggregating
+  iff in_dim > out_dim, coopgnn's order (and DGL GraphConv's);
 - threads: torch.set_num_threads(meta.json "threads"), the count coopgnn's export ran with (one
   host PE; 1 in this build), recorded in the JSON;
 - statistic: the median of --repeats timed repetitions after --warmup untimed ones per batch.
@@ -72,8 +72,8 @@ def relu_after(meta, i):
 
 
 def numpy_forward(meta, params, blocks, num_dst, x, labels=None):
-    """Reference forward of DESIGN.md section 4 (SAGE-mean / GCN on sampled blocks) in float64.
-    With labels, also the backward of softmax cross-entropy / B: returns (logits, weight
+    """Reference forward of docs/design.md section 4.4 (SAGE-mean / GCN on sampled blocks) in
+    float64. With labels, also the backward of softmax cross-entropy / B: returns (logits, weight
     gradients by coopgnn's parameter names)."""
     h = x.astype(np.float64)
     tape = []
@@ -155,7 +155,8 @@ def bipartite_gcn_class():
     class BipartiteGCN(MessagePassing):
         """GCN on a sampled block, destinations only: out[d] = sum_e coef_e z[src_e]
         + z[d] / (deg_d + 1) + b with z = h W (Kipf & Welling's symmetric normalisation with the
-        block's full-graph degrees, DESIGN.md section 4), in coopgnn's multiplication order."""
+        block's full-graph degrees, docs/design.md section 4.4), in coopgnn's multiplication
+        order."""
 
         def __init__(self, in_dim, out_dim):
             super().__init__(aggr="add")

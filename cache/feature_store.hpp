@@ -1,4 +1,4 @@
-// Feature storage seen by a PE (DESIGN.md section 1, cache): rows are read from the run's
+// Feature storage seen by a PE (docs/design.md section 9): rows are read from the run's
 // feature table (cache/storage.hpp: host memory or a memory-mapped .npy on the host backend),
 // optionally through a per-PE cache policy (cache/policy.hpp) that decides which rows the fast
 // tier holds.
@@ -37,7 +37,7 @@ class feature_store {
   explicit feature_store(const feature_table* table) : table_(table) {}
   /// Puts `cache` in front of storage (nullptr: none). In cooperative minibatching a PE loads
   /// only vertices it owns, so per-PE caches are disjoint; in independent minibatching a PE
-  /// caches whatever it loads (the cooperative paper, section 3.2; DESIGN.md section 6).
+  /// caches whatever it loads (the cooperative paper, section 3.2; docs/design.md section 9).
   void set_cache(std::unique_ptr<cache_policy> cache) { cache_ = std::move(cache); }
   [[nodiscard]] const cache_policy* cache() const { return cache_.get(); }
   /// Loads rows `ids` ([m], each in [0, |V|)) as an [m, F] matrix and counts them; with a cache,

@@ -1,11 +1,11 @@
-// The per-PE GPU feature cache (issue 4 item 3; DESIGN.md section 1, cache): a hand-written
+// The per-PE GPU feature cache (docs/design.md section 9): a hand-written
 // set-associative cache of feature rows in device memory with batched lookup, insertion of the
 // misses and per-batch hit/miss counts. Its residency decisions are exactly those of the host
 // reference set_assoc_policy (cache/set_assoc.hpp): same set hash, same way choice, same batch
 // clock, same batch semantics (all keys looked up first, then the misses admitted per set in
 // batch order), so host and CUDA runs report the same hits.
 //
-// Usage per batch (GraphBolt's Query / Replace, reference notes section 8):
+// Usage per batch (GraphBolt's Query / Replace):
 //   auto st = cache.lookup(keys, n, out, miss_pos, stream);   // hits copied into out
 //   ... gather rows miss_pos[0..st.misses) from storage into out ...
 //   cache.admit(keys, n, out, miss_pos, st.misses, stream);   // misses enter the cache

@@ -1,5 +1,5 @@
-// Residency policies of the per-PE CPU feature cache (DESIGN.md section 1, cache; reference notes
-// section 8, "CPU feature cache": GraphBolt offers "s3-fifo", "sieve", "lru" and "clock").
+// Residency policies of the per-PE CPU feature cache (docs/design.md section 9;
+// GraphBolt's CPU feature cache offers "s3-fifo", "sieve", "lru" and "clock").
 //
 // A policy only decides which vertex ids (int64 keys) are resident in a cache of `capacity` rows;
 // the rows themselves live in the feature cache that owns the policy. Each access is one lookup:
@@ -128,7 +128,7 @@ class cache_policy {
   }
 
   /// One batch of lookups as a cache serving a whole minibatch does it (GraphBolt's
-  /// Query-then-Replace, reference notes section 8): first every key is queried against the
+  /// Query-then-Replace): first every key is queried against the
   /// state left by earlier batches (hits update recency / visited bits / frequencies, and are
   /// counted), then the missed keys are admitted in order. A key repeated within the batch is
   /// queried each time it occurs (so it can miss twice) but admitted once. Writes hit[i] = 1 for

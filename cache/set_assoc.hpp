@@ -1,13 +1,14 @@
-// The set-associative feature cache of the GPU (DESIGN.md section 1, cache; issue 4 item 3), as
+// The set-associative feature cache of the GPU (docs/design.md section 9), as
 // a cache_policy. The host class is the reference the CUDA cache (cache/gpu_cache.hpp) must match
 // exactly: same set mapping, same slot choice, same batch semantics, hence the same hits.
 //
-// Design, after HugeCTR's gpu_cache that GraphBolt wraps (reference notes section 8, "GPU feature
-// cache"): keys hash (MurmurHash3's 64-bit finaliser) to one of S sets of W ways; each slot keeps
-// the batch clock of its last use; a miss takes the lowest empty way of its set, else the way with
-// the oldest clock (ties: lowest way), i.e. LRU within the set at batch granularity. Unlike
-// HugeCTR, admission inside one batch is ordered (keys of one set are admitted in batch order), so
-// the result is deterministic and the GPU can reproduce it with one warp per set.
+// Design, after HugeCTR's gpu_cache that GraphBolt wraps (dmlc/dgl,
+// graphbolt/src/cuda/extension/gpu_cache): keys hash (MurmurHash3's 64-bit finaliser) to one of S
+// sets of W ways; each slot keeps the batch clock of its last use; a miss takes the lowest empty
+// way of its set, else the way with the oldest clock (ties: lowest way), i.e. LRU within the set at
+// batch granularity. Unlike HugeCTR, admission inside one batch is ordered (keys of one set are
+// admitted in batch order), so the result is deterministic and the GPU can reproduce it with one
+// warp per set.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,9 @@
-// Feature storage tiers (DESIGN.md section 1, cache; issue 4 item 2): where the full [|V|, F]
+// Feature storage tiers (docs/design.md section 9): where the full [|V|, F]
 // float32 feature table of a run lives, and read access to its rows.
 //
 //   device  GPU memory of the PE's device (CUDA backend; fastest, smallest)
 //   pinned  page-locked host memory that GPU kernels read in place over UVA (CUDA backend;
-//           GraphBolt's default for features that do not fit on the GPU, reference notes 8)
+//           GraphBolt's default for features that do not fit on the GPU)
 //   host    ordinary host memory (the dataset's in-memory matrix)
 //   mmap    the dataset's .npy file mapped read-only; pages are read on demand by the OS, so a
 //           table larger than RAM works

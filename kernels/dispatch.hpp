@@ -1,4 +1,4 @@
-// Internal helpers of the kernel entries (DESIGN.md section 2): every public entry takes the
+// Internal helpers of the kernel entries (docs/design.md section 2): every public entry takes the
 // PE's exec_context and views, checks that each operand lives in the context's memory space,
 // then runs the host reference (backend host or emulated) or the CUDA kernel (backend cuda) on
 // the context's compute stream. Include from the kernels' .cpp files only.

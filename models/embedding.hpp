@@ -1,4 +1,4 @@
-// Learnable node embeddings (issue 11; DESIGN.md section 7): the input of an encoder on a graph
+// Learnable node embeddings (docs/design.md section 7.1): the input of an encoder on a graph
 // without node features (twitter, Gowalla), updated only on the rows a step touched.
 #pragma once
 
@@ -46,9 +46,10 @@ class embedding_table {
   void apply(buffer_view<const vid_t> ids, tensor_view<const float> g);
   /// Rows [first, first + values.rows()) become `values` and are frozen: apply() skips them from
   /// now on (no Adam step, no weight decay), as if they had no gradient. For heterogeneous
-  /// graphs (issue 17): the input rows of node types with features are those features, fixed;
-  /// the rows of featureless types stay learnable embeddings of the same width (DGL's
-  /// RelGraphEmbed, PyG's ogbn-mag R-GCN example). Frozen ranges must not overlap. Synchronises.
+  /// graphs (docs/typed-sampling.md): the input rows of node types with features are those
+  /// features, fixed; the rows of featureless types stay learnable embeddings of the same width
+  /// (DGL's RelGraphEmbed, PyG's ogbn-mag R-GCN example). Frozen ranges must not overlap.
+  /// Synchronises.
   /// @param values [n, dim()] host memory
   /// @throws logic_error when the range leaves [0, rows()), the width differs from dim(), or the
   ///         range overlaps one frozen before.

@@ -1,7 +1,7 @@
-// GNN layers with hand-written forward and backward on sampled blocks (DESIGN.md section 1,
-// "models"; section 4, "Layers on sampled blocks"; section 6, forward/backward per layer).
+// GNN layers with hand-written forward and backward on sampled blocks (docs/design.md section 1,
+// models; section 4.4, layers on sampled blocks; section 6, forward/backward per layer).
 //
-// Written once for every backend (DESIGN.md section 2): a layer's parameters live in a
+// Written once for every backend (docs/design.md section 2): a layer's parameters live in a
 // parameter_set in the memory space of an exec_context, its inputs and outputs are tensors in
 // that space, and every step is a kernel entry (gemm, spmm, the element-wise ops of
 // kernels/dense/elementwise.hpp) that dispatches to the host reference or the CUDA kernel. The
@@ -34,9 +34,9 @@ struct param_info {
 
 /// The parameters of a model (or of standalone layers) in two flat buffers of one memory space:
 /// values and gradients, each parameter row-major and back to back in registration order, so one
-/// all-reduce covers every gradient (DESIGN.md section 6, step 5) and the optimizer runs on one
-/// array. Register with add(), then allocate() once; views stay valid while the set lives (it is
-/// neither copyable nor movable).
+/// all-reduce covers every gradient (docs/design.md section 6.2, step 6) and the optimizer runs on
+/// one array. Register with add(), then allocate() once; views stay valid while the set lives (it
+/// is neither copyable nor movable).
 template <typename T>
 class parameter_set {
  public:
@@ -79,8 +79,8 @@ class parameter_set {
   buffer<T> grads_;
 };
 
-/// What keys a training step's dropout masks (DESIGN.md section 4): the run seed and the global
-/// minibatch index; with training == false no dropout is applied.
+/// What keys a training step's dropout masks (docs/design.md section 4.4): the run seed and the
+/// global minibatch index; with training == false no dropout is applied.
 struct step_key {
   std::uint64_t run_seed = 0;
   std::uint32_t batch = 0;
@@ -173,7 +173,7 @@ struct conv_cache {
 ///      GCN:  out[s] = (1 / (d_s + 1)) h[s] W + sum_e w_e d_s / sqrt((d_s + 1)(d_t + 1)) h[t] W
 ///            + bias. With every in-edge kept and w_e = 1/d_s this is exactly the full-batch GCN
 ///            row of D^-1/2 (A + I) D^-1/2 H W; with sampling the Hajek weights reweight the kept
-///            edges (DESIGN.md section 4). A dst with d_s = 0 gets only the self term.
+///            edges (docs/design.md section 4.4). A dst with d_s = 0 gets only the self term.
 ///      GAT (H = gat.heads, F = out_dim / H when concatenating, out_dim when averaging; the block's
 ///      weights are not used, attention replaces them): z = h W [num_src, H F]; per head k,
 ///      el[i, k] = a_dst[k] . z[i, k] (destinations i < num_dst: their rows are the first num_dst

@@ -1,4 +1,4 @@
-// The layers link prediction adds (DESIGN.md section 7; issue 11): PReLU and LayerNorm for the
+// The layers link prediction adds (docs/design.md section 7.1): PReLU and LayerNorm for the
 // TMA paper's hidden-layer order Conv -> LayerNorm -> PReLU -> Dropout, and the edge decoders
 // (dot product; an MLP on the Hadamard product). Written once for every backend, like
 // models/layers.hpp: parameters in a parameter_set of the context's space, every step a kernel

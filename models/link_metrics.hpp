@@ -1,5 +1,5 @@
-// Link-prediction and top-K recommendation metrics (DESIGN.md section 7, "Evaluation"): pure host
-// functions over scores the evaluator has already computed. The AUC of section 7 is roc_auc in
+// Link-prediction and top-K recommendation metrics (docs/design.md section 7.1): pure host
+// functions over scores the evaluator has already computed. The AUC of section 7.1 is roc_auc in
 // models/metrics.hpp (included here so that one include gives every link-prediction metric).
 #pragma once
 
@@ -60,9 +60,9 @@ struct topk_metrics {
 };
 
 /// Top-K recommendation metrics for one user, the LightGCN/NGCF protocol (He et al. 2020,
-/// LightGCN-PyTorch's RecallPrecision_ATk / NDCGatK_r; shared/data/README.md "Evaluation
-/// protocol"). Items [0, n_items) not in `exclude` are ranked by score descending, ties to the
-/// lower item id; with top the first min(k, #candidates) of them, rel(i) = [i in test_items]:
+/// LightGCN-PyTorch's RecallPrecision_ATk / NDCGatK_r; data/README.md, "gowalla"). Items
+/// [0, n_items) not in `exclude` are ranked by score descending, ties to the lower item id;
+/// with top the first min(k, #candidates) of them, rel(i) = [i in test_items]:
 ///   recall = sum_{i in top} rel(i) / |test_items|
 ///   DCG    = sum_{r = 0}^{|top| - 1} rel(top[r]) / log2(r + 2)
 ///   IDCG   = sum_{r = 0}^{min(k, |test_items|) - 1} 1 / log2(r + 2)

@@ -1,4 +1,4 @@
-// Evaluation metrics (DESIGN.md section 1, "models"; the trainer's evaluation in section 6/7).
+// Evaluation metrics (docs/design.md section 1, models; section 10).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// A stack of graph convolutions with an optional linear head (DESIGN.md section 1, "models";
+// A stack of graph convolutions with an optional linear head (docs/design.md section 1, models;
 // section 6, the per-layer forward and backward the minibatch protocols drive). One model for
 // every backend: it lives in the memory space of the exec_context it is built on (host, a CUDA
 // device, or the emulated device) and runs its layers through the kernel entries there.

@@ -1,4 +1,4 @@
-// Optimizers (DESIGN.md section 1, "models"; section 6: every PE applies the same step to the
+// Optimizers (docs/design.md section 1, models; section 6: every PE applies the same step to the
 // all-reduced gradients, so the step must be deterministic).
 #pragma once
 

@@ -8,20 +8,20 @@
 # Usage: tools/regression_numbers.sh [--backend host|emulated|cuda] BIN OUTDIR
 #   BIN     the coopgnn executable; OUTDIR gets one .jsonl per run and summary.txt
 #   The cnr-2000 task is generated once into ${CNR_TASK:-/tmp/cnr2000-task} from
-#   ../shared/data/cnr2000 (convert --symmetrize --drop-self-loops; generate task --classes 16
-#   --feature-dim 64). Takes about 2 minutes on 2 cores (host backend).
+#   $COOPGNN_SHARED_DATA/cnr2000/cnr-2000.txt.gz (data/README.md, "Raw datasets"; convert
+#   --symmetrize --drop-self-loops; generate task --classes 16 --feature-dim 64). ~2 min, 2 cores.
 set -euo pipefail
 backend=host
 if [[ ${1:-} == --backend ]]; then backend=${2:?--backend needs a value}; shift 2; fi
 if [[ $# -ne 2 || ${1:-} == --help ]]; then sed -n '2,13p' "$0"; exit 2; fi
 bin=$1
 out=$2
-here=$(cd "$(dirname "$0")/.." && pwd)
 task=${CNR_TASK:-/tmp/cnr2000-task}
 mkdir -p "$out"
 rm -f "$out"/*.jsonl
 if [[ ! -d $task ]]; then
-  "$bin" convert --from snap "$here/../shared/data/cnr2000/cnr-2000.txt.gz" "$task.graph" \
+  raw=${COOPGNN_SHARED_DATA:?set COOPGNN_SHARED_DATA to the raw datasets folder (data/README.md)}
+  "$bin" convert --from snap "$raw/cnr2000/cnr-2000.txt.gz" "$task.graph" \
     --symmetrize --drop-self-loops >/dev/null
   "$bin" generate task "$task.graph" "$task" --classes 16 --feature-dim 64 >/dev/null
 fi

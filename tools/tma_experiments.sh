@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The TMA comparison of issue 12 (Zhu et al. 2023, Tables 2, 3 and 6 in shape) on one machine:
-# RandomTMA, SuperTMA, PSGD-PA, LLCG and GGS with M = 3 trainers (mpirun -np 4), two seeds each,
-# plus F = 1 (one of 3 parts dropped) for the three partitioned averaging schemes. Every run
+# The TMA comparison of docs/results/tma (Zhu et al. 2023, Tables 2, 3 and 6 in shape) on one
+# machine: RandomTMA, SuperTMA, PSGD-PA, LLCG and GGS with M = 3 trainers (mpirun -np 4), two seeds
+# each, plus F = 1 (one of 3 parts dropped) for the three partitioned averaging schemes. Every run
 # writes OUT/<dataset>/<scheme>-F<f>-s<seed>/ (tma.jsonl, summary.json); then
 # `coopgnn report OUT` draws the tables and curves.
 #

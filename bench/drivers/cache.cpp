@@ -285,7 +285,7 @@ std::string format_cache_table(const cache_options& o, const cache_result& r) {
       fmt::format("{:<8} {:>8} {:>9} {:<11} {:>3}", "policy", "fraction", "rows/PE", "mode", "P");
   for (auto k : o.kappas) out += fmt::format(" {:>8}", "K=" + kappa_name(k));
   out += fmt::format(" {:>10} {:>11}\n", "rows/seed", "K1/Kmax");
-  // The largest finite kappa (the acceptance compares kappa = 1 with it).
+  // The largest finite kappa (the K1/Kmax column compares kappa = 1 with it).
   std::int64_t kmax = 0;
   for (auto k : o.kappas) kmax = std::max(kmax, k);
   std::map<std::tuple<std::string, double, std::string, int>,

@@ -1,10 +1,11 @@
-// `coopgnn bench cache` (issue 4, item 4): per-PE feature-cache miss rate against dependent
-// minibatching's kappa, cache size, minibatch mode and PE count, on the exact feature-load trace a
-// training run produces. Output format: docs/results-schema.md, section `cache`.
+// `coopgnn bench cache` (docs/design.md section 9): per-PE feature-cache miss rate against
+// dependent minibatching's kappa, cache size, minibatch mode and PE count, on the exact
+// feature-load trace a training run produces. Output format: docs/results-schema.md, section
+// `cache`.
 //
 // Sources: Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks"
-// (TMLR 2025), section 3.2 and Figure 4 (miss rate vs kappa for several cache sizes); DESIGN.md
-// sections 4 (dependent minibatching) and 6 (which vertices each PE loads).
+// (TMLR 2025), section 3.2 and Figure 4 (miss rate vs kappa for several cache sizes);
+// docs/design.md sections 4.3 (dependent minibatching) and 6 (which vertices each PE loads).
 #pragma once
 
 #include <cstdint>
@@ -87,8 +88,8 @@ using cache_progress = std::function<void(std::int64_t, std::int64_t, std::int64
 ///    its last block, in block order;
 ///  - cooperative: PE p loads S^L_p, the sorted vertices it owns (ownership(|V|, P, seed)) among
 ///    the last-layer sources of the global batch. Keyed sampling makes the union of the PEs'
-///    S^L_p equal the sources of the global batch sampled alone (DESIGN.md section 6; checked
-///    against the trainer's own counters by the tests), so one sample serves every P.
+///    S^L_p equal the sources of the global batch sampled alone (docs/design.md section 4.1;
+///    checked against the trainer's own counters by the tests), so one sample serves every P.
 /// No features are read and nothing is trained.
 /// @param g            CSC of in-edges
 /// @param train        [N] training vertices (the seeds), N >= 1

@@ -1,10 +1,11 @@
-// The cost model of `coopgnn bench modes` (issue 18; DESIGN.md section 6, "Projected multi-GPU
-// time"), in the spirit of appendix A.4 / Table 5 of Balin, LaSalle & Catalyurek, "Cooperative
-// Minibatching in Graph Neural Networks" (TMLR 2025): each stage's time on a target machine is
-// its COUNTED bytes over the bandwidth that moves them (HBM, NVLink, PCIe/UVA) plus its COUNTED
-// arithmetic over the GPU's rate, kernel by kernel (a roofline: max(bytes / bandwidth, flops /
-// rate) per kernel, summed). Nothing here reads a clock. Machine figures come from one data file
-// (bench/machines.yaml) with a source per figure; host seconds never stand in for a GPU's.
+// The cost model of `coopgnn bench modes` (docs/design.md section 6.5;
+// docs/results/cost-model.md), in the spirit of appendix A.4 / Table 5 of Balin, LaSalle &
+// Catalyurek, "Cooperative Minibatching in Graph Neural Networks" (TMLR 2025): each stage's time on
+// a target machine is its COUNTED bytes over the bandwidth that moves them (HBM, NVLink, PCIe/UVA)
+// plus its COUNTED arithmetic over the GPU's rate, kernel by kernel (a roofline: max(bytes /
+// bandwidth, flops / rate) per kernel, summed). Nothing here reads a clock. Machine figures come
+// from one data file (bench/machines.yaml) with a source per figure; host seconds never stand in
+// for a GPU's.
 #pragma once
 
 #include <filesystem>

@@ -1,7 +1,7 @@
 // `coopgnn bench export-blocks`: writes sampled blocks, their input features, labels and the
 // model's weights as .npy files, and times coopgnn's own forward + backward on exactly those
 // blocks, so that bench/pyg_baseline.py can run PyTorch Geometric's layers on identical input in
-// the same run (issue 5, item 4).
+// the same run (README "Experiments").
 //
 // Layout of OUT (all arrays little-endian .npy):
 //   meta.json                    options, shapes, parameter names, coopgnn seconds per batch

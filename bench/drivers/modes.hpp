@@ -1,9 +1,9 @@
 // `coopgnn bench modes`: cooperative against independent minibatching at the same global batch
-// for several PE counts (issue 5, item 2; DESIGN.md section 6): time and work per stage,
+// for several PE counts (docs/design.md section 6): time and work per stage,
 // all-to-all bytes per layer and direction, load imbalance, per-PE working set, and DGX time
-// modelled from the counted work (bench/drivers/cost_model.hpp, issue 18) and, on the CUDA
-// backend, measured compute plus modelled links. Output format: docs/results-schema.md, section
-// `modes`.
+// modelled from the counted work (bench/drivers/cost_model.hpp, docs/results/cost-model.md) and, on
+// the CUDA backend, measured compute plus modelled links. Output format: docs/results-schema.md,
+// section `modes`.
 #pragma once
 
 #include <functional>

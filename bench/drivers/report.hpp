@@ -1,6 +1,6 @@
 // `coopgnn report RESULTS_DIR`: renders the benchmark result files of docs/results-schema.md
 // (`work`: Theorems 3.1/3.2 and P W(B/P) >= W(B) of the cooperative minibatching paper, section
-// 3; `modes`: cooperative vs independent minibatching, DESIGN.md section 6) and the runs of
+// 3; `modes`: cooperative vs independent minibatching, docs/design.md section 6) and the runs of
 // `coopgnn tma` (bench/drivers/report_tma.hpp) into one Markdown report with PNG plots. Every
 // number in the report comes from the files.
 #pragma once

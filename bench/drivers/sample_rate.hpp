@@ -1,5 +1,5 @@
-// `coopgnn bench sample` (issue 13, item 1): the speed of multi-layer minibatch sampling alone on
-// the host backend. Per layer l of a batch: sample_neighbors of the layer's seeds (keys {run
+// `coopgnn bench sample` (README "Command line"): the speed of multi-layer minibatch sampling alone
+// on the host backend. Per layer l of a batch: sample_neighbors of the layer's seeds (keys {run
 // seed, layer l, batch index}), then make_block (unique-and-compact), whose sources are the next
 // layer's seeds; nothing else (no features, no training). Output format: docs/results-schema.md,
 // section `sample`. The peer comparison is bench/graphbolt_sampler_baseline.py (DGL GraphBolt on

@@ -1,6 +1,6 @@
 // `coopgnn bench work`: the empirical check of Theorems 3.1 and 3.2 of Balin, LaSalle &
 // Catalyurek, "Cooperative Minibatching in Graph Neural Networks" (TMLR 2025, section 3; the shape
-// of its Figure 2), and of their consequence P W(B/P) >= W(B), which keyed sampling (DESIGN.md
+// of its Figure 2), and of their consequence P W(B/P) >= W(B), which keyed sampling (docs/design.md
 // sections 4 and 6) makes hold for every single batch. Output files: docs/results-schema.md.
 #pragma once
 

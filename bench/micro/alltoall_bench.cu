@@ -1,4 +1,4 @@
-// All-to-all-v bandwidth of the device communicators (issue 3, item 8; DESIGN.md section 6,
+// All-to-all-v bandwidth of the device communicators (docs/design.md section 6.3,
 // the row exchanges of cooperative minibatching): P PEs, one thread each, exchange `seg` bytes
 // with every peer through make_device_communicators (NCCL when the PEs have distinct GPUs, the
 // peer-copy communicator when they share one). Reported in the same run against a device-to-

@@ -10,7 +10,7 @@
 namespace coopgnn::bench {
 
 /// The Graph500 R-MAT graph of 2^scale vertices, edge factor 16, symmetrised, as a CSC of
-/// in-edges (runtime/graph/generate.hpp, DESIGN.md section 3). Generated once per scale per
+/// in-edges (runtime/graph/generate.hpp, docs/design.md section 3.2). Generated once per scale per
 /// process and cached. Generation is single-threaded: about a second at scale 18, minutes at 24.
 const csc_graph& rmat_graph(int scale);
 

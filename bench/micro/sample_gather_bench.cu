@@ -1,5 +1,5 @@
-// CUDA microbenchmarks of sampling and feature gather (STYLE.md: ratios against a baseline
-// measured in the same function; DESIGN.md section 6, HBM and PCIe ceilings).
+// CUDA microbenchmarks of sampling and feature gather (docs/design.md section 12: ratios against a
+// baseline measured in the same function; section 6.5, HBM and PCIe ceilings).
 //   sample_ns_fanout10/<scale>:   NS fanout 10 on a device-resident R-MAT graph of 2^scale
 //                                 vertices; counter edges_per_second (sampled edges / s).
 //   gather_device/<row bytes>:    device table gather, counters gather_GBps, d2d_GBps and

@@ -1,7 +1,7 @@
 // Our SpMM and SDDMM kernels against cuSPARSE on a sampled-block-shaped input (fanout 10,
-// ~100k destinations), measured in the same benchmark function (STYLE.md: ratios against a
-// baseline in the same run). Counters: ours_ms, cusparse_ms, speedup = cusparse_ms / ours_ms,
-// and ours_GBps (bytes of the gathered rows, index and weight arrays over our time).
+// ~100k destinations), measured in the same benchmark function (docs/design.md section 12:
+// ratios against a baseline in the same run). Counters: ours_ms, cusparse_ms, speedup = cusparse_ms
+// / ours_ms, and ours_GBps (bytes of the gathered rows, index and weight arrays over our time).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 

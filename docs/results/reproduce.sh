@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Regenerates docs/results: converts the shared datasets, attaches synthetic tasks to the
-# structure-only graphs, generates an R-MAT graph, runs `bench work` and `bench modes` on each,
-# `bench cache` on cnr2000, and renders the report. Run from the repository root after building (README.md).
+# Regenerates docs/results: converts the raw datasets (the SNAP edge lists of cnr-2000 and
+# twitter in $COOPGNN_SHARED_DATA, laid out as data/README.md "Raw datasets" says; needed only for
+# datasets not yet in DATA_DIR), attaches synthetic tasks to the structure-only graphs, generates
+# an R-MAT graph, runs `bench work` and `bench modes` on each, `bench cache` on cnr2000, and
+# renders the report. Run from the repository root after building (README.md).
 #   docs/results/reproduce.sh [BUILD_DIR] [DATA_DIR]
 set -euo pipefail
 BIN=${1:-build/default}/coopgnn
 DATA=${2:-/tmp/coopgnn-data}
-SHARED=../shared/data
+SHARED=${COOPGNN_SHARED_DATA:-}
 OUT=docs/results
 mkdir -p "$DATA"
 
-[[ -d $DATA/cnr2000 ]] || $BIN convert --from snap $SHARED/cnr2000/cnr-2000.txt.gz $DATA/cnr2000 --symmetrize --name cnr2000
-[[ -d $DATA/twitter ]] || $BIN convert --from snap $SHARED/twitter/twitter_combined.txt.gz $DATA/twitter --symmetrize --name twitter
+[[ -d $DATA/cnr2000 ]] || $BIN convert --from snap ${SHARED:?set COOPGNN_SHARED_DATA}/cnr2000/cnr-2000.txt.gz $DATA/cnr2000 --symmetrize --name cnr2000
+[[ -d $DATA/twitter ]] || $BIN convert --from snap ${SHARED:?set COOPGNN_SHARED_DATA}/twitter/twitter_combined.txt.gz $DATA/twitter --symmetrize --name twitter
 [[ -d $DATA/cnr2000-task ]] || $BIN generate task $DATA/cnr2000 $DATA/cnr2000-task --classes 16 --feature-dim 64 --name cnr2000-task
 [[ -d $DATA/twitter-task ]] || $BIN generate task $DATA/twitter $DATA/twitter-task --classes 16 --feature-dim 64 --name twitter-task
 [[ -d $DATA/rmat18 ]] || $BIN generate rmat $DATA/rmat18 --scale 18 --with-task

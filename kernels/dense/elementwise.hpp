@@ -1,6 +1,6 @@
 // Element-wise ops of the GNN layers, the softmax cross-entropy loss and the Adam update: one
-// entry per op for every backend (DESIGN.md section 2). Each entry checks that its operands live
-// in ctx.space() (logic_error naming the operand otherwise) and runs the host reference
+// entry per op for every backend (docs/design.md section 2). Each entry checks that its operands
+// live in ctx.space() (logic_error naming the operand otherwise) and runs the host reference
 // (elementwise.cpp; backends host and emulated) or the CUDA kernel of elementwise_cuda.hpp on
 // ctx's compute stream (backend cuda, float32 only; asynchronous unless stated). The CUDA kernels
 // are bitwise equal to the host references except where a tolerance is stated.
@@ -39,8 +39,8 @@ void relu_backward(const exec_context& ctx, tensor_view<const T> grad_out, tenso
 template <typename T>
 void bias_grad_add(const exec_context& ctx, tensor_view<const T> g, buffer_view<T> bias_grad);
 
-/// What keys a dropout mask (DESIGN.md section 4): the run seed, the global minibatch index and
-/// the layer index (models::dropout_keeps).
+/// What keys a dropout mask (docs/design.md section 4.4): the run seed, the global minibatch index
+/// and the layer index (models::dropout_keeps).
 struct dropout_key {
   std::uint64_t run_seed = 0;
   std::uint32_t batch = 0;
@@ -64,8 +64,8 @@ template <typename T>
 void dropout_backward(const exec_context& ctx, tensor_view<T> g,
                       buffer_view<const std::uint8_t> keep, T scale);
 
-/// GCN edge coefficients (Kipf & Welling 2017 with the Hajek reweighting of DESIGN.md section
-/// 4): for destination s and edge e of s, with d = src_degree,
+/// GCN edge coefficients (Kipf & Welling 2017 with the Hajek reweighting of docs/design.md
+/// section 4.4): for destination s and edge e of s, with d = src_degree,
 ///   out[e] = weights[e] * d[s] / sqrt((d[s] + 1) * (d[indices[e]] + 1))
 /// evaluated in T with this operation order (no FMA). Bitwise equal on CUDA.
 /// @param b    the block (indptr, indices, weights, src_degree); @param out [b.num_edges]

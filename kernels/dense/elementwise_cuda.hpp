@@ -1,5 +1,5 @@
 // Element-wise device ops and the softmax cross-entropy loss the layers need on the CUDA backend
-// (DESIGN.md section 2; the host versions are the bias/ReLU, dropout and GCN steps and
+// (docs/design.md section 2; the host versions are the bias/ReLU, dropout and GCN steps and
 // softmax_cross_entropy of models/layers.{hpp,cpp}, and models::adam). Includable from plain C++:
 // needs only the CUDA runtime API.
 //

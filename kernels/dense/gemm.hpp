@@ -1,4 +1,4 @@
-// Dense matrix multiply (DESIGN.md section 2, "every kernel exists twice").
+// Dense matrix multiply (docs/design.md section 2, "every kernel has a host reference").
 //
 // Two host implementations:
 // - gemm_reference: plain loops, the test reference. The loop order keeps the innermost loop
@@ -100,7 +100,7 @@ void gemm_host(int threads, op op_a, op op_b, std::int64_t m, std::int64_t n, st
                std::int64_t ldc);
 
 /// C = alpha * op(A) * op(B) + beta * C on views in ctx.space(), the one GEMM entry of every
-/// backend (DESIGN.md section 2): on the host and emulated backends single-threaded BLIS calls
+/// backend (docs/design.md section 2): on the host and emulated backends single-threaded BLIS calls
 /// on row ranges of C split over ctx.threads() (at least ~2 MFLOP per range; same bits for any
 /// count, see the file comment), or the reference loops in a build without BLIS; cuBLAS
 /// (gemm_cuda.hpp, float32 only, asynchronous on ctx's compute stream; exact on integer data below

@@ -1,6 +1,6 @@
 // Dense GEMM on the device through cuBLAS, with the row-major semantics of the host reference
-// kernels/dense/gemm.hpp (DESIGN.md section 2: every kernel exists twice). Includable from plain
-// C++: needs only the CUDA runtime API.
+// kernels/dense/gemm.hpp (docs/design.md section 2: every kernel exists twice). Includable from
+// plain C++: needs only the CUDA runtime API.
 #pragma once
 
 #ifdef COOPGNN_WITH_CUDA

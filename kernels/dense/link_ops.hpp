@@ -1,6 +1,6 @@
 // Kernel entries of link prediction and of the TMA paper's layer order (Conv -> LayerNorm ->
 // PReLU -> Dropout; decoders dot and MLP on the Hadamard product; binary cross-entropy), one
-// entry per op for every backend (DESIGN.md section 2, section 7). Each entry checks that its
+// entry per op for every backend (docs/design.md sections 2 and 7.1). Each entry checks that its
 // operands live in ctx.space() (logic_error naming the operand otherwise) and runs the host
 // reference (link_ops.cpp; backends host and emulated) or the CUDA kernel (link_ops.cu) on ctx's
 // compute stream (backend cuda, float32 only; asynchronous unless stated). Shapes are those of

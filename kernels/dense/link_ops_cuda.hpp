@@ -1,5 +1,5 @@
 // Device versions of the link-prediction and TMA layer ops of kernels/dense/link_ops.hpp
-// (DESIGN.md section 2; the host references are in link_ops.cpp). Includable from plain C++:
+// (docs/design.md section 2; the host references are in link_ops.cpp). Includable from plain C++:
 // needs only the CUDA runtime API.
 //
 // Raw float32 row-major device pointers, sizes, a stream; no allocation, no synchronisation, no

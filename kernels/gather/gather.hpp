@@ -1,4 +1,4 @@
-// Row gather (DESIGN.md section 1, kernels): out[i, :] = table[ids[i], :].
+// Row gather (docs/design.md section 1, kernels): out[i, :] = table[ids[i], :].
 #pragma once
 
 #include <cstdint>

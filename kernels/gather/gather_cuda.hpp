@@ -1,5 +1,5 @@
-// Feature row gather on the CUDA backend (DESIGN.md section 1 kernels, section 2 parity;
-// reference/cooperative-minibatching.md section 8, "UVA gather details"):
+// Feature row gather on the CUDA backend (docs/design.md sections 1 and 2,
+// parity; the UVA reads after GraphBolt's index_select):
 //   out[i, :] = table[ids[i], :]   for i in [0, m)
 // from a table in device memory or in pinned host memory read in place over UVA. Host reference:
 // gather.hpp (gather_rows); results are equal byte for byte.

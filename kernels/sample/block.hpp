@@ -1,4 +1,4 @@
-// A sampled block (message-flow graph, MFG) of one GNN layer (DESIGN.md sections 4 and 6).
+// A sampled block (message-flow graph, MFG) of one GNN layer (docs/design.md sections 4.2 and 6).
 // nvcc compiles this header (sample.cu): it includes nothing beyond the standard library and
 // types.hpp.
 #pragma once

@@ -1,6 +1,6 @@
-// LABOR variates with dependent minibatching (DESIGN.md section 4, "Dependent minibatching
-// (kappa)"; Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks",
-// TMLR 2025, section 3.2; our notes in reference/cooperative-minibatching.md section 5).
+// LABOR variates with dependent minibatching (docs/design.md section 4.3;
+// Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks",
+// TMLR 2025, section 3.2).
 //
 // The per-vertex part (labor_variate(plan, t)) is COOPGNN_HD and bit-identical on host and
 // device: it uses only the Philox draws of rng.hpp and portable_math.hpp. The per-batch part

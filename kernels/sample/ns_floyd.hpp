@@ -1,5 +1,5 @@
-// Uniform neighbour sampling without replacement by Floyd's algorithm with keyed draws (DESIGN.md
-// section 4, "Samplers"; R. W. Floyd's subset algorithm as given in J. Bentley & R. Floyd,
+// Uniform neighbour sampling without replacement by Floyd's algorithm with keyed draws
+// (docs/design.md section 4.2; R. W. Floyd's subset algorithm as given in J. Bentley & R. Floyd,
 // "Programming Pearls: A sample of brilliance", CACM 30(9), 1987). One COOPGNN_HD function,
 // ns_floyd_select, is the per-seed rule of both backends: the host sampler (sample.cpp) calls it
 // in a loop over seeds, the CUDA kernel (sample.cu) in one thread per seed, so both keep the

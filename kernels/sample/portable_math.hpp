@@ -1,5 +1,5 @@
 // Bit-reproducible double-precision exp, log, erfc and the standard normal CDF and quantile, for
-// host and device alike (DESIGN.md section 2, parity rule; section 4, dependent minibatching).
+// host and device alike (docs/design.md section 2, parity rule; section 4.3).
 //
 // libm and CUDA's math library round transcendental functions differently, so a LABOR variate
 // computed with std::erfc on the host and erfc() on the device can differ in the last bits, and a

@@ -1,8 +1,8 @@
 // Neighbour sampling on the host backend (the reference; sampling.hpp has the entries of every
 // backend, sample_cuda.hpp the CUDA kernels; nvcc compiles this header): uniform without
-// replacement (NS) and LABOR-0 (DESIGN.md section 4; LABOR: Balin & Catalyurek, "Layer-Neighbor
-// Sampling", NeurIPS 2023, section 3, Poisson form). The CUDA backend (issue 3) implements the same
-// rules with the same keys, so both return identical samples.
+// replacement (NS) and LABOR-0 (docs/design.md section 4.2; LABOR: Balin & Catalyurek,
+// "Layer-Neighbor Sampling", NeurIPS 2023, section 3, Poisson form). The CUDA backend
+// (sample_cuda.hpp) implements the same rules with the same keys, so both return identical samples.
 #pragma once
 
 #include <cstdint>
@@ -95,8 +95,8 @@ struct sampled_neighbors {
 sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
                                    std::span<const vid_t> seeds, const sample_params& params);
 
-/// Unique-and-compact (DESIGN.md section 6): the block whose destinations are `dst` (kept first,
-/// in order) and whose other sources are the sampled neighbours not in `dst`, sorted by id.
+/// Unique-and-compact (docs/design.md section 4.2): the block whose destinations are `dst` (kept
+/// first, in order) and whose other sources are the sampled neighbours not in `dst`, sorted by id.
 /// One id -> local index map (a thread-local array over the vertices, reset after use, when
 /// |V| <= max(2^22, 8 (n + E)); else a hash table): O(n + E) expected plus ordering the others.
 /// Edge e of destination i points at the local index of its source. src_degree from `g` (the

@@ -1,5 +1,5 @@
-// Neighbour sampling, unique-and-compact and the owner split on the CUDA backend (DESIGN.md
-// sections 2, 4, 5 and 6; reference/cooperative-minibatching.md sections 6 and 8).
+// Neighbour sampling, unique-and-compact and the owner split on the CUDA backend
+// (docs/design.md sections 2, 4, 5 and 6).
 //
 // Parity rule: for the same graph, seeds and sample_params these functions return exactly what
 // the host functions of sample.hpp return (same edges, same order, same weights bit for bit),
@@ -184,7 +184,7 @@ block to_host(const cuda_context& ctx, const device_block& b);
 /// The owner map of `owners` in device memory: [|V|] uint16 PE ids.
 device_buffer<std::uint16_t> upload_owners(const cuda_context& ctx, const ownership& owners);
 
-/// An id list split by owner PE (DESIGN.md section 6, step 2): ids[perm[0 .. counts[0])] are
+/// An id list split by owner PE (docs/design.md section 6.2, step 2): ids[perm[0 .. counts[0])] are
 /// owned by PE 0, the next counts[1] by PE 1, and so on; within a PE, input order (stable).
 struct device_owner_split {
   std::vector<std::int64_t> counts;  ///< [P] host copy of the per-PE counts
@@ -209,8 +209,8 @@ struct device_unique {
   device_buffer<std::int64_t> inverse;  ///< [m] unique[inverse[i]] == ids[i]
 };
 
-/// Owner-side deduplication of cooperative sampling (DESIGN.md section 6, step 3: S^{l+1}_p is
-/// the sorted set of requested ids, recv_inv maps each request to its row), identical to the
+/// Owner-side deduplication of cooperative sampling (docs/design.md section 6.2, step 2: S^{l+1}_p
+/// is the sorted set of requested ids, recv_inv maps each request to its row), identical to the
 /// host's std::sort + std::unique + std::lower_bound in sample_cooperative. CUB radix sort and
 /// unique, then a binary search per id.
 /// @param ids  [m] device int64 ids (any values; duplicates expected)

@@ -1,4 +1,4 @@
-// The sampling entries of every backend (DESIGN.md sections 2, 4 and 6): neighbour sampling,
+// The sampling entries of every backend (docs/design.md sections 2, 4 and 6): neighbour sampling,
 // unique-and-compact, the owner split and the owners' deduplication on views in a PE's memory
 // space. The host references are in sample.hpp (and sample.cpp), the CUDA kernels in
 // sample_cuda.hpp; the cooperative and independent protocols (runtime/pipeline/minibatch.hpp)
@@ -16,7 +16,7 @@
 
 namespace coopgnn {
 
-// ---- the entries of every backend (DESIGN.md section 2) -------------------------------------
+// ---- the entries of every backend (docs/design.md section 2) --------------------------------
 // Each takes the PE's exec_context and views in its memory space, checks the spaces (logic_error
 // naming the operand otherwise) and runs the host reference above (host and emulated backends;
 // results are placed in the context's space) or the CUDA kernels of sample_cuda.hpp (bitwise the
@@ -111,7 +111,7 @@ block_buffers copy_block(const exec_context& ctx, const block_buffers& b);
 /// A copy of host block `b` in ctx.space(). @throws logic_error for an inconsistent block.
 block_buffers upload_block(const exec_context& ctx, const block& b);
 
-/// An id list split by owner PE (DESIGN.md section 6, step 2): ids[perm[0 .. counts[0])] are
+/// An id list split by owner PE (docs/design.md section 6.2, step 2): ids[perm[0 .. counts[0])] are
 /// owned by PE 0, the next counts[1] by PE 1, and so on; within a PE, input order (stable).
 struct owner_split {
   std::vector<std::int64_t> counts;  ///< [P] on the host
@@ -134,7 +134,7 @@ struct unique_ids {
   buffer<std::int64_t> inverse;  ///< [m] unique[inverse[i]] == ids[i]
 };
 
-/// The owner-side deduplication of cooperative sampling (DESIGN.md section 6, step 2):
+/// The owner-side deduplication of cooperative sampling (docs/design.md section 6.2, step 2):
 /// sort, unique, then a binary search per id. Deterministic; m = 0 gives empty outputs.
 unique_ids unique_with_inverse(const exec_context& ctx, buffer_view<const vid_t> ids);
 

@@ -10,9 +10,9 @@
 //   edge arrays   head-major [H * E]: (head k, edge e) at k * E + e, so head k's values are one
 //                 contiguous [E] slice that edge_softmax takes as is
 //
-// One entry per op for every backend (DESIGN.md section 2): operands in ctx.space() (logic_error
-// naming the operand otherwise); the host reference (backends host and emulated; rows in
-// ascending order, edges in CSR order, features ascending, so results are bitwise
+// One entry per op for every backend (docs/design.md section 2): operands in ctx.space()
+// (logic_error naming the operand otherwise); the host reference (backends host and emulated; rows
+// in ascending order, edges in CSR order, features ascending, so results are bitwise
 // deterministic) or the CUDA kernel of attention_cuda.hpp on ctx's compute stream (float32 only;
 // the same summation orders with explicit round-to-nearest intrinsics: bitwise equal to the
 // host). Nothing synchronises; temporaries (the transposed CSR of the backward scatters) come
@@ -97,7 +97,7 @@ void attention_scores_backward(const exec_context& ctx, const csr_view& c,
 ///                  src_ids[s], uint32(src_ids[t]), key.batch),
 /// keep[k E + e] = to_unit(w[k % 4]) >= p and alpha[k E + e] = keep ? alpha * scale : 0, in
 /// place. The mask is a pure function of (global destination, global source, head, batch), so
-/// every PE and backend drops the same edges (DESIGN.md section 4). Backward:
+/// every PE and backend drops the same edges (docs/design.md section 4.1). Backward:
 /// dropout_backward(g viewed as [H, E], keep, scale).
 /// @param src_ids [cols] global ids (destinations first); @param p in [0, 1); scale = 1 / (1 - p)
 /// @param alpha [H * E] in place; @param keep [H * E] uint8, overwritten

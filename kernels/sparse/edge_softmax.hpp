@@ -1,6 +1,6 @@
 // Softmax of edge scores over each destination's incoming edges (the attention normalisation of
 // GAT, Velickovic et al., ICLR 2018, eq. 2), forward and backward. Host reference
-// (DESIGN.md section 2; section 1, "kernels": edge softmax).
+// (docs/design.md sections 1 and 2).
 //
 // Edges are grouped by destination through a CSR offset array (a block's indptr). Per destination
 // the sums run in edge order, so results are bitwise deterministic.

@@ -1,5 +1,5 @@
 // Sampled dense-dense matrix product over a block: one dot product per edge, the attention
-// scores of GAT-style layers. Host reference (DESIGN.md section 2; section 1, "kernels": SDDMM).
+// scores of GAT-style layers. Host reference (docs/design.md sections 1 and 2).
 //
 // The sparse pattern is the block's CSR by destination (kernels/sample/block.hpp). Sums run over
 // the columns in ascending order, so results are bitwise deterministic. The backward needs no

@@ -1,4 +1,4 @@
-// CUDA versions of the sparse kernels over a sampled block (DESIGN.md section 2: every kernel
+// CUDA versions of the sparse kernels over a sampled block (docs/design.md section 2: every kernel
 // exists twice; the host references are kernels/sparse/{spmm,sddmm,edge_softmax}.hpp).
 //
 // Plain C++ may include this header: it needs only the CUDA runtime API. Everything takes raw

@@ -1,5 +1,5 @@
-// Sparse (block) times dense: the aggregation of GNN layers, host reference (DESIGN.md section 2;
-// section 4, "Layers on sampled blocks").
+// Sparse (block) times dense: the aggregation of GNN layers, host reference (docs/design.md section
+// 2; section 4.4, layers on sampled blocks).
 //
 // The sparse operand is a CSR by destination: row s holds edges e in [indptr[s], indptr[s + 1]),
 // edge e reads source row indices[e] with value values[e]. A sampled `block` is exactly this with

@@ -1,4 +1,4 @@
-// Communicator interface of the PEs (DESIGN.md sections 1 and 6): all-to-all-v, all-reduce,
+// Communicator interface of the PEs (docs/design.md sections 1 and 6): all-to-all-v, all-reduce,
 // broadcast and barrier. The host implementation (host_communicator.hpp) connects PE threads of
 // one process; the CUDA backend adds peer-copy and NCCL implementations behind the same calls.
 #pragma once
@@ -53,8 +53,8 @@ class communicator {
   /// All-to-all-v on bytes whose counts both sides agreed on earlier in the step: recv_bytes[q]
   /// is what PE q passes as send_bytes[rank()], because the counts went through an alltoall
   /// before (or came from a plan built from one; cooperative minibatching exchanges them once
-  /// per layer while sampling, DESIGN.md section 6). Buffers, memory spaces, stream order and
-  /// completion are those of alltoallv (host memory here; a device communicator's buffers are
+  /// per layer while sampling, docs/design.md section 6.2). Buffers, memory spaces, stream order
+  /// and completion are those of alltoallv (host memory here; a device communicator's buffers are
   /// device memory enqueued on ctx.comm() after ctx.compute(); counts are host spans [size()]).
   /// The difference: an implementation may skip checking the counts against the senders'. The
   /// NCCL communicator does (no host count exchange and no rendezvous before the grouped

@@ -1,6 +1,6 @@
 // Device communicators: which implementation connects the PEs of one process whose buffers are
-// device memory, and the factory that builds one communicator per PE (DESIGN.md section 1,
-// comm; section 6, the all-to-all exchanges of cooperative minibatching).
+// device memory, and the factory that builds one communicator per PE (docs/design.md section 1,
+// comm; section 6.3, the all-to-all exchanges of cooperative minibatching).
 //
 // The rule (choose_device_comm):
 //  - "auto": NCCL when every PE has its own device and there are at least two PEs; the

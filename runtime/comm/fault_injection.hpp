@@ -1,4 +1,4 @@
-// TEST-ONLY fault injection for the peer-failure tests (issue 15 item 7; tests/comm/
+// TEST-ONLY fault injection for the peer-failure tests (README "Failed and hung peers"; tests/comm/
 // peer_fault_test.cpp, tests/tma/protocol_check.cpp): the environment variable
 //
 //   COOPGNN_FAULT_INJECT=pe:P,step:S,kind:K[,at:start|end]  (a PE thread of `train`/`compare`)

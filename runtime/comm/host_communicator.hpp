@@ -1,5 +1,5 @@
 // Host communicator: P PE threads of one process exchange data through shared slots guarded by
-// a barrier that can be aborted (DESIGN.md section 1, comm).
+// a barrier that can be aborted (docs/design.md section 1, comm).
 #pragma once
 
 #include <chrono>

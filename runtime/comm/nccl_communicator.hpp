@@ -1,8 +1,8 @@
-// NCCL communicator: one NCCL rank per PE thread of one process, one device per PE (DESIGN.md
-// section 1, comm). Communicators are non-blocking (ncclConfig_t::blocking = 0) so that every
-// wait polls and can give up: a failed peer, an NCCL asynchronous error or a timeout aborts the
-// NCCL communicator (ncclCommAbort) and throws comm_error instead of hanging (the RAFT
-// sync_stream habit, reference/style-anchors.md).
+// NCCL communicator: one NCCL rank per PE thread of one process, one device per PE
+// (docs/design.md section 1, comm). Communicators are non-blocking (ncclConfig_t::blocking = 0) so
+// that every wait polls and can give up: a failed peer, an NCCL asynchronous error or a timeout
+// aborts the NCCL communicator (ncclCommAbort) and throws comm_error instead of hanging (the RAFT
+// sync_stream habit).
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // Peer-copy communicator: PE threads of one process whose buffers are device memory, on one
-// device or on devices with P2P access (DESIGN.md section 1, comm). Pointers are exchanged on the
-// host through a host_comm_group rendezvous; data moves by cudaMemcpyAsync (same device) or
+// device or on devices with P2P access (docs/design.md section 1, comm). Pointers are exchanged on
+// the host through a host_comm_group rendezvous; data moves by cudaMemcpyAsync (same device) or
 // cudaMemcpyPeerAsync (another device) on each PE's comm stream, ordered by CUDA events.
 #pragma once
 

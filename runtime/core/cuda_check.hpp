@@ -1,7 +1,7 @@
-// Checking macros for CUDA runtime, cuBLAS and cuSPARSE calls (STYLE.md "Errors"; RAFT's
-// RAFT_CUDA_TRY habit). Include only from .cu files or from .cpp files of a CUDA build: it needs
-// the CUDA runtime headers. It deliberately does not include error.hpp: fmt 9's headers do not
-// compile under nvcc, so CUDA translation units report errors through the functions below
+// Checking macros for CUDA runtime, cuBLAS and cuSPARSE calls (docs/design.md section 12, "Errors";
+// RAFT's RAFT_CUDA_TRY habit). Include only from .cu files or from .cpp files of a CUDA build: it
+// needs the CUDA runtime headers. It deliberately does not include error.hpp: fmt 9's headers do
+// not compile under nvcc, so CUDA translation units report errors through the functions below
 // (defined in cuda_check.cpp), which throw coopgnn::cuda_error / coopgnn::logic_error.
 #pragma once
 

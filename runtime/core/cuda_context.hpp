@@ -1,4 +1,4 @@
-// Per-PE CUDA execution resources (DESIGN.md section 1, core; STYLE.md "Habits": per-PE state
+// Per-PE CUDA execution resources (docs/design.md section 1, core; section 12: per-PE state
 // lives in the PE's context, nothing global, RAII for every device resource).
 //
 // This header needs no CUDA headers, so .cpp files (tests, runtime code) can include it in any
@@ -108,7 +108,7 @@ class device_buffer {
 ///  - compute(): kernels of the PE (sampling, gather from device memory, dense/sparse math);
 ///  - h2d():     host-to-device copies and UVA reads of pinned host memory (feature loading);
 ///  - comm():    collectives (NCCL) of the PE.
-/// NVTX names "pe<k>/compute", "pe<k>/h2d", "pe<k>/comm" (STYLE.md NVTX).
+/// NVTX names "pe<k>/compute", "pe<k>/h2d", "pe<k>/comm" (docs/design.md section 12, NVTX).
 ///
 /// Memory pool: one cudaMemPool per context on its device (cudaMemPoolCreate, pinned device
 /// location), with cudaMemPoolAttrReleaseThreshold = `release_threshold_bytes`: memory the pool

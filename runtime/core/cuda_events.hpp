@@ -1,4 +1,4 @@
-// CUDA events for timing (DESIGN.md section 5, metrics): the few calls stage_clock.cpp needs,
+// CUDA events for timing (docs/design.md sections 6.5 and 10): the few calls stage_clock.cpp needs,
 // declared without CUDA headers so that .cpp files can include this in any build. Definitions
 // live in cuda_context.cu and exist only in CUDA builds (COOPGNN_WITH_CUDA).
 #pragma once

@@ -1,5 +1,5 @@
-// The one kernel launch helper of every .cu file (issue 10 item 5; RAFT's RAFT_CHECK_CUDA habit):
-// empty grids are skipped, every launch is checked, and a build with COOPGNN_DEBUG_SYNC=ON
+// The one kernel launch helper of every .cu file (docs/design.md section 12; RAFT's RAFT_CHECK_CUDA
+// habit): empty grids are skipped, every launch is checked, and a build with COOPGNN_DEBUG_SYNC=ON
 // synchronises the stream after each launch and checks again, so an asynchronous fault (an
 // illegal address, a trap) is reported at the kernel that caused it, by name, instead of at the
 // next synchronising call. Include from .cu files only.

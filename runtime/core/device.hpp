@@ -1,4 +1,4 @@
-// CUDA device discovery (DESIGN.md section 2). Available in every build: without CUDA support,
+// CUDA device discovery (docs/design.md section 2). Available in every build: without CUDA support,
 // or on a machine without a GPU, it reports zero devices and says why.
 #pragma once
 
@@ -34,7 +34,7 @@ device_memory query_device_memory(int device);
 /// What each device holds in a CUDA run where PE p runs on device p / pes_per_gpu (the trainer's
 /// placement, trainer.hpp): pes_on_device x per_pe + per_device, for devices 0 ..
 /// ceil(num_pes / pes_per_gpu) - 1 (the last one may hold fewer PEs). Bytes, saturating at
-/// UINT64_MAX. Used by `train --dry-run` against query_device_memory (issue 15 item 4).
+/// UINT64_MAX. Used by `train --dry-run` against query_device_memory (tools/coopgnn/cmd_train.cpp).
 /// @throws logic_error when num_pes < 1 or pes_per_gpu < 1.
 std::vector<std::uint64_t> bytes_per_device(std::uint64_t per_pe, std::uint64_t per_device,
                                             int num_pes, int pes_per_gpu);

@@ -1,4 +1,4 @@
-// Errors and checks (DESIGN.md section 1, "core"; STYLE.md "Errors").
+// Errors and checks (docs/design.md section 1, core; section 12, "Errors").
 //
 // Every public entry point validates its inputs with COOPGNN_EXPECTS and throws a typed exception
 // whose message names the offending argument, file or value. Nothing here aborts the process.

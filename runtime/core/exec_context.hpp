@@ -1,4 +1,4 @@
-// Per-PE execution context (DESIGN.md section 1, core; section 2): which backend runs kernels,
+// Per-PE execution context (docs/design.md sections 1 and 2): which backend runs kernels,
 // where the PE's memory lives, how many host threads a host kernel may use, and, on the CUDA
 // backend, the PE's cuda_context (device, streams, library handles, memory pool). Runtime and
 // model code only ever pass the context through; kernel entries dispatch on it.

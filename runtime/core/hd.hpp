@@ -1,5 +1,5 @@
-// COOPGNN_HD marks functions shared by host references and CUDA kernels (STYLE.md, CUTLASS habit:
-// the host reference runs the same per-element math in a plain loop).
+// COOPGNN_HD marks functions shared by host references and CUDA kernels (docs/design.md section 2;
+// CUTLASS habit: the host reference runs the same per-element math in a plain loop).
 #pragma once
 
 #if defined(__CUDACC__)

@@ -1,4 +1,4 @@
-// Dense row-major host matrices (DESIGN.md section 3: features row-major float32).
+// Dense row-major host matrices (docs/design.md section 3.3: features row-major float32).
 #pragma once
 
 #include <cstdint>

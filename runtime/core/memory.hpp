@@ -1,4 +1,4 @@
-// Memory that knows where it lives (DESIGN.md section 2; issue 10 item 1): owning buffers and
+// Memory that knows where it lives (docs/design.md section 2): owning buffers and
 // row-major tensors in the memory space of a PE's execution context, their non-owning views, and
 // the explicit copies between spaces.
 //

@@ -1,7 +1,7 @@
-// Limits on allocations whose size a file declares (issue 15 item 2): a count read from a file
-// (an .npy shape, a zip member's uncompressed size, metadata.yaml's graph.nodes[0].num, OGB's
-// num-node-list, the largest vertex id of an edge list) never drives an allocation before it is
-// checked against the file size (where the file bounds it) and against the memory there is.
+// Limits on allocations whose size a file declares (docs/design.md section 3.1): a count read from
+// a file (an .npy shape, a zip member's uncompressed size, metadata.yaml's graph.nodes[0].num,
+// OGB's num-node-list, the largest vertex id of an edge list) never drives an allocation before it
+// is checked against the file size (where the file bounds it) and against the memory there is.
 #pragma once
 
 #include <cstdint>

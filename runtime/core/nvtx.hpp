@@ -1,7 +1,7 @@
-// NVTX ranges and names (STYLE.md "NVTX": one domain "coopgnn", ranges named `stage/detail` such
-// as "sample/ns" or "gather/features", PE threads and streams named "pe3", "pe3/compute").
-// In builds without CUDA every helper compiles to nothing; with CUDA a range costs one call into
-// the NVTX stub when no tool is attached.
+// NVTX ranges and names (docs/design.md section 12, "NVTX": one domain "coopgnn", ranges named
+// `stage/detail` such as "sample/ns" or "gather/features", PE threads and streams named "pe3",
+// "pe3/compute"). In builds without CUDA every helper compiles to nothing; with CUDA a range costs
+// one call into the NVTX stub when no tool is attached.
 #pragma once
 
 #include <string>

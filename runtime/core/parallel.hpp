@@ -1,4 +1,4 @@
-// Host-side row parallelism of the host kernels (DESIGN.md section 2: results never depend on
+// Host-side row parallelism of the host kernels (docs/design.md section 2: results never depend on
 // the thread count).
 //
 // Each calling thread (a PE thread, the main thread) owns one persistent pool of worker threads,

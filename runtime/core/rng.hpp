@@ -1,4 +1,4 @@
-// Counter-based random numbers keyed on what is decided (DESIGN.md section 4).
+// Counter-based random numbers keyed on what is decided (docs/design.md section 4).
 //
 // Every draw is a pure function of (run seed, purpose, layer) -> a Philox4x32-10 key and of
 // (global id, sub-index, minibatch index) -> the counter. No draw depends on which thread, block or
@@ -20,11 +20,11 @@ enum class purpose : std::uint32_t {
   ns = 2,     ///< uniform neighbour sampling: one draw per Floyd step (kernels/sample/ns_floyd.hpp)
   labor = 3,  ///< LABOR-0: one variate per candidate neighbour vertex
   dropout = 4,             ///< dropout masks, per (vertex, column)
-  ownership = 5,           ///< the random permutation that assigns owners (DESIGN.md section 5)
+  ownership = 5,           ///< the keyed permutation that assigns owners (docs/design.md sec. 5)
   init = 6,                ///< weight initialisation
   generate = 7,            ///< synthetic graph generators
   split = 8,               ///< generated train/val/test splits
-  labor_window = 9,        ///< dependent minibatching normals (issue 4)
+  labor_window = 9,        ///< dependent minibatching normals (kernels/sample/labor_variate.hpp)
   negative = 10,           ///< link prediction: tail-corrupted training negatives
   partition = 11,          ///< TMA partitions: random parts, cluster dealing (graph/partition.hpp)
   attention_dropout = 12,  ///< GAT: per (destination, source, head) attention-coefficient masks

@@ -1,4 +1,4 @@
-// Per-PE stage clock (DESIGN.md section 5, metrics; issue 10 item 2): times the spans of a step's
+// Per-PE stage clock (docs/design.md sections 6.5 and 10): times the spans of a step's
 // stages without a stream synchronisation per stage. On the host and the emulated device a span
 // is wall time (steady clock) between begin() and end(), the same number a scoped_timer gives; on
 // the CUDA backend begin() and end() record CUDA events on the PE's compute stream and seconds()

@@ -1,4 +1,4 @@
-// Basic index types (DESIGN.md section 3: 64-bit offsets; vertex ids chosen by size).
+// Basic index types (docs/design.md section 3.3: 64-bit vertex ids and edge offsets).
 //
 // The host backend uses 64-bit vertex and edge ids everywhere, which covers every graph that fits
 // in one machine's memory; the CUDA backend may narrow vertex ids to 32 bits inside kernels.
@@ -11,7 +11,7 @@ namespace coopgnn {
 using vid_t = std::int64_t;  ///< global vertex id, 0 <= v < |V|
 using eid_t = std::int64_t;  ///< edge offset into CSC indices, 0 <= e < |E|
 
-/// Which implementation executes kernels and copies (DESIGN.md section 2).
+/// Which implementation executes kernels and copies (docs/design.md section 2).
 ///  - host:     host references on host memory (the reference backend);
 ///  - cuda:     CUDA kernels on the memory of the PE's device;
 ///  - emulated: test-only device: the host references run on memory that is marked as device
@@ -20,8 +20,8 @@ using eid_t = std::int64_t;  ///< edge offset into CSC indices, 0 <= e < |E|
 ///              uploads, downloads and memory-space checks end to end (runtime/core/memory.hpp).
 enum class backend { host, cuda, emulated };
 
-/// Where a buffer lives (DESIGN.md section 2): host memory, or the device memory of a PE (a CUDA
-/// device, or the emulated device of backend::emulated).
+/// Where a buffer lives (docs/design.md section 2): host memory, or the device memory of a PE (a
+/// CUDA device, or the emulated device of backend::emulated).
 enum class memory_space { host, device };
 
 }  // namespace coopgnn

@@ -1,4 +1,4 @@
-// In-memory graph: CSC of in-edges (DESIGN.md section 3).
+// In-memory graph: CSC of in-edges (docs/design.md section 3.3).
 #pragma once
 
 #include <cstdint>

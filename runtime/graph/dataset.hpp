@@ -1,6 +1,6 @@
-// An in-memory dataset (node classification and/or link prediction) and its on-disk form (DESIGN.md
-// section 3): a directory in DGL GraphBolt's OnDiskDataset layout, metadata.yaml plus NumPy .npy
-// arrays.
+// An in-memory dataset (node classification and/or link prediction) and its on-disk form
+// (docs/design.md section 3.1): a directory in DGL GraphBolt's OnDiskDataset layout, metadata.yaml
+// plus NumPy .npy arrays.
 #pragma once
 
 #include <array>
@@ -17,18 +17,18 @@
 namespace coopgnn {
 
 /// Pairs (u, v) of a link-prediction item set, as GraphBolt's `link_prediction` task stores them
-/// (DESIGN.md section 7): `seeds` [M, 2] (column 0 = src, 1 = dst), optional `labels` [M] (1 = a
-/// true edge, 0 = a negative) and `indexes` [M] (the query each pair belongs to: a positive and
-/// its negatives share one index; DGL's ogbl-citation2 example writes them so). GraphBolt's older
-/// per-positive layout (`node_pairs` / `seeds` [N, 2] with `negative_dsts` [N, K]) is read into
-/// this form: query i = positive i (label 1) followed by its K tail-corrupted pairs (label 0).
-/// Invariants (validate_dataset, read_dataset): ids in [0, |V|); labels 0 or 1; indexes >= 0 and
-/// non-decreasing (gaps allowed), every query holding at least one label-1 pair when both are
-/// present; labels without indexes = independent labelled pairs (AUC-style evaluation).
-/// Heterogeneous graphs (GraphBolt's typed item sets, `type: "src_type:relation:dst_type"`): one
-/// item set per relation, the seeds local ids of the relation's source and destination types,
-/// shifted to global ids on reading; `relation` says each pair's edge type. Query ids of a later
-/// item set are shifted past the earlier ones' when they would overlap.
+/// (docs/design.md sections 3.1 and 7.1): `seeds` [M, 2] (column 0 = src, 1 = dst), optional
+/// `labels` [M] (1 = a true edge, 0 = a negative) and `indexes` [M] (the query each pair belongs
+/// to: a positive and its negatives share one index; DGL's ogbl-citation2 example writes them so).
+/// GraphBolt's older per-positive layout (`node_pairs` / `seeds` [N, 2] with `negative_dsts` [N,
+/// K]) is read into this form: query i = positive i (label 1) followed by its K tail-corrupted
+/// pairs (label 0). Invariants (validate_dataset, read_dataset): ids in [0, |V|); labels 0 or 1;
+/// indexes >= 0 and non-decreasing (gaps allowed), every query holding at least one label-1 pair
+/// when both are present; labels without indexes = independent labelled pairs (AUC-style
+/// evaluation). Heterogeneous graphs (GraphBolt's typed item sets, `type:
+/// "src_type:relation:dst_type"`): one item set per relation, the seeds local ids of the relation's
+/// source and destination types, shifted to global ids on reading; `relation` says each pair's edge
+/// type. Query ids of a later item set are shifted past the earlier ones' when they would overlap.
 struct pair_set {
   std::vector<vid_t> src;             ///< [M] pair sources
   std::vector<vid_t> dst;             ///< [M] pair destinations
@@ -43,7 +43,7 @@ struct pair_set {
   [[nodiscard]] bool empty() const { return src.empty(); }
 };
 
-/// A link-prediction task (DESIGN.md section 7): the training positives (whose edges the
+/// A link-prediction task (docs/design.md section 7.1): the training positives (whose edges the
 /// dataset's graph holds, unless they were held out) and the evaluation pairs.
 struct link_task {
   std::string name;  ///< the task's name in metadata.yaml

@@ -472,7 +472,7 @@ pair_set read_one_pair_set(const fs::path& dir, const item_set_meta& set, const 
   group_by_index(out);
   check_pair_set(out, n_src, n_dst, names);
   if (training && (!out.labels.empty() || !out.indexes.empty())) {
-    // Training draws its own negatives (DESIGN.md section 7): keep the positives.
+    // Training draws its own negatives (docs/design.md section 7.1): keep the positives.
     pair_set pos;
     for (std::size_t i = 0; i < out.src.size(); ++i) {
       if (out.labels.empty() || out.labels[i] == 1) {

@@ -1,5 +1,5 @@
 // Edge-list cleaning shared by the converters (tools/coopgnn/convert.hpp) and the generators
-// (runtime/graph/generate.hpp): the data layer (DESIGN.md section 3).
+// (runtime/graph/generate.hpp): the data layer (docs/design.md section 3.2).
 #pragma once
 
 #include <cstdint>

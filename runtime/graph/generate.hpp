@@ -1,4 +1,4 @@
-// Synthetic datasets (DESIGN.md section 3, "Generators for scale"): Graph500 R-MAT, a
+// Synthetic datasets (docs/design.md section 3.2): Graph500 R-MAT, a
 // degree-corrected stochastic block model with homophily and class-conditional features, and a
 // synthetic learnable task attached to a structure-only graph. Every random draw is keyed
 // (runtime/core/rng.hpp, purposes `generate` and `split`), so the output is a pure function of the

@@ -1,6 +1,7 @@
 // The metadata.yaml of a dataset directory in DGL GraphBolt's OnDiskDataset layout
-// (DESIGN.md section 3). The model covers node and edge types, so heterogeneous datasets parse;
-// read_dataset (dataset.hpp) decides what it accepts. Paths are relative to the dataset directory.
+// (docs/design.md section 3.1). The model covers node and edge types, so heterogeneous datasets
+// parse; read_dataset (dataset.hpp) decides what it accepts. Paths are relative to the dataset
+// directory.
 //
 //   dataset_name: cora
 //   graph:

@@ -1,4 +1,4 @@
-// NumPy .npy arrays (DESIGN.md section 3: every array of a dataset directory is a .npy file).
+// NumPy .npy arrays (docs/design.md section 3.1: a dataset directory's arrays are .npy files).
 //
 // Format (numpy.lib.format, versions 1.0, 2.0 and 3.0): the magic "\x93NUMPY", a major and a minor
 // version byte, the header length (2 bytes little-endian in 1.0, 4 bytes in 2.0 and 3.0), then an

@@ -1,5 +1,5 @@
-// NumPy .npz archives (DESIGN.md section 3, converters): a zip file whose members are .npy files,
-// stored or deflated, as numpy.savez / numpy.savez_compressed write them. Read with libzip.
+// NumPy .npz archives (docs/design.md section 3.2, converters): a zip file whose members are .npy
+// files, stored or deflated, as numpy.savez / numpy.savez_compressed write them. Read with libzip.
 #pragma once
 
 #include <cstddef>

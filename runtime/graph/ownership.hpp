@@ -1,5 +1,5 @@
-// Vertex ownership (DESIGN.md section 5): a seeded random permutation of the vertices cut into P
-// equal contiguous ranges. The cooperative paper (section 4.1 of our notes) found this naive
+// Vertex ownership (docs/design.md section 5): a seeded random permutation of the vertices cut into
+// P equal contiguous ranges. The cooperative paper (Balin et al., TMLR 2025) found this naive
 // scheme balances load well.
 #pragma once
 
@@ -19,7 +19,7 @@ class ownership {
   /// @param num_nodes |V| >= 0; @param num_pes P >= 1; @param seed run seed.
   /// @throws logic_error for P < 1 or P > 65535. O(|V| log |V|) time, 2 bytes per vertex.
   ownership(vid_t num_nodes, int num_pes, std::uint64_t seed);
-  /// Ownership per node type (issue 17; heterogeneous graphs, hetero_schema::node_offsets): the
+  /// Ownership per node type (heterogeneous graphs, hetero_schema::node_offsets): the
   /// vertices of type t, [type_offsets[t], type_offsets[t + 1]), are ordered by the same keyed
   /// permutation and cut into P equal contiguous ranges of their own, so every PE owns
   /// floor or ceil(count_t / P) vertices of every type. {0, |V|} is the untyped map above.

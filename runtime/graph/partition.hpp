@@ -1,7 +1,7 @@
-// Graph partitions for time-based model aggregation (DESIGN.md section 7; reference/tma.md section
-// 1.5): Zhu et al. 2023, "Simplifying Distributed Neural Network Training on Massive Graphs:
-// Randomized Partitions Improve Model Aggregation". Each of M trainers keeps the node-induced
-// subgraph of its part; edges between parts are dropped.
+// Graph partitions for time-based model aggregation (docs/design.md section 7.2): Zhu et al.
+// 2023, "Simplifying Distributed Neural Network Training on Massive Graphs: Randomized Partitions
+// Improve Model Aggregation". Each of M trainers keeps the node-induced subgraph of its part;
+// edges between parts are dropped.
 //  - RandomTMA: every vertex independently and uniformly to one of M parts (random_parts);
 //  - SuperTMA: METIS into N >> M mini-clusters (metis_clusters), the clusters dealt randomly to the
 //    M parts (deal_clusters);
@@ -29,7 +29,7 @@ bool metis_available();
 /// RandomTMA (Zhu et al. 2023, section 3.2.2, "Randomized Node Partition"): part[v] =
 /// floor(x_v * M / 2^64) with x_v the 64 bits of the Philox draw keyed by (seed,
 /// rng::purpose::partition, layer 0) at counter (v, 0, 0): each vertex independently uniform over
-/// [0, M) (bias below M / 2^64). The reference draws a float16 in [0, 1) per node; the integer
+/// [0, M) (bias below M / 2^64). The paper's code draws a float16 in [0, 1) per node; the integer
 /// form has no rounding bias.
 /// @param num_nodes |V| >= 0 (0: empty result); @param num_parts M >= 1.
 /// @returns [|V|] int32 part ids in [0, M). O(|V|) time. Deterministic per seed, independent of
@@ -70,14 +70,14 @@ std::vector<std::int32_t> metis_clusters(vid_t num_nodes, std::span<const vid_t>
                                          const metis_options& opt = {});
 
 /// SuperTMA's dealing of N clusters to M parts (Zhu et al. 2023, section 3.2.2: super-nodes
-/// randomly assigned to partitions; the reference code's way, reference/tma.md section 1.5): the
-/// cluster ids are shuffled (keyed_permutation with rng::purpose::partition, layer 1), then cut
-/// into M consecutive groups, group k taking q = floor(N / M) clusters plus one more when it is
-/// among the r = N mod M groups first in a second keyed permutation of [0, M) (layer 2). The
-/// reference gives each of groups 0..M-2 an extra cluster with probability r / M and the last group
-/// the remainder, so its counts can differ by up to M - 1; here each group still gets the extra
-/// cluster with probability r / M, but exactly r groups get one, so counts are q or q + 1 (within
-/// +-1 of N / M) for every draw.
+/// randomly assigned to partitions; the way of the paper's public code,
+/// https://github.com/amazon-science/random-tma): the cluster ids are shuffled (keyed_permutation
+/// with rng::purpose::partition, layer 1), then cut into M consecutive groups, group k taking
+/// q = floor(N / M) clusters plus one more when it is among the r = N mod M groups first in a
+/// second keyed permutation of [0, M) (layer 2). The paper's code gives each of groups 0..M-2 an
+/// extra cluster with probability r / M and the last group the remainder, so its counts can differ
+/// by up to M - 1; here each group still gets the extra cluster with probability r / M, but
+/// exactly r groups get one, so counts are q or q + 1 (within +-1 of N / M) for every draw.
 /// @param num_clusters N >= M; @param num_parts M >= 1.
 /// @returns [N] int32: the part of each cluster, in [0, M). O(N + M) time. Deterministic per seed.
 /// @throws logic_error "--parts ..." for M < 1, "--clusters ..." for N < M.
@@ -126,7 +126,7 @@ partition_report partition_summary(const dataset& ds, std::span<const std::int32
                                    std::int32_t num_parts);
 
 /// The node-induced subgraph of part `part` (Zhu et al. 2023, section 3.1: a TMA trainer's local
-/// graph; reference/tma.md section 1.5, `g.subgraph(node_ids)`). With V_k = {v : parts[v] ==
+/// graph; the paper's code takes DGL's `g.subgraph(node_ids)`). With V_k = {v : parts[v] ==
 /// part} in ascending id order, local id i is the i-th vertex of V_k (global_ids, when given,
 /// receives [|V_k|] local -> global). The result, named "<ds.name>/part<part>", holds:
 ///  - edges src[e] -> dst[e] of ds with both endpoints in V_k, relabelled, in ds's order;
@@ -159,7 +159,7 @@ partition_scheme parse_partition_scheme(const std::string& s);
 /// The name parse_partition_scheme reads ("random", "super", "metis").
 std::string to_string(partition_scheme s);
 
-/// The reference's SuperTMA cluster count (15000, tma.md section 1.9).
+/// The SuperTMA cluster count of the paper's published runs (15000).
 inline constexpr std::int64_t reference_super_clusters = 15000;
 
 /// A run of one scheme over a dataset, as `coopgnn partition` asks for it.

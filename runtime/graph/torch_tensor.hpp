@@ -1,4 +1,4 @@
-// PyTorch tensors written by torch.save (DESIGN.md section 3: a GraphBolt OnDiskDataset's
+// PyTorch tensors written by torch.save (docs/design.md section 3.1: a GraphBolt OnDiskDataset's
 // metadata.yaml may give an array `format: torch`).
 //
 // Format (torch/serialization.py `_save`, PyTorch >= 1.6): a zip archive of stored (uncompressed)

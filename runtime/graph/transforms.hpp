@@ -1,4 +1,5 @@
-// Train-time transforms of a dataset's node features (issue 14; PyG's torch_geometric.transforms).
+// Train-time transforms of a dataset's node features (README "Datasets"; PyG's
+// torch_geometric.transforms).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Checkpoints and saved models (issue 15 item 5; README "Checkpoints and interrupts").
+// Checkpoints and saved models (docs/design.md section 10; README "Checkpoints and interrupts").
 //
 // A checkpoint directory DIR holds one sub-directory per saved position, ckpt-EEEEEE-BBBBBB
 // (epoch E, batches B of it done), and a pointer file DIR/latest naming the newest complete one.

@@ -1,4 +1,4 @@
-// Configuration and per-epoch measurements of training (DESIGN.md section 6).
+// Configuration and per-epoch measurements of training (docs/design.md section 6).
 #pragma once
 
 #include <cstdint>
@@ -16,10 +16,10 @@
 
 namespace coopgnn {
 
-/// The two minibatch protocols of DESIGN.md section 6.
+/// The two minibatch protocols of docs/design.md section 6.
 enum class minibatch_mode { independent, cooperative };
 
-/// What a run trains (DESIGN.md sections 6 and 7).
+/// What a run trains (docs/design.md sections 6 and 7).
 enum class task_kind {
   node_classification,  ///< softmax cross-entropy on labelled seed vertices
   link_prediction,      ///< binary cross-entropy on positive edges and tail-corrupted negatives
@@ -134,8 +134,8 @@ struct train_config {
   int topk = 20;                              ///< K of Recall@K / NDCG@K on user-item data
 };
 
-/// Work of one PE (or summed over PEs) in a batch or an epoch (DESIGN.md section 6, "Work
-/// accounting"). Counts, not bytes, unless the name says bytes.
+/// Work of one PE (or summed over PEs) in a batch or an epoch (docs/design.md section 6.5,
+/// "Work accounting"). Counts, not bytes, unless the name says bytes.
 struct work_counters {
   std::int64_t seeds = 0;             ///< output vertices whose loss this PE computes
   std::int64_t sampled_edges = 0;     ///< edges of all sampled blocks

@@ -1,5 +1,5 @@
-// The row exchanges of cooperative minibatching (DESIGN.md section 6, steps 3-6; Algorithm 1 of
-// Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks", TMLR 2025):
+// The row exchanges of cooperative minibatching (docs/design.md section 6.2, steps 3-6; Algorithm 1
+// of Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks", TMLR 2025):
 // features and layer outputs go owner -> requester (pull), their gradients requester -> owner
 // with a scatter-add (push). Written once for every backend: a plan is placed in the PE's memory
 // space as an exchange_route, rows are moved with the gather and SpMM kernel entries and an

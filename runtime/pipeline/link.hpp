@@ -1,4 +1,4 @@
-// Link prediction above the kernels (DESIGN.md section 7; issue 11): the scored pairs of a
+// Link prediction above the kernels (docs/design.md section 7.1): the scored pairs of a
 // minibatch of positive edges with keyed tail-corrupted negatives, and the evaluation of
 // full-neighbour embeddings on a dataset's validation / test pairs.
 #pragma once
@@ -83,7 +83,7 @@ std::string link_task_metric_name(const link_task& task, int topk);
 link_eval evaluate_pairs(const models::link_decoder<float>& decoder, const matrix<float>& z,
                          const pair_set& set);
 
-/// Top-K recommendation over all items (LightGCN's protocol, shared/data/README.md): for every
+/// Top-K recommendation over all items (LightGCN's protocol, data/README.md "gowalla"): for every
 /// user with pairs in `set`, the dot-product score of every item, the user's training items
 /// (task.train) excluded; Recall@K and NDCG@K averaged over those users. metric_name
 /// "recall@K". Scores come from a blocked GEMM of user rows against item rows on the host.

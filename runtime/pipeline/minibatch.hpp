@@ -1,4 +1,4 @@
-// Sampling of one minibatch under the two protocols of DESIGN.md section 6, and the row
+// Sampling of one minibatch under the two protocols of docs/design.md section 6, and the row
 // exchanges that route features, layer outputs and gradients in cooperative mode (Algorithm 1 of
 // Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks", TMLR 2025).
 #pragma once
@@ -112,9 +112,9 @@ owner_exchange exchange_with_owners(const exec_context& ctx, communicator& comm,
                                     buffer_view<const std::uint16_t> owner_of,
                                     buffer_view<const vid_t> ids);
 
-/// Independent minibatching (DESIGN.md section 6): samples every layer locally for `seeds` (this
-/// PE's part of the global batch) with the sampling entries of ctx's backend; input_nodes = the
-/// sources of the last block. No communication.
+/// Independent minibatching (docs/design.md section 6.1): samples every layer locally for `seeds`
+/// (this PE's part of the global batch) with the sampling entries of ctx's backend; input_nodes =
+/// the sources of the last block. No communication.
 /// @param g      the graph in ctx.space(); @param seeds [n] distinct ids in ctx.space()
 /// @throws logic_error as sample_neighbors / make_block.
 minibatch sample_independent(const exec_context& ctx, const csc_view& g,

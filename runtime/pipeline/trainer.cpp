@@ -152,10 +152,10 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
 trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     : ds_(ds), g_(g), cfg_(cfg) {
   if (ds.hetero) {
-    // Typed graphs (issue 17): R-GCN on the typed CSC; every input row comes from one table of
-    // the featured types' width: their features (frozen) or learnable embeddings. The untyped
-    // models run on the relations-merged view (an untyped CSC of the same edges: bench modes'
-    // GCN baseline for R-GCN), with the same input table.
+    // Typed graphs (docs/typed-sampling.md): R-GCN on the typed CSC; every input row comes from one
+    // table of the featured types' width: their features (frozen) or learnable embeddings. The
+    // untyped models run on the relations-merged view (an untyped CSC of the same edges: bench
+    // modes' GCN baseline for R-GCN), with the same input table.
     bool const merged = cfg.model != models::conv_kind::rgcn;
     COOPGNN_EXPECTS(!merged || (!g.typed() && cfg.relation_fanouts.empty()),
                     "dataset '{}' is heterogeneous ({} node types, {} edge types): train it with "
@@ -278,7 +278,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                   "an epoch",
                   cfg.batch_size, items_.size(), link ? "pairs" : "vertices");
   if (cfg.mode == minibatch_mode::cooperative) {
-    // Typed graphs: every PE owns its share of every node type (DESIGN.md section 5, per type).
+    // Typed graphs: every PE owns its share of every node type (docs/design.md section 5).
     owners_ = ds.hetero ? ownership(ds.num_nodes, cfg.num_pes, cfg.seed, ds.hetero->node_offsets)
                         : ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
   }

@@ -1,5 +1,5 @@
 // The trainer: P PE threads running independent or cooperative minibatching over a dataset
-// (DESIGN.md section 6), evaluation by layer-wise full-neighbour inference, and per-epoch reports.
+// (docs/design.md section 6), evaluation by layer-wise full-neighbour inference, per-epoch reports.
 #pragma once
 
 #include <condition_variable>
@@ -144,7 +144,7 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
 std::int64_t hetero_input_dim(const dataset& ds);
 
 /// Trains a GNN with P PE threads, for node classification or link prediction
-/// (train_config::task; DESIGN.md sections 6 and 7).
+/// (train_config::task; docs/design.md sections 6 and 7).
 ///
 /// Link prediction: the items are the positive training edges (link_task::train); a global
 /// batch of B positives gets k keyed tail-corrupted negatives each (negative_tail); the
@@ -166,7 +166,7 @@ std::int64_t hetero_input_dim(const dataset& ds);
 /// replicated: every PE starts from the same initialisation, all-reduces gradients and applies the
 /// same Adam step, so replicas stay equal.
 ///
-/// One step for every backend (DESIGN.md section 2): sampling, then the feature load, the
+/// One step for every backend (docs/design.md section 2): sampling, then the feature load, the
 /// cooperative row exchanges, the model's forward and backward, the gradient all-reduce and Adam
 /// run through exec_context-dispatched kernels on the PE's memory space. Backends
 /// (train_config::compute_backend):
@@ -241,7 +241,8 @@ class trainer {
   std::pair<link_eval, link_eval> evaluate_link(int pe = 0) const;
 
   /// Hooks for an engine that drives the trainer from its main thread (TMA / GGS over MPI,
-  /// DESIGN.md section 7). Each runs between steps: never concurrently with step() or run_epoch.
+  /// docs/design.md section 7.2). Each runs between steps: never concurrently with step() or
+  /// run_epoch.
 
   /// Replica 0's weights: [num_parameters()] float32 host vector, flat in params() order,
   /// downloaded from its space (host, emulated or CUDA; synchronises PE 0's device). Replicas

@@ -62,7 +62,7 @@ struct trainer::pe_state {
   stage_seconds seconds;                // accumulated over the epoch
   work_counters work;                   // accumulated over the epoch
   double loss = 0;                      // accumulated global-batch loss (identical on every PE)
-  std::uint64_t run_seed = 0;           // PE 0's seed, broadcast at start (DESIGN.md section 4)
+  std::uint64_t run_seed = 0;           // PE 0's seed, broadcast at start (docs/design.md 4.1)
   communicator* device_comm = nullptr;  // CUDA backend: this PE's device communicator (dev_)
   std::unique_ptr<models::embedding_table> emb;  // learnable input rows (embedding_dim > 0)
   /// Send and receive staging of the row exchanges (exchange_pull / exchange_push), kept across

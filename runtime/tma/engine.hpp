@@ -1,5 +1,5 @@
-// The MPI engine of time-based model aggregation (DESIGN.md section 7; reference/tma.md sections
-// 2.4-2.5; Zhu et al. 2023 section 3.3). Rank 0 runs run_server, ranks 1..M run_trainer; both
+// The MPI engine of time-based model aggregation (docs/design.md section 7.2;
+// Zhu et al. 2023 section 3.3). Rank 0 runs run_server, ranks 1..M run_trainer; both
 // drive the workers of runtime/tma/tma.hpp and never know what is trained. MPI is called only
 // from the thread that created the mpi_session (MPI_THREAD_FUNNELED).
 //
@@ -54,7 +54,7 @@ class mpi_session {
   ///                       status 4); 0 = wait forever. >= 0.
   /// @throws error when MPI gives less than MPI_THREAD_FUNNELED, or when the world size differs
   ///         from expected_size (naming both, and the usual cause: a launcher without PMI starts
-  ///         every process as a singleton of size 1, ompi issue 13523).
+  ///         every process as a singleton, https://github.com/open-mpi/ompi/issues/13523).
   explicit mpi_session(int expected_size = 0, double peer_timeout = 300);
   ~mpi_session();
   mpi_session(const mpi_session&) = delete;

@@ -1,4 +1,4 @@
-// The server's evaluator (Zhu et al. 2023 section 4.1; tma.md section 1.4): every aggregate is
+// The server's evaluator (Zhu et al. 2023 section 4.1; docs/design.md 7.2): every aggregate is
 // scored on the validation set on a thread of its own, from a snapshot, so the server's timer
 // and the MPI protocol never wait for an evaluation; the best aggregate is checkpointed
 // atomically and, with the last one, tested at the end. No MPI here.

@@ -1,4 +1,4 @@
-// Time-based model aggregation (TMA) across machines (DESIGN.md section 7; reference/tma.md;
+// Time-based model aggregation (TMA) across machines (docs/design.md section 7.2;
 // Zhu et al. 2023, "Simplifying Distributed Neural Network Training on Massive Graphs: Randomized
 // Partitions Improve Model Aggregation", sections 3-4). The pieces every rank shares and that
 // need no MPI: the schemes, the fixed-size control and progress messages, the server's clock
@@ -7,7 +7,7 @@
 //
 // World: rank 0 is the server (timer, averaging root, LLCG corrector, evaluator), ranks 1..M the
 // trainers. Parameters travel as one contiguous float32 host buffer in the model's params()
-// order; optimizer state never leaves its rank (as in the reference, tma.md section 1.3).
+// order; optimizer state never leaves its rank (as in the paper's code, amazon-science/random-tma).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 
 namespace coopgnn::tma {
 
-/// The training schemes of the paper's comparison (Zhu et al. 2023, section 4.1; tma.md 1.5).
+/// The training schemes of the paper's comparison (Zhu et al. 2023, section 4.1).
 enum class scheme {
   randomtma,  ///< random vertex partition, periodic parameter averaging
   supertma,   ///< METIS mini-clusters dealt randomly to the trainers, averaging
@@ -49,7 +49,7 @@ std::string to_string(command c);
 /// The control message: one MPI_Ibcast of exactly these 16 bytes from rank 0 per aggregation.
 /// `generation` counts aggregations from 1; a rank that receives a generation other than the one
 /// it expects stops with a protocol error (the reference's boolean flag could be seen twice and
-/// deadlock, tma.md section 1.2; a counter cannot).
+/// deadlock; a counter cannot).
 struct control_message {
   std::uint32_t generation = 0;
   std::uint32_t cmd = 0;      ///< a command
@@ -116,8 +116,8 @@ class trainer_worker {
 };
 
 /// The server's model work: its initial parameters (broadcast to every trainer so they start
-/// identical, tma.md section 1.1) and, for LLCG, the correction of an average (Ramezani et al.
-/// 2022, "Learn Locally, Correct Globally"; tma.md section 1.5: S optimizer steps of the server's
+/// identical) and, for LLCG, the correction of an average (Ramezani et al.
+/// 2022, "Learn Locally, Correct Globally", as in the TMA paper's code: S steps of the server's
 /// own optimizer on minibatches of the full training graph).
 class server_worker {
  public:

@@ -63,8 +63,8 @@ class runtime_trainer final : public trainer_worker {
 /// cfg.seed) provides the initial weights every trainer starts from; for LLCG
 /// (correction_steps > 0) a trainer over the full training graph runs `correction_steps`
 /// optimizer steps of its own Adam on successive global batches of the full graph (cyclically
-/// over its epochs) starting from the mean (Ramezani et al. 2022, server correction; tma.md
-/// section 1.5). With correction_steps = 0 no trainer is built and correct() changes nothing.
+/// over its epochs) starting from the mean (Ramezani et al. 2022, server correction, as in the
+/// TMA paper's code). With correction_steps = 0 no trainer is built and correct() changes nothing.
 class runtime_server final : public server_worker {
  public:
   runtime_server(const dataset& ds, const csc_graph& g, const train_config& cfg,

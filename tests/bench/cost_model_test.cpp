@@ -1,7 +1,7 @@
-// The cost model of bench modes (issue 18; bench/drivers/cost_model.hpp): the stage formulas on
-// counts small enough to add up by hand, and machine files that are wrong in every way a user
-// can get them wrong. Expected values are written out from the documented formulas, never taken
-// from the code under test.
+// The cost model of bench modes (docs/results/cost-model.md; bench/drivers/cost_model.hpp): the
+// stage formulas on counts small enough to add up by hand, and machine files that are wrong in
+// every way a user can get them wrong. Expected values are written out from the documented
+// formulas, never taken from the code under test.
 #include "bench/drivers/cost_model.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// bench modes (issue 5, items 2 and 3) and its modelled DGX times (issue 18).
+// bench modes (bench/drivers/modes.hpp) and its modelled DGX times (docs/results/cost-model.md).
 #include "bench/drivers/modes.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// A dead or hung peer becomes an error on every other PE (issue 15 item 7), for every collective
-// of the host communicator: a PE that throws stops its peers at once (well under the timeout),
-// a PE that stalls is detected by the timeout, and the messages name the collective, the waiting
-// PE and the missing ones. End to end: `coopgnn train` with a fault injected in one PE
+// A dead or hung peer becomes an error on every other PE (README "Failed and hung peers"), for
+// every collective of the host communicator: a PE that throws stops its peers at once (well under
+// the timeout), a PE that stalls is detected by the timeout, and the messages name the collective,
+// the waiting PE and the missing ones. End to end: `coopgnn train` with a fault injected in one PE
 // (COOPGNN_FAULT_INJECT, runtime/comm/fault_injection.hpp) exits non-zero within seconds with a
 // message naming the PE. Every expected message is written here from the contract in
 // host_communicator.hpp, not taken from the code's output.
@@ -436,7 +436,7 @@ INSTANTIATE_TEST_SUITE_P(
                       short_timeout,
                       {"fault injected (COOPGNN_FAULT_INJECT): PE 1 stalls at the end of step 3",
                        "step barrier on PE ", no_pe1}},
-        // The hang issue 15 left open: the peers used to wait at a std::barrier forever.
+        // A hang at the end of a step: the peers used to wait at a std::barrier forever.
         fault_usecase{"hang_end",
                       "pe:1,step:3,kind:hang,at:end",
                       short_timeout,

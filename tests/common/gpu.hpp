@@ -1,5 +1,5 @@
 // GPU test helpers: tests that need a device skip with the reason when none is present
-// (STYLE.md "Tests"; tests/CMakeLists.txt labels *_gpu_test.cpp files `gpu`).
+// (docs/design.md section 12; tests/CMakeLists.txt labels *_gpu_test.cpp files `gpu`).
 #pragma once
 
 #include <gtest/gtest.h>

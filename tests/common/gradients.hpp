@@ -1,5 +1,5 @@
-// Finite-difference gradient checks shared by the kernel and layer tests (STYLE.md "Tests":
-// every backward against central differences; ggml's habit).
+// Finite-difference gradient checks shared by the kernel and layer tests (docs/design.md section
+// 12, tests: every backward against central differences; ggml's habit).
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// Link-prediction steps summarised across PEs (issue 11; DESIGN.md section 8): the fixture and
+// Link-prediction steps summarised across PEs (docs/design.md sections 7.1 and 8): the fixture and
 // helpers the link-prediction protocol tests of every backend share.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The op cases of the kernel parity harness (issue 10 item 7), shared by
+// The op cases of the kernel parity harness (docs/design.md section 2), shared by
 // tests/kernels/parity_test.cpp (the emulated device, every CI run) and
 // tests/kernels/parity_gpu_test.cpp (CUDA, tools/device_check.sh): one list, every backend.
 #pragma once

@@ -1,4 +1,4 @@
-// One training step over a global batch, summarised across PEs (DESIGN.md section 8): the
+// One training step over a global batch, summarised across PEs (docs/design.md section 8): the
 // helpers the protocol tests of both backends share.
 #pragma once
 
@@ -18,8 +18,8 @@ struct step_fixture {
   csc_graph g;
 };
 const step_fixture& protocol_data();
-/// A heterogeneous task (issue 17) built once per process: node types paper (300, 12 features,
-/// 4 classes, the target type), author (250) and subject (8), both featureless; relations
+/// A heterogeneous task (docs/typed-sampling.md) built once per process: node types paper (300, 12
+/// features, 4 classes, the target type), author (250) and subject (8), both featureless; relations
 /// author:writes:paper, paper:written_by:author, subject:has:paper, paper:in:subject,
 /// paper:cites:paper (1-4 authors per paper, one subject correlated with the class, about 3
 /// homophilous citations), 60/20/20 split of the papers; its typed CSC.

@@ -1,5 +1,5 @@
-// The per-PE CUDA context: streams, handles, pool-backed buffers, pinned memory (DESIGN.md
-// section 1, core).
+// The per-PE CUDA context: streams, handles, pool-backed buffers, pinned memory
+// (docs/design.md section 1, core).
 #include <gtest/gtest.h>
 
 #include "tests/common/gpu.hpp"

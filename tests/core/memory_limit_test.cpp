@@ -1,4 +1,4 @@
-// Limits on sizes declared by files (runtime/core/memory_limit.hpp, issue 15 item 2).
+// Limits on sizes declared by files (runtime/core/memory_limit.hpp).
 #include "runtime/core/memory_limit.hpp"
 
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// Counter-based RNG (DESIGN.md section 4): Philox known answers, keying, and uniformity.
+// Counter-based RNG (docs/design.md section 4.1): Philox known answers, keying, and uniformity.
 #include "runtime/core/rng.hpp"
 
 #include <gtest/gtest.h>

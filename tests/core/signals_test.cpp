@@ -1,4 +1,4 @@
-// The stop-signal module (runtime/core/signals.hpp; issue 15 item 6): the first SIGINT/SIGTERM
+// The stop-signal module (runtime/core/signals.hpp): the first SIGINT/SIGTERM
 // is recorded, a second one exits at once with 128 + signal under exit_now and is ignored under
 // record. Each case runs in a forked child so the test process keeps its own dispositions.
 #include "runtime/core/signals.hpp"

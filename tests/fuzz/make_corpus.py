@@ -2,7 +2,8 @@
 """Writes the seed corpus of tests/fuzz/corpus/<target>/ (tests/fuzz/README.md): small valid and
 near-valid inputs per reader. Deterministic; rerun after changing it and commit the output.
 Regression inputs found by fuzzing live beside the seeds as crash-*/regress-* files and are not
-written here (they come from libFuzzer), except the crafted size checks of issue 15 item 2.
+written here (they come from libFuzzer), except the crafted declared-size cases
+(runtime/core/memory_limit.hpp).
 Usage: tests/fuzz/make_corpus.py [OUT_DIR]  (default: tests/fuzz/corpus next to this script)."""
 import gzip
 import io
@@ -75,7 +76,7 @@ put("npy", "object.npy", npy_raw("{'descr': '|O', 'fortran_order': False, 'shape
 put("npy", "truncated.npy", npy(np.arange(10, dtype=np.int64))[:-5])
 put("npy", "trailing.npy", npy(np.arange(2, dtype=np.int64)) + b"xx")
 put("npy", "float_fraction_to_int.npy", npy(np.array([1.5, np.nan], dtype=np.float32)))
-# Issue 15 item 2: a header that claims 10^16 bytes (1.25e15 float64) with no data.
+# Declared-size check: a header that claims 10^16 bytes (1.25e15 float64) with no data.
 put("npy", "size_claims_1e16_bytes.npy",
     npy_raw("{'descr': '<f8', 'fortran_order': False, 'shape': (1250000000000000,), }"))
 put("npy", "shape_overflow.npy",
@@ -115,7 +116,7 @@ def zip_with_declared_size(size, method=zipfile.ZIP_DEFLATED):
     return bytes(raw)
 
 
-# Issue 15 item 2: members that declare far more bytes than they hold.
+# Declared-size check: members that declare far more bytes than they hold.
 put("npz", "member_declares_4gb_deflated.npz", zip_with_declared_size(0xFFFFFFF0))
 put("npz", "member_declares_4gb_stored.npz", zip_with_declared_size(0xFFFFFFF0, zipfile.ZIP_STORED))
 put("npz", "member_declares_more_stored.npz", zip_with_declared_size(200, zipfile.ZIP_STORED))
@@ -204,7 +205,7 @@ put("metadata", "hetero.yaml", """graph:
   edges: [{type: "a:r:b", format: numpy, path: edges.npy}]
 """)
 put("metadata", "nested_flow.yaml", "graph: " + "[" * 64 + "]" * 64 + "\n")
-# Issue 15 item 2: 2^40 nodes over a 10-edge file.
+# Declared-size check: 2^40 nodes over a 10-edge file.
 put("metadata", "nodes_2pow40.yaml", NC.format(num=2 ** 40, eformat="numpy", epath="edges.npy"))
 put("metadata", "nodes_int64_max.yaml", """graph: {nodes: [{num: 9223372036854775807}, {num: 9223372036854775807}], edges: [{format: csv, path: edges.csv}]}\n""")
 
@@ -219,7 +220,7 @@ put("ogb", "gzip.txt", container([("raw/num-node-list.csv.gz", gzip.compress(b"3
 put("ogb", "mixed_directions.txt", container([("raw/num-node-list.csv", "3\n"), ("raw/edge.csv", "0,1\n2,1\n1,0\n")]))
 put("ogb", "bad_edge.txt", container([("raw/num-node-list.csv", "3\n"), ("raw/edge.csv", "0;1\n")]))
 put("ogb", "two_splits.txt", container(OGB[:2] + [("split/a/train.csv", "0\n"), ("split/b/train.csv", "1\n")]))
-# Issue 15 item 2: a node count of 2^50 with a 1-edge file.
+# Declared-size check: a node count of 2^50 with a 1-edge file.
 put("ogb", "node_count_2pow50.txt", container([("raw/num-node-list.csv", f"{2 ** 50}\n"), ("raw/edge.csv", "0,1\n")]))
 
 # ---- snap
@@ -229,7 +230,7 @@ put("snap", "weights.txt", "0 1 0.5\n1 2 2\n2 2 1\n")
 put("snap", "gzip.txt.gz", gzip.compress(b"0 1\n1 0\n", mtime=0))
 put("snap", "adjacency_list.txt", "0 1 2 3\n")
 put("snap", "negative.txt", "0 -1\n")
-# Issue 15 item 2: one edge whose ids imply |V| = 10^15, and the largest int64 id.
+# Declared-size check: one edge whose ids imply |V| = 10^15, and the largest int64 id.
 put("snap", "id_1e15.txt", "0 1000000000000000\n")
 put("snap", "id_int64_max.txt", "0 9223372036854775807\n")
 
@@ -237,7 +238,7 @@ put("snap", "id_int64_max.txt", "0 9223372036854775807\n")
 put("lightgcn", "small.txt", container([("train.txt", "0 0 1 2\n1 1\n2\n3 0 3\n"), ("test.txt", "0 3\n3 1 2\n")]))
 put("lightgcn", "out_of_order.txt", container([("train.txt", "1 0\n0 1\n"), ("test.txt", "0 1\n")]))
 put("lightgcn", "empty_test.txt", container([("train.txt", "0 5\n"), ("test.txt", "\n")]))
-# Issue 15 item 2: an item id of 10^15.
+# Declared-size check: an item id of 10^15.
 put("lightgcn", "item_1e15.txt", container([("train.txt", "0 1000000000000000\n"), ("test.txt", "0 1\n")]))
 put("lightgcn", "item_int64_max.txt", container([("train.txt", "0 9223372036854775807\n"), ("test.txt", "0 1\n")]))
 

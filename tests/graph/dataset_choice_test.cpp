@@ -1,5 +1,5 @@
 // Which feature and which task read_dataset reads (dataset_read_options::feature / task), what
-// it says about the rest (dataset::notes), and inspect_dataset's listing (issue 14 item 1).
+// it says about the rest (dataset::notes), and inspect_dataset's listing (README "Datasets").
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

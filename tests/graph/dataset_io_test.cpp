@@ -293,8 +293,9 @@ TEST_F(DatasetIoErrors, EmptyGraph) {
   EXPECT_THAT(msg, HasSubstr("metadata.yaml: empty graph"));
 }
 
-// Issue 15 item 2: 2^40 nodes over a 6-edge file is refused before any per-node array (labels,
-// the split's marks, CSC offsets) is allocated, naming the file, key, value and bytes.
+// Declared sizes (runtime/core/memory_limit.hpp): 2^40 nodes over a 6-edge file is refused before
+// any per-node array (labels, the split's marks, CSC offsets) is allocated, naming the file, key,
+// value and bytes.
 TEST_F(DatasetIoErrors, NodeCountBeyondMemoryIsRefusedBeforeAllocating) {
   replace_in_file(d / "metadata.yaml", "num: 5", "num: 1099511627776");
   std::string const msg = test::in_limited_child(32u << 20, [&] { return read_error(); });

@@ -400,7 +400,7 @@ TEST(Npz, ErrorsNameArchiveAndMember) {
 }  // namespace
 }  // namespace coopgnn
 
-// ---- sizes declared in files (issue 15 item 2) ---------------------------------------------
+// ---- sizes declared in files (runtime/core/memory_limit.hpp) -----------------------------
 
 namespace coopgnn {
 namespace {

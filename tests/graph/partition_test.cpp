@@ -429,8 +429,8 @@ TEST(PartitionFiles, ErrorsNameTheFile) {
               HasSubstr(f + ": part ids must be a 1-D array [|V|], found shape (2, 2)"));
 }
 
-// Issue 15 item 2: a parts.npy whose header claims 2^40 int32 ids over no data is refused from
-// the file size, before the ids are allocated.
+// Declared sizes (runtime/core/memory_limit.hpp): a parts.npy whose header claims 2^40 int32 ids
+// over no data is refused from the file size, before the ids are allocated.
 TEST(PartitionFiles, DeclaredLengthBeyondTheFile) {
   test::temp_dir d;
   std::string h = "{'descr': '<i4', 'fortran_order': False, 'shape': (1099511627776,), }";

@@ -1,5 +1,5 @@
-// CUDA row gather vs the host gather_rows (DESIGN.md section 8: feature rows equal f(vertex,
-// column) after any gather). Tables hold small integers, so equality is exact and byte-wise.
+// CUDA row gather vs the host gather_rows (docs/design.md section 8: feature rows equal
+// f(vertex, column) after any gather). Tables hold small integers: equality is exact, byte-wise.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Dependent minibatching variates (DESIGN.md section 4): marginals, correlation, kappa = 1
+// Dependent minibatching variates (docs/design.md section 4.3): marginals, correlation, kappa = 1
 // equals plain LABOR, layer dependency, and more overlap between consecutive batches.
 #include "kernels/sample/labor_variate.hpp"
 

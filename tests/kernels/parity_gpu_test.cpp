@@ -1,4 +1,4 @@
-// The kernel parity harness against CUDA (issue 10 item 7): the one list of op cases of
+// The kernel parity harness against CUDA (docs/design.md section 2): the one list of op cases of
 // tests/common/parity.hpp on the GPU, compared with the host reference within each case's stated
 // tolerance (exact where the data make every sum exact). Skips without a device.
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
-// The kernel parity harness on the emulated device (issue 10 item 7; ggml's test-backend-ops
-// habit): the one list of op cases of tests/common/parity.hpp, each run through its exec_context
-// entry on the emulated device and compared bitwise with the host reference. The same list runs
-// against CUDA in parity_gpu_test.cpp. The emulated device runs the host code on device-marked
-// memory, so this checks the entries' memory-space handling, uploads and downloads; the second
-// test checks that wrong spaces are rejected.
+// The kernel parity harness on the emulated device (docs/design.md section 2; ggml's
+// test-backend-ops habit): the one list of op cases of tests/common/parity.hpp, each run through
+// its exec_context entry on the emulated device and compared bitwise with the host reference. The
+// same list runs against CUDA in parity_gpu_test.cpp. The emulated device runs the host code on
+// device-marked memory, so this checks the entries' memory-space handling, uploads and downloads;
+// the second test checks that wrong spaces are rejected.
 #include "tests/common/parity.hpp"
 
 #include <gtest/gtest.h>

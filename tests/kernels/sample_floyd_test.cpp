@@ -1,5 +1,5 @@
-// NS by Floyd's algorithm with keyed draws (kernels/sample/ns_floyd.hpp, DESIGN.md section 4):
-// the sampler against a brute-force reference written here from the documented rule, the
+// NS by Floyd's algorithm with keyed draws (kernels/sample/ns_floyd.hpp, docs/design.md section
+// 4.2): the sampler against a brute-force reference written here from the documented rule, the
 // uniformity of the kept k-subsets (chi-square), per-position inclusion k / d, thread-count
 // independence, edge cases (k = 1, k = d - 1, k > 32, k in the thousands, a huge degree next to
 // zero degrees), and make_block against a sort-based reference (both of its id maps).

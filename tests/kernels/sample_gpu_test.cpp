@@ -1,6 +1,6 @@
-// CUDA sampler vs host sampler: exact parity (DESIGN.md sections 2 and 8, "Host and CUDA samplers
-// agree exactly"). The host functions of sample.hpp are the oracle; every comparison is exact
-// (weights and variates bit for bit).
+// CUDA sampler vs host sampler: exact parity (docs/design.md sections 2 and 8: host and CUDA
+// samplers agree exactly). The host functions of sample.hpp are the oracle; every comparison is
+// exact (weights and variates bit for bit).
 #include <gtest/gtest.h>
 
 #include "tests/common/gpu.hpp"

@@ -1,4 +1,4 @@
-// Sampler property validators and determinism (DESIGN.md sections 4 and 8).
+// Sampler property validators and determinism (docs/design.md sections 4 and 8).
 #include "kernels/sample/sample.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Typed (heterogeneous) neighbour sampling (issue 17 items 2 and 6; sample.hpp "Typed graphs"):
+// Typed (heterogeneous) neighbour sampling (docs/typed-sampling.md; sample.hpp "Typed graphs"):
 // per relation, kept edges are edges of that relation with the promised counts; NS keeps the
 // positions of Floyd's rule with draws keyed by the position in the whole column (recomputed
 // here from the Philox draws); LABOR keeps exactly {t : r_t <= k_r / d_r} (r_t from the draws);

@@ -1,5 +1,5 @@
 // CUDA sparse, dense and element-wise kernels against the host references on the same random
-// inputs (DESIGN.md section 2, parity rule): exact on integer-valued float data, within the
+// inputs (docs/design.md section 2, parity rule): exact on integer-valued float data, within the
 // stated tolerance otherwise; and the hand-written kernels against cuSPARSE. Skips without a GPU.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Layers: forward against formulas written out here, every backward against central finite
-// differences in double (DESIGN.md section 8), GCN against a dense normalised adjacency, and
+// differences in double (docs/design.md section 8), GCN against a dense normalised adjacency, and
 // dropout masks keyed by global vertex id.
 #include "models/layers.hpp"
 

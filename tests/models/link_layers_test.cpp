@@ -1,5 +1,5 @@
-// Link-prediction layers (issue 11): norm_activation (LayerNorm, PReLU) and both decoders
-// against formulas written here and central finite differences in double; the embedding
+// Link-prediction layers (docs/design.md section 7.1): norm_activation (LayerNorm, PReLU) and both
+// decoders against formulas written here and central finite differences in double; the embedding
 // table's lazy Adam touches exactly the rows a step read.
 #include "models/link_layers.hpp"
 

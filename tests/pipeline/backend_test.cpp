@@ -1,5 +1,5 @@
 // Choosing the backend (`--backend`, train_config::compute_backend) and the errors a CUDA run
-// gives where CUDA is unavailable (issue 3: the host backend stays the default without a GPU).
+// gives where CUDA is unavailable (the host backend stays the default without a GPU).
 #include <gtest/gtest.h>
 
 #include "runtime/core/device.hpp"

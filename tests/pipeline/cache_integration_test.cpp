@@ -1,4 +1,4 @@
-// Per-PE feature caches inside the protocols (DESIGN.md section 6; cooperative paper 3.2).
+// Per-PE feature caches inside the protocols (docs/design.md section 9; cooperative paper 3.2).
 #include <gtest/gtest.h>
 
 #include "runtime/core/error.hpp"

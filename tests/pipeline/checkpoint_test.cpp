@@ -1,4 +1,4 @@
-// Checkpoints resume exactly (issue 15 item 5; README "Checkpoints and interrupts"): a run
+// Checkpoints resume exactly (README "Checkpoints and interrupts"): a run
 // stopped after k epochs (or inside an epoch), written to disk, read back into a fresh trainer
 // and continued gives, epoch for epoch, the reports of an uninterrupted run (losses, metrics,
 // work counters; timings apart) and bitwise the same final weights, for node classification and

@@ -110,7 +110,7 @@ TEST(EmulatedDevice, SamplingOnTheHostThenCopyingGivesTheSameStep) {
 
 TEST(EmulatedDevice, CooperativeOnSeveralPesEqualsOnePe) {
   // Several PEs, each with its own emulated device, against one PE: the cooperative invariant
-  // on the device path (DESIGN.md section 8).
+  // on the device path (docs/design.md section 8).
   emulated_usecase u{"sage", sampler_kind::labor, {4, 4}, 48, true, minibatch_mode::cooperative, 1};
   auto const one = test::run_protocol_step(make_cfg(u, backend::emulated));
   for (int P : {2, 4}) {

@@ -1,7 +1,8 @@
-// Link prediction on the CUDA backend (issue 11): one step of either protocol on the GPU scores
-// the host backend's pairs with the host's scores, gradients and loss within float tolerance
-// (reductions differ in order on the device), with features or learnable embeddings, the dot or
-// the MLP decoder, LayerNorm and PReLU; several PEs share the one device (peer communicator).
+// Link prediction on the CUDA backend (docs/design.md section 7.1): one step of either protocol on
+// the GPU scores the host backend's pairs with the host's scores, gradients and loss within float
+// tolerance (reductions differ in order on the device), with features or learnable embeddings, the
+// dot or the MLP decoder, LayerNorm and PReLU; several PEs share the one device (peer
+// communicator).
 #include <gtest/gtest.h>
 
 #include "tests/common/gpu.hpp"

@@ -1,4 +1,4 @@
-// Link prediction in both protocols (issue 11; DESIGN.md sections 7 and 8): keyed negatives,
+// Link prediction in both protocols (docs/design.md sections 7.1 and 8): keyed negatives,
 // the pairs a PE scores, cooperative(P) == single PE for the scores, gradients and loss,
 // independent work >= cooperative work, the emulated device equal to the host, learnable
 // embeddings, and a learnable task whose test AUC must rise far above chance.

@@ -1,4 +1,4 @@
-// The two minibatch protocols (DESIGN.md sections 6 and 8): cooperative over P PEs samples
+// The two minibatch protocols (docs/design.md sections 6 and 8): cooperative over P PEs samples
 // exactly the single-PE edge set of the global batch and computes the same logits and gradients;
 // independent(P=1) == cooperative(P=1); independent work >= cooperative work on every batch.
 #include <gtest/gtest.h>
@@ -122,10 +122,10 @@ INSTANTIATE_TEST_SUITE_P(
                       protocol_usecase{"gat", sampler_kind::ns, {4, 3}, 64, false},
                       protocol_usecase{"gat", sampler_kind::labor, {-1, 3}, 33, true}));
 
-// R-GCN on a heterogeneous graph (issue 17): typed sampling (per-relation fanouts), per-type
-// ownership, the featureless types' embedding rows and the featured type's fixed rows through the
-// same exchanges. Cooperative(P) == one PE, and the union of the independent samples is the
-// cooperative sample.
+// R-GCN on a heterogeneous graph (docs/typed-sampling.md): typed sampling (per-relation fanouts),
+// per-type ownership, the featureless types' embedding rows and the featured type's fixed rows
+// through the same exchanges. Cooperative(P) == one PE, and the union of the independent samples is
+// the cooperative sample.
 struct hetero_usecase {
   sampler_kind sampler;
   std::vector<int> fanouts;

@@ -1,5 +1,5 @@
-// Cooperative minibatching with one PE (issue 18, item 3): every exchange is an identity and is
-// skipped on every backend alike (exchange_with_owners, make_route, exchange_pull/push), so
+// Cooperative minibatching with one PE (docs/design.md section 6.4): every exchange is an identity
+// and is skipped on every backend alike (exchange_with_owners, make_route, exchange_pull/push), so
 // cooperative(P = 1) does exactly independent(P = 1)'s work: no all-to-all call, no byte sent,
 // the same input rows in the same order and the same logits and gradients bit for bit.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The trainer's hooks for an engine driving it from the main thread (TMA / GGS over MPI,
-// DESIGN.md section 7): parameters / set_parameters on every replica, gradients /
+// docs/design.md section 7.2): parameters / set_parameters on every replica, gradients /
 // apply_gradients against an updating step, the GGS identity (P PEs in one trainer == P
 // one-PE trainers on the halves of the batch, gradients averaged), last_loss, and the link
 // evaluation of a host model built from model_config_for. Host and emulated backends, both

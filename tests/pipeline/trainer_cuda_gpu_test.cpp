@@ -1,7 +1,7 @@
-// The trainer on the CUDA backend (issue 3, item 6): with the same seeds it samples exactly the
-// host's blocks and computes the host's logits and gradients within float tolerance; cooperative
-// minibatching over 1, 2 and 4 PEs sharing one device (peer-copy communicator) equals the
-// single-PE run; every feature tier gives the same step; it learns like the host backend.
+// The trainer on the CUDA backend (docs/design.md section 2): with the same seeds it samples
+// exactly the host's blocks and computes the host's logits and gradients within float tolerance;
+// cooperative minibatching over 1, 2 and 4 PEs sharing one device (peer-copy communicator) equals
+// the single-PE run; every feature tier gives the same step; it learns like the host backend.
 // Expected values come from the host backend (the reference), never from the device code.
 #include <gtest/gtest.h>
 

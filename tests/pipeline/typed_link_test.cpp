@@ -1,5 +1,5 @@
-// Relational link prediction on a heterogeneous graph (issue 17 item 3: R-GCN + DistMult, the TMA
-// paper's e-commerce setup): typed negatives stay inside the destination type of the pair's
+// Relational link prediction on a heterogeneous graph (docs/typed-sampling.md: R-GCN + DistMult,
+// the TMA paper's e-commerce setup): typed negatives stay inside the destination type of the pair's
 // relation and are keyed as untyped ones, cooperative(P) == single PE for P = 1..4, --exclude
 // removes exactly the positives' edges of their relation and of its reverse relation, the
 // emulated device gives the host step, and the model learns a typed task far above chance.

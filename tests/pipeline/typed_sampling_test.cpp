@@ -1,7 +1,8 @@
-// The sampling protocols on a typed (heterogeneous) graph (issue 17 item 6; DESIGN.md section 8,
-// "Cooperative(P) sample == single-PE sample of the global batch"): cooperative minibatching over
-// P PEs samples exactly the single-PE typed edge set (dst, src, relation) of the global batch
-// with the same weights, no typed edge twice; batch_key's relation fanouts reach the sampler.
+// The sampling protocols on a typed (heterogeneous) graph (docs/typed-sampling.md; docs/design.md
+// section 8: the cooperative(P) sample equals the single-PE sample of the global batch):
+// cooperative minibatching over P PEs samples exactly the single-PE typed edge set (dst, src,
+// relation) of the global batch with the same weights, no typed edge twice; batch_key's relation
+// fanouts reach the sampler.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// `coopgnn train` refuses the bad inputs of issue 15's first paragraph before any training:
+// `coopgnn train` refuses bad inputs before any training:
 // --pes 0, more PEs than seeds in a batch, a cache size without a policy, a feature table with
 // NaN (unless --allow-nonfinite), options without effect (LABOR's with ns, CUDA's on the
 // host backend); and a loss that becomes non-finite stops the step naming the

@@ -1,5 +1,5 @@
-// Counts declared by converter inputs (tools/coopgnn/convert.hpp; issue 15 item 2): OGB's
-// num-node-list, the largest id of a SNAP edge list, the largest LightGCN item id and MUSAE
+// Counts declared by converter inputs (tools/coopgnn/convert.hpp; runtime/core/memory_limit.hpp):
+// OGB's num-node-list, the largest id of a SNAP edge list, the largest LightGCN item id and MUSAE
 // feature ids are checked against the memory limit (runtime/core/memory_limit.hpp) before any
 // per-node array exists. Expected byte counts by hand: |V| * 16.
 #include <fmt/format.h>

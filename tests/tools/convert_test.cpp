@@ -388,7 +388,7 @@ TEST(ConvertShared, Cora) {
   opt.drop_self_loops = true;
   convert_report rep;
   dataset const ds = convert_ogb(dir, opt, &rep);
-  // Expected values from shared/data/README.md.
+  // Expected values from data/README.md ("Raw datasets"), not from the code.
   EXPECT_EQ(ds.num_nodes, 2708);
   EXPECT_EQ(ds.num_edges(), 10556);
   EXPECT_EQ(rep.edges.edges_read, 5278);
@@ -435,7 +435,7 @@ TEST(ConvertSnap, RejectsAdjacencyListsInsteadOfDroppingEdges) {
   EXPECT_THAT(msg, HasSubstr("4 columns"));
 }
 
-// ---- edge directions (issue 14 item 4) --------------------------------------------------------
+// ---- edge directions (README "Datasets") ----------------------------------------------------
 
 void write_ogb_edges(const fs::path& dir, int nodes, const std::string& edges) {
   write_text(dir / "raw/num-node-list.csv", std::to_string(nodes) + "\n");
@@ -885,7 +885,7 @@ TEST(ConvertHeco, BadInputsNameTheFile) {
 }
 
 TEST(ConvertHeco, TheBundledAcmMatchesItsPublishedCounts) {
-  // ../shared/data/acm (HeCo's files); counts from ../shared/data/README.md, not from the code.
+  // HeCo's ACM files; counts from data/README.md ("Raw datasets"), not from the code.
   fs::path const acm = shared_data() / "acm";
   if (!fs::is_directory(acm)) GTEST_SKIP() << acm << " is not present";
   dataset const ds = convert_heco(acm, {});

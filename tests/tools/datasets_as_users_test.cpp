@@ -1,8 +1,8 @@
-// Issue 14's acceptance, as a user runs it: DGL's OnDiskDataset homogeneous tutorial dataset
-// (tests/data/dgl_tutorial, written by tools/gen_dgl_tutorial_dataset.py with DGL's own recipe:
-// torch-format features and labels, csv edges, a node-classification and a link-prediction
-// task) is listed by `info` and trains both tasks; a MUSAE directory converts with `convert`
-// alone and trains.
+// Datasets as users have them (README "Datasets"), run as a user runs them: DGL's OnDiskDataset
+// homogeneous tutorial dataset (tests/data/dgl_tutorial, written by
+// tools/gen_dgl_tutorial_dataset.py with DGL's own recipe: torch-format features and labels, csv
+// edges, a node-classification and a link-prediction task) is listed by `info` and trains both
+// tasks; a MUSAE directory converts with `convert` alone and trains.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// `coopgnn train` as a child process (fork + exec of the built binary; issue 15 items 5 and 6;
+// `coopgnn train` as a child process (fork + exec of the built binary;
 // README "Checkpoints and interrupts"): SIGKILL mid-run leaves a valid previous checkpoint from
 // which a resumed run reproduces the uninterrupted run's --metrics-out lines (timings apart);
 // SIGINT and SIGTERM stop cleanly with status 130 / 143, a checkpoint and complete metrics

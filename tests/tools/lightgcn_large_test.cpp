@@ -1,5 +1,5 @@
-// The real Gowalla (shared/data/gowalla, LightGCN layout) through `convert --from lightgcn`;
-// label `large` (tests/CMakeLists.txt). Expected counts from shared/data/README.md.
+// The real Gowalla (LightGCN layout, in the raw datasets folder) through `convert --from lightgcn`;
+// label `large` (tests/CMakeLists.txt). Expected counts from data/README.md.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,7 +13,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(ConvertLightgcnLarge, Gowalla) {
-  // The source tree's ../shared/data, or $COOPGNN_SHARED_DATA (for checkouts elsewhere).
+  // The raw datasets folder (COOPGNN_SHARED_DATA_DIR, tests/CMakeLists.txt), or
+  // $COOPGNN_SHARED_DATA when set.
   const char* env = std::getenv("COOPGNN_SHARED_DATA");
   fs::path const dir =
       (env != nullptr ? fs::path(env) : fs::path(COOPGNN_SHARED_DATA_DIR)) / "gowalla";

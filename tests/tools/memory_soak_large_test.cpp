@@ -1,10 +1,11 @@
-// Memory soak (issue 15 item 8; label `large`, not run in CI): `coopgnn train` runs 100 epochs
-// on a cnr-2000 task built in a temporary directory from the shared SNAP file
-// (shared/data/cnr2000/cnr-2000.txt.gz; $COOPGNN_SHARED_DATA overrides shared/data; skipped when
-// missing), evaluating every epoch, and the process's peak resident memory (VmHWM, reported per
-// epoch as memory.peak_rss_bytes of the --metrics-out lines) must grow by less than 1% from the
-// end of epoch 2 to the end of the run: steady-state training and evaluation allocate nothing
-// that is not given back. COOPGNN_SOAK_EPOCHS (>= 3) shortens the run for a quick try.
+// Memory soak (label `large`, not run in CI): `coopgnn train` runs 100 epochs
+// on a cnr-2000 task built in a temporary directory from the SNAP file
+// cnr2000/cnr-2000.txt.gz of the raw datasets folder (COOPGNN_SHARED_DATA_DIR,
+// tests/CMakeLists.txt; $COOPGNN_SHARED_DATA overrides it; skipped when missing), evaluating every
+// epoch, and the process's peak resident memory (VmHWM, reported per epoch as memory.peak_rss_bytes
+// of the --metrics-out lines) must grow by less than 1% from the end of epoch 2 to the end of the
+// run: steady-state training and evaluation allocate nothing that is not given back.
+// COOPGNN_SOAK_EPOCHS (>= 3) shortens the run for a quick try.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

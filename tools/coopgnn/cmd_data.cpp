@@ -1,5 +1,5 @@
 // `coopgnn convert`, `coopgnn generate {rmat,sbm,task}`, `coopgnn split-edges` and `coopgnn info`
-// (DESIGN.md sections 3 and 7).
+// (docs/design.md sections 3 and 7.1).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -146,17 +146,17 @@ void add_convert(CLI::App& app) {
       "        them), labels from --label-column (non-integer values -> sorted class ids), dense\n"
       "        bag-of-words features, a keyed random split by --train-fraction/--valid-fraction.\n"
       "  heco: a HeCo directory (labels.npy, pa.txt, ps.txt, p_feat.npz, train/val/test_K.npy;\n"
-      "        ../shared/data/acm): a HETEROGENEOUS dataset in GraphBolt's typed layout, node\n"
+      "        HeCo's data/acm): a HETEROGENEOUS dataset in GraphBolt's typed layout, node\n"
       "        types paper/author/subject, both directions of paper-author and paper-subject,\n"
       "        paper features (authors and subjects have none), the split with\n"
       "        --labels-per-class K (20, 40 or 60) as task node_classification_K on papers.\n"
       "        `coopgnn info` reads it; `coopgnn train --model rgcn` trains it.\n"
       "Sparse features are densified to float32 after printing the size; the size must fit in\n"
       "available memory (or --max-dense-bytes) and in the output's free disk space.\n"
-      "Example: coopgnn convert --from ogb ../shared/data/cora data/cora\n"
-      "         coopgnn convert --from lightgcn ../shared/data/gowalla data/gowalla\n"
+      "Example: coopgnn convert --from ogb downloads/cora data/cora\n"
+      "         coopgnn convert --from lightgcn downloads/gowalla data/gowalla\n"
       "         coopgnn convert --from musae facebook_large data/facebook\n"
-      "         coopgnn convert --from heco ../shared/data/acm /tmp/acm --labels-per-class 20");
+      "         coopgnn convert --from heco downloads/acm /tmp/acm --labels-per-class 20");
   c->add_option("--from", a->from, "input format: ogb, snap, npz, lightgcn, musae or heco")
       ->required()
       ->check(CLI::IsMember({"ogb", "snap", "npz", "lightgcn", "musae", "heco"}));

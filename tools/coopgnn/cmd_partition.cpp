@@ -1,5 +1,5 @@
-// `coopgnn partition`: RandomTMA, SuperTMA and PSGD-PA partitions of a dataset (DESIGN.md section
-// 7; runtime/graph/partition.hpp does the work, this file parses and prints).
+// `coopgnn partition`: RandomTMA, SuperTMA and PSGD-PA partitions of a dataset (docs/design.md
+// section 7.2; runtime/graph/partition.hpp does the work, this file parses and prints).
 #include <fmt/format.h>
 
 #include <filesystem>

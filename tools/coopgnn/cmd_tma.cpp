@@ -1,5 +1,5 @@
 // `coopgnn tma`: time-based model aggregation over MPI (README.md "Multi-machine training";
-// DESIGN.md section 7; reference/tma.md; Zhu et al. 2023). Launched as
+// docs/design.md section 7.2; Zhu et al. 2023). Launched as
 // `mpirun -np 1+M coopgnn tma --scheme S ...`: rank 0 is the server and evaluator, ranks 1..M the
 // trainers, each running the single-node runtime on its part of the graph.
 #include <fmt/format.h>

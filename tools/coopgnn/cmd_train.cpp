@@ -1,4 +1,4 @@
-// `coopgnn train` and `coopgnn compare` (README.md; DESIGN.md section 6).
+// `coopgnn train` and `coopgnn compare` (README.md; docs/design.md section 6).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -597,7 +597,7 @@ void restore_totals(const checkpoint& c, epoch_report& t) {
   t.work = work_counters_of(j.value("work", nlohmann::json::object()), manifest);
 }
 
-/// Upper-bound estimate of a run's memory (--dry-run, issue 15 item 4): what one PE holds and
+/// Upper-bound estimate of a run's memory (--dry-run): what one PE holds and
 /// what all PEs share, in bytes, from the dataset's sizes and the options alone.
 struct memory_estimate {
   std::uint64_t model = 0;       ///< per PE: parameters x 4 floats (value, gradient, Adam m, v)

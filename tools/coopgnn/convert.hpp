@@ -1,4 +1,4 @@
-// Dataset converters (DESIGN.md section 3, "Converters read the formats people have"): OGB raw
+// Dataset converters (docs/design.md section 3.2): OGB raw
 // node-property directories, SNAP edge lists, NumPy .npz archives (dense or SciPy sparse
 // members), LightGCN user-item text directories and MUSAE directories, into the in-memory
 // `dataset` that write_dataset stores in GraphBolt's OnDiskDataset layout.
@@ -123,8 +123,8 @@ dataset convert_snap(const std::filesystem::path& file, const convert_options& o
 dataset convert_npz(const std::filesystem::path& file, const convert_options& opt,
                     convert_report* report = nullptr);
 
-/// Converts a LightGCN / NGCF user-item directory (He et al., SIGIR 2020; the layout of
-/// shared/data/gowalla): DIR/train.txt and DIR/test.txt, one line "u i1 i2 ... ik" per user
+/// Converts a LightGCN / NGCF user-item directory (He et al., SIGIR 2020; as LightGCN-PyTorch's
+/// data/gowalla): DIR/train.txt and DIR/test.txt, one line "u i1 i2 ... ik" per user
 /// (whitespace-separated non-negative ints; a user with no items may have a line "u"; blank
 /// lines skipped). train.txt lists users 0..U-1 in order (U = its number of user lines); test.txt
 /// may list any of them, in any order. I = 1 + the largest item id of both files. Vertices: users
@@ -159,7 +159,7 @@ dataset convert_musae(const std::filesystem::path& dir, const convert_options& o
                       convert_report* report = nullptr);
 
 /// Converts a HeCo directory (Wang et al., "Self-supervised Heterogeneous Graph Neural Network
-/// with Co-contrastive Learning", KDD 2021; its ACM files, ../shared/data/acm) into a
+/// with Co-contrastive Learning", KDD 2021; its data/acm files) into a
 /// heterogeneous dataset (hetero_schema): node types paper (P = |labels.npy|), author (1 + the
 /// largest author id of pa.txt) and subject (1 + the largest of ps.txt), in that order; edge
 /// types paper:paper-author:author and its reverse author:author-paper:paper (from pa.txt,

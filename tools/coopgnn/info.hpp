@@ -1,5 +1,5 @@
-// Dataset summary for `coopgnn info` (DESIGN.md section 3): sizes, degree statistics, features,
-// classes and splits, as a readable table or one JSON object.
+// Dataset summary for `coopgnn info` (docs/design.md section 3): sizes, degree statistics,
+// features, classes and splits, as a readable table or one JSON object.
 #pragma once
 
 #include <cstdint>

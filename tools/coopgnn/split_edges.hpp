@@ -1,4 +1,4 @@
-// Held-out edge splits for link prediction (`coopgnn split-edges`, DESIGN.md section 7): the
+// Held-out edge splits for link prediction (`coopgnn split-edges`, docs/design.md section 7.1): the
 // training graph plus a link_task whose validation and test sets hold the removed edges with K
 // fixed negatives each, in GraphBolt's grouped layout (seeds, labels, indexes; dataset.hpp).
 // Every random decision is a keyed draw (runtime/core/rng.hpp, purpose split), so the output is
@@ -37,7 +37,7 @@ out_adjacency build_out_adjacency(vid_t n, std::span<const vid_t> src, std::span
 
 /// Tail-corrupted negatives for link-prediction evaluation: for a query with source u, k distinct
 /// vertices w drawn uniformly from A(u) = { w in [0, |V|) : w != u, u -> w not an edge of
-/// `full` }, so every k-subset of A(u) is equally likely (the TMA protocol, reference/tma.md 1.8:
+/// `full` }, so every k-subset of A(u) is equally likely (the TMA paper's evaluation protocol:
 /// 1000 negatives per positive excluding the source and true edges of the full graph, fixed
 /// across runs). The draws are keyed by (seed, purpose split, query id): a pure function of
 /// those and of A(u), whatever the calling order or thread. Rejection sampling while
@@ -66,7 +66,7 @@ class negative_sampler {
 /// How split-edges chooses held-out edges.
 enum class split_scheme {
   random,  ///< a keyed random fraction of the edges (undirected pairs when symmetric)
-  tma,     ///< one outgoing edge per node (Zhu et al. 2023, section 4.1; reference/tma.md 1.8)
+  tma,     ///< one outgoing edge per node (Zhu et al. 2023, section 4.1)
 };
 
 /// Options of split_edges.
