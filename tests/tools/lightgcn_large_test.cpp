@@ -13,11 +13,11 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(ConvertLightgcnLarge, Gowalla) {
-  // The raw datasets folder (COOPGNN_SHARED_DATA_DIR, tests/CMakeLists.txt), or
+  // The raw datasets folder (COOPGNN_RAW_DATA_DIR, tests/CMakeLists.txt), or
   // $COOPGNN_SHARED_DATA when set.
   const char* env = std::getenv("COOPGNN_SHARED_DATA");
   fs::path const dir =
-      (env != nullptr ? fs::path(env) : fs::path(COOPGNN_SHARED_DATA_DIR)) / "gowalla";
+      (env != nullptr ? fs::path(env) : fs::path(COOPGNN_RAW_DATA_DIR)) / "gowalla";
   if (!fs::is_regular_file(dir / "train.txt")) GTEST_SKIP() << "shared dataset missing: " << dir;
   dataset const ds = convert_lightgcn(dir, {});
   ASSERT_TRUE(ds.link.has_value());

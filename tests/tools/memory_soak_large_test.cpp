@@ -1,6 +1,6 @@
 // Memory soak (label `large`, not run in CI): `coopgnn train` runs 100 epochs
 // on a cnr-2000 task built in a temporary directory from the SNAP file
-// cnr2000/cnr-2000.txt.gz of the raw datasets folder (COOPGNN_SHARED_DATA_DIR,
+// cnr2000/cnr-2000.txt.gz of the raw datasets folder (COOPGNN_RAW_DATA_DIR,
 // tests/CMakeLists.txt; $COOPGNN_SHARED_DATA overrides it; skipped when missing), evaluating every
 // epoch, and the process's peak resident memory (VmHWM, reported per epoch as memory.peak_rss_bytes
 // of the --metrics-out lines) must grow by less than 1% from the end of epoch 2 to the end of the
@@ -34,7 +34,7 @@ int shell(const std::string& cmd) {
 
 TEST(MemorySoakLarge, PeakRssStaysFlatOver100EpochsOnCnr2000) {
   const char* env = std::getenv("COOPGNN_SHARED_DATA");
-  fs::path const src = (env != nullptr ? fs::path(env) : fs::path(COOPGNN_SHARED_DATA_DIR)) /
+  fs::path const src = (env != nullptr ? fs::path(env) : fs::path(COOPGNN_RAW_DATA_DIR)) /
                        "cnr2000" / "cnr-2000.txt.gz";
   if (!fs::is_regular_file(src)) GTEST_SKIP() << "shared dataset missing: " << src;
   int epochs = 100;
