@@ -32,6 +32,69 @@ std::vector<std::uint64_t> bytes_per_device(std::uint64_t per_pe, std::uint64_t 
   return out;
 }
 
+rank_devices choose_rank_devices(int local_index, int local_ranks, int num_pes, int pes_per_gpu,
+                                 int visible, bool visibility_set) {
+  COOPGNN_EXPECTS(local_ranks >= 1, "choose_rank_devices: local_ranks must be at least 1, got {}",
+                  local_ranks);
+  COOPGNN_EXPECTS(local_index >= 0 && local_index < local_ranks,
+                  "choose_rank_devices: local_index {} is outside [0, {})", local_index,
+                  local_ranks);
+  COOPGNN_EXPECTS(num_pes >= 1, "choose_rank_devices: num_pes must be at least 1, got {}", num_pes);
+  COOPGNN_EXPECTS(pes_per_gpu >= 1, "choose_rank_devices: pes_per_gpu must be at least 1, got {}",
+                  pes_per_gpu);
+  COOPGNN_EXPECTS(visible >= 0, "choose_rank_devices: visible must be >= 0, got {}", visible);
+  int const n = (num_pes + pes_per_gpu - 1) / pes_per_gpu;
+  rank_devices out;
+  auto const range = [&](int first) {
+    for (int d = first; d < first + n; ++d) out.devices.push_back(d);
+  };
+  // 64-bit: local_ranks x n may pass INT_MAX for absurd inputs.
+  if (static_cast<std::int64_t>(local_ranks) * n <= visible) {
+    range(local_index * n);
+    out.reason = fmt::format("node-local GPU rank {} of {}, {} device{} each of the {} visible{}",
+                             local_index, local_ranks, n, n == 1 ? "" : "s", visible,
+                             visibility_set ? " (CUDA_VISIBLE_DEVICES)" : "");
+    return out;
+  }
+  if (visibility_set && visible >= n) {
+    range(0);
+    out.reason = fmt::format(
+        "CUDA_VISIBLE_DEVICES leaves this rank {} device{} (fewer than the {} x {} its node's {} "
+        "GPU ranks need together, so the launcher gave each rank its own): the first {}",
+        visible, visible == 1 ? "" : "s", local_ranks, n, local_ranks, n);
+    return out;
+  }
+  std::string const need = fmt::format(
+      "{} GPU rank{} on this node need {} CUDA device{} each (--pes {} / --pes-per-gpu {}, "
+      "rounded up), {} in all, but this rank sees {}{}",
+      local_ranks, local_ranks == 1 ? "" : "s", n, n == 1 ? "" : "s", num_pes, pes_per_gpu,
+      static_cast<std::int64_t>(local_ranks) * n, visible,
+      visibility_set ? " (CUDA_VISIBLE_DEVICES is set)" : "");
+  if (visible < n) {
+    out.error = fmt::format(
+        "{}. Not even one rank fits: lower --pes or raise --pes-per-gpu (several PEs share a "
+        "GPU), or make {} devices visible to each rank",
+        need, n);
+  } else {
+    out.error = fmt::format(
+        "{}. Start at most {} GPU rank{} per node (mpirun --map-by ppr:{}:node, srun "
+        "--ntasks-per-node={}), use fewer devices per rank (lower --pes or raise --pes-per-gpu), "
+        "or give each rank its own devices (srun --gpus-per-task={}, or a per-rank "
+        "CUDA_VISIBLE_DEVICES)",
+        need, visible / n, visible / n == 1 ? "" : "s", visible / n, visible / n, n);
+  }
+  return out;
+}
+
+std::string format_device_uuid(std::span<const unsigned char, 16> b) {
+  std::string s = "GPU-";
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += fmt::format("{:02x}", b[i]);
+  }
+  return s;
+}
+
 }  // namespace coopgnn
 
 #ifdef COOPGNN_WITH_CUDA
@@ -50,11 +113,31 @@ device_memory query_device_memory(int device) {
   COOPGNN_CUDA_CHECK(st);
   return {static_cast<std::uint64_t>(free_b), static_cast<std::uint64_t>(total_b)};
 }
+
+device_identity query_device_identity(int device) {
+  int n = 0;
+  COOPGNN_CUDA_CHECK(cudaGetDeviceCount(&n));
+  COOPGNN_EXPECTS(device >= 0 && device < n, "CUDA device {} does not exist ({} visible)", device,
+                  n);
+  cudaDeviceProp prop{};
+  COOPGNN_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  char bus[64] = {};
+  COOPGNN_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus), device));
+  device_identity id;
+  id.uuid = format_device_uuid(std::span<const unsigned char, 16>(
+      reinterpret_cast<const unsigned char*>(prop.uuid.bytes), 16));
+  id.pci_bus_id = bus;
+  id.name = prop.name;
+  return id;
+}
 }  // namespace coopgnn
 #else  // without CUDA: no device exists
 namespace coopgnn {
 device_info query_devices() { return device_info{0, "built without CUDA (COOPGNN_CUDA=OFF)", {}}; }
 device_memory query_device_memory(int device) {
+  COOPGNN_FAIL("CUDA device {}: this build has no CUDA backend (COOPGNN_CUDA=OFF)", device);
+}
+device_identity query_device_identity(int device) {
   COOPGNN_FAIL("CUDA device {}: this build has no CUDA backend (COOPGNN_CUDA=OFF)", device);
 }
 

@@ -56,7 +56,12 @@ struct train_config {
   int num_pes = 4;                          ///< P: PE threads
   backend compute_backend = backend::host;  ///< where sampling-after, loading, the model and the
                                             ///< exchanges run (see trainer.hpp)
-  int pes_per_gpu = 1;                      ///< CUDA backend: PE p runs on device p / pes_per_gpu
+  int pes_per_gpu = 1;  ///< CUDA backend: PE p runs on device devices[p / pes_per_gpu]
+  /// CUDA backend: the device ordinals (this process's numbering, after CUDA_VISIBLE_DEVICES)
+  /// the PEs run on, K = pes_per_gpu PEs each: PE p on devices[p / K]. Empty = 0, 1, 2, ...
+  /// (PE p on device p / K; `coopgnn train`). Otherwise exactly ceil(num_pes / K) distinct
+  /// visible devices (trainer checks; `coopgnn tma` sets it per rank, choose_rank_devices).
+  std::vector<int> devices;
   device_comm_choice device_comm =
       device_comm_choice::automatic;  ///< CUDA backend (device_comm.hpp)
   bool sample_on_device = true;       ///< CUDA backend: sample on the GPU (else on the host)

@@ -173,7 +173,10 @@ std::int64_t hetero_input_dim(const dataset& ds);
 ///  - host: everything on the host (the reference);
 ///  - emulated: the host kernels on memory marked as device memory (tests: the CUDA path's
 ///    uploads, downloads and memory-space checks, run on the CPU);
-///  - cuda: PE p runs on device p / pes_per_gpu with its own cuda_context. Sampling runs on the
+///  - cuda: PE p runs on device p / pes_per_gpu (train_config::devices[p / pes_per_gpu] when
+///    that list is given; the constructor throws logic_error when the list's length is not
+///    ceil(num_pes / pes_per_gpu), or a device repeats or is not visible) with its own
+///    cuda_context. Sampling runs on the
 ///    device (train_config::sample_on_device, the default: the same protocols with the CUDA
 ///    sampler, unique-and-compact, owner split and dedup kernels, which return exactly the
 ///    host's blocks) or on the host (then the blocks are copied over). The row

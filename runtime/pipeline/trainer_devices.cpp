@@ -2,7 +2,10 @@
 // communicators, the device feature tables and GPU caches, and the two step stages that only
 // exist on a GPU (device sampling, the device and pinned tiers' gather). Everything else of a
 // step is trainer::pe_step, the same for every backend.
+#include <fmt/ranges.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "runtime/core/error.hpp"
@@ -25,7 +28,7 @@ namespace coopgnn {
 #ifdef COOPGNN_WITH_CUDA
 
 struct trainer::device_state {
-  std::vector<std::unique_ptr<cuda::cuda_context>> ctxs;  // [P], PE p on device p / K
+  std::vector<std::unique_ptr<cuda::cuda_context>> ctxs;  // [P], PE p on devices[p / K]
   storage_tier tier = storage_tier::host;
   // Device tier: one copy per device ordinal (nullptr for devices without PEs); pinned tier:
   // one page-locked table at index 0, read by every device over UVA; host/mmap: empty.
@@ -83,12 +86,37 @@ void trainer::setup_cuda_features() {
   auto const info = query_devices();
   COOPGNN_EXPECTS(info.count > 0, "--backend cuda: no CUDA device ({})", info.reason);
   int const needed = (P + K - 1) / K;
-  COOPGNN_EXPECTS(needed <= info.count,
-                  "--pes {} with --pes-per-gpu {} needs {} CUDA devices, {} visible", P, K, needed,
-                  info.count);
+  std::vector<int> ordinals = cfg_.devices;  // [needed] the device of PEs k K .. k K + K - 1
+  if (ordinals.empty()) {
+    COOPGNN_EXPECTS(needed <= info.count,
+                    "--pes {} with --pes-per-gpu {} needs {} CUDA devices, {} visible", P, K,
+                    needed, info.count);
+    for (int d = 0; d < needed; ++d) ordinals.push_back(d);
+  } else {
+    COOPGNN_EXPECTS(static_cast<int>(ordinals.size()) == needed,
+                    "--pes {} with --pes-per-gpu {} runs on {} CUDA devices, but {} were given "
+                    "([{}])",
+                    P, K, needed, ordinals.size(), fmt::join(ordinals, ","));
+    std::set<int> seen;
+    for (int d : ordinals) {
+      COOPGNN_EXPECTS(
+          d >= 0 && d < info.count,
+          "CUDA device {} (of the devices [{}] given to this process's PEs) does not "
+          "exist: {} visible{}",
+          d, fmt::join(ordinals, ","), info.count,
+          std::getenv("CUDA_VISIBLE_DEVICES") != nullptr
+              ? fmt::format(" (CUDA_VISIBLE_DEVICES={})", std::getenv("CUDA_VISIBLE_DEVICES"))
+              : std::string());
+      COOPGNN_EXPECTS(seen.insert(d).second,
+                      "CUDA device {} is given twice in [{}]: --pes-per-gpu says how many PEs "
+                      "share one device",
+                      d, fmt::join(ordinals, ","));
+    }
+  }
   dev_.reset(new device_state);
   for (int p = 0; p < P; ++p) {
-    dev_->ctxs.push_back(std::make_unique<cuda::cuda_context>(p / K, p));
+    dev_->ctxs.push_back(
+        std::make_unique<cuda::cuda_context>(ordinals[static_cast<std::size_t>(p / K)], p));
   }
   if (cfg_.embedding_dim > 0) return;  // learnable embeddings: no feature table
   // Half of the free memory of the fullest device may hold the table (the rest: minibatches).

@@ -1,11 +1,14 @@
 #include "runtime/tma/engine.hpp"
 
+#include <fmt/ranges.h>
+
 #include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "runtime/core/error.hpp"
 
 #if COOPGNN_WITH_MPI
-#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -13,7 +16,6 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "runtime/comm/fault_injection.hpp"
@@ -22,6 +24,66 @@
 #endif
 
 namespace coopgnn::tma {
+
+std::string gpu_assignment::describe() const {
+  if (!error.empty()) return error;
+  if (devices.empty()) return "no CUDA device (this rank trains on none)";
+  std::vector<std::string> ids;
+  for (auto const& id : identities) ids.push_back(fmt::format("{} {}", id.uuid, id.pci_bus_id));
+  return fmt::format("CUDA device{} [{}] ({}): {}", devices.size() == 1 ? "" : "s",
+                     fmt::join(devices, ","), fmt::join(ids, ", "), reason);
+}
+
+std::string gpu_assignment::json() const {
+  nlohmann::json j;
+  j["devices"] = devices;
+  std::vector<std::string> uuids, buses, names;
+  for (auto const& id : identities) {
+    uuids.push_back(id.uuid);
+    buses.push_back(id.pci_bus_id);
+    names.push_back(id.name);
+  }
+  j["uuids"] = uuids;
+  j["pci_bus_ids"] = buses;
+  j["names"] = names;
+  j["node_index"] = node_index;
+  j["node_gpu_ranks"] = node_gpu_ranks;
+  j["reason"] = reason;
+  if (!error.empty()) j["error"] = error;
+  return j.dump();
+}
+
+std::string shared_gpu_error(const std::vector<rank_gpu_choice>& node, const std::string& host) {
+  struct user {
+    int rank, device;
+    std::string bus, cvd;
+  };
+  std::map<std::string, std::vector<user>> by_uuid;  // ordered: the same report on every rank
+  for (auto const& c : node) {
+    COOPGNN_EXPECTS(c.uuids.size() == c.devices.size() && c.pci_bus_ids.size() == c.devices.size(),
+                    "shared_gpu_error: rank {} has {} devices, {} uuids and {} PCI bus ids", c.rank,
+                    c.devices.size(), c.uuids.size(), c.pci_bus_ids.size());
+    for (std::size_t k = 0; k < c.uuids.size(); ++k) {
+      by_uuid[c.uuids[k]].push_back(
+          user{c.rank, c.devices[k], c.pci_bus_ids[k], c.cuda_visible_devices.value_or("unset")});
+    }
+  }
+  for (auto const& [uuid, users] : by_uuid) {
+    if (users.size() < 2) continue;
+    std::vector<std::string> who;
+    for (auto const& u : users) {
+      who.push_back(
+          fmt::format("rank {} (its device {}, CUDA_VISIBLE_DEVICES {})", u.rank, u.device, u.cvd));
+    }
+    return fmt::format(
+        "ranks on host {} would share the GPU {} (PCI {}): {}. Ranks must not share a GPU: "
+        "leave CUDA_VISIBLE_DEVICES unset (the node's GPU ranks then take disjoint blocks of its "
+        "devices), give each rank its own devices (srun --gpus-per-task=N, or a per-rank "
+        "CUDA_VISIBLE_DEVICES), or start fewer ranks per node",
+        host, uuid, users.front().bus, fmt::join(who, ", "));
+  }
+  return {};
+}
 
 #if !COOPGNN_WITH_MPI
 
@@ -39,6 +101,8 @@ namespace {
 mpi_session::mpi_session(int, double) { no_mpi(); }
 mpi_session::~mpi_session() = default;
 std::vector<std::string> mpi_session::hosts() const { no_mpi(); }
+std::vector<std::string> mpi_session::all_gather(const std::string&) const { no_mpi(); }
+gpu_assignment assign_gpus(const mpi_session&, bool, int, int) { no_mpi(); }
 void mpi_session::broadcast(std::vector<std::int32_t>&) const { no_mpi(); }
 void mpi_session::broadcast(double&) const { no_mpi(); }
 bool mpi_session::all(bool) const { no_mpi(); }
@@ -217,6 +281,130 @@ std::vector<std::string> mpi_session::hosts() const {
   std::vector<std::string> out;
   for (int r = 0; r < size_; ++r) out.emplace_back(all.data() + r * MPI_MAX_PROCESSOR_NAME);
   return out;
+}
+
+namespace {
+
+/// Every rank of `comm`'s `mine`, in rank order (MPI_Iallgather of the lengths, then
+/// MPI_Iallgatherv), each wait bounded by `d`.
+std::vector<std::string> allgather_strings(MPI_Comm comm, const std::string& mine,
+                                           const deadline& d, const char* what_lengths,
+                                           const char* what_bytes) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  int const len = count_of(mine.size(), what_bytes);
+  std::vector<int> lens(static_cast<std::size_t>(size));
+  MPI_Request r = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm, &r), "MPI_Iallgather");
+  wait_quiet(r, d, what_lengths);
+  std::vector<int> displs(static_cast<std::size_t>(size));
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    displs[i] = count_of(static_cast<std::size_t>(total), what_bytes);
+    total += lens[i];
+  }
+  std::vector<char> all(
+      static_cast<std::size_t>(count_of(static_cast<std::size_t>(total), what_bytes)));
+  check(MPI_Iallgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
+                        MPI_CHAR, comm, &r),
+        "MPI_Iallgatherv");
+  wait_quiet(r, d, what_bytes);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < lens.size(); ++i) {
+    out.emplace_back(all.data() + displs[i], static_cast<std::size_t>(lens[i]));
+  }
+  return out;
+}
+
+/// A communicator freed when it goes out of scope.
+struct owned_comm {
+  MPI_Comm c = MPI_COMM_NULL;
+  owned_comm() = default;
+  owned_comm(const owned_comm&) = delete;
+  owned_comm& operator=(const owned_comm&) = delete;
+  ~owned_comm() {
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> mpi_session::all_gather(const std::string& mine) const {
+  return allgather_strings(MPI_COMM_WORLD, mine, deadline{peer_timeout_, rank_},
+                           "MPI_Iallgather of the string lengths (setup)",
+                           "MPI_Iallgatherv of the strings (setup)");
+}
+
+gpu_assignment assign_gpus(const mpi_session& s, bool uses_gpus, int num_pes, int pes_per_gpu) {
+  int const rank = s.rank();
+  owned_comm node, gpus;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node.c),
+        "MPI_Comm_split_type");
+  check(MPI_Comm_split(node.c, uses_gpus ? 0 : MPI_UNDEFINED, rank, &gpus.c), "MPI_Comm_split");
+  gpu_assignment a;
+  if (!uses_gpus) return a;
+  MPI_Comm_rank(gpus.c, &a.node_index);
+  MPI_Comm_size(gpus.c, &a.node_gpu_ranks);
+  const char* const cvd = std::getenv("CUDA_VISIBLE_DEVICES");
+  try {
+    auto const info = query_devices();
+    if (info.count == 0) {
+      a.error = fmt::format("--backend cuda: no CUDA device ({})", info.reason);
+    } else {
+      auto const choice = choose_rank_devices(a.node_index, a.node_gpu_ranks, num_pes, pes_per_gpu,
+                                              info.count, cvd != nullptr);
+      if (choice.ok()) {
+        a.devices = choice.devices;
+        a.reason = choice.reason;
+        for (int d : a.devices) a.identities.push_back(query_device_identity(d));
+      } else {
+        a.error = choice.error;
+      }
+    }
+  } catch (const std::exception& e) {
+    // Not thrown: the other ranks are about to wait for this one in the exchange below.
+    a.error = fmt::format("choosing the CUDA devices: {}", e.what());
+  }
+  if (!a.error.empty()) {
+    a.devices.clear();
+    a.identities.clear();
+  }
+  // Every GPU-using rank of the node learns every other's devices and checks them all, so each
+  // rank involved in a conflict reports it (the same message).
+  nlohmann::json mine;
+  mine["rank"] = rank;
+  mine["cuda_visible_devices"] = cvd != nullptr ? nlohmann::json(cvd) : nlohmann::json(nullptr);
+  mine["devices"] = a.devices;
+  std::vector<std::string> uuids, buses;
+  for (auto const& id : a.identities) {
+    uuids.push_back(id.uuid);
+    buses.push_back(id.pci_bus_id);
+  }
+  mine["uuids"] = uuids;
+  mine["pci_bus_ids"] = buses;
+  auto const all =
+      allgather_strings(gpus.c, mine.dump(), deadline{s.peer_timeout(), rank},
+                        "MPI_Iallgather of the GPU choices' lengths (setup, the node's GPU ranks)",
+                        "MPI_Iallgatherv of the GPU choices (setup, the node's GPU ranks)");
+  std::vector<rank_gpu_choice> choices;
+  for (auto const& text : all) {
+    auto const j = nlohmann::json::parse(text);
+    rank_gpu_choice c;
+    c.rank = j["rank"].get<int>();
+    c.devices = j["devices"].get<std::vector<int>>();
+    c.uuids = j["uuids"].get<std::vector<std::string>>();
+    c.pci_bus_ids = j["pci_bus_ids"].get<std::vector<std::string>>();
+    if (!j["cuda_visible_devices"].is_null()) {
+      c.cuda_visible_devices = j["cuda_visible_devices"].get<std::string>();
+    }
+    choices.push_back(std::move(c));
+  }
+  if (std::string const shared = shared_gpu_error(choices, s.host()); !shared.empty()) {
+    a.error = shared;
+    a.devices.clear();
+    a.identities.clear();
+  }
+  return a;
 }
 
 void mpi_session::broadcast(std::vector<std::int32_t>& v) const {

@@ -6,6 +6,9 @@
 // Collective sequence (every rank issues the same collectives in the same order; all are
 // nonblocking, completed by polling MPI_Test so the server keeps its clock and its heartbeat
 // watch while it waits, and an idle rank does not spin a core):
+//   GPUs (CUDA backend only, before the workers exist; assign_gpus): MPI_Comm_split_type
+//                 (SHARED: the node), MPI_Comm_split of the node into its GPU-using ranks,
+//                 MPI_Iallgather of their choices and device identities on that communicator.
 //   setup:        MPI_Comm_dup(WORLD); MPI_Comm_split (the trainers' communicator, for GGS);
 //                 Ibcast of the server's initial parameters (all start identical).
 //   aggregation g (when the server decides, command AVERAGE or STOP):
@@ -32,9 +35,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/core/device.hpp"
 #include "runtime/tma/evaluator.hpp"
 #include "runtime/tma/tma.hpp"
 
@@ -69,6 +74,9 @@ class mpi_session {
   void broadcast(std::vector<std::int32_t>& v) const;
   /// Rank 0's `x` on every rank (collective).
   void broadcast(double& x) const;
+  /// Every rank's `mine`, in rank order, on every rank (collective: MPI_Iallgather of the
+  /// lengths, then MPI_Iallgatherv; each string below 2^31 bytes, their sum too).
+  [[nodiscard]] std::vector<std::string> all_gather(const std::string& mine) const;
   /// Whether every rank passes `ok` (collective: MPI_Allreduce of a flag), so a rank that failed
   /// to set up lets every rank stop together instead of leaving the others in a collective.
   [[nodiscard]] bool all(bool ok) const;
@@ -83,6 +91,55 @@ class mpi_session {
   int size_ = 1;
   std::string host_;
 };
+
+/// The CUDA devices one rank trains on (assign_gpus).
+struct gpu_assignment {
+  std::vector<int> devices;  ///< [n] ordinals in this rank's numbering (train_config::devices);
+                             ///< empty when the rank uses no GPU or on error
+  std::vector<device_identity> identities;  ///< [n] the devices' uuid, PCI bus id and name
+  int node_index = -1;     ///< this rank among its node's GPU-using ranks (by world rank); -1: none
+  int node_gpu_ranks = 0;  ///< GPU-using ranks on this rank's node (0 when this one uses none)
+  std::string reason;      ///< how the devices were chosen (choose_rank_devices)
+  std::string error;       ///< set when this rank has no valid choice, or when two GPU-using
+                           ///< ranks of its node chose the same physical device (then the same
+                           ///< message on every GPU-using rank of that node, naming the ranks,
+                           ///< the device and the fixes)
+  /// One line for the log: "CUDA devices [d,...] (uuid PCI bus id, ...): reason", or the error.
+  [[nodiscard]] std::string describe() const;
+  /// {"devices": [...], "uuids": [...], "pci_bus_ids": [...], "names": [...], "node_index",
+  /// "node_gpu_ranks", "reason"} as a JSON text (the server's start record gathers them).
+  [[nodiscard]] std::string json() const;
+};
+
+/// One GPU-using rank's choice as its node's ranks exchange it (assign_gpus).
+struct rank_gpu_choice {
+  int rank = 0;                                     ///< MPI_COMM_WORLD rank
+  std::vector<int> devices;                         ///< [n] its ordinals (its own numbering)
+  std::vector<std::string> uuids;                   ///< [n] device_identity::uuid of each
+  std::vector<std::string> pci_bus_ids;             ///< [n]
+  std::optional<std::string> cuda_visible_devices;  ///< its CUDA_VISIBLE_DEVICES, if set
+};
+
+/// Whether ranks of one node (`host`) chose the same physical GPU: empty when every uuid of
+/// `node` belongs to one rank, else a message naming the first shared uuid (in uuid order), its
+/// PCI bus id, every rank on it with its ordinal and CUDA_VISIBLE_DEVICES, and the fixes. Pure.
+/// @throws logic_error when a choice's devices, uuids and pci_bus_ids differ in length.
+std::string shared_gpu_error(const std::vector<rank_gpu_choice>& node, const std::string& host);
+
+/// Chooses the CUDA devices of every GPU-using rank (the trainers; the server too when it trains,
+/// LLCG's correction steps) so that no two ranks of a node share one. Collective over
+/// MPI_COMM_WORLD: every rank calls it, `uses_gpus` or not. The node is
+/// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); a GPU-using rank's index i among its node's L
+/// GPU-using ranks (by world rank), n = ceil(num_pes / pes_per_gpu), the count V of devices it
+/// sees (query_devices) and whether CUDA_VISIBLE_DEVICES is set give its devices
+/// (choose_rank_devices); then the node's GPU-using ranks exchange their devices' uuids and any
+/// uuid chosen by two ranks is an error on each of them (shared_gpu_error; this is what catches
+/// one CUDA_VISIBLE_DEVICES set identically for every rank). Errors are returned, not thrown, so
+/// the caller can stop every rank together (mpi_session::all); so are bad arguments (num_pes or
+/// pes_per_gpu < 1) and failed CUDA queries. The server evaluates on the host (link_scorer,
+/// runtime_server's initial model): it uses GPUs only when it trains (LLCG on --backend cuda).
+/// @throws error when an MPI call fails.
+gpu_assignment assign_gpus(const mpi_session& s, bool uses_gpus, int num_pes, int pes_per_gpu);
 
 /// How the engine runs.
 struct engine_options {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tests/common/gpu.hpp"
@@ -197,6 +198,38 @@ TEST(TrainerCudaTiers, GpuCacheCountsWhatItsHostReferenceCounts) {
       EXPECT_EQ(rg.train_loss, rh.train_loss) << "the rows served by the caches differ";
     }
   }
+}
+
+// train_config::devices (what `coopgnn tma` sets per rank): the PEs run on the listed devices,
+// and a list that does not fit the PEs, names a device twice or one that is not visible is
+// refused before any context exists.
+TEST(TrainerCudaDevices, AnExplicitDeviceListIsCheckedAndUsed) {
+  COOPGNN_REQUIRE_DEVICE();
+  int const count = query_devices().count;
+  usecase const u{"sage", sampler_kind::ns, {4, 3}, 64, false, 8};
+  auto const base = make_cfg(u, minibatch_mode::cooperative, 2, backend::cuda);  // K = 2
+  auto const ref = run_step(base);
+  auto listed = base;
+  listed.devices = {count - 1};  // the last device (device 0 with one GPU)
+  auto const r = run_step(listed);
+  EXPECT_EQ(r.logits, ref.logits) << "the device the PEs run on changed the step";
+  EXPECT_EQ(r.grads, ref.grads);
+  auto message = [&](train_config c) {
+    try {
+      trainer t(data().ds, data().g, c);
+    } catch (const logic_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto bad = base;
+  bad.devices = {count};
+  EXPECT_NE(message(bad).find("does not exist"), std::string::npos) << message(bad);
+  bad.devices = {0, 0};  // 2 PEs, 2 per device: one device, not two
+  EXPECT_NE(message(bad).find("runs on 1 CUDA devices, but 2 were given"), std::string::npos)
+      << message(bad);
+  bad.pes_per_gpu = 1;  // now two devices, the same twice
+  EXPECT_NE(message(bad).find("given twice"), std::string::npos) << message(bad);
 }
 
 TEST(TrainerCudaEpochs, LearnsLikeTheHostBackend) {

@@ -22,12 +22,18 @@
 //              epoch, one PE per trainer): the final weights equal those of ONE process training
 //              the same global batches with M independent PEs (trainer::step), bit for bit
 //              (M = 2: the sum of two shares rounds as the host communicator's sum does)
+//     gpus     assign_gpus with every trainer using GPUs (1 PE each) and the server none: the
+//              node-local numbering (all ranks on one node: trainer r is GPU rank r - 1 of 2),
+//              and the outcome the visible devices imply (none: every trainer reports that;
+//              one: the two trainers cannot both have it; two or more: GPUs 0 and 1, distinct
+//              uuids); mpi_session::all_gather returns every rank's string in rank order
 // Prints "PASS SCENARIO" on rank 0 and exits 0, or names the failed check and exits 1.
 #include <mpi.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -220,10 +226,53 @@ int run_ggs_runtime(const mpi_session& s) {
 
 }  // namespace
 
+/// The gpus scenario (3 ranks on one host, loopback).
+void run_gpus(const mpi_session& s) {
+  int const rank = s.rank();
+  auto const texts = s.all_gather(std::string(static_cast<std::size_t>(rank) * 3, 'a' + rank));
+  expect(texts.size() == static_cast<std::size_t>(s.size()), "all_gather: one string per rank");
+  for (std::size_t r = 0; r < texts.size(); ++r) {
+    expect(texts[r] == std::string(r * 3, static_cast<char>('a' + r)),
+           "all_gather: rank " + std::to_string(r) + "'s string");
+  }
+  bool const uses = rank != 0;
+  gpu_assignment const a = assign_gpus(s, uses, 1, 1);
+  std::fprintf(stderr, "rank %d: %s\n", rank, a.describe().c_str());
+  if (!uses) {
+    expect(a.error.empty() && a.devices.empty() && a.node_index == -1 && a.node_gpu_ranks == 0,
+           "the server uses no GPU");
+    return;
+  }
+  expect(a.node_index == rank - 1, "trainer r is the node's GPU rank r - 1");
+  expect(a.node_gpu_ranks == s.size() - 1, "every trainer is on this node");
+  int const visible = query_devices().count;
+  if (visible == 0) {
+    expect(a.error.find("no CUDA device") != std::string::npos, "no device: " + a.error);
+    expect(a.devices.empty(), "no device: no choice");
+  } else if (visible == 1 && std::getenv("CUDA_VISIBLE_DEVICES") == nullptr) {
+    expect(a.error.find("at most 1 GPU rank per node") != std::string::npos,
+           "one device for two ranks: " + a.error);
+  } else if (visible == 1) {  // CUDA_VISIBLE_DEVICES: both take device 0, the same GPU
+    expect(a.error.find("would share the GPU") != std::string::npos,
+           "one device for two ranks: " + a.error);
+  } else {
+    expect(a.error.empty(), "two devices for two ranks: " + a.error);
+    expect(a.devices == std::vector<int>{rank - 1}, "trainer r takes GPU r - 1");
+    expect(a.identities.size() == 1, "one identity per device");
+  }
+}
+
 int main(int argc, char** argv) {
   std::string const scenario = argc > 1 ? argv[1] : "";
   mpi_session s;
   int const rank = s.rank(), size = s.size();
+  if (scenario == "gpus") {
+    run_gpus(s);
+    int local = failures, total = 0;
+    MPI_Allreduce(&local, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) std::printf(total == 0 ? "PASS %s\n" : "FAILED %s\n", scenario.c_str());
+    return total == 0 ? 0 : 1;
+  }
   if (scenario == "ggs_runtime") {
     run_ggs_runtime(s);
     int local = failures, total = 0;

@@ -15,6 +15,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
+#include "runtime/tma/engine.hpp"
 #include "runtime/tma/evaluator.hpp"
 #include "runtime/tma/workers.hpp"
 #include "tests/common/files.hpp"
@@ -234,6 +235,79 @@ TEST(TmaWorkers, SlicedTrainersStepThroughTheSameGlobalBatches) {
     EXPECT_EQ(steps, nb);  // every trainer steps through the same global batches
     EXPECT_THROW(runtime_trainer(f.ds, f.g, cfg, 3, 3, 0), logic_error);
   }
+}
+
+// The check every node's GPU ranks run on their exchanged choices (assign_gpus).
+TEST(TmaGpus, RanksOnOneGpuAreNamedWithTheirVisibility) {
+  auto choice = [](int rank, std::vector<int> d, std::vector<std::string> u,
+                   std::optional<std::string> cvd) {
+    rank_gpu_choice c;
+    c.rank = rank;
+    c.devices = std::move(d);
+    c.uuids = std::move(u);
+    for (auto const& x : c.uuids) c.pci_bus_ids.push_back("bus-of-" + x);
+    c.cuda_visible_devices = std::move(cvd);
+    return c;
+  };
+  // Disjoint blocks (CUDA_VISIBLE_DEVICES unset): nothing shared.
+  EXPECT_EQ(shared_gpu_error({choice(1, {0, 1}, {"GPU-a", "GPU-b"}, std::nullopt),
+                              choice(2, {2, 3}, {"GPU-c", "GPU-d"}, std::nullopt)},
+                             "n1"),
+            "");
+  // Per-rank CUDA_VISIBLE_DEVICES: every rank's device 0, distinct GPUs.
+  EXPECT_EQ(
+      shared_gpu_error({choice(1, {0}, {"GPU-a"}, "0"), choice(2, {0}, {"GPU-b"}, "1")}, "n1"), "");
+  // No GPU rank, or one: nothing to compare.
+  EXPECT_EQ(shared_gpu_error({}, "n1"), "");
+  EXPECT_EQ(shared_gpu_error({choice(3, {0}, {"GPU-a"}, std::nullopt)}, "n1"), "");
+  // The same CUDA_VISIBLE_DEVICES=0 for ranks 1, 2 and 4; rank 3 elsewhere.
+  std::string const e =
+      shared_gpu_error({choice(1, {0}, {"GPU-z"}, "0"), choice(2, {0}, {"GPU-z"}, "0"),
+                        choice(3, {0}, {"GPU-y"}, "1"), choice(4, {0}, {"GPU-z"}, "0")},
+                       "node7");
+  for (const char* part :
+       {"ranks on host node7 would share the GPU GPU-z (PCI bus-of-GPU-z)",
+        "rank 1 (its device 0, CUDA_VISIBLE_DEVICES 0), rank 2 (its device 0, "
+        "CUDA_VISIBLE_DEVICES 0), rank 4 (its device 0, CUDA_VISIBLE_DEVICES 0)",
+        "leave CUDA_VISIBLE_DEVICES unset", "--gpus-per-task", "fewer ranks per node"}) {
+    EXPECT_NE(e.find(part), std::string::npos) << "missing '" << part << "': " << e;
+  }
+  EXPECT_EQ(e.find("rank 3"), std::string::npos) << e;
+  // Overlapping blocks: rank 2's second device is rank 1's first; the first shared uuid (in
+  // uuid order) is reported, with each rank's own ordinal.
+  std::string const o = shared_gpu_error(
+      {choice(1, {0, 1}, {"GPU-b", "GPU-c"}, "0,1"), choice(2, {0, 1}, {"GPU-a", "GPU-b"}, "5,0")},
+      "n1");
+  EXPECT_NE(o.find("would share the GPU GPU-b"), std::string::npos) << o;
+  EXPECT_NE(o.find("rank 1 (its device 0, CUDA_VISIBLE_DEVICES 0,1), rank 2 (its device 1, "
+                   "CUDA_VISIBLE_DEVICES 5,0)"),
+            std::string::npos)
+      << o;
+  auto broken = choice(1, {0, 1}, {"GPU-a"}, std::nullopt);
+  EXPECT_THROW((void)shared_gpu_error({broken}, "n1"), logic_error);
+}
+
+TEST(TmaGpus, AssignmentDescribesItselfForTheLogAndTheStartRecord) {
+  gpu_assignment a;
+  EXPECT_EQ(a.describe(), "no CUDA device (this rank trains on none)");
+  a.devices = {2, 3};
+  a.identities = {{"GPU-a", "0000:61:00.0", "H100"}, {"GPU-b", "0000:62:00.0", "H100"}};
+  a.node_index = 1;
+  a.node_gpu_ranks = 4;
+  a.reason = "node-local GPU rank 1 of 4, 2 devices each of the 8 visible";
+  EXPECT_EQ(a.describe(),
+            "CUDA devices [2,3] (GPU-a 0000:61:00.0, GPU-b 0000:62:00.0): node-local GPU rank 1 "
+            "of 4, 2 devices each of the 8 visible");
+  auto const j = nlohmann::json::parse(a.json());
+  EXPECT_EQ(j["devices"], nlohmann::json({2, 3}));
+  EXPECT_EQ(j["uuids"], nlohmann::json({"GPU-a", "GPU-b"}));
+  EXPECT_EQ(j["pci_bus_ids"], nlohmann::json({"0000:61:00.0", "0000:62:00.0"}));
+  EXPECT_EQ(j["node_index"], 1);
+  EXPECT_EQ(j["node_gpu_ranks"], 4);
+  EXPECT_FALSE(j.contains("error"));
+  a.error = "no luck";
+  EXPECT_EQ(a.describe(), "no luck");
+  EXPECT_EQ(nlohmann::json::parse(a.json())["error"], "no luck");
 }
 
 }  // namespace

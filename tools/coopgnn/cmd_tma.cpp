@@ -168,6 +168,28 @@ int run_tma(tma_options& o) {
   }
   const dataset& ds = data->ds;
 
+  // CUDA backend: every rank that trains takes its own GPUs of its node (the trainers; the
+  // server evaluates on the host and trains only for LLCG's correction steps); two ranks on one
+  // GPU stop the job (tma::assign_gpus).
+  std::vector<std::string> gpu_choices;  // [world] each rank's gpu_assignment::json()
+  if (o.train.cfg.compute_backend == backend::cuda) {
+    bool const uses_gpus = rank != 0 || sch == tma::scheme::llcg;
+    tma::gpu_assignment const gpus =
+        tma::assign_gpus(s, uses_gpus, o.train.cfg.num_pes, o.train.cfg.pes_per_gpu);
+    gpu_choices = s.all_gather(gpus.json());
+    if (!s.all(gpus.error.empty())) {
+      if (!gpus.error.empty()) {
+        std::fprintf(stderr, "rank %d (%s): %s\n", rank, s.host().c_str(), gpus.error.c_str());
+      }
+      return 2;
+    }
+    o.train.cfg.devices = gpus.devices;
+    if (uses_gpus) {
+      fmt::print(stderr, "coopgnn tma rank {} ({}): {}\n", rank, s.host(), gpus.describe());
+      std::fflush(stderr);
+    }
+  }
+
   // The partition, computed on rank 0 and broadcast (METIS results may differ across builds).
   std::vector<std::int32_t> part_of;
   partition_result pres;
@@ -277,6 +299,16 @@ int run_tma(tma_options& o) {
   start["pes_per_trainer"] = o.train.cfg.num_pes;
   start["mode"] = o.mode;
   start["backend"] = to_string(o.train.cfg.compute_backend);
+  if (!gpu_choices.empty()) {
+    nlohmann::json g = nlohmann::json::array();
+    for (int r = 0; r < world; ++r) {
+      auto j = nlohmann::json::parse(gpu_choices[static_cast<std::size_t>(r)]);
+      j["rank"] = r;
+      j["host"] = hosts[static_cast<std::size_t>(r)];
+      g.push_back(std::move(j));
+    }
+    start["gpus"] = std::move(g);
+  }
   start["batch_size_per_trainer"] = o.train.cfg.batch_size;
   start["parameters"] = server->num_parameters();
   start["created"] = bench::utc_now_iso8601();
@@ -432,7 +464,16 @@ void add_tma_command(CLI::App& app) {
       "--correction-steps server steps on the full graph after each average), ggs (no parts:\n"
       "synchronous data parallelism, gradients all-reduced every step). Writes OUT/tma.jsonl\n"
       "(one JSON line per event, flushed as written), OUT/summary.json, OUT/best.npy and\n"
-      "OUT/last.npy (float32 parameter vectors).");
+      "OUT/last.npy (float32 parameter vectors).\n"
+      "GPUs (--backend cuda): each trainer needs n = ceil(--pes / --pes-per-gpu) GPUs (--pes:\n"
+      "default the GPUs the rank sees x --pes-per-gpu). The L trainer ranks of a node (by rank;\n"
+      "the server evaluates on the host and counts only for llcg) take disjoint blocks: the i-th\n"
+      "takes GPUs i*n .. i*n+n-1 when L*n GPUs are visible; when fewer are and\n"
+      "CUDA_VISIBLE_DEVICES is set (srun --gpus-per-task, a per-rank wrapper), each takes its\n"
+      "first n; otherwise the run stops naming the numbers. Ranks that would share one GPU\n"
+      "(compared by UUID, e.g. the same CUDA_VISIBLE_DEVICES for every rank) stop the run.\n"
+      "One GPU per rank on an 8-GPU node: mpirun -np 9 coopgnn tma --backend cuda --pes 1 ...;\n"
+      "a whole node per rank: mpirun --map-by ppr:1:node ... --backend cuda --pes 8.");
   add_common_options(c, o->train);
   c->add_option("--mode", o->mode, "each trainer's minibatching over its own PEs")
       ->check(CLI::IsMember({"cooperative", "independent"}))
