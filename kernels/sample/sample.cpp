@@ -1,10 +1,12 @@
 #include "kernels/sample/sample.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "kernels/dispatch.hpp"
 #include "kernels/sample/ns_floyd.hpp"
 #include "kernels/sample/relation_segment.hpp"
+#include "kernels/sample/sample_checks.hpp"
 #include "kernels/sample/sampling.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/parallel.hpp"
@@ -363,12 +365,12 @@ block make_block_host(const csc_view& g, std::span<const vid_t> dst,
       "make_block: the sample has {} neighbours, {} weights and {} by its offsets", s_nbrs.size(),
       s_weights.size(), s_indptr.back());
   for (std::int64_t i = 0; i < n; ++i) {
-    COOPGNN_EXPECTS(dst[i] >= 0 && dst[i] < g.num_nodes,
+    COOPGNN_EXPECTS(id_in_range(dst[i], g.num_nodes),
                     "make_block: destination {} (position {}) is outside [0, {})", dst[i], i,
                     g.num_nodes);
   }
   for (std::size_t e = 0; e < s_nbrs.size(); ++e) {
-    COOPGNN_EXPECTS(s_nbrs[e] >= 0 && s_nbrs[e] < g.num_nodes,
+    COOPGNN_EXPECTS(id_in_range(s_nbrs[e], g.num_nodes),
                     "make_block: sampled source {} (edge {}) is outside [0, {})", s_nbrs[e], e,
                     g.num_nodes);
   }
@@ -491,22 +493,36 @@ sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
 #endif
 }
 
+std::string exclusion_key_message(exclusion_key_fault fault, vid_t t, vid_t s, std::int32_t r,
+                                  std::int32_t R) {
+  switch (fault) {
+    case exclusion_key_fault::relation:
+      return fmt::format("edge exclusion: relation {} is outside [0, {})", r, R);
+    case exclusion_key_fault::destination:
+      return fmt::format(
+          "edge exclusion: destination {} of relation {} (of {}) makes a key s R + r outside "
+          "[0, 2^32)",
+          s, r, R);
+    case exclusion_key_fault::source:
+      return fmt::format("edge exclusion: ids {} -> {} are outside [0, 2^32)", t, s * R + r);
+    case exclusion_key_fault::none:
+      break;
+  }
+  return {};
+}
+
 std::uint64_t edge_exclusion_key(vid_t t, vid_t s) {
-  constexpr vid_t limit = vid_t{1} << 32;
-  COOPGNN_EXPECTS(t >= 0 && t < limit && s >= 0 && s < limit,
+  COOPGNN_EXPECTS(exclusion_key_check(t, s, 0, 1) == exclusion_key_fault::none,
                   "edge exclusion: ids {} -> {} are outside [0, 2^32)", t, s);
-  return (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint64_t>(s);
+  return exclusion_key(t, s, 0, 1);
 }
 
 std::uint64_t edge_exclusion_key(vid_t t, vid_t s, std::int32_t r, std::int32_t R) {
-  COOPGNN_EXPECTS(R >= 1 && r >= 0 && r < R, "edge exclusion: relation {} is outside [0, {})", r,
-                  R);
-  constexpr vid_t limit = vid_t{1} << 32;
-  COOPGNN_EXPECTS(s >= 0 && s <= (limit - 1 - r) / R,
-                  "edge exclusion: destination {} of relation {} (of {}) makes a key s R + r "
-                  "outside [0, 2^32)",
-                  s, r, R);
-  return edge_exclusion_key(t, s * R + r);
+  exclusion_key_fault const fault = exclusion_key_check(t, s, r, R);
+  if (fault != exclusion_key_fault::none) [[unlikely]] {
+    COOPGNN_FAIL("{}", exclusion_key_message(fault, t, s, r, R));
+  }
+  return exclusion_key(t, s, r, R);
 }
 
 sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> seeds,
@@ -522,17 +538,28 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
                   "{}: the sample has {} offsets for {} seeds (n R + 1 expected, R >= 1 rows per "
                   "seed)",
                   fn, sampled.indptr.size(), seeds.size);
+  COOPGNN_EXPECTS(sampled.nbrs.size() == sampled.weights.size(),
+                  "{}: the sample has {} neighbours and {} weights", fn, sampled.nbrs.size(),
+                  sampled.weights.size());
   auto const R = static_cast<std::int32_t>(seeds.size == 0 ? 1 : rows / seeds.size);
   if (ctx.runs_on_host()) {
+    // The checks in the order the CUDA path ranks them (sample.cu, exclude_check): keys, rows'
+    // offsets, then every sampled edge's key as the loop below meets it.
     auto const k = raw(keys);
     for (std::size_t i = 1; i < k.size(); ++i) {
-      COOPGNN_EXPECTS(k[i - 1] < k[i], "{}: keys are not ascending and distinct at position {}", fn,
-                      i);
+      COOPGNN_EXPECTS(keys_ordered(k[i - 1], k[i]),
+                      "{}: keys are not ascending and distinct at position {}", fn, i);
     }
     auto const sd = raw(seeds);
     auto const ip = raw(sampled.indptr);
     auto const nb = raw(sampled.nbrs);
     auto const w = raw(sampled.weights);
+    for (std::size_t q = 0; q < rows; ++q) {
+      COOPGNN_EXPECTS(sample_row_in_bounds(ip[q], ip[q + 1], static_cast<eid_t>(nb.size())),
+                      "{}: row {} of the sample has offsets [{}, {}), not a range within its {} "
+                      "neighbours",
+                      fn, q, ip[q], ip[q + 1], nb.size());
+    }
     auto excluded = [&](std::size_t q, eid_t e) {
       return std::binary_search(
           k.begin(), k.end(),

@@ -13,6 +13,7 @@
 #include "kernels/sample/labor_variate.hpp"
 #include "kernels/sample/ns_floyd.hpp"
 #include "kernels/sample/relation_segment.hpp"
+#include "kernels/sample/sample_checks.hpp"
 #include "kernels/sample/sample_cuda.hpp"
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/cuda_launch.cuh"
@@ -24,6 +25,22 @@ namespace {
 
 constexpr int kBlock = 256;
 using ull = unsigned long long;
+static_assert(sizeof(ull) == sizeof(std::uint64_t));
+
+/// make_block's checks in the host's order (make_block_host, sample.cpp): the check of a
+/// check_word (sample_checks.hpp) in its status word 0.
+enum block_check : std::uint32_t {
+  block_destination_range = 0,  ///< position i: dst[i] outside [0, |V|)
+  block_source_range = 1,       ///< edge e: nbrs[e] outside [0, |V|)
+  block_destination_twice = 2,  ///< sorted position i: the i-th smallest destination repeats
+};
+
+/// exclude_edges' checks in the host's order (exclude_edges, sample.cpp).
+enum exclude_check : std::uint32_t {
+  exclude_keys_order = 0,   ///< position i: keys[i - 1] >= keys[i]
+  exclude_row_offsets = 1,  ///< row q: indptr[q], indptr[q + 1] not a range in [0, |nbrs|]
+  exclude_edge_key = 2,     ///< row q: the first row with an edge without a key
+};
 
 /// Blocks for `n` items, one thread each, capped (the kernels below loop grid-stride).
 unsigned grid_for(std::int64_t n) {
@@ -201,21 +218,42 @@ __global__ void iota_per_thread(std::int64_t* out, std::int64_t n) {
   }
 }
 
-/// Reports the first position i >= 1 of a sorted array with a[i] == a[i - 1].
-__global__ void find_duplicate_per_thread(const vid_t* sorted, std::int64_t n, ull* dup) {
+/// Reports the first position i >= 1 of a sorted array with a[i] == a[i - 1] in *check
+/// (check_word block_destination_twice, atomicMin).
+__global__ void find_duplicate_per_thread(const vid_t* sorted, std::int64_t n, ull* check) {
   for (std::int64_t i = 1 + blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    if (sorted[i] == sorted[i - 1]) atomicMin(dup, static_cast<ull>(i));
+    if (sorted[i] == sorted[i - 1]) {
+      atomicMin(check, check_word(block_destination_twice, static_cast<std::uint64_t>(i)));
+    }
+  }
+}
+
+/// Reports the first position i with ids[i] outside [0, num_nodes) in *check (check_word
+/// `what`, atomicMin).
+__global__ void check_ids_per_thread(const vid_t* ids, std::int64_t n, vid_t num_nodes,
+                                     std::uint32_t what, ull* check) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    if (!id_in_range(ids[i], num_nodes)) {
+      atomicMin(check, check_word(what, static_cast<std::uint64_t>(i)));
+    }
   }
 }
 
 /// local[e] = position of nbrs[e] among the destinations, or -1; other[e] = (local[e] < 0).
+/// Reports the first edge whose source is outside [0, num_nodes) in *check (check_word
+/// block_source_range, atomicMin; the search itself reads only the destinations).
 __global__ void locate_in_dst_per_edge(const vid_t* nbrs, std::int64_t num_edges,
                                        const vid_t* dst_sorted, const std::int64_t* dst_pos,
-                                       std::int64_t n, std::int64_t* local, unsigned char* other) {
+                                       std::int64_t n, vid_t num_nodes, std::int64_t* local,
+                                       unsigned char* other, ull* check) {
   for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < num_edges;
        e += std::int64_t{gridDim.x} * blockDim.x) {
     vid_t const t = nbrs[e];
+    if (!id_in_range(t, num_nodes)) {
+      atomicMin(check, check_word(block_source_range, static_cast<std::uint64_t>(e)));
+    }
     std::int64_t const k = lower_bound(dst_sorted, n, t);
     bool const found = k < n && dst_sorted[k] == t;
     local[e] = found ? dst_pos[k] : -1;
@@ -244,11 +282,14 @@ __global__ void rank_in_sorted_per_thread(const vid_t* ids, std::int64_t m, cons
   }
 }
 
+/// degree[i] = in-degree of ids[i] (0 for an id outside [0, num_nodes), which make_block has
+/// refused before it launches this: the guard only keeps the reads in bounds).
 __global__ void degrees_per_vertex(const vid_t* ids, std::int64_t m, const eid_t* indptr,
-                                   std::int64_t* degree) {
+                                   vid_t num_nodes, std::int64_t* degree) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < m;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    degree[i] = indptr[ids[i] + 1] - indptr[ids[i]];
+    vid_t const v = ids[i];
+    degree[i] = id_in_range(v, num_nodes) ? indptr[v + 1] - indptr[v] : 0;
   }
 }
 
@@ -303,22 +344,45 @@ __device__ bool excluded_key(const std::uint64_t* keys, std::int64_t n, std::uin
   return lo < n && keys[lo] == key;
 }
 
-__device__ std::uint64_t edge_key(vid_t t, vid_t s) {
-  return (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint64_t>(s);
+/// Reports the first position i >= 1 with keys[i - 1] >= keys[i] in *check (check_word
+/// exclude_keys_order, atomicMin).
+__global__ void check_keys_per_thread(const std::uint64_t* keys, std::int64_t num_keys,
+                                      ull* check) {
+  for (std::int64_t i = 1 + blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < num_keys;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    if (!keys_ordered(keys[i - 1], keys[i])) {
+      atomicMin(check, check_word(exclude_keys_order, static_cast<std::uint64_t>(i)));
+    }
+  }
 }
 
 /// kept[q] = the sampled edges of row q (seed q / R, relation q % R) not in keys, keyed
-/// edge_key(t, seed R + relation) (one thread per row; R = 1 untyped).
+/// exclusion_key(t, seed, relation, R) (one thread per row; R = 1 untyped). A row whose offsets
+/// are not a range of the num_nbrs edges (reported as exclude_row_offsets q) or with an edge
+/// whose key does not exist (exclude_edge_key q) reads no further and keeps nothing.
 __global__ void exclude_count_per_row(const vid_t* seeds, std::int64_t rows, std::int32_t R,
-                                      const eid_t* indptr, const vid_t* nbrs,
+                                      const eid_t* indptr, std::int64_t num_nbrs, const vid_t* nbrs,
                                       const std::uint64_t* keys, std::int64_t num_keys,
-                                      std::int64_t* kept) {
+                                      std::int64_t* kept, ull* check) {
   for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < rows;
        q += std::int64_t{gridDim.x} * blockDim.x) {
-    vid_t const s = seeds[q / R] * R + q % R;
+    eid_t const begin = indptr[q];
+    eid_t const end = indptr[q + 1];
+    if (!sample_row_in_bounds(begin, end, num_nbrs)) {
+      atomicMin(check, check_word(exclude_row_offsets, static_cast<std::uint64_t>(q)));
+      kept[q] = 0;
+      continue;
+    }
+    vid_t const s = seeds[q / R];
+    auto const r = static_cast<std::int32_t>(q % R);
     std::int64_t c = 0;
-    for (eid_t e = indptr[q]; e < indptr[q + 1]; ++e) {
-      c += excluded_key(keys, num_keys, edge_key(nbrs[e], s)) ? 0 : 1;
+    for (eid_t e = begin; e < end; ++e) {
+      if (exclusion_key_check(nbrs[e], s, r, R) != exclusion_key_fault::none) {
+        atomicMin(check, check_word(exclude_edge_key, static_cast<std::uint64_t>(q)));
+        c = 0;
+        break;
+      }
+      c += excluded_key(keys, num_keys, exclusion_key(nbrs[e], s, r, R)) ? 0 : 1;
     }
     kept[q] = c;
   }
@@ -326,23 +390,30 @@ __global__ void exclude_count_per_row(const vid_t* seeds, std::int64_t rows, std
 
 /// Writes row q's kept edges at out_indptr[q] with weights w / (sum of kept w), the sum in
 /// edge order with correctly rounded float adds: the host reference's operations exactly.
+/// Launched only after exclude_count_per_row's checks passed; a row whose offsets or destination
+/// fail them is skipped all the same (no read out of bounds, no overflow, whatever the input).
 __global__ void exclude_write_per_row(const vid_t* seeds, std::int64_t rows, std::int32_t R,
-                                      const eid_t* indptr, const vid_t* nbrs, const float* weights,
-                                      const std::uint64_t* keys, std::int64_t num_keys,
-                                      const std::int64_t* out_indptr, vid_t* out_nbrs,
-                                      float* out_weights) {
+                                      const eid_t* indptr, std::int64_t num_nbrs, const vid_t* nbrs,
+                                      const float* weights, const std::uint64_t* keys,
+                                      std::int64_t num_keys, const std::int64_t* out_indptr,
+                                      vid_t* out_nbrs, float* out_weights) {
   for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < rows;
        q += std::int64_t{gridDim.x} * blockDim.x) {
-    vid_t const s = seeds[q / R] * R + q % R;
+    eid_t const begin = indptr[q];
+    eid_t const end = indptr[q + 1];
+    if (!sample_row_in_bounds(begin, end, num_nbrs)) continue;
+    vid_t const s = seeds[q / R];
+    auto const r = static_cast<std::int32_t>(q % R);
+    if (exclusion_key_check(0, s, r, R) != exclusion_key_fault::none) continue;
     float sum = 0.0f;
-    for (eid_t e = indptr[q]; e < indptr[q + 1]; ++e) {
-      if (!excluded_key(keys, num_keys, edge_key(nbrs[e], s))) {
+    for (eid_t e = begin; e < end; ++e) {
+      if (!excluded_key(keys, num_keys, exclusion_key(nbrs[e], s, r, R))) {
         sum = __fadd_rn(sum, weights[e]);
       }
     }
     std::int64_t o = out_indptr[q];
-    for (eid_t e = indptr[q]; e < indptr[q + 1]; ++e) {
-      if (!excluded_key(keys, num_keys, edge_key(nbrs[e], s))) {
+    for (eid_t e = begin; e < end; ++e) {
+      if (!excluded_key(keys, num_keys, exclusion_key(nbrs[e], s, r, R))) {
         out_nbrs[o] = nbrs[e];
         out_weights[o] = __fdiv_rn(weights[e], sum);
         ++o;
@@ -376,13 +447,15 @@ T read_one(const T* p, stream_t s) {
 
 /// "No bad position" in a status word 0 (all bits set, the identity of atomicMin).
 constexpr ull kNone = ~0ULL;
+static_assert(kNone == check_word_none);
 
 /// A call's device status words, read back together in one host round trip (read_status):
-/// word 0 is a "first bad position" slot for atomicMin (kNone while every input is valid),
-/// words 1 .. words-1 hold the counts the call needs on the host (output sizes, CUB item
-/// counts), written there by kernels and CUB calls or copied in by stage_word. A validation
-/// flag thus rides along with a count the call must read anyway instead of costing its own
-/// synchronisation. Initialised on the compute stream: word 0 kNone, the others 0.
+/// word 0 is a "first bad position" slot for atomicMin (kNone while every input is valid; a
+/// check_word of sample_checks.hpp where a call has several checks), words 1 .. words-1 hold
+/// the counts or values the call needs on the host (output sizes, CUB item counts), written
+/// there by kernels and CUB calls or copied in by stage_word. A validation result thus rides
+/// along with a count the call must read anyway instead of costing its own synchronisation.
+/// Initialised on the compute stream: word 0 kNone, the others 0.
 device_buffer<ull> make_status(const cuda_context& ctx, std::size_t words) {
   auto st = ctx.allocate<ull>(words);
   detail::zero_async(st.data(), st.bytes(), ctx.compute());
@@ -390,7 +463,8 @@ device_buffer<ull> make_status(const cuda_context& ctx, std::size_t words) {
   return st;
 }
 
-/// Copies the count at device address p into status word k, ordered on s (no synchronisation).
+/// Copies the count (or offset) at device address p into status word k, ordered on s (no
+/// synchronisation).
 void stage_word(device_buffer<ull>& st, std::size_t k, const std::int64_t* p, stream_t s) {
   static_assert(sizeof(std::int64_t) == sizeof(ull));
   COOPGNN_CUDA_CHECK(cudaMemcpyAsync(st.data() + k, p, sizeof(ull), cudaMemcpyDeviceToDevice, s));
@@ -555,10 +629,14 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
   stream_t const s = ctx.compute();
   auto const n = static_cast<std::int64_t>(dst.size());
   std::int64_t const R = g.num_relations;
-  COOPGNN_CUDA_EXPECTS(R >= 1 && static_cast<std::int64_t>(sampled.indptr.size()) == n * R + 1,
+  // The host's checks (make_block_host, sample.cpp), in its order: sizes here, the sample's
+  // last offset and every id on the device (status words 0 and 2, read with the count below).
+  COOPGNN_CUDA_EXPECTS(R >= 1, "make_block: the graph has num_relations = " + std::to_string(R));
+  COOPGNN_CUDA_EXPECTS(static_cast<std::int64_t>(sampled.indptr.size()) == n * R + 1,
                        "make_block: " + std::to_string(n) + " destinations x " + std::to_string(R) +
                            " relations but the sample has " +
-                           std::to_string(sampled.indptr.size()) + " offsets");
+                           std::to_string(sampled.indptr.size()) + " offsets (" +
+                           std::to_string(n * R + 1) + " expected)");
   auto const num_edges = static_cast<std::int64_t>(sampled.nbrs.size());
 
   // Destinations sorted with their positions; a repeated destination is an error.
@@ -567,16 +645,21 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
   auto dst_pos = ctx.allocate<std::int64_t>(n);
   ITEMS_LAUNCH(s, n, iota_per_thread, positions.data(), n);
   sort_pairs(ctx, dst.data(), dst_sorted.data(), positions.data(), dst_pos.data(), n);
-  // [0] the first repeated destination (sorted position), [1] sources that are not
-  // destinations (DeviceSelect::Flagged's count).
-  auto status = make_status(ctx, 2);
+  // [0] the first failed check (check_word, block_check: a destination or source outside
+  // [0, |V|), a repeated destination), [1] sources that are not destinations
+  // (DeviceSelect::Flagged's count), [2] the sample's last offset.
+  auto status = make_status(ctx, 3);
+  ITEMS_LAUNCH(s, n, check_ids_per_thread, dst.data(), n, g.num_nodes,
+               static_cast<std::uint32_t>(block_destination_range), status.data());
   ITEMS_LAUNCH(s, n, find_duplicate_per_thread, dst_sorted.data(), n, status.data());
+  stage_word(status, 2, sampled.indptr.data() + n * R, s);
 
   // Sources that are not destinations: select, sort, unique.
   auto local = ctx.allocate<std::int64_t>(num_edges);
   auto other = ctx.allocate<unsigned char>(num_edges);
   ITEMS_LAUNCH(s, num_edges, locate_in_dst_per_edge, sampled.nbrs.data(), num_edges,
-               dst_sorted.data(), dst_pos.data(), n, local.data(), other.data());
+               dst_sorted.data(), dst_pos.data(), n, g.num_nodes, local.data(), other.data(),
+               status.data());
   auto others = ctx.allocate<vid_t>(num_edges);
   auto count = ctx.allocate<std::int64_t>(1);
   if (num_edges > 0) {
@@ -589,14 +672,35 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
                                                   num_edges, s));
   }
   // Host round trip 1 of 2: the count of other sources is the sort's and unique's item count
-  // (CUB takes it on the host); the destinations' check rides along (a repeated destination
-  // makes locate's answer ambiguous, never out of bounds).
+  // (CUB takes it on the host); the input checks ride along (nothing enqueued so far reads the
+  // graph or through the offsets, and a repeated destination makes locate's answer ambiguous,
+  // never out of bounds, so a bad input is refused here before anything depends on it).
   auto const st = read_status(status, s);
+  auto const last_offset = static_cast<std::int64_t>(st[2]);
+  COOPGNN_CUDA_EXPECTS(sampled.weights.size() == sampled.nbrs.size() && last_offset == num_edges,
+                       "make_block: the sample has " + std::to_string(num_edges) + " neighbours, " +
+                           std::to_string(sampled.weights.size()) + " weights and " +
+                           std::to_string(last_offset) + " by its offsets");
   if (st[0] != kNone) {
-    // Error path only: the repeated id for the message.
-    COOPGNN_CUDA_EXPECTS(false, "make_block: destination " +
-                                    std::to_string(read_one(dst_sorted.data() + st[0], s)) +
-                                    " appears twice");
+    // Error path only: the offending id for the message (the host's text).
+    std::uint64_t const at = position_of(st[0]);
+    std::string const bound = ") is outside [0, " + std::to_string(g.num_nodes) + ")";
+    switch (check_of(st[0])) {
+      case block_destination_range:
+        COOPGNN_CUDA_EXPECTS(false, "make_block: destination " +
+                                        std::to_string(read_one(dst.data() + at, s)) +
+                                        " (position " + std::to_string(at) + bound);
+        break;
+      case block_source_range:
+        COOPGNN_CUDA_EXPECTS(false, "make_block: sampled source " +
+                                        std::to_string(read_one(sampled.nbrs.data() + at, s)) +
+                                        " (edge " + std::to_string(at) + bound);
+        break;
+      default:
+        COOPGNN_CUDA_EXPECTS(false, "make_block: destination " +
+                                        std::to_string(read_one(dst_sorted.data() + at, s)) +
+                                        " appears twice");
+    }
   }
   auto const num_others = static_cast<std::int64_t>(st[1]);
   auto others_sorted = ctx.allocate<vid_t>(num_others);
@@ -634,7 +738,7 @@ device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<
                uniq.data(), num_uniq, n, b.indices.data());
   b.src_degree = ctx.allocate<std::int64_t>(n + num_uniq);
   ITEMS_LAUNCH(s, n + num_uniq, degrees_per_vertex, b.src_ids.data(), n + num_uniq, g.indptr.data(),
-               b.src_degree.data());
+               g.num_nodes, b.src_degree.data());
   return b;
 }
 
@@ -742,23 +846,85 @@ device_sampled_neighbors exclude_edges(const cuda_context& ctx, device_span<cons
                                        device_sampled_view sampled,
                                        device_span<const std::uint64_t> keys, std::int32_t R) {
   COOPGNN_NVTX_RANGE("sample/exclude_edges");
+  constexpr const char* fn = "exclude_edges";
   stream_t const s = ctx.compute();
-  auto const rows = static_cast<std::int64_t>(seeds.size()) * R;
+  auto const n = static_cast<std::int64_t>(seeds.size());
+  // The host's checks (exclude_edges, sample.cpp), in its order: sizes here, the keys' order,
+  // the rows' offsets and every edge's key on the device (status word 0).
+  COOPGNN_CUDA_EXPECTS(R >= 1 && static_cast<std::int64_t>(sampled.indptr.size()) == n * R + 1,
+                       std::string(fn) + ": the sample has " +
+                           std::to_string(sampled.indptr.size()) + " offsets for " +
+                           std::to_string(n) +
+                           " seeds (n R + 1 expected, R = " + std::to_string(R) + ")");
+  COOPGNN_CUDA_EXPECTS(sampled.nbrs.size() == sampled.weights.size(),
+                       std::string(fn) + ": the sample has " + std::to_string(sampled.nbrs.size()) +
+                           " neighbours and " + std::to_string(sampled.weights.size()) +
+                           " weights");
+  auto const rows = n * R;
+  auto const num_nbrs = static_cast<std::int64_t>(sampled.nbrs.size());
+  auto const num_keys = static_cast<std::int64_t>(keys.size());
   device_sampled_neighbors out;
   out.indptr = ctx.allocate<eid_t>(static_cast<std::size_t>(rows) + 1);
   COOPGNN_CUDA_CHECK(cudaMemsetAsync(out.indptr.data(), 0, (rows + 1) * sizeof(eid_t), s));
+  // [0] the first failed check (check_word, exclude_check), [1] the kept edge count.
+  auto status = make_status(ctx, 2);
+  ITEMS_LAUNCH(s, num_keys, check_keys_per_thread, keys.data(), num_keys, status.data());
   ITEMS_LAUNCH(s, rows, exclude_count_per_row, seeds.data(), rows, R, sampled.indptr.data(),
-               sampled.nbrs.data(), keys.data(), static_cast<std::int64_t>(keys.size()),
-               out.indptr.data());
+               num_nbrs, sampled.nbrs.data(), keys.data(), num_keys, out.indptr.data(),
+               status.data());
   exclusive_sum(ctx, out.indptr.data(), rows + 1);
-  // Host round trip 1 of 1: the kept edge count sizes the outputs.
-  auto const total = read_one(out.indptr.data() + rows, s);
+  stage_word(status, 1, out.indptr.data() + rows, s);
+  // Host round trip 1 of 1: the kept edge count sizes the outputs; the checks ride along (a
+  // row that fails one keeps nothing, so the sum stays in bounds; the writes come after).
+  auto const st = read_status(status, s);
+  if (st[0] != kNone) {
+    std::uint64_t const at = position_of(st[0]);
+    switch (check_of(st[0])) {
+      case exclude_keys_order:
+        COOPGNN_CUDA_EXPECTS(false, std::string(fn) +
+                                        ": keys are not ascending and distinct at position " +
+                                        std::to_string(at));
+        break;
+      case exclude_row_offsets: {
+        // Error path only: the row's offsets for the message (the host's text).
+        eid_t const begin = read_one(sampled.indptr.data() + at, s);
+        eid_t const end = read_one(sampled.indptr.data() + at + 1, s);
+        COOPGNN_CUDA_EXPECTS(false, std::string(fn) + ": row " + std::to_string(at) +
+                                        " of the sample has offsets [" + std::to_string(begin) +
+                                        ", " + std::to_string(end) + "), not a range within its " +
+                                        std::to_string(num_nbrs) + " neighbours");
+        break;
+      }
+      default: {
+        // Error path only: row `at`'s seed and neighbours, to name its first edge without a key
+        // as edge_exclusion_key does.
+        eid_t const begin = read_one(sampled.indptr.data() + at, s);
+        eid_t const end = read_one(sampled.indptr.data() + at + 1, s);
+        vid_t const seed = read_one(seeds.data() + at / static_cast<std::uint64_t>(R), s);
+        auto const r = static_cast<std::int32_t>(at % static_cast<std::uint64_t>(R));
+        std::vector<vid_t> row(static_cast<std::size_t>(end - begin));
+        if (!row.empty()) {
+          COOPGNN_CUDA_CHECK(cudaMemcpyAsync(row.data(), sampled.nbrs.data() + begin,
+                                             row.size() * sizeof(vid_t), cudaMemcpyDeviceToHost,
+                                             s));
+          COOPGNN_CUDA_CHECK(cudaStreamSynchronize(s));
+        }
+        for (vid_t const t : row) {
+          exclusion_key_fault const fault = exclusion_key_check(t, seed, r, R);
+          COOPGNN_CUDA_EXPECTS(fault == exclusion_key_fault::none,
+                               exclusion_key_message(fault, t, seed, r, R));
+        }
+        COOPGNN_CUDA_EXPECTS(false, std::string(fn) + ": row " + std::to_string(at) +
+                                        " has an edge without an exclusion key");
+      }
+    }
+  }
+  auto const total = static_cast<std::int64_t>(st[1]);
   out.nbrs = ctx.allocate<vid_t>(static_cast<std::size_t>(total));
   out.weights = ctx.allocate<float>(static_cast<std::size_t>(total));
   ITEMS_LAUNCH(s, rows, exclude_write_per_row, seeds.data(), rows, R, sampled.indptr.data(),
-               sampled.nbrs.data(), sampled.weights.data(), keys.data(),
-               static_cast<std::int64_t>(keys.size()), out.indptr.data(), out.nbrs.data(),
-               out.weights.data());
+               num_nbrs, sampled.nbrs.data(), sampled.weights.data(), keys.data(), num_keys,
+               out.indptr.data(), out.nbrs.data(), out.weights.data());
   return out;
 }
 

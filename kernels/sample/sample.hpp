@@ -103,10 +103,13 @@ sampled_neighbors sample_neighbors(const exec_context& ctx, const csc_graph& g,
 /// total in-degree over every relation). Typed graphs: the sample has n * R rows (R =
 /// g.num_relations) and the block gets num_relations = R, indptr [n * R + 1] = the sample's
 /// (row i * R + r: destination i, relation r; block.hpp).
-/// @param dst      [n] distinct vertex ids (the seeds of this layer)
-/// @param sampled  the result of sample_neighbors for exactly `dst`
-/// @throws logic_error if the sizes disagree (indptr not [n * R + 1]), an id is outside
-///         [0, |V|) or `dst` has a duplicate. Deterministic.
+/// @param dst      [n] distinct vertex ids (the seeds of this layer), host memory
+/// @param sampled  the result of sample_neighbors for exactly `dst`, host memory
+/// @throws logic_error, in this order, if R < 1, the sizes disagree (indptr not [n * R + 1];
+///         nbrs, weights and indptr.back() not equal), a destination is outside [0, |V|)
+///         (named with its position), a sampled source is (named with its edge) or `dst` has a
+///         duplicate. The checks are sample_checks.hpp's, shared with cuda::make_block.
+///         Deterministic.
 block make_block(const csc_graph& g, std::span<const vid_t> dst, const sampled_neighbors& sampled);
 
 }  // namespace coopgnn

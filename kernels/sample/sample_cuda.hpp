@@ -138,12 +138,21 @@ struct device_sampled_view {
 /// relation q % R; R = 1 untyped) counts the kept edges (binary search of key
 /// (t << 32 | (s R + r)) in the sorted `keys`), an exclusive scan places them, a second pass
 /// writes them with weights w / (sum of kept w) in edge order (correctly rounded float
-/// operations: the host's bits). Synchronises once (the kept total).
-/// Preconditions, checked by the dispatching entry and the trainer, not on the device: R >= 1,
-/// sampled.indptr.size() == seeds.size() R + 1, every s R + r < 2^32 (the trainer refuses
-/// |V| R > 2^32 with --exclude), `keys` ascending and distinct. All operands in ctx's device
-/// memory, ordered on ctx.compute().
-/// @throws cuda_error on a failed launch or copy.
+/// operations: the host's bits). Synchronises once (the kept total; the input checks ride
+/// along in the same status read, sample_checks.hpp).
+/// @param seeds    [n] device int64 ids
+/// @param sampled  device sample of n R rows: indptr [n R + 1] int64, nbrs [m] int64,
+///                 weights [m] float32
+/// @param keys     [k] device uint64 keys, ascending and distinct
+/// @param R        rows per seed, >= 1
+/// All operands in ctx's device memory, ordered on ctx.compute().
+/// @throws logic_error, with the host's message, for R < 1 or indptr not [n R + 1], nbrs and
+///         weights of different sizes, and (after the synchronisation, in the host's order)
+///         `keys` not ascending and distinct (naming the first position), a row whose offsets
+///         are not a range within [0, m] (naming the row and its offsets), or a sampled edge
+///         without a key (edge_exclusion_key's message: a relation, s R + r or t outside its
+///         range); cuda_error on a failed launch or copy. No kernel reads out of bounds on
+///         bad input.
 device_sampled_neighbors exclude_edges(const cuda_context& ctx, device_span<const vid_t> seeds,
                                        device_sampled_view sampled,
                                        device_span<const std::uint64_t> keys, std::int32_t R);
@@ -167,13 +176,19 @@ struct device_block {
 /// indices[e] is the local index of nbrs[e]. Sort-based: CUB radix sort of (dst, position) for
 /// the destination lookup, select + radix sort + unique for the other sources, and a binary
 /// search per edge.
-/// @param dst      [n] device ids, distinct: the seeds `sampled` was drawn for
+/// @param g        device CSC
+/// @param dst      [n] device int64 ids in [0, |V|), distinct: the seeds `sampled` was drawn for
 /// @param sampled  the result of sample_neighbors for exactly `dst` (n * R rows, R =
-///                 g.num_relations; the block gets num_relations = R)
-/// @throws logic_error when sampled.indptr.size() != n * R + 1 or (after a synchronisation) when a
-///         destination appears twice. Synchronises ctx.compute() once for the number of
-///         sources that are not destinations (CUB's item count; the duplicate check rides along)
-///         and, when there are any, once more for the number of unique ones (it sizes src_ids).
+///                 g.num_relations; the block gets num_relations = R): indptr [n R + 1] int64,
+///                 nbrs [m] int64 ids in [0, |V|), weights [m] float32
+/// @throws logic_error with the host's message (make_block, sample.hpp) when R < 1 or
+///         sampled.indptr.size() != n * R + 1, and (after the first synchronisation, in the
+///         host's order) when nbrs, weights and the last offset disagree, a destination is
+///         outside [0, |V|) (naming it and its position), a sampled source is (naming it and
+///         its edge) or a destination appears twice; cuda_error for CUDA failures. No kernel
+///         reads out of bounds on bad input. Synchronises ctx.compute() once for the number of
+///         sources that are not destinations (CUB's item count; the checks ride along) and,
+///         when there are any, once more for the number of unique ones (it sizes src_ids).
 ///         Deterministic.
 device_block make_block(const cuda_context& ctx, device_csc_view g, device_span<const vid_t> dst,
                         device_sampled_view sampled);

@@ -73,10 +73,17 @@ std::uint64_t edge_exclusion_key(vid_t t, vid_t s, std::int32_t r, std::int32_t 
 /// dropped when edge_exclusion_key(t, seeds[i], r, R) is in `keys`; the kept edges of a row
 /// keep their order and their weights are renormalised to sum 1 (w / sum of the kept w, the sum
 /// in edge order in float: the Hajek estimator over what is left); a row left without edges has
-/// none. Host and emulated: the reference loop (keys checked ascending and distinct, logic_error
-/// otherwise). CUDA: cuda::exclude_edges, the same bits (keys not checked). Empty keys return a
-/// copy. indptr must have n R + 1 offsets for a whole R >= 1 (logic_error otherwise).
-/// @param seeds [n] in ctx.space(); @param sampled drawn for seeds; @param keys [k] ascending
+/// none. Host and emulated: the reference loop. CUDA: cuda::exclude_edges, the same bits and
+/// the same checks (on the device, read back with the kept count). Empty keys return a copy.
+/// @param seeds [n] int64 in ctx.space(); @param sampled drawn for seeds, in ctx.space():
+/// indptr [n R + 1] int64, nbrs [m] int64, weights [m] float32; @param keys [k] uint64
+/// ascending and distinct, in ctx.space()
+/// @throws logic_error (in this order) for an operand in another memory space, indptr without
+///         n R + 1 offsets for a whole R >= 1, nbrs and weights of different sizes, keys not
+///         ascending and distinct ("keys are not ascending and distinct at position i"), a row
+///         q whose offsets are not a range within [0, m] ("row q of the sample has offsets
+///         [b, e), ..."), or a sampled edge whose key does not exist (edge_exclusion_key's
+///         message, for the first such edge); on CUDA the last three after its synchronisation.
 sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> seeds,
                               const sampled_buffers& sampled,
                               buffer_view<const std::uint64_t> keys);
@@ -96,9 +103,18 @@ struct block_buffers {
   [[nodiscard]] std::int64_t bytes() const;
 };
 
-/// make_block above (unique-and-compact), on any backend.
-/// @param dst  [n] distinct ids in ctx.space(): the seeds `sampled` was drawn for
-/// @throws logic_error as the host version (a repeated destination, mismatched sizes).
+/// make_block above (unique-and-compact), on any backend: the host reference on the host and
+/// emulated backends, cuda::make_block (the same checks on the device) on CUDA.
+/// @param g    the graph in ctx.space()
+/// @param dst  [n] distinct int64 ids in [0, |V|), in ctx.space(): the seeds `sampled` was
+///             drawn for
+/// @param sampled  in ctx.space(): indptr [n R + 1] int64, nbrs [m] int64 ids in [0, |V|),
+///             weights [m] float32
+/// @throws logic_error as the host version, with its messages and in its order: an operand in
+///         another memory space, mismatched sizes ("... offsets (n R + 1 expected)", "the sample
+///         has m neighbours, w weights and b by its offsets"), "destination v (position i) is
+///         outside [0, |V|)", "sampled source v (edge e) is outside [0, |V|)", "destination v
+///         appears twice" (on CUDA the last four after its first synchronisation).
 block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view<const vid_t> dst,
                          const sampled_buffers& sampled);
 

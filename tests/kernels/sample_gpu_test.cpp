@@ -19,6 +19,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/graph/ownership.hpp"
 #include "tests/common/graphs.hpp"
+#include "tests/common/input_checks.hpp"
 
 namespace coopgnn {
 namespace {
@@ -347,6 +348,65 @@ TEST(SampleGpu, ValidationRidesWithTheCountReadsAndNamesTheInput) {
   std::vector<std::int64_t> counts(4, 0);
   for (vid_t v : ok) ++counts[static_cast<std::size_t>(owners.owner(v))];
   EXPECT_EQ(split.counts, counts);
+}
+
+// make_block and exclude_edges check their inputs on the device as the host does: the bad ids,
+// keys and offsets of tests/common/input_checks.cpp throw logic_error with the host's message
+// (read back with the count each call reads anyway), the valid borderline cases match the host
+// bit for bit, and the context stays usable between the failures.
+TEST(SampleGpu, BlockAndExclusionChecksMatchTheHost) {
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context cuda(0);
+  exec_context const ctx(cuda);
+  test::run_block_checks(ctx);
+  test::run_exclude_checks(ctx);
+}
+
+// The same through the cuda:: functions directly: a destination and a source out of range, keys
+// out of order and a row past the sample's edges.
+TEST(SampleGpu, DeviceBlockAndExclusionNameTheBadInput) {
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context ctx(0);
+  auto const& g = graph_of(false);
+  auto const dg = cuda::upload(ctx, g);
+  auto dev = [&](const auto& v) { return ctx.to_device(std::span(v)); };
+  std::vector<vid_t> const dst = {3, g.num_nodes};
+  std::vector<eid_t> const ip = {0, 1, 1};
+  std::vector<vid_t> const nb = {5};
+  std::vector<float> const w = {1};
+  auto const d_dst = dev(dst);
+  auto const d_ip = dev(ip);
+  auto const d_nb = dev(nb);
+  auto const d_w = dev(w);
+  cuda::device_sampled_view const sv(d_ip, d_nb, d_w);
+  std::string const n = std::to_string(g.num_nodes);
+  expect_logic_error([&] { (void)cuda::make_block(ctx, dg, d_dst, sv); },
+                     "make_block: destination " + n + " (position 1) is outside [0, " + n + ")");
+  std::vector<vid_t> const ok = {3, 4};
+  std::vector<vid_t> const bad_nb = {-3};
+  auto const d_ok = dev(ok);
+  auto const d_bad_nb = dev(bad_nb);
+  expect_logic_error(
+      [&] {
+        (void)cuda::make_block(ctx, dg, d_ok, {d_ip, d_bad_nb, d_w});
+      },
+      "make_block: sampled source -3 (edge 0) is outside [0, " + n + ")");
+  std::vector<std::uint64_t> const unsorted = {9, 4};
+  auto const d_unsorted = dev(unsorted);
+  expect_logic_error([&] { (void)cuda::exclude_edges(ctx, d_ok, sv, d_unsorted, 1); },
+                     "exclude_edges: keys are not ascending and distinct at position 1");
+  std::vector<eid_t> const past = {0, 1, 4};
+  auto const d_past = dev(past);
+  expect_logic_error(
+      [&] {
+        (void)cuda::exclude_edges(ctx, d_ok, {d_past, d_nb, d_w}, {}, 1);
+      },
+      "exclude_edges: row 1 of the sample has offsets [1, 4), not a range within its 1 "
+      "neighbours");
+  // Still usable: the valid block.
+  auto const b = cuda::to_host(ctx, cuda::make_block(ctx, dg, d_ok, sv));
+  EXPECT_EQ(b.src_ids, (std::vector<vid_t>{3, 4, 5}));
+  EXPECT_EQ(b.indices, (std::vector<std::int64_t>{2}));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/graph/ownership.hpp"
 #include "tests/common/graphs.hpp"
+#include "tests/common/input_checks.hpp"
 
 namespace coopgnn {
 namespace {
@@ -163,6 +164,16 @@ TEST(SamplingEntries, ExcludeEdgesDropsExactlyTheKeysAndRenormalises) {
   EXPECT_THROW(exclude_edges(host, host_view(std::as_const(seeds)), s, host_view(unsorted)),
                logic_error);
   EXPECT_THROW(edge_exclusion_key(-1, 0), logic_error);
+}
+
+// Ids out of range, keys out of order, offsets outside the sample: the host reference's
+// logic_error, its message word for word, on the host and on the emulated device (which runs
+// the same host checks on device-marked memory); borderline valid inputs give the host result.
+TEST(SamplingEntries, BadBlockAndExclusionInputIsNamedOnEveryBackend) {
+  for (const exec_context* ctx : {&host, &emulated}) {
+    test::run_block_checks(*ctx);
+    test::run_exclude_checks(*ctx);
+  }
 }
 
 TEST(SamplingEntries, SpacesAreCheckedNotBridged) {
