@@ -55,6 +55,11 @@ const std::vector<std::string>& machine_figure_keys();
 ///         a duplicate machine name.
 std::vector<machine_model> load_machines(const std::filesystem::path& file);
 
+/// Sets every machine's GEMM math (--gemm-math): "fp32" (fp32_tflops), "tf32" (tf32_tflops, the
+/// Tensor Cores' TF32 rate) or "" (leave each machine's `gemm_math` from its file).
+/// @throws logic_error naming --gemm-math for any other value.
+void apply_gemm_math(std::vector<machine_model>& machines, const std::string& gemm_math);
+
 /// The machines of `all` named in `names`, in the order of `names` (all of them when empty).
 /// @throws logic_error naming an unknown machine and the file's machines.
 std::vector<machine_model> select_machines(const std::vector<machine_model>& all,
@@ -74,7 +79,12 @@ struct step_counts {
   std::vector<layer_shape> layers;  ///< [L] per block: shape and its conv's widths
   double feature_rows_host = 0;     ///< input rows read from host storage (cache misses)
   double feature_rows_cached = 0;   ///< input rows served by the PE's device cache
-  double feature_row_bytes = 0;     ///< bytes per input row (feature dim * 4)
+  double feature_row_bytes = 0;     ///< bytes per input row (feature dim * element bytes)
+  /// Bytes per element of the input rows as the model stores them (4: float32, the runtime's;
+  /// `bench modes --feature-bytes` overrides it, e.g. 2 for float16). It scales the input rows'
+  /// reads (feature_row_bytes), the cooperative feature exchange's gathers and, in counts_of,
+  /// its all-to-all bytes.
+  double feature_element_bytes = 4;
   double alltoall_bytes = 0;        ///< bytes this PE sent to other PEs (all all-to-alls)
   double alltoall_calls = 0;        ///< its all-to-all-v calls
   double allreduce_bytes = 0;       ///< gradient bytes it contributed to all-reduces
@@ -111,6 +121,7 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 ///   sample        = sum_l K(16 n_dst + 52 E + 16 n_src [+ 32 n_src when exchanges])
 ///   feature_load  = uva: host_rows row_bytes / (pcie_gbps 1e9) + K(2 cached_rows row_bytes);
 ///                   device: K(2 rows row_bytes); + the local gathers of the feature exchange
+///                   K(4 e n_src in) x 2 (e = feature_element_bytes)
 ///   forward       = sum_l dropout K(9 n_src in) + SpMM K(12 E + 4 E c + 4 n_out c, 2 E c)
 ///                   + GEMMs K(4 (m k + k n + m n), 2 m k n) + bias/ReLU K(8 n_dst out)
 ///                   + exchange gathers K(16 n_src in) when exchanges (c, m: as the conv runs)
@@ -134,8 +145,11 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 modelled_seconds model_step(const machine_model& m, const step_counts& c, const cost_options& o);
 
 /// The counts of pe_trace `t` of a step with P PEs (cooperative or not), input rows of
-/// `feature_row_bytes` bytes each.
-step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes);
+/// `feature_row_bytes` bytes each, stored as `feature_element_bytes` bytes per element: the
+/// runtime's float32 all-to-all bytes of the feature exchange (traffic direction "features") are
+/// scaled by feature_element_bytes / 4, every other byte count is taken as counted.
+step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes,
+                      double feature_element_bytes = 4);
 
 /// Measured per-PE seconds plus modelled links: today's "measured compute + modelled links"
 /// projection, meaningful only when the seconds were measured on a GPU (the CUDA backend).
