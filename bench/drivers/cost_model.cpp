@@ -4,6 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "runtime/core/error.hpp"
@@ -336,13 +338,29 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
   }
   double const link = m.nvlink_gbps * 1e9 * m.nccl_efficiency;
   double const latency = m.nccl_latency_us * 1e-6;
-  t.communication = c.alltoall_bytes / link + c.alltoall_calls * latency;
-  if (c.pes > 1) {
-    t.communication +=
-        2.0 * (c.pes - 1) / c.pes * c.allreduce_bytes / link + 2 * latency;  // gradients, loss
-  }
+  // Bytes over the link plus a fixed cost per counted collective call (with one PE there is
+  // none: exchanges are skipped and nothing is all-reduced across PEs).
+  t.communication = c.alltoall_bytes / link + c.collectives * latency;
+  if (c.pes > 1) t.communication += 2.0 * (c.pes - 1) / c.pes * c.allreduce_bytes / link;
   t.optimizer = K(28 * c.parameters);
   return t;
+}
+
+stage_seconds model_kernels(const step_counts& c, const cost_options& o) {
+  // One second per kernel and nothing else: every bandwidth and rate infinite (bytes / inf = 0),
+  // no collective latency.
+  double const inf = std::numeric_limits<double>::infinity();
+  machine_model unit;
+  unit.hbm_gbps = unit.fp32_tflops = unit.tf32_tflops = unit.nvlink_gbps = unit.pcie_gbps = inf;
+  unit.hbm_efficiency = unit.flop_efficiency = unit.nccl_efficiency = 1;
+  unit.nccl_latency_us = 0;
+  unit.kernel_launch_us = 1e6;
+  auto k = model_step(unit, c, o);
+  for (double* v : {&k.sample, &k.feature_load, &k.forward, &k.backward, &k.communication,
+                    &k.optimizer}) {
+    *v = std::round(*v);
+  }
+  return k;
 }
 
 step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes,
@@ -362,6 +380,7 @@ step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature
     }
   }
   c.alltoall_calls = static_cast<double>(t.work.alltoall_calls);
+  c.collectives = static_cast<double>(t.work.collectives);
   c.allreduce_bytes = static_cast<double>(t.work.allreduce_bytes);
   c.parameters = static_cast<double>(t.parameters);
   c.exchanges = cooperative && P > 1;

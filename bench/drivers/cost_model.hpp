@@ -86,7 +86,10 @@ struct step_counts {
   /// its all-to-all bytes.
   double feature_element_bytes = 4;
   double alltoall_bytes = 0;        ///< bytes this PE sent to other PEs (all all-to-alls)
-  double alltoall_calls = 0;        ///< its all-to-all-v calls
+  double alltoall_calls = 0;        ///< its all-to-all-v calls (informational: see collectives)
+  /// Every collective call of its step (work_counters::collectives: the counts all-to-alls,
+  /// all-to-all-v calls, all-reduces, ...); each is charged nccl_latency_us.
+  double collectives = 0;
   double allreduce_bytes = 0;       ///< gradient bytes it contributed to all-reduces
   double parameters = 0;            ///< model parameters (floats) the optimizer updates
   bool exchanges = false;           ///< cooperative with P > 1: rows are routed between layers
@@ -134,15 +137,22 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 ///   K(9 E' H); per-head SpMM K(12 E' + 4 E' H + 4 E' W + 4 n_dst W, 2 E' W); bias + ELU.
 ///   Backward: the same kernels' adjoints (two SpMM-shaped passes for d(alpha) and d(z)).
 ///   communication = alltoall_bytes / (nvlink_gbps 1e9 nccl_efficiency)
-///                   + alltoall_calls nccl_latency_us 1e-6
+///                   + collectives nccl_latency_us 1e-6 (every counted collective call: the
+///                     counts all-to-alls, all-to-all-v calls, the all-reduces of gradients
+///                     and loss)
 ///                   + (P > 1) ring all-reduce 2 (P - 1) / P allreduce_bytes / the same link
-///                     + 2 nccl_latency_us 1e-6 (gradients and loss)
 ///   optimizer     = K(28 parameters) (Adam: read p, g, m, v; write p, m, v)
 /// K(b, f) = kernel_launch_us 1e-6 + kernel_seconds(m, b, f), one per kernel (a sampled layer
 /// counts 8 kernels, 12 with the owner exchange; the UVA feature gather 1). No overlap between
 /// stages or kernels is modelled (an upper bound where the runtime overlaps). Pure; never
 /// throws.
 modelled_seconds model_step(const machine_model& m, const step_counts& c, const cost_options& o);
+
+/// The kernels model_step charges a launch (kernel_launch_us) for in step `c`, per stage: the
+/// same formulas with every kernel taking one unit and every bandwidth and rate infinite, so
+/// each stage's value is its kernel count (communication: 0; collectives are charged as
+/// nccl_latency_us, not as kernels). Machine-independent. Pure; never throws.
+stage_seconds model_kernels(const step_counts& c, const cost_options& o);
 
 /// The counts of pe_trace `t` of a step with P PEs (cooperative or not), input rows of
 /// `feature_row_bytes` bytes each, stored as `feature_element_bytes` bytes per element: the

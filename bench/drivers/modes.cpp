@@ -109,6 +109,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   // The model's input width (typed graphs: the featured types' width, which every row has), at
   // the modelled bytes per element (--feature-bytes; the runtime stores float32).
   double const row_bytes = static_cast<double>(model_config_for(ds, cfg).in_dim) * o.feature_bytes;
+  stage_seconds kernels;  // model_kernels summed over PEs and measured batches
   std::vector<std::vector<modelled_seconds>> pe_model(
       o.machines.size(), std::vector<modelled_seconds>(static_cast<std::size_t>(P)));
   double imb_seeds = 0, imb_edges = 0, imb_rows = 0;
@@ -133,6 +134,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
       row.staging_bytes_max = std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
       total += t.work;
       auto const counts = counts_of(t, P, coop, row_bytes, o.feature_bytes);
+      kernels += model_kernels(counts, copt);
       for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
         pe_model[mi][static_cast<std::size_t>(p)] += model_step(o.machines[mi], counts, copt);
       }
@@ -165,9 +167,12 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
               {"alltoall_bytes", static_cast<double>(total.alltoall_bytes) / nb},
               {"alltoall_calls", static_cast<double>(total.alltoall_calls) / nb},
               {"allreduce_bytes", static_cast<double>(total.allreduce_bytes) / nb},
+              {"collectives", static_cast<double>(total.collectives) / nb},
+              {"kernel_launches", kernels.total() / nb},
               {"cache_hits", static_cast<double>(total.cache_hits) / nb},
               {"cache_misses", static_cast<double>(total.cache_misses) / nb}};
   for (auto& [key, bytes] : row.traffic) bytes /= nb;
+  row.kernel_launches = kernels /= nb * P;
   row.imbalance_seeds = imb_seeds / nb;
   row.imbalance_edges = imb_edges / nb;
   row.imbalance_rows = imb_rows / nb;
@@ -303,6 +308,10 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
         {"sample", c.sample},     {"feature_load", c.feature_load},   {"forward", c.forward},
         {"backward", c.backward}, {"communication", c.communication}, {"optimizer", c.optimizer}};
     x["work_per_batch"] = row.work;
+    // Per PE and step: collective calls (counted by the communicators) and the kernels the cost
+    // model charges a launch for (model_kernels; not a runtime count), per stage.
+    x["collectives_per_pe_step"] = row.work.at("collectives") / row.pes;
+    x["kernel_launches_per_pe_step"] = stages_json(row.kernel_launches, row.kernel_launches.total());
     x["alltoall_bytes_per_batch"] = nlohmann::ordered_json::array();
     for (auto const& [key, bytes] : row.traffic) {
       x["alltoall_bytes_per_batch"].push_back(
@@ -341,14 +350,15 @@ std::string modes_to_csv(const modes_result& r) {
   std::string out =
       "mode,pes,sample_s,feature_load_s,forward_s,backward_s,communication_s,optimizer_s,"
       "total_s,sampled_edges,sampled_vertices,feature_rows,alltoall_bytes,imbalance_edges,"
-      "peak_bytes_max\n";
+      "peak_bytes_max,collectives_per_pe_step,kernel_launches_per_pe_step\n";
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes,
                        s.sample, s.feature_load, s.forward, s.backward, s.communication,
                        s.optimizer, row.total_seconds, row.work.at("sampled_edges"),
                        row.work.at("sampled_vertices"), row.work.at("feature_rows"),
-                       row.work.at("alltoall_bytes"), row.imbalance_edges, row.peak_bytes_max);
+                       row.work.at("alltoall_bytes"), row.imbalance_edges, row.peak_bytes_max,
+                       row.work.at("collectives") / row.pes, row.kernel_launches.total());
   }
   return out;
 }
@@ -377,20 +387,25 @@ std::string modes_model_csv(const modes_options& o, const modes_result& r) {
 
 std::string format_modes_table(const modes_options& o, const modes_result& r) {
   std::string out =
-      fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}\n",
+      fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}"
+                  "{:>7}{:>7}\n",
                   "mode", "P", "sample", "feature", "forward", "backward", "comm", "total", "edges",
-                  "rows", "a2a MB", "imb", "peak MB");
+                  "rows", "a2a MB", "imb", "peak MB", "coll", "kern");
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
     out += fmt::format(
         "{:<12}{:>4}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>12.0f}{:>12.0f}"
-        "{:>10.2f}{:>8.3f}{:>10.1f}\n",
+        "{:>10.2f}{:>8.3f}{:>10.1f}{:>7.1f}{:>7.0f}\n",
         row.mode, row.pes, s.sample, s.feature_load, s.forward, s.backward, s.communication,
         row.total_seconds, row.work.at("sampled_edges"), row.work.at("feature_rows"),
-        row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6);
+        row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6,
+        row.work.at("collectives") / row.pes, row.kernel_launches.total());
   }
-  out += fmt::format("(MEASURED seconds per global batch on this machine's {} backend)\n",
-                     to_string(o.compute_backend));
+  out += fmt::format(
+      "(MEASURED seconds per global batch on this machine's {} backend; coll: collective calls "
+      "per PE and step, counted; kern: kernels the cost model charges a launch for per PE and "
+      "step, modelled)\n",
+      to_string(o.compute_backend));
   if (o.machines.empty()) return out;
   auto table = [&](const std::string& title, auto&& get) {
     out += "\n" + title + "\n";

@@ -90,7 +90,12 @@ struct modes_row {
   stage_seconds seconds;               ///< max over PEs of the per-PE mean per batch
   double total_seconds = 0;            ///< the slowest PE's whole batch (wall)
   stage_seconds cpu_seconds;           ///< max over PEs of the thread CPU time per batch
-  std::map<std::string, double> work;  ///< summed over PEs, mean per batch
+  /// Summed over PEs, mean per batch: the work counters (collectives among them: every PE's
+  /// collective calls) and kernel_launches (the kernels the cost model charges, model_kernels).
+  std::map<std::string, double> work;
+  /// Per stage, the kernels the cost model charges a launch for (model_kernels), per PE and
+  /// batch: the mean over PEs. Not a runtime count.
+  stage_seconds kernel_launches;
   std::map<std::pair<int, std::string>, double> traffic;  ///< (layer, direction) -> bytes/batch
   double imbalance_seeds = 1, imbalance_edges = 1, imbalance_rows = 1;  ///< max/mean over PEs
   double peak_bytes_max = 0, peak_bytes_mean = 0, staging_bytes_max = 0;
