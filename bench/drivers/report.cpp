@@ -688,7 +688,8 @@ std::vector<result_file> read_result_files(const fs::path& dir) {
 }
 
 /// A modes result's setup in one cell: "hidden H, kappa K, cache POLICY R rows | no cache, GEMM
-/// fp32|tf32, features B B/elem" (results written before a key existed: its default).
+/// fp32|tf32, features B B/elem" (results written before a key existed: its default), and a note
+/// when the result predates the counted collectives.
 std::string setup_of(const json& j) {
   auto const cm = j.value("cost_model", json::object());
   std::string gemm = opt_str(cm, "gemm_math", "machine file");
@@ -697,12 +698,17 @@ std::string setup_of(const json& j) {
     gemm = ms.empty() ? "fp32" : opt_str(ms.front(), "gemm_math", "fp32");
   }
   auto const policy = opt_str(j, "cache_policy", "none");
-  return fmt::format("hidden {}, kappa {}, {}, GEMM {}, features {} B/elem",
+  // Results written before the collectives were counted: their model charged the all-to-all-v
+  // calls and 2 all-reduces but not the counts all-to-alls.
+  auto const rows = j.value("rows", json::array());
+  bool const counted = !rows.empty() && rows.front().contains("collectives_per_pe_step");
+  return fmt::format("hidden {}, kappa {}, {}, GEMM {}, features {} B/elem{}",
                      opt_sig(opt_num(j, "hidden")), sig(opt_num(j, "batch_dependency").value_or(1)),
                      policy == "none" ? std::string("no cache")
                                       : fmt::format("cache {} {} rows", policy,
                                                     sig(opt_num(j, "cache_rows").value_or(0))),
-                     gemm, sig(opt_num(cm, "feature_bytes").value_or(4)));
+                     gemm, sig(opt_num(cm, "feature_bytes").value_or(4)),
+                     counted ? "" : " (older model: counts all-to-alls not charged)");
 }
 
 /// The cross-dataset summary of the modelled DGX times: speedups per file, machine and P, the
