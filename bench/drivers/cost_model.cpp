@@ -4,6 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "runtime/core/error.hpp"
@@ -134,6 +136,13 @@ std::vector<machine_model> load_machines(const std::filesystem::path& file) {
     }
   }
   return out;
+}
+
+void apply_gemm_math(std::vector<machine_model>& machines, const std::string& gemm_math) {
+  if (gemm_math.empty()) return;
+  COOPGNN_EXPECTS(gemm_math == "fp32" || gemm_math == "tf32",
+                  "--gemm-math '{}': expected fp32 or tf32", gemm_math);
+  for (auto& m : machines) m.gemm_tf32 = gemm_math == "tf32";
 }
 
 std::vector<machine_model> select_machines(const std::vector<machine_model>& all,
@@ -310,8 +319,11 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
       // Block l's sources are filled by an exchange: the features (l = L-1, feature_load) or
       // the previous layer's outputs (forward); backward pushes gradients back except for the
       // input rows.
-      double const gathers = K(16 * ns * in, 2);
       bool const input_layer = static_cast<std::size_t>(s.layer) + 1 == c.layers.size();
+      // Two gathers, each reading and writing every requester row: 4 element bytes per column
+      // (the input rows at their stored width, the layer outputs as float32).
+      double const elem = input_layer ? c.feature_element_bytes : 4.0;
+      double const gathers = K(4 * elem * ns * in, 2);
       (input_layer ? t.feature_load : t.forward) += gathers;
       if (!input_layer) t.backward += gathers;
     }
@@ -326,24 +338,49 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
   }
   double const link = m.nvlink_gbps * 1e9 * m.nccl_efficiency;
   double const latency = m.nccl_latency_us * 1e-6;
-  t.communication = c.alltoall_bytes / link + c.alltoall_calls * latency;
-  if (c.pes > 1) {
-    t.communication +=
-        2.0 * (c.pes - 1) / c.pes * c.allreduce_bytes / link + 2 * latency;  // gradients, loss
-  }
+  // Bytes over the link plus a fixed cost per counted collective call (with one PE there is
+  // none: exchanges are skipped and nothing is all-reduced across PEs).
+  t.communication = c.alltoall_bytes / link + c.collectives * latency;
+  if (c.pes > 1) t.communication += 2.0 * (c.pes - 1) / c.pes * c.allreduce_bytes / link;
   t.optimizer = K(28 * c.parameters);
   return t;
 }
 
-step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes) {
+stage_seconds model_kernels(const step_counts& c, const cost_options& o) {
+  // One second per kernel and nothing else: every bandwidth and rate infinite (bytes / inf = 0),
+  // no collective latency.
+  double const inf = std::numeric_limits<double>::infinity();
+  machine_model unit;
+  unit.hbm_gbps = unit.fp32_tflops = unit.tf32_tflops = unit.nvlink_gbps = unit.pcie_gbps = inf;
+  unit.hbm_efficiency = unit.flop_efficiency = unit.nccl_efficiency = 1;
+  unit.nccl_latency_us = 0;
+  unit.kernel_launch_us = 1e6;
+  auto k = model_step(unit, c, o);
+  for (double* v : {&k.sample, &k.feature_load, &k.forward, &k.backward, &k.communication,
+                    &k.optimizer}) {
+    *v = std::round(*v);
+  }
+  return k;
+}
+
+step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes,
+                      double feature_element_bytes) {
   step_counts c;
   c.layers = t.layers;
   auto const hits = static_cast<double>(t.work.cache_hits);
   c.feature_rows_cached = hits;
   c.feature_rows_host = std::max(0.0, static_cast<double>(t.work.feature_rows) - hits);
   c.feature_row_bytes = feature_row_bytes;
+  c.feature_element_bytes = feature_element_bytes;
   c.alltoall_bytes = static_cast<double>(t.work.alltoall_bytes);
+  // The feature exchange moves the input rows at their stored width; the runtime counted float32.
+  for (auto const& tr : t.traffic) {
+    if (tr.direction == std::string("features")) {
+      c.alltoall_bytes -= static_cast<double>(tr.bytes) * (1.0 - feature_element_bytes / 4.0);
+    }
+  }
   c.alltoall_calls = static_cast<double>(t.work.alltoall_calls);
+  c.collectives = static_cast<double>(t.work.collectives);
   c.allreduce_bytes = static_cast<double>(t.work.allreduce_bytes);
   c.parameters = static_cast<double>(t.parameters);
   c.exchanges = cooperative && P > 1;

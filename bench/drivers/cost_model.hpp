@@ -56,6 +56,11 @@ const std::vector<std::string>& machine_figure_keys();
 ///         a duplicate machine name.
 std::vector<machine_model> load_machines(const std::filesystem::path& file);
 
+/// Sets every machine's GEMM math (--gemm-math): "fp32" (fp32_tflops), "tf32" (tf32_tflops, the
+/// Tensor Cores' TF32 rate) or "" (leave each machine's `gemm_math` from its file).
+/// @throws logic_error naming --gemm-math for any other value.
+void apply_gemm_math(std::vector<machine_model>& machines, const std::string& gemm_math);
+
 /// The machines of `all` named in `names`, in the order of `names` (all of them when empty).
 /// @throws logic_error naming an unknown machine and the file's machines.
 std::vector<machine_model> select_machines(const std::vector<machine_model>& all,
@@ -75,9 +80,17 @@ struct step_counts {
   std::vector<layer_shape> layers;  ///< [L] per block: shape and its conv's widths
   double feature_rows_host = 0;     ///< input rows read from host storage (cache misses)
   double feature_rows_cached = 0;   ///< input rows served by the PE's device cache
-  double feature_row_bytes = 0;     ///< bytes per input row (feature dim * 4)
+  double feature_row_bytes = 0;     ///< bytes per input row (feature dim * element bytes)
+  /// Bytes per element of the input rows as the model stores them (4: float32, the runtime's;
+  /// `bench modes --feature-bytes` overrides it, e.g. 2 for float16). It scales the input rows'
+  /// reads (feature_row_bytes), the cooperative feature exchange's gathers and, in counts_of,
+  /// its all-to-all bytes.
+  double feature_element_bytes = 4;
   double alltoall_bytes = 0;        ///< bytes this PE sent to other PEs (all all-to-alls)
-  double alltoall_calls = 0;        ///< its all-to-all-v calls
+  double alltoall_calls = 0;        ///< its all-to-all-v calls (informational: see collectives)
+  /// Every collective call of its step (work_counters::collectives: the counts all-to-alls,
+  /// all-to-all-v calls, all-reduces, ...); each is charged nccl_latency_us.
+  double collectives = 0;
   double allreduce_bytes = 0;       ///< gradient bytes it contributed to all-reduces
   double parameters = 0;            ///< model parameters (floats) the optimizer updates
   bool exchanges = false;           ///< cooperative with P > 1: rows are routed between layers
@@ -112,6 +125,7 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 ///   sample        = sum_l K(16 n_dst + 52 E + 16 n_src [+ 32 n_src when exchanges])
 ///   feature_load  = uva: host_rows row_bytes / (pcie_gbps 1e9) + K(2 cached_rows row_bytes);
 ///                   device: K(2 rows row_bytes); + the local gathers of the feature exchange
+///                   K(4 e n_src in) x 2 (e = feature_element_bytes)
 ///   forward       = sum_l dropout K(9 n_src in) + SpMM K(12 E + 4 E c + 4 n_out c, 2 E c)
 ///                   + GEMMs K(4 (m k + k n + m n), 2 m k n) + bias/ReLU K(8 n_dst out)
 ///                   + exchange gathers K(16 n_src in) when exchanges (c, m: as the conv runs)
@@ -124,9 +138,10 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 ///   K(9 E' H); per-head SpMM K(12 E' + 4 E' H + 4 E' W + 4 n_dst W, 2 E' W); bias + ELU.
 ///   Backward: the same kernels' adjoints (two SpMM-shaped passes for d(alpha) and d(z)).
 ///   communication = alltoall_bytes / (nvlink_gbps 1e9 nccl_efficiency)
-///                   + alltoall_calls nccl_latency_us 1e-6
+///                   + collectives nccl_latency_us 1e-6 (every counted collective call: the
+///                     counts all-to-alls, all-to-all-v calls, the all-reduces of gradients
+///                     and loss)
 ///                   + (P > 1) ring all-reduce 2 (P - 1) / P allreduce_bytes / the same link
-///                     + 2 nccl_latency_us 1e-6 (gradients and loss)
 ///   optimizer     = K(28 parameters) (Adam: read p, g, m, v; write p, m, v)
 /// K(b, f) = kernel_launch_us 1e-6 + kernel_seconds(m, b, f), one per kernel (a sampled layer
 /// counts 8 kernels, 12 with the owner exchange; the UVA feature gather 1). No overlap between
@@ -134,9 +149,18 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 /// throws.
 modelled_seconds model_step(const machine_model& m, const step_counts& c, const cost_options& o);
 
+/// The kernels model_step charges a launch (kernel_launch_us) for in step `c`, per stage: the
+/// same formulas with every kernel taking one unit and every bandwidth and rate infinite, so
+/// each stage's value is its kernel count (communication: 0; collectives are charged as
+/// nccl_latency_us, not as kernels). Machine-independent. Pure; never throws.
+stage_seconds model_kernels(const step_counts& c, const cost_options& o);
+
 /// The counts of pe_trace `t` of a step with P PEs (cooperative or not), input rows of
-/// `feature_row_bytes` bytes each.
-step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes);
+/// `feature_row_bytes` bytes each, stored as `feature_element_bytes` bytes per element: the
+/// runtime's float32 all-to-all bytes of the feature exchange (traffic direction "features") are
+/// scaled by feature_element_bytes / 4, every other byte count is taken as counted.
+step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes,
+                      double feature_element_bytes = 4);
 
 /// Measured per-PE seconds plus modelled links: today's "measured compute + modelled links"
 /// projection, meaningful only when the seconds were measured on a GPU (the CUDA backend).

@@ -21,6 +21,36 @@ void validate(const modes_options& o) {
   COOPGNN_EXPECTS(o.devices >= 1, "bench modes: {} GPUs", o.devices);
   COOPGNN_EXPECTS(o.batch_per_pe >= 0, "--batch-per-pe must be non-negative, got {}",
                   o.batch_per_pe);
+  COOPGNN_EXPECTS(o.batch_dependency >= 0, "--batch-dependency must be non-negative, got {}",
+                  o.batch_dependency);
+  COOPGNN_EXPECTS(o.sampler == sampler_kind::labor || o.batch_dependency == 1,
+                  "--batch-dependency is LABOR's (dependent minibatching); add --sampler labor");
+  COOPGNN_EXPECTS(o.cache_rows >= 0, "--cache-rows {} is negative", o.cache_rows);
+  COOPGNN_EXPECTS(o.cache_rows == 0 || o.cache_policy != cache_policy_kind::none,
+                  "--cache-rows/--cache-fraction without --cache-policy: nothing would be cached");
+  COOPGNN_EXPECTS(o.feature_bytes >= 1 && o.feature_bytes <= 8,
+                  "--feature-bytes must be in [1, 8] bytes per element, got {}", o.feature_bytes);
+}
+
+const std::vector<paper_setting>& paper_settings() {
+  static const std::vector<paper_setting> s = {
+      {"NS kappa 1, no cache", "k1", sampler_kind::ns, 1, false},
+      {"LABOR kappa 1, no cache", "k1", sampler_kind::labor, 1, false},
+      {"LABOR kappa 1, cache", "k1-cache", sampler_kind::labor, 1, true},
+      {"LABOR kappa 256, cache", "k256-cache", sampler_kind::labor, 256, true}};
+  return s;
+}
+
+modes_options with_setting(const modes_options& base, const paper_setting& s) {
+  modes_options o = base;
+  o.sampler = s.sampler;
+  o.batch_dependency = s.batch_dependency;
+  if (!s.cache) {
+    o.cache_policy = cache_policy_kind::none;
+    o.cache_rows = 0;
+  }
+  o.setting = s.label;
+  return o;
 }
 
 namespace {
@@ -45,6 +75,9 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.num_blocks = o.num_blocks;
   cfg.fanouts = o.fanouts;
   cfg.sampler = o.sampler;
+  cfg.batch_dependency = o.batch_dependency;
+  cfg.cache_policy = o.cache_policy;
+  cfg.cache_rows = o.cache_rows;
   cfg.batch_size = o.batch_per_pe > 0 ? o.batch_per_pe * P : o.batch_size;
   cfg.seed = o.seed;
   cfg.wrap_around = true;  // every measured batch is full, past the epoch's end too
@@ -73,8 +106,10 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   copt.attn_dropout = cfg.attn_dropout > 0;
   copt.relations = g.num_relations;
   bool const coop = mode == minibatch_mode::cooperative;
-  // The model's input width (typed graphs: the featured types' width, which every row has).
-  double const row_bytes = static_cast<double>(model_config_for(ds, cfg).in_dim) * sizeof(float);
+  // The model's input width (typed graphs: the featured types' width, which every row has), at
+  // the modelled bytes per element (--feature-bytes; the runtime stores float32).
+  double const row_bytes = static_cast<double>(model_config_for(ds, cfg).in_dim) * o.feature_bytes;
+  stage_seconds kernels;  // model_kernels summed over PEs and measured batches
   std::vector<std::vector<modelled_seconds>> pe_model(
       o.machines.size(), std::vector<modelled_seconds>(static_cast<std::size_t>(P)));
   double imb_seeds = 0, imb_edges = 0, imb_rows = 0;
@@ -98,7 +133,8 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
       row.peak_bytes_max = std::max(row.peak_bytes_max, peak);
       row.staging_bytes_max = std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
       total += t.work;
-      auto const counts = counts_of(t, P, coop, row_bytes);
+      auto const counts = counts_of(t, P, coop, row_bytes, o.feature_bytes);
+      kernels += model_kernels(counts, copt);
       for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
         pe_model[mi][static_cast<std::size_t>(p)] += model_step(o.machines[mi], counts, copt);
       }
@@ -130,8 +166,13 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
               {"feature_bytes", static_cast<double>(total.feature_bytes) / nb},
               {"alltoall_bytes", static_cast<double>(total.alltoall_bytes) / nb},
               {"alltoall_calls", static_cast<double>(total.alltoall_calls) / nb},
-              {"allreduce_bytes", static_cast<double>(total.allreduce_bytes) / nb}};
+              {"allreduce_bytes", static_cast<double>(total.allreduce_bytes) / nb},
+              {"collectives", static_cast<double>(total.collectives) / nb},
+              {"kernel_launches", kernels.total() / nb},
+              {"cache_hits", static_cast<double>(total.cache_hits) / nb},
+              {"cache_misses", static_cast<double>(total.cache_misses) / nb}};
   for (auto& [key, bytes] : row.traffic) bytes /= nb;
+  row.kernel_launches = kernels /= nb * P;
   row.imbalance_seeds = imb_seeds / nb;
   row.imbalance_edges = imb_edges / nb;
   row.imbalance_rows = imb_rows / nb;
@@ -196,6 +237,12 @@ nlohmann::ordered_json stages_json(const modelled_seconds& p, double total) {
 nlohmann::ordered_json cost_model_json(const modes_options& o) {
   nlohmann::ordered_json c;
   c["feature_placement"] = to_string(o.cost.placement);
+  // Bytes per input-feature element the model reads and exchanges (4: the runtime's float32;
+  // otherwise --feature-bytes), and the GEMM math override ("" = each machine's file setting).
+  c["feature_bytes"] = o.feature_bytes;
+  c["feature_bytes_source"] = o.feature_bytes == 4 ? "float32 storage (the runtime's)"
+                                                   : "--feature-bytes override (modelled only)";
+  c["gemm_math"] = o.gemm_math.empty() ? "machine file" : o.gemm_math;
   c["machine_file"] = o.machines.empty() ? std::string() : o.machines.front().file;
   c["machines"] = nlohmann::ordered_json::array();
   for (auto const& m : o.machines) {
@@ -239,6 +286,11 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
   j["relations_merged"] = r.relations_merged;
   j["seed"] = o.seed;
   j["batch_per_pe"] = o.batch_per_pe;
+  j["batch_dependency"] = o.batch_dependency;
+  j["cache_policy"] = to_string(o.cache_policy);
+  j["cache_rows"] = o.cache_rows;
+  j["feature_bytes"] = o.feature_bytes;
+  if (!o.setting.empty()) j["paper_setting"] = o.setting;
   j["seconds"] = r.seconds;
   j["cost_model"] = cost_model_json(o);
   j["rows"] = nlohmann::ordered_json::array();
@@ -256,6 +308,10 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
         {"sample", c.sample},     {"feature_load", c.feature_load},   {"forward", c.forward},
         {"backward", c.backward}, {"communication", c.communication}, {"optimizer", c.optimizer}};
     x["work_per_batch"] = row.work;
+    // Per PE and step: collective calls (counted by the communicators) and the kernels the cost
+    // model charges a launch for (model_kernels; not a runtime count), per stage.
+    x["collectives_per_pe_step"] = row.work.at("collectives") / row.pes;
+    x["kernel_launches_per_pe_step"] = stages_json(row.kernel_launches, row.kernel_launches.total());
     x["alltoall_bytes_per_batch"] = nlohmann::ordered_json::array();
     for (auto const& [key, bytes] : row.traffic) {
       x["alltoall_bytes_per_batch"].push_back(
@@ -294,14 +350,15 @@ std::string modes_to_csv(const modes_result& r) {
   std::string out =
       "mode,pes,sample_s,feature_load_s,forward_s,backward_s,communication_s,optimizer_s,"
       "total_s,sampled_edges,sampled_vertices,feature_rows,alltoall_bytes,imbalance_edges,"
-      "peak_bytes_max\n";
+      "peak_bytes_max,collectives_per_pe_step,kernel_launches_per_pe_step\n";
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes,
                        s.sample, s.feature_load, s.forward, s.backward, s.communication,
                        s.optimizer, row.total_seconds, row.work.at("sampled_edges"),
                        row.work.at("sampled_vertices"), row.work.at("feature_rows"),
-                       row.work.at("alltoall_bytes"), row.imbalance_edges, row.peak_bytes_max);
+                       row.work.at("alltoall_bytes"), row.imbalance_edges, row.peak_bytes_max,
+                       row.work.at("collectives") / row.pes, row.kernel_launches.total());
   }
   return out;
 }
@@ -330,20 +387,25 @@ std::string modes_model_csv(const modes_options& o, const modes_result& r) {
 
 std::string format_modes_table(const modes_options& o, const modes_result& r) {
   std::string out =
-      fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}\n",
+      fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}"
+                  "{:>7}{:>7}\n",
                   "mode", "P", "sample", "feature", "forward", "backward", "comm", "total", "edges",
-                  "rows", "a2a MB", "imb", "peak MB");
+                  "rows", "a2a MB", "imb", "peak MB", "coll", "kern");
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
     out += fmt::format(
         "{:<12}{:>4}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>12.0f}{:>12.0f}"
-        "{:>10.2f}{:>8.3f}{:>10.1f}\n",
+        "{:>10.2f}{:>8.3f}{:>10.1f}{:>7.1f}{:>7.0f}\n",
         row.mode, row.pes, s.sample, s.feature_load, s.forward, s.backward, s.communication,
         row.total_seconds, row.work.at("sampled_edges"), row.work.at("feature_rows"),
-        row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6);
+        row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6,
+        row.work.at("collectives") / row.pes, row.kernel_launches.total());
   }
-  out += fmt::format("(MEASURED seconds per global batch on this machine's {} backend)\n",
-                     to_string(o.compute_backend));
+  out += fmt::format(
+      "(MEASURED seconds per global batch on this machine's {} backend; coll: collective calls "
+      "per PE and step, counted; kern: kernels the cost model charges a launch for per PE and "
+      "step, modelled)\n",
+      to_string(o.compute_backend));
   if (o.machines.empty()) return out;
   auto table = [&](const std::string& title, auto&& get) {
     out += "\n" + title + "\n";
@@ -359,14 +421,84 @@ std::string format_modes_table(const modes_options& o, const modes_result& r) {
     }
   };
   table(fmt::format("MODELLED seconds per global batch (counted bytes and flops over the machine "
-                    "file's ceilings, features {}; not measured)",
-                    to_string(o.cost.placement)),
+                    "file's ceilings, features {} at {} bytes per element{}, GEMMs {}; not "
+                    "measured)",
+                    to_string(o.cost.placement), o.feature_bytes,
+                    o.feature_bytes == 4 ? "" : " (--feature-bytes)",
+                    o.gemm_math.empty() ? "as each machine's gemm_math" : o.gemm_math),
         [](const modes_row& row, std::size_t mi) { return row.modelled_total[mi]; });
   if (o.compute_backend == backend::cuda) {
     table(
         "MEASURED COMPUTE + MODELLED LINKS seconds per global batch (GPU compute seconds "
         "measured here, bytes over the machine's links)",
         [](const modes_row& row, std::size_t mi) { return row.measured_links[mi].total(); });
+  }
+  return out;
+}
+
+namespace {
+
+/// Cache hits over the feature rows loaded (0 without a cache).
+double hit_rate(const modes_row& row) {
+  double const rows = row.work.at("feature_rows");
+  return rows > 0 ? row.work.at("cache_hits") / rows : 0.0;
+}
+
+/// The independent row of the same P as cooperative row `coop` (nullptr if none).
+const modes_row* independent_of(const modes_result& r, const modes_row& coop) {
+  for (auto const& row : r.rows) {
+    if (row.mode == "independent" && row.pes == coop.pes) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string format_settings_table(const std::vector<setting_result>& runs) {
+  if (runs.empty() || runs.front().options.machines.empty()) return {};
+  auto const& machines = runs.front().options.machines;
+  std::string out = fmt::format(
+      "MODELLED seconds per global batch for the paper's settings (both protocols; counted work "
+      "over the machine file's ceilings, not measured); speedup = independent / cooperative\n");
+  out += fmt::format("{:<26}{:>4} {:<12}{:>7}", "setting", "P", "mode", "hit%");
+  for (auto const& m : machines) out += fmt::format("{:>14}{:>9}", m.name, "speedup");
+  out += "\n";
+  for (auto const& run : runs) {
+    for (auto const& row : run.result.rows) {
+      out += fmt::format("{:<26}{:>4} {:<12}{:>7.1f}", run.setting.label, row.pes, row.mode,
+                         100 * hit_rate(row));
+      const modes_row* ind = row.mode == "cooperative" ? independent_of(run.result, row) : nullptr;
+      for (std::size_t mi = 0; mi < machines.size(); ++mi) {
+        out += fmt::format("{:>14.6f}", row.modelled_total[mi]);
+        out += ind != nullptr && row.modelled_total[mi] > 0
+                   ? fmt::format("{:>8.2f}x", ind->modelled_total[mi] / row.modelled_total[mi])
+                   : fmt::format("{:>9}", "");
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string settings_csv(const std::vector<setting_result>& runs) {
+  std::string out =
+      "setting,sampler,kappa,cache_policy,cache_rows,feature_bytes,gemm_math,mode,pes,batch_size,"
+      "cache_hit_rate,machine,modelled_total_s,speedup\n";
+  for (auto const& run : runs) {
+    auto const& o = run.options;
+    for (auto const& row : run.result.rows) {
+      const modes_row* ind = row.mode == "cooperative" ? independent_of(run.result, row) : nullptr;
+      for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
+        out += fmt::format(
+            "\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{}\n", run.setting.label,
+            to_string(o.sampler), o.batch_dependency, to_string(o.cache_policy), o.cache_rows,
+            o.feature_bytes, o.gemm_math.empty() ? "machine file" : o.gemm_math, row.mode,
+            row.pes, row.batch_size, hit_rate(row), o.machines[mi].name, row.modelled_total[mi],
+            ind != nullptr && row.modelled_total[mi] > 0
+                ? fmt::format("{}", ind->modelled_total[mi] / row.modelled_total[mi])
+                : std::string());
+      }
+    }
   }
   return out;
 }

@@ -40,14 +40,48 @@ struct modes_options {
   std::int64_t num_bases = 0;   ///< R-GCN: basis decomposition (train_config::num_bases)
   std::int64_t num_blocks = 0;  ///< R-GCN: block-diagonal decomposition
   std::uint64_t seed = 0;
+  /// LABOR's batch dependency kappa (train_config::batch_dependency; 1 = independent batches,
+  /// the only value NS takes).
+  std::int64_t batch_dependency = 1;
+  /// Per-PE feature cache (train_config::cache_policy, cache_rows: capacity in rows per PE).
+  /// Its counted hits are read from the PE's device cache (HBM) in the model, its misses over
+  /// PCIe (UVA) or HBM (device placement).
+  cache_policy_kind cache_policy = cache_policy_kind::none;
+  std::int64_t cache_rows = 0;
+  /// Modelled bytes per input-feature element (4 = the runtime's float32 storage; 2 models
+  /// float16 storage before the runtime has it): scales the modelled feature reads and the
+  /// cooperative feature exchange (counts_of). The counted work (feature_bytes) stays float32.
+  int feature_bytes = 4;
+  /// --gemm-math as given: "fp32", "tf32" or "" (each machine's gemm_math from its file); the
+  /// machines are already set accordingly (apply_gemm_math), this records it.
+  std::string gemm_math;
+  /// The paper setting this run is one of (`--paper-settings`), e.g. "LABOR kappa 256, cache";
+  /// empty for a plain run.
+  std::string setting;
   std::vector<machine_model> machines;      ///< to model (load_machines); none = no model
   cost_options cost;                        ///< placement; conv and dropout are set from the run
   backend compute_backend = backend::host;  ///< cuda: every P runs on the GPUs
   int devices = 1;  ///< CUDA backend: GPUs to spread P PEs over (ceil(P / devices) per GPU)
 };
 
-/// @throws logic_error naming the option when a value is out of range.
+/// @throws logic_error naming the option when a value is out of range (also: --batch-dependency
+///         other than 1 with NS, a cache capacity without a policy, --feature-bytes < 1).
 void validate(const modes_options& o);
+
+/// One of the paper's four settings (Balin, LaSalle & Catalyurek, TMLR 2025: NS; LABOR; LABOR
+/// with a feature cache; LABOR with kappa 256 and the cache), each run for both protocols.
+struct paper_setting {
+  std::string label;  ///< e.g. "LABOR kappa 256, cache"
+  std::string tag;    ///< output file suffix, e.g. "k256-cache"
+  sampler_kind sampler = sampler_kind::ns;
+  std::int64_t batch_dependency = 1;
+  bool cache = false;  ///< with the run's --cache-policy and capacity, else no cache
+};
+/// The four settings in the paper's order: NS kappa 1 no cache; LABOR kappa 1 no cache; LABOR
+/// kappa 1 with cache; LABOR kappa 256 with cache.
+const std::vector<paper_setting>& paper_settings();
+/// `base` with setting `s` applied: sampler, batch_dependency, and (s.cache false) no cache.
+modes_options with_setting(const modes_options& base, const paper_setting& s);
 
 /// Measurements of one (mode, P). Per-batch means; see docs/results-schema.md.
 struct modes_row {
@@ -56,7 +90,12 @@ struct modes_row {
   stage_seconds seconds;               ///< max over PEs of the per-PE mean per batch
   double total_seconds = 0;            ///< the slowest PE's whole batch (wall)
   stage_seconds cpu_seconds;           ///< max over PEs of the thread CPU time per batch
-  std::map<std::string, double> work;  ///< summed over PEs, mean per batch
+  /// Summed over PEs, mean per batch: the work counters (collectives among them: every PE's
+  /// collective calls) and kernel_launches (the kernels the cost model charges, model_kernels).
+  std::map<std::string, double> work;
+  /// Per stage, the kernels the cost model charges a launch for (model_kernels), per PE and
+  /// batch: the mean over PEs. Not a runtime count.
+  stage_seconds kernel_launches;
   std::map<std::pair<int, std::string>, double> traffic;  ///< (layer, direction) -> bytes/batch
   double imbalance_seeds = 1, imbalance_edges = 1, imbalance_rows = 1;  ///< max/mean over PEs
   double peak_bytes_max = 0, peak_bytes_mean = 0, staging_bytes_max = 0;
@@ -101,5 +140,20 @@ std::string modes_model_csv(const modes_options& o, const modes_result& r);
 /// A readable console table: measured, then "modelled" and (CUDA) "measured compute + modelled
 /// links" seconds per machine, each labelled.
 std::string format_modes_table(const modes_options& o, const modes_result& r);
+
+/// One finished setting of `--paper-settings`: its options and result.
+struct setting_result {
+  paper_setting setting;
+  modes_options options;
+  modes_result result;
+};
+/// The settings' MODELLED seconds per global batch side by side: one line per (setting, P,
+/// mode) with each machine's total, the cache hit rate and the speedup of cooperative over
+/// independent (independent / cooperative seconds) per machine.
+std::string format_settings_table(const std::vector<setting_result>& runs);
+/// The same as CSV: setting,sampler,kappa,cache_policy,cache_rows,feature_bytes,gemm_math,mode,
+/// pes,batch_size,cache_hit_rate,machine,modelled_total_s,speedup (speedup on the cooperative
+/// lines; empty on the independent ones).
+std::string settings_csv(const std::vector<setting_result>& runs);
 
 }  // namespace coopgnn::bench

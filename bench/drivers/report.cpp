@@ -687,6 +687,30 @@ std::vector<result_file> read_result_files(const fs::path& dir) {
   return out;
 }
 
+/// A modes result's setup in one cell: "hidden H, kappa K, cache POLICY R rows | no cache, GEMM
+/// fp32|tf32, features B B/elem" (results written before a key existed: its default), and a note
+/// when the result predates the counted collectives.
+std::string setup_of(const json& j) {
+  auto const cm = j.value("cost_model", json::object());
+  std::string gemm = opt_str(cm, "gemm_math", "machine file");
+  if (gemm == "machine file") {
+    auto const ms = cm.value("machines", json::array());
+    gemm = ms.empty() ? "fp32" : opt_str(ms.front(), "gemm_math", "fp32");
+  }
+  auto const policy = opt_str(j, "cache_policy", "none");
+  // Results written before the collectives were counted: their model charged the all-to-all-v
+  // calls and 2 all-reduces but not the counts all-to-alls.
+  auto const rows = j.value("rows", json::array());
+  bool const counted = !rows.empty() && rows.front().contains("collectives_per_pe_step");
+  return fmt::format("hidden {}, kappa {}, {}, GEMM {}, features {} B/elem{}",
+                     opt_sig(opt_num(j, "hidden")), sig(opt_num(j, "batch_dependency").value_or(1)),
+                     policy == "none" ? std::string("no cache")
+                                      : fmt::format("cache {} {} rows", policy,
+                                                    sig(opt_num(j, "cache_rows").value_or(0))),
+                     gemm, sig(opt_num(cm, "feature_bytes").value_or(4)),
+                     counted ? "" : " (older model: counts all-to-alls not charged)");
+}
+
 /// The cross-dataset summary of the modelled DGX times: speedups per file, machine and P, the
 /// machine figures with their sources, and whether any GPU run validates the model.
 std::string render_cost_model(const std::vector<result_file>& files) {
@@ -699,10 +723,10 @@ std::string render_cost_model(const std::vector<result_file>& files) {
   out +=
       "Every DGX number in this report is **MODELLED, not measured**: each stage's counted bytes "
       "over the bandwidth that moves them (HBM, NVLink, PCIe/UVA) plus its counted arithmetic "
-      "over the GPU's FP32 rate, kernel by kernel, plus a fixed cost per kernel and per "
-      "collective (bench/drivers/cost_model.hpp; appendix A.4 of the cooperative paper in "
-      "spirit). The counts come from this machine's runs; no host second enters a DGX "
-      "number.\n\n";
+      "over the GPU's FP32 rate (GEMMs at the TF32 Tensor Core rate where the setup says tf32), "
+      "kernel by kernel, plus a fixed cost per kernel and per counted collective call "
+      "(bench/drivers/cost_model.hpp; appendix A.4 of the cooperative paper in spirit). The "
+      "counts come from this machine's runs; no host second enters a DGX number.\n\n";
   bool validated = false;
   for (auto const* f : modes) {
     if (opt_str(f->json.value("host", json::object()), "backend", "") == "cuda") validated = true;
@@ -729,7 +753,7 @@ std::string render_cost_model(const std::vector<result_file>& files) {
       std::vector<std::string> line = {
           f->path.filename().string(), opt_str(f->json, "sampler", "?"),
           bpp > 0 ? fmt::format("{} per PE", sig(bpp)) : opt_sig(opt_num(f->json, "batch_size")),
-          m};
+          setup_of(f->json), m};
       for (int P : ps) {
         std::string cell = "-";
         for (auto const& x : sp) {
@@ -740,14 +764,16 @@ std::string render_cost_model(const std::vector<result_file>& files) {
       body.push_back(line);
     }
   }
-  std::vector<std::string> header = {"result", "sampler", "global batch", "machine"};
+  std::vector<std::string> header = {"result", "sampler", "global batch", "setup", "machine"};
   for (int P : ps) header.push_back(fmt::format("P={}", P));
   out +=
       "Modelled speedup of cooperative over independent minibatching (independent seconds "
       "per batch / cooperative; > 1: cooperative is faster). The paper reports \"up to 64% "
-      "speedup\" (1.64x) on single-node multi-GPU systems (arXiv:2310.12403, abstract); the "
-      "`-paper` rows use its setup (docs/results/cost-model.md discusses the difference):\n\n" +
-      table(header, body, 4);
+      "speedup\" (1.64x) on single-node multi-GPU systems (arXiv:2310.12403, abstract). The "
+      "setup column gives each result's hidden width, LABOR kappa, per-PE feature cache, GEMM "
+      "math and modelled bytes per feature element; docs/results/cost-model.md says how far "
+      "each `paper` result is from the paper's configuration:\n\n" +
+      table(header, body, 5);
   // Machine figures (from the first file; every file of one regeneration uses the same file).
   auto const& cm = modes.front()->json["cost_model"];
   std::vector<std::string> mh = {"figure"};

@@ -33,6 +33,13 @@ done
 # R-MAT graph of 2^20 vertices with 128 features; 2 measured batches per point (host time).
 $BIN bench modes --dataset $DATA/rmat20-f128 --sampler labor --fanouts 10,10,10 --batch-per-pe 1024 \
   --pes 1,2,4,8 --batches 2 --warmup 1 --feature-placement uva --tag paper --out $OUT
+# The paper's four settings (NS; LABOR; LABOR + cache; LABOR kappa 256 + cache) for both protocols
+# with its model (SAGE-mean, 3 layers of fanout 10, hidden 1024, TF32 GEMMs, features over UVA) on
+# cnr2000; 512 seeds per PE, a setassoc cache of 10% of |V| per PE and P = 2, 4 are our choices
+# (docs/results/cost-model.md, "The paper's grid").
+$BIN bench modes --dataset $DATA/cnr2000-task --fanouts 10,10,10 --batch-per-pe 512 --pes 2,4 \
+  --batches 2 --warmup 1 --model sage --hidden 1024 --gemm-math tf32 --feature-placement uva \
+  --paper-settings --cache-policy setassoc --cache-fraction 0.1 --tag paper-grid --out $OUT
 [[ ${MODES_ONLY:-0} == 1 ]] && exec $BIN report $OUT --title "coopgnn: cooperative vs independent minibatching (host backend)"
 
 # Feature-cache miss rate vs kappa (one epoch of cnr2000, cache of 10% of |V| per PE).

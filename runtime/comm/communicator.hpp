@@ -19,7 +19,11 @@ struct comm_stats {
   std::int64_t alltoall_bytes_sent = 0;  ///< bytes sent to other PEs by alltoallv
   std::int64_t alltoall_bytes_recv = 0;  ///< bytes received from other PEs by alltoallv
   std::int64_t allreduce_bytes = 0;      ///< payload bytes this PE contributed to all-reduces
-  std::int64_t alltoall_calls = 0;
+  std::int64_t alltoall_calls = 0;        ///< alltoallv calls (alltoallv_agreed included)
+  /// Every collective call on a group of more than one PE: the counts alltoall, alltoallv
+  /// (agreed or not), all-reduce, broadcast and barrier, one each. A one-PE group counts none
+  /// (nothing crosses a link; its calls are copies).
+  std::int64_t collectives = 0;
   double seconds = 0.0;  ///< wall time inside collective calls (incl. waiting)
 };
 
@@ -90,6 +94,11 @@ class communicator {
   void reset_stats() { stats_ = comm_stats{}; }
 
  protected:
+  /// Counts one collective call in stats_.collectives (when size() > 1). Every collective of
+  /// an implementation calls it once, at its start.
+  void count_collective() {
+    if (size() > 1) ++stats_.collectives;
+  }
   comm_stats stats_;
 };
 

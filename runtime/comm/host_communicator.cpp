@@ -90,6 +90,7 @@ host_communicator::host_communicator(std::shared_ptr<host_comm_group> group, int
 void host_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
   COOPGNN_NVTX_RANGE("comm/alltoall");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send.size() == p && recv.size() == p,
                   "alltoall needs {} values per PE, got send {} recv {}", p, send.size(),
@@ -106,6 +107,7 @@ void host_communicator::alltoallv(const std::byte* send, std::span<const std::in
                                   std::byte* recv, std::span<const std::int64_t> recv_bytes) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
                   "alltoallv needs {} counts per PE", p);
@@ -146,6 +148,7 @@ template <typename T>
 void host_communicator::allreduce_impl(std::span<T> data) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   auto const p = size();
   std::vector<T> sum(data.size(), T{});  // allocated before peers can read our buffer
   group_->ptr_[rank_] = data.data();
@@ -177,6 +180,7 @@ void host_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_
 void host_communicator::broadcast(std::span<std::byte> data, int root) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   group_->ptr_[rank_] = data.data();
   group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
@@ -200,6 +204,7 @@ void host_communicator::broadcast(std::span<std::byte> data, int root) {
 void host_communicator::barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   group_->wait(rank_, "barrier");
 }
 

@@ -194,6 +194,7 @@ void nccl_communicator::check_sizes_equal(std::int64_t mine, const char* what) {
 
 void nccl_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
   scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
+  count_collective();
   host_.alltoall(send, recv);
 }
 
@@ -215,6 +216,7 @@ void nccl_communicator::alltoallv_impl(const std::byte* send,
                                        std::span<const std::int64_t> recv_bytes, bool check) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
                   "alltoallv needs {} counts per PE, got send {} recv {}", p, send_bytes.size(),
@@ -283,6 +285,7 @@ template <typename T>
 void nccl_communicator::allreduce_impl(std::span<T> data) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   auto const p = size();
   auto const n = static_cast<std::int64_t>(data.size());
   comm_detail::guarded(
@@ -319,6 +322,7 @@ void nccl_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_
 void nccl_communicator::broadcast(std::span<std::byte> data, int root) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   auto const n = static_cast<std::int64_t>(data.size());
   comm_detail::guarded(
@@ -337,6 +341,7 @@ void nccl_communicator::broadcast(std::span<std::byte> data, int root) {
 void nccl_communicator::barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   group_->host()->wait(rank());
 }
 

@@ -62,6 +62,7 @@ void peer_communicator::on_failure() noexcept { comm_detail::join_comm_into_comp
 
 void peer_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
   scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
+  count_collective();
   host_.alltoall(send, recv);       // host counts: the host rendezvous is the whole job
 }
 
@@ -69,6 +70,7 @@ void peer_communicator::alltoallv(const std::byte* send, std::span<const std::in
                                   std::byte* recv, std::span<const std::int64_t> recv_bytes) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
                   "alltoallv needs {} counts per PE, got send {} recv {}", p, send_bytes.size(),
@@ -120,6 +122,7 @@ template <typename T>
 void peer_communicator::allreduce_impl(std::span<T> data) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   auto const p = size();
   auto const n = static_cast<std::int64_t>(data.size());
   comm_detail::guarded(
@@ -158,6 +161,7 @@ void peer_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_
 void peer_communicator::broadcast(std::span<std::byte> data, int root) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   auto const n = static_cast<std::int64_t>(data.size());
   comm_detail::guarded(
@@ -186,6 +190,7 @@ void peer_communicator::broadcast(std::span<std::byte> data, int root) {
 void peer_communicator::barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
+  count_collective();
   group_->wait(rank());
 }
 

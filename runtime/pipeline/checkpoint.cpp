@@ -297,6 +297,7 @@ constexpr std::pair<const char*, std::int64_t work_counters::*> kWorkFields[] = 
 json work_counters_json(const work_counters& w) {
   json j = json::object();
   for (auto const& [key, member] : kWorkFields) j[key] = w.*member;
+  j["collectives"] = w.collectives;
   // Typed graphs: the counts per node type and per relation (absent when empty).
   if (!w.rows_per_type.empty()) j["rows_per_type"] = w.rows_per_type;
   if (!w.edges_per_relation.empty()) j["edges_per_relation"] = w.edges_per_relation;
@@ -306,6 +307,8 @@ json work_counters_json(const work_counters& w) {
 work_counters work_counters_of(const json& j, const fs::path& file) {
   work_counters w;
   for (auto const& [key, member] : kWorkFields) w.*member = get_key<std::int64_t>(j, key, file);
+  // Optional: checkpoints written before the collectives were counted hold none.
+  if (j.contains("collectives")) w.collectives = get_key<std::int64_t>(j, "collectives", file);
   // Optional (untyped runs, and checkpoints written before they were saved).
   for (auto const& [key, member] :
        {std::pair{"rows_per_type", &work_counters::rows_per_type},

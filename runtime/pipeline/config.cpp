@@ -65,6 +65,7 @@ work_counters& work_counters::operator+=(const work_counters& o) {
   feature_bytes += o.feature_bytes;
   alltoall_bytes += o.alltoall_bytes;
   alltoall_calls += o.alltoall_calls;
+  collectives += o.collectives;
   allreduce_bytes += o.allreduce_bytes;
   cache_hits += o.cache_hits;
   cache_misses += o.cache_misses;

@@ -149,6 +149,10 @@ struct work_counters {
   std::int64_t feature_bytes = 0;     ///< their bytes
   std::int64_t alltoall_bytes = 0;    ///< bytes sent to other PEs by all-to-alls
   std::int64_t alltoall_calls = 0;    ///< all-to-all-v calls (0 with one PE: exchanges skipped)
+  /// Collective calls of the step on groups of more than one PE (comm_stats::collectives): the
+  /// counts all-to-all before each id exchange, every all-to-all-v, the all-reduces of the
+  /// gradients and the loss, broadcasts and barriers; 0 with one PE.
+  std::int64_t collectives = 0;
   std::int64_t allreduce_bytes = 0;   ///< gradient bytes contributed to all-reduces
   std::int64_t cache_hits = 0;        ///< feature rows served by the PE's cache
   std::int64_t cache_misses = 0;      ///< feature rows read from storage

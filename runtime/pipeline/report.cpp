@@ -67,7 +67,9 @@ nlohmann::json to_json(const epoch_report& r) {
                {"feature_rows", r.work.feature_rows},
                {"feature_bytes", r.work.feature_bytes},
                {"alltoall_bytes", r.work.alltoall_bytes},
-               {"allreduce_bytes", r.work.allreduce_bytes}};
+               {"allreduce_bytes", r.work.allreduce_bytes},
+               {"alltoall_calls", r.work.alltoall_calls},
+               {"collectives", r.work.collectives}};
   if (!r.node_types.empty()) {
     // Heterogeneous graphs: the counts by node type and relation, by name.
     nlohmann::json rows = nlohmann::json::object(), edges = nlohmann::json::object();
@@ -154,6 +156,12 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
   row("all-reduce MB / epoch", [&](std::size_t i) {
     return fmt::format("{:.3f}", static_cast<double>(totals[i].work.allreduce_bytes) / 1e6 /
                                      std::max(1, totals[i].epoch));
+  });
+  // Per PE and step: every PE makes the same collective calls.
+  row("collectives / PE / step", [&](std::size_t i) {
+    auto const steps = std::max<std::int64_t>(1, totals[i].batches) * std::max(1, totals[i].pes);
+    return fmt::format("{:.2f}", static_cast<double>(totals[i].work.collectives) /
+                                     static_cast<double>(steps));
   });
   // Ratios independent / cooperative when both are present.
   const epoch_report* ind = nullptr;

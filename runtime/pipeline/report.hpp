@@ -15,8 +15,8 @@ namespace coopgnn {
 /// metric_name, task ("node_classification" / "link_prediction"), metrics {val: {name: value},
 /// test: {...}} (link prediction: every metric evaluated; absent when none), seconds {sample,
 /// feature_load, forward, backward, communication, optimizer, epoch, eval}, work {seeds,
-/// sampled_edges, sampled_vertices, feature_rows, feature_bytes, alltoall_bytes, allreduce_bytes}
-/// (summed over PEs and batches), cache {hits, misses, miss_rate} (summed over PEs; without a cache
+/// sampled_edges, sampled_vertices, feature_rows, feature_bytes, alltoall_bytes, allreduce_bytes,
+/// alltoall_calls, collectives} (summed over PEs and batches; the last two are calls), cache {hits, misses, miss_rate} (summed over PEs; without a cache
 /// every row is a miss), batches. NaN metrics (not evaluated) are written as null.
 nlohmann::json to_json(const epoch_report& r);
 

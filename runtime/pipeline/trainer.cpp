@@ -917,6 +917,7 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
   w.alltoall_bytes += m.sent_bytes() - m.sent_start;
   w.allreduce_bytes += m.allreduce_bytes() - m.allreduce_start;
   w.alltoall_calls += m.alltoall_calls() - m.calls_start;
+  w.collectives += m.collectives() - m.collectives_start;
   pe.seconds += m.t;
   pe.work += w;
   pe.loss += loss_sum;

@@ -116,7 +116,8 @@ struct trainer::step_meter {
         sent_mark(sent_bytes()),
         sent_start(sent_mark),
         allreduce_start(allreduce_bytes()),
-        calls_start(alltoall_calls()) {
+        calls_start(alltoall_calls()),
+        collectives_start(collectives()) {
     clock.reset();  // a new step: its spans from 0
   }
   [[nodiscard]] double comm_seconds() const {
@@ -132,6 +133,11 @@ struct trainer::step_meter {
   [[nodiscard]] std::int64_t alltoall_calls() const {
     std::int64_t n = 0;
     for (auto const* c : comms) n += c->stats().alltoall_calls;
+    return n;
+  }
+  [[nodiscard]] std::int64_t collectives() const {
+    std::int64_t n = 0;
+    for (auto const* c : comms) n += c->stats().collectives;
     return n;
   }
   [[nodiscard]] std::int64_t allreduce_bytes() const {
@@ -184,6 +190,7 @@ struct trainer::step_meter {
   std::int64_t sent_start;  // totals when the step began
   std::int64_t allreduce_start;
   std::int64_t calls_start;
+  std::int64_t collectives_start;
   std::vector<layer_shape> layers;  // [L] filled by the forward pass
 };
 

@@ -102,17 +102,64 @@ TEST(CostModel, ExchangesAddLinkBytesLatencyAndGathers) {
   auto c = one_layer(4, true);
   c.alltoall_bytes = 1e6;
   c.alltoall_calls = 8;
+  c.collectives = 11;  // 8 all-to-all-v, 1 counts all-to-all, 2 all-reduces
   c.allreduce_bytes = 4e5;
   auto const t = model_step(m, c, cost_options{});
   auto const base = model_step(m, one_layer(1, false), cost_options{});
-  // all-to-all 1e6 B over 5e9 B/s + 8 calls * 10 us; ring all-reduce 2 * 3/4 * 4e5 B over the
-  // same link + 2 calls.
-  EXPECT_NEAR(t.communication, 1e6 / 5e9 + 8e-5 + 6e5 / 5e9 + 2e-5, 1e-15);
+  // all-to-all 1e6 B over 5e9 B/s + 11 collectives * 10 us; ring all-reduce 2 * 3/4 * 4e5 B
+  // over the same link.
+  EXPECT_NEAR(t.communication, 1e6 / 5e9 + 11e-5 + 6e5 / 5e9, 1e-15);
+  // The fixed cost follows the counted collectives, not the all-to-all-v calls.
+  auto c2 = c;
+  c2.alltoall_calls = 0;
+  EXPECT_NEAR(model_step(m, c2, cost_options{}).communication, t.communication, 1e-15);
+  c2.collectives = 2;
+  EXPECT_NEAR(t.communication - model_step(m, c2, cost_options{}).communication, 9e-5, 1e-15);
   // sampling: the owner exchange adds 32 B per source (960 B) and 4 kernels.
   EXPECT_NEAR(t.sample - base.sample, 960 / 5e8 + 4e-6, 1e-15);
   // the input layer's feature exchange: two gathers of 16 B per column per source (3840 B).
   EXPECT_NEAR(t.feature_load - base.feature_load, 3840 / 5e8 + 2e-6, 1e-15);
   EXPECT_NEAR(t.forward, base.forward, 1e-15);
+}
+
+TEST(CostModel, KernelLaunchesAreTheKernelsTheModelCharges) {
+  // one_layer by hand (StagesOfOneLayerByHand): sample 8, feature gather 1, forward 5 (dropout,
+  // bias+ReLU, SpMM, two GEMMs), backward 3 (ReLU', two dW), optimizer 1; no kernel for
+  // collectives.
+  auto const k = model_kernels(one_layer(1, false), cost_options{});
+  EXPECT_EQ(k.sample, 8);
+  EXPECT_EQ(k.feature_load, 1);
+  EXPECT_EQ(k.forward, 5);
+  EXPECT_EQ(k.backward, 3);
+  EXPECT_EQ(k.communication, 0);
+  EXPECT_EQ(k.optimizer, 1);
+  // The owner exchange: 4 more sampling kernels per layer, 2 gathers of the feature exchange.
+  auto c = one_layer(4, true);
+  c.collectives = 11;
+  auto const kx = model_kernels(c, cost_options{});
+  EXPECT_EQ(kx.sample, 12);
+  EXPECT_EQ(kx.feature_load, 3);
+  EXPECT_EQ(kx.communication, 0);
+  // The launch term of model_step is exactly kernel_launches x kernel_launch_us.
+  auto m = round_machine();
+  auto const with = model_step(m, c, cost_options{});
+  m.kernel_launch_us = 0;
+  auto const without = model_step(m, c, cost_options{});
+  EXPECT_NEAR(with.total() - without.total(), kx.total() * 1e-6, 1e-15);
+}
+
+TEST(CostModel, FeatureBytesScaleTheInputRowsOnly) {
+  auto const m = round_machine();
+  auto c = one_layer(4, true);
+  auto const f32 = model_step(m, c, cost_options{});
+  c.feature_row_bytes = 16;  // 8 columns of 2 bytes
+  c.feature_element_bytes = 2;
+  auto const f16 = model_step(m, c, cost_options{});
+  // UVA reads 30 rows of 16 instead of 32 bytes; the exchange's two gathers move 8 instead of 16
+  // bytes per column per source (30 sources x 8 columns).
+  EXPECT_NEAR(f32.feature_load - f16.feature_load, 480 / 2e9 + 1920 / 5e8, 1e-15);
+  EXPECT_DOUBLE_EQ(f16.forward, f32.forward);
+  EXPECT_DOUBLE_EQ(f16.sample, f32.sample);
 }
 
 TEST(CostModel, DevicePlacementReadsFeaturesFromHbm) {

@@ -152,7 +152,9 @@ TEST(Report, TablesCarryTheNumbersOfTheFiles) {
   EXPECT_THAT(md, HasSubstr("| DGX-H100 | 2 | cooperative | 0.0025 | 0.0015 | 0.0025 | 0.0025 "
                             "| 0.0004 | 0.0001 | 0.01 |"));
   EXPECT_THAT(md, HasSubstr("| 2 | 1.13x |"));
-  EXPECT_THAT(md, HasSubstr("| modes_tiny.json | labor | 256 | DGX-H100 | 1.13x |"));
+  EXPECT_THAT(md, HasSubstr("| modes_tiny.json | labor | 256 | hidden 32, kappa 1, no cache, "
+                            "GEMM fp32, features 4 B/elem (older model: counts all-to-alls not "
+                            "charged) | DGX-H100 | 1.13x |"));
   EXPECT_THAT(md, HasSubstr("| hbm_gbps | 3350 |"));
   EXPECT_THAT(md, HasSubstr("| pcie_gbps | 55 (assumption) |"));
   EXPECT_THAT(md, HasSubstr("model is UNVALIDATED"));

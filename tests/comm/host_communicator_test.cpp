@@ -97,6 +97,26 @@ TEST_P(AlltoallTest, BroadcastFromRoot) {
 
 INSTANTIATE_TEST_SUITE_P(Pes, AlltoallTest, ::testing::Values(1, 2, 3, 4, 8));
 
+TEST(HostCommunicator, CountsEveryCollectiveCallOnMoreThanOnePe) {
+  for (int P : {1, 3}) {
+    run_group(P, [P](communicator& c) {
+      std::vector<std::int64_t> const send(static_cast<std::size_t>(P), 0);
+      std::vector<std::int64_t> recv(static_cast<std::size_t>(P), 0);
+      c.alltoall(send, recv);
+      c.alltoallv(nullptr, send, nullptr, recv);
+      c.alltoallv_agreed(nullptr, send, nullptr, recv);
+      std::vector<float> x(4, 1.0f);
+      c.allreduce_sum(std::span<float>(x));
+      std::vector<std::byte> b(8);
+      c.broadcast(b, 0);
+      c.barrier();
+      // Six calls on P > 1 PEs (the counts alltoall included); none on one PE.
+      EXPECT_EQ(c.stats().collectives, P > 1 ? 6 : 0) << "P=" << P;
+      EXPECT_EQ(c.stats().alltoall_calls, 2) << "alltoall_calls counts the all-to-all-v only";
+    });
+  }
+}
+
 TEST(HostCommunicator, FailedPeerRaisesInsteadOfHanging) {
   auto const t0 = std::chrono::steady_clock::now();
   EXPECT_THROW(run_group(3,

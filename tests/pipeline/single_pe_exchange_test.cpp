@@ -84,5 +84,29 @@ TEST(SinglePeExchange, CooperativeOnOnePeDoesIndependentsWorkExactly) {
   }
 }
 
+TEST(StepCollectives, EveryCollectiveOfAStepIsCounted) {
+  // Per PE and step with L = 3 layers: cooperative makes L counts all-to-alls and L id
+  // all-to-all-v (sampling), 1 feature exchange, L - 1 forward and L - 1 backward exchanges, and
+  // 2 all-reduces (gradients, loss); independent only the 2 all-reduces; one PE none.
+  constexpr std::int64_t L = 3;
+  for (auto const b : {backend::host, backend::emulated}) {
+    SCOPED_TRACE(b == backend::host ? "host" : "emulated");
+    for (int P : {1, 2, 3}) {
+      auto coop_cfg = step_cfg(minibatch_mode::cooperative, P, sampler_kind::labor);
+      auto ind_cfg = step_cfg(minibatch_mode::independent, P, sampler_kind::labor);
+      coop_cfg.compute_backend = ind_cfg.compute_backend = b;
+      auto const coop = test::run_protocol_step(coop_cfg);
+      auto const ind = test::run_protocol_step(ind_cfg);
+      std::int64_t const per_pe_coop = P > 1 ? L + L + 1 + 2 * (L - 1) + 2 : 0;
+      std::int64_t const per_pe_ind = P > 1 ? 2 : 0;
+      EXPECT_EQ(coop.work.collectives, P * per_pe_coop) << "P=" << P;
+      EXPECT_EQ(ind.work.collectives, P * per_pe_ind) << "P=" << P;
+      // The all-to-all-v calls are a subset: the counts all-to-alls and all-reduces are not.
+      EXPECT_EQ(coop.work.alltoall_calls, P > 1 ? P * (L + 1 + 2 * (L - 1)) : 0) << "P=" << P;
+      EXPECT_EQ(ind.work.alltoall_calls, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace coopgnn

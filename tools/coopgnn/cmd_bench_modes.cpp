@@ -14,6 +14,7 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
 
@@ -28,8 +29,53 @@ struct bench_modes_args {
   std::string tag;
   std::string out = "results";
   std::string backend = "host";
+  std::string cache_policy = "none";  // --cache-policy (shared with train: add_cache_options)
+  double cache_fraction = -1;         // --cache-fraction; < 0: --cache-rows
+  bool paper_settings = false;
+  bool sampler_given = false, kappa_given = false;  // with --paper-settings: errors
   bench::modes_options opt;
 };
+
+/// Writes the JSON, CSV and model CSV of one run to a.out (stem modes_<dataset>[-sampler][-tag]).
+void write_outputs(const bench_modes_args& a, const bench::modes_options& opt, const dataset& ds,
+                   const bench::modes_result& res, const std::string& tag,
+                   const device_info& devices) {
+  std::string const sampler = to_string(opt.sampler);
+  bench::result_header h = bench::host_result_header(
+      "modes", ds, a.dataset,
+      bench::process_command_line(fmt::format(
+          "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} "
+          "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {}{} --seed {} "
+          "--backend {} --machine {} --feature-placement {} --batch-dependency {} "
+          "--cache-policy {} --cache-rows {} --feature-bytes {}{}{}{} --out {}",
+          a.dataset, sampler, fmt::join(opt.fanouts, ","), opt.batch_size, opt.batch_per_pe,
+          fmt::join(opt.pes, ","), opt.batches, opt.warmup, opt.model, opt.hidden,
+          opt.model == "gat" ? fmt::format(" --heads {} --out-heads {} --attn-dropout {}",
+                                           opt.heads, opt.out_heads, opt.attn_dropout)
+          : opt.model == "rgcn"
+              ? fmt::format(" --num-bases {} --num-blocks {}", opt.num_bases, opt.num_blocks)
+              : std::string(),
+          opt.seed, to_string(opt.compute_backend), a.machine_file, a.placement,
+          opt.batch_dependency, to_string(opt.cache_policy), opt.cache_rows, opt.feature_bytes,
+          opt.gemm_math.empty() ? std::string() : " --gemm-math " + opt.gemm_math,
+          a.paper_settings ? " --paper-settings" : "",
+          a.tag.empty() ? std::string() : " --tag " + a.tag, a.out)),
+      1);
+  h.backend = to_string(opt.compute_backend);
+  if (opt.compute_backend == backend::cuda) {
+    h.device = fmt::format("{} x {}", opt.devices, devices.first_name);
+  }
+  std::filesystem::path const dir(a.out);
+  // One file per (dataset, sampler, tag): NS keeps the plain name.
+  auto const stem = "modes_" + file_stem(ds.name) + (sampler == "ns" ? "" : "-" + sampler) +
+                    (tag.empty() ? "" : "-" + file_stem(tag));
+  bench::write_file_atomic(dir / (stem + ".json"),
+                           bench::modes_to_json(h, opt, res).dump(2) + "\n");
+  bench::write_file_atomic(dir / (stem + ".csv"), bench::modes_to_csv(res));
+  bench::write_file_atomic(dir / (stem + "_model.csv"), bench::modes_model_csv(opt, res));
+  fmt::print("\nwrote {}, {} and {} ({:.1f} s measuring)\n", (dir / (stem + ".json")).string(),
+             (dir / (stem + ".csv")).string(), (dir / (stem + "_model.csv")).string(), res.seconds);
+}
 
 void run_bench_modes(bench_modes_args& a) {
   auto const devices = query_devices();
@@ -43,14 +89,30 @@ void run_bench_modes(bench_modes_args& a) {
     a.machine_file = rel.string();
   }
   a.opt.machines = bench::select_machines(bench::load_machines(a.machine_file), a.machines);
+  bench::apply_gemm_math(a.opt.machines, a.opt.gemm_math);
   a.opt.cost.placement = bench::parse_feature_placement(a.placement);
-  bench::validate(a.opt);
+  a.opt.cache_policy = parse_cache_policy_kind(a.cache_policy);
+  if (a.paper_settings) {
+    COOPGNN_EXPECTS(!a.sampler_given && !a.kappa_given,
+                    "--paper-settings sets the sampler and --batch-dependency of each setting "
+                    "(NS kappa 1; LABOR kappa 1; LABOR kappa 1 + cache; LABOR kappa 256 + "
+                    "cache): drop --sampler and --batch-dependency");
+    COOPGNN_EXPECTS(a.opt.cache_policy != cache_policy_kind::none &&
+                        (a.opt.cache_rows > 0 || a.cache_fraction > 0),
+                    "--paper-settings runs two settings with a feature cache: give "
+                    "--cache-policy (e.g. setassoc) and --cache-rows N or --cache-fraction F");
+  } else {
+    check_labor_dependency(a.sampler, a.opt.batch_dependency, false);
+  }
 
   scoped_timer load(nullptr);
   dataset_read_options ropt;
   ropt.heterogeneous = true;  // typed datasets: R-GCN, or the relations-merged view (below)
   auto const data = load_dataset(a.dataset, ropt);
   dataset const& ds = data->ds;
+  a.opt.cache_rows =
+      resolve_cache_rows(a.cache_policy, a.cache_fraction, a.opt.cache_rows, ds.num_nodes);
+  bench::validate(a.opt);
   // A typed dataset with an untyped model: the relations-merged view, the same edges in one
   // untyped CSC (R-GCN's GCN baseline; docs/results/cost-model.md). R-GCN keeps the typed CSC.
   std::optional<csc_graph> merged;
@@ -68,51 +130,56 @@ void run_bench_modes(bench_modes_args& a) {
   csc_graph const& g = merged ? *merged : data->g;
   fmt::print(
       "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
-      "sampler {} fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} "
-      "warm-up)\n",
-      ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(), a.sampler,
+      "fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} warm-up)\n"
+      "model: features {} at {} bytes per element{}, GEMMs {}, cache {} ({} rows per PE)\n",
+      ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(),
       fmt::join(a.opt.fanouts, ","),
       a.opt.batch_per_pe > 0 ? fmt::format("{} per PE", a.opt.batch_per_pe)
                              : std::to_string(a.opt.batch_size),
-      fmt::join(a.opt.pes, ","), a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup);
+      fmt::join(a.opt.pes, ","), a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup,
+      a.placement, a.opt.feature_bytes, a.opt.feature_bytes == 4 ? "" : " (--feature-bytes)",
+      a.opt.gemm_math.empty() ? "as each machine's gemm_math" : a.opt.gemm_math,
+      a.cache_policy, a.opt.cache_rows);
   std::fflush(stdout);
-  scoped_timer run(nullptr);
-  auto const res = bench::run_modes(ds, g, a.opt, [&](const std::string& what) {
-    fmt::print(stderr, "[bench modes] {} ({:.1f} s)\n", what, run.seconds());
-    std::fflush(stderr);
-  });
-  fmt::print("\n{}", bench::format_modes_table(a.opt, res));
 
-  bench::result_header h = bench::host_result_header(
-      "modes", ds, a.dataset,
-      bench::process_command_line(fmt::format(
-          "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} "
-          "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {}{} --seed {} "
-          "--backend {} --machine {} --feature-placement {}{} --out {}",
-          a.dataset, a.sampler, fmt::join(a.opt.fanouts, ","), a.opt.batch_size, a.opt.batch_per_pe,
-          fmt::join(a.opt.pes, ","), a.opt.batches, a.opt.warmup, a.opt.model, a.opt.hidden,
-          a.opt.model == "gat" ? fmt::format(" --heads {} --out-heads {} --attn-dropout {}",
-                                             a.opt.heads, a.opt.out_heads, a.opt.attn_dropout)
-          : a.opt.model == "rgcn"
-              ? fmt::format(" --num-bases {} --num-blocks {}", a.opt.num_bases, a.opt.num_blocks)
-              : std::string(),
-          a.opt.seed, to_string(a.opt.compute_backend), a.machine_file, a.placement,
-          a.tag.empty() ? std::string() : " --tag " + a.tag, a.out)),
-      1);
-  h.backend = to_string(a.opt.compute_backend);
-  if (a.opt.compute_backend == backend::cuda) {
-    h.device = fmt::format("{} x {}", a.opt.devices, devices.first_name);
+  // One run per setting: the given options, or the paper's four settings.
+  std::vector<bench::paper_setting> settings;
+  if (a.paper_settings) {
+    settings = bench::paper_settings();
+  } else {
+    settings.push_back({"", "", a.opt.sampler, a.opt.batch_dependency, true});
   }
-  std::filesystem::path const dir(a.out);
-  // One file per (dataset, sampler, tag): NS keeps the plain name.
-  auto const stem = "modes_" + file_stem(ds.name) + (a.sampler == "ns" ? "" : "-" + a.sampler) +
-                    (a.tag.empty() ? "" : "-" + file_stem(a.tag));
-  bench::write_file_atomic(dir / (stem + ".json"),
-                           bench::modes_to_json(h, a.opt, res).dump(2) + "\n");
-  bench::write_file_atomic(dir / (stem + ".csv"), bench::modes_to_csv(res));
-  bench::write_file_atomic(dir / (stem + "_model.csv"), bench::modes_model_csv(a.opt, res));
-  fmt::print("\nwrote {}, {} and {} ({:.1f} s measuring)\n", (dir / (stem + ".json")).string(),
-             (dir / (stem + ".csv")).string(), (dir / (stem + "_model.csv")).string(), res.seconds);
+  std::vector<bench::setting_result> runs;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    auto const& st = settings[i];
+    bench::modes_options const opt = a.paper_settings ? bench::with_setting(a.opt, st) : a.opt;
+    fmt::print("\n{}sampler {} batch dependency {} cache {} ({} rows per PE)\n",
+               a.paper_settings
+                   ? fmt::format("paper setting {}/{}: {}: ", i + 1, settings.size(), st.label)
+                   : std::string(),
+               to_string(opt.sampler), opt.batch_dependency, to_string(opt.cache_policy),
+               opt.cache_rows);
+    std::fflush(stdout);
+    scoped_timer run(nullptr);
+    auto res = bench::run_modes(ds, g, opt, [&](const std::string& what) {
+      fmt::print(stderr, "[bench modes] {}{} ({:.1f} s)\n",
+                 a.paper_settings ? st.label + ": " : std::string(), what, run.seconds());
+      std::fflush(stderr);
+    });
+    fmt::print("\n{}", bench::format_modes_table(opt, res));
+    std::string const tag =
+        a.paper_settings ? (a.tag.empty() ? st.tag : a.tag + "-" + st.tag) : a.tag;
+    write_outputs(a, opt, ds, res, tag, devices);
+    runs.push_back({st, opt, std::move(res)});
+  }
+  if (a.paper_settings && !a.opt.machines.empty()) {
+    fmt::print("\n{}", bench::format_settings_table(runs));
+    auto const path = std::filesystem::path(a.out) /
+                      ("modes_" + file_stem(ds.name) + (a.tag.empty() ? "" : "-" + file_stem(a.tag)) +
+                       "-paper-settings.csv");
+    bench::write_file_atomic(path, bench::settings_csv(runs));
+    fmt::print("\nwrote {}\n", path.string());
+  }
 }
 
 }  // namespace
@@ -170,11 +237,36 @@ void add_bench_modes_command(CLI::App& bench) {
                   "PCIe, the paper's) or device (HBM)")
       ->check(CLI::IsMember({"uva", "device"}))
       ->capture_default_str();
+  add_batch_dependency_option(*cmd, a->opt.batch_dependency);
+  add_cache_options(*cmd, a->cache_policy, a->cache_fraction, a->opt.cache_rows);
+  cmd->add_option("--feature-bytes", a->opt.feature_bytes,
+                  "Modelled bytes per input-feature element (4 = the runtime's float32; 2 models "
+                  "float16 storage, which the runtime does not have yet): scales the modelled "
+                  "feature reads over PCIe/HBM and the cooperative feature exchange; the counted "
+                  "work stays float32. Recorded in the JSON (cost_model.feature_bytes)")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  cmd->add_option("--gemm-math", a->opt.gemm_math,
+                  "GEMM rate of every modelled machine: fp32 (fp32_tflops) or tf32 (the Tensor "
+                  "Cores' tf32_tflops, the paper's); default: each machine's gemm_math in the "
+                  "machine file")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
+  cmd->add_flag("--paper-settings", a->paper_settings,
+                "Run the four settings of the cooperative paper for both protocols, one after "
+                "the other: NS kappa 1 without cache; LABOR kappa 1 without cache; LABOR kappa 1 "
+                "with the cache; LABOR kappa 256 with the cache (the cache of --cache-policy and "
+                "--cache-rows/--cache-fraction, required). Each writes its own files (tag k1, "
+                "k1-cache, k256-cache after the sampler); a labelled table of the modelled "
+                "seconds of all four and modes_<dataset>[-tag]-paper-settings.csv follow");
   cmd->add_option("--tag", a->tag,
                   "Suffix of the output files' names (modes_<dataset>[-sampler][-tag])");
   cmd->add_option("--out", a->out, "Directory for modes_<dataset>.json and .csv")
       ->capture_default_str();
-  cmd->callback([a] { run_bench_modes(*a); });
+  cmd->callback([a, cmd] {
+    a->sampler_given = cmd->count("--sampler") > 0;
+    a->kappa_given = cmd->count("--batch-dependency") > 0;
+    run_bench_modes(*a);
+  });
 }
 
 void add_bench_export_command(CLI::App& bench) {

@@ -29,6 +29,47 @@
 
 namespace coopgnn::cli {
 
+void add_batch_dependency_option(CLI::App& cmd, std::int64_t& kappa) {
+  cmd.add_option("--batch-dependency", kappa,
+                 "LABOR dependent minibatching kappa: 1 = independent batches, K > 1 = "
+                 "variates rotate over windows of K batches, 0 = never refresh")
+      ->capture_default_str();
+}
+
+void add_cache_options(CLI::App& cmd, std::string& policy, double& fraction,
+                       std::int64_t& rows) {
+  cmd.add_option("--cache-policy", policy,
+                 "Per-PE feature cache: none, lru, clock, sieve, s3fifo or setassoc (the GPU "
+                 "cache's set-associative policy; cooperative: a PE "
+                 "caches only vertices it owns; independent: whatever it loads)")
+      ->check(CLI::IsMember({"none", "lru", "clock", "sieve", "s3fifo", "setassoc"}))
+      ->capture_default_str();
+  cmd.add_option("--cache-fraction", fraction,
+                 "Cache capacity per PE as a fraction of |V| (with --cache-policy)");
+  cmd.add_option("--cache-rows", rows, "Cache capacity per PE in rows");
+}
+
+std::int64_t resolve_cache_rows(const std::string& policy, double fraction, std::int64_t rows,
+                                std::int64_t num_nodes) {
+  if (fraction >= 0) {
+    COOPGNN_EXPECTS(fraction <= 1, "--cache-fraction {} is outside [0, 1]", fraction);
+    rows = static_cast<std::int64_t>(fraction * static_cast<double>(num_nodes));
+  }
+  COOPGNN_EXPECTS(rows >= 0, "--cache-rows {} is negative", rows);
+  COOPGNN_EXPECTS(rows == 0 || policy != "none",
+                  "--cache-fraction/--cache-rows without --cache-policy: nothing would be "
+                  "cached; add --cache-policy (e.g. lru) or drop the cache size");
+  return rows;
+}
+
+void check_labor_dependency(const std::string& sampler, std::int64_t kappa,
+                            bool layer_dependency) {
+  if (sampler != "ns") return;
+  COOPGNN_EXPECTS(kappa == train_config{}.batch_dependency && !layer_dependency,
+                  "--batch-dependency and --layer-dependency are LABOR's (dependent "
+                  "minibatching); add --sampler labor");
+}
+
 void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
@@ -151,21 +192,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--sampler", o.sampler, "ns (uniform neighbour sampling) or labor (LABOR-0)")
       ->check(CLI::IsMember({"ns", "labor"}))
       ->capture_default_str();
-  cmd->add_option("--batch-dependency", o.cfg.batch_dependency,
-                  "LABOR dependent minibatching kappa: 1 = independent batches, K > 1 = "
-                  "variates rotate over windows of K batches, 0 = never refresh")
-      ->capture_default_str();
+  add_batch_dependency_option(*cmd, o.cfg.batch_dependency);
   cmd->add_flag("--layer-dependency", o.cfg.layer_dependency,
                 "LABOR: every layer uses the same variates");
-  cmd->add_option("--cache-policy", o.cache_policy,
-                  "Per-PE feature cache: none, lru, clock, sieve, s3fifo or setassoc (the GPU "
-                  "cache's set-associative policy; cooperative: a PE "
-                  "caches only vertices it owns; independent: whatever it loads)")
-      ->check(CLI::IsMember({"none", "lru", "clock", "sieve", "s3fifo", "setassoc"}))
-      ->capture_default_str();
-  cmd->add_option("--cache-fraction", o.cache_fraction,
-                  "Cache capacity per PE as a fraction of |V| (with --cache-policy)");
-  cmd->add_option("--cache-rows", o.cfg.cache_rows, "Cache capacity per PE in rows");
+  add_cache_options(*cmd, o.cache_policy, o.cache_fraction, o.cfg.cache_rows);
   cmd->add_option("--feature-storage", o.feature_storage,
                   "Where the feature table lives: auto (by size), host, mmap (the dataset's .npy "
                   "mapped read-only), device or pinned (CUDA backend)")
@@ -413,16 +443,8 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   ropt.heterogeneous = true;  // typed graphs train with --model rgcn (the trainer checks)
   auto data = load_dataset(o.dataset, ropt);
   for (const std::string& note : data->ds.notes) fmt::print(stderr, "note: {}\n", note);
-  if (o.cache_fraction >= 0) {
-    COOPGNN_EXPECTS(o.cache_fraction <= 1, "--cache-fraction {} is outside [0, 1]",
-                    o.cache_fraction);
-    o.cfg.cache_rows =
-        static_cast<std::int64_t>(o.cache_fraction * static_cast<double>(data->ds.num_nodes));
-  }
-  COOPGNN_EXPECTS(o.cfg.cache_rows >= 0, "--cache-rows {} is negative", o.cfg.cache_rows);
-  COOPGNN_EXPECTS(o.cfg.cache_rows == 0 || o.cfg.cache_policy != cache_policy_kind::none,
-                  "--cache-fraction/--cache-rows without --cache-policy: nothing would be "
-                  "cached; add --cache-policy (e.g. lru) or drop the cache size");
+  o.cfg.cache_rows =
+      resolve_cache_rows(o.cache_policy, o.cache_fraction, o.cfg.cache_rows, data->ds.num_nodes);
   if (!o.allow_nonfinite) check_finite_features(data->ds, o.dataset);
   if (parse_feature_normalization(o.normalize_features) == feature_normalization::row) {
     COOPGNN_EXPECTS(data->ds.features_in_memory(),
@@ -431,12 +453,7 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
                     data->ds.feature_dim() == 0 ? "no node features" : "them memory-mapped");
     normalize_feature_rows(data->ds.features);
   }
-  if (o.sampler == "ns") {
-    COOPGNN_EXPECTS(
-        o.cfg.batch_dependency == train_config{}.batch_dependency && !o.cfg.layer_dependency,
-        "--batch-dependency and --layer-dependency are LABOR's (dependent "
-        "minibatching); add --sampler labor");
-  }
+  check_labor_dependency(o.sampler, o.cfg.batch_dependency, o.cfg.layer_dependency);
   resolve_task(o, data->ds);
   o.cfg.relation_fanouts = resolve_relation_fanouts(o.relation_fanout, data->ds, o.fanouts);
   COOPGNN_EXPECTS(o.cfg.num_bases == 0 || o.model == "rgcn",

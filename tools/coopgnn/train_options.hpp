@@ -53,6 +53,23 @@ struct train_options {
 
 /// Registers the model, sampling, cache, backend and optimizer options on `cmd` into `o`.
 void add_common_options(CLI::App* cmd, train_options& o);
+/// Registers --batch-dependency K (LABOR's kappa: 1 = independent batches, K > 1 = variates
+/// rotate over windows of K batches, 0 = never refresh) into `kappa`: the declaration `train`,
+/// `compare`, `tma` and `bench modes` share.
+void add_batch_dependency_option(CLI::App& cmd, std::int64_t& kappa);
+/// Registers the per-PE feature cache's options into `policy` (--cache-policy: none, lru, clock,
+/// sieve, s3fifo or setassoc), `fraction` (--cache-fraction F: capacity as a fraction of |V|;
+/// < 0 = not given) and `rows` (--cache-rows N: capacity in rows per PE): shared by `train`,
+/// `compare`, `tma` and `bench modes`.
+void add_cache_options(CLI::App& cmd, std::string& policy, double& fraction, std::int64_t& rows);
+/// The cache capacity per PE in rows: floor(fraction |V|) when fraction >= 0, else `rows`.
+/// @throws logic_error naming --cache-fraction outside [0, 1], a negative --cache-rows, or a
+///         capacity > 0 with policy "none".
+std::int64_t resolve_cache_rows(const std::string& policy, double fraction, std::int64_t rows,
+                                std::int64_t num_nodes);
+/// @throws logic_error naming --batch-dependency / --layer-dependency when they differ from
+///         their defaults with sampler "ns" (they are LABOR's).
+void check_labor_dependency(const std::string& sampler, std::int64_t kappa, bool layer_dependency);
 /// The option names into train_config's types (each parsed once).
 /// @throws logic_error naming the option for an unknown name.
 void parse_typed_options(train_options& o);
