@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "runtime/core/device.hpp"
@@ -25,6 +26,7 @@
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 #include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
@@ -724,6 +726,76 @@ void dry_run(const loaded_dataset& data, train_options& o) {
   std::fflush(stdout);
 }
 
+/// Refuses a --checkpoint DIR that holds checkpoints this run would replace (write_checkpoint
+/// keeps only the newest two), unless this run resumes from DIR (--resume DIR, or one of its
+/// ckpt-* directories; check_resumable then compares the identities) or
+/// --overwrite-checkpoints is given.
+/// @throws io_error naming --checkpoint, DIR and, for another configuration, the first option
+///         that differs.
+void check_checkpoint_dir(const train_options& o, const nlohmann::json& identity) {
+  namespace fs = std::filesystem;
+  fs::path const dir = resolved_path(o.checkpoint);
+  if (!o.resume.empty()) {
+    fs::path const from = resolved_path(o.resume);
+    if (from == dir || from.parent_path() == dir) return;
+  }
+  std::optional<checkpoint_summary> held;
+  try {
+    held = peek_checkpoint(o.checkpoint);
+  } catch (const io_error& e) {
+    if (!o.overwrite_checkpoints) {
+      throw io_error(fmt::format(
+          "--checkpoint {}: holds a checkpoint that cannot be read ({}); refusing to replace it: "
+          "choose another directory, or pass --overwrite-checkpoints",
+          o.checkpoint, e.what()));
+    }
+  }
+  std::size_t others = 0;  // ckpt-* directories without DIR/latest (a run that never finished one)
+  std::error_code ec;
+  for (fs::directory_iterator it(o.checkpoint, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string const name = it->path().filename().string();
+    if (name.rfind("ckpt-", 0) == 0 && name.find(".tmp.") == std::string::npos) ++others;
+  }
+  bool const latest = fs::exists(fs::path(o.checkpoint) / "latest", ec);
+  if (!held && others == 0 && !latest) return;
+  std::string const what =
+      held ? fmt::format("{} (epoch {}, {} of {} batches)", held->path.filename().string(),
+                         held->position.epoch, held->position.next_batch, held->batches_per_epoch)
+           : fmt::format("{} ckpt-* directories", others);
+  if (o.overwrite_checkpoints) {
+    // Removed now, not one by one as this run's replace them: a checkpoint of the other run at
+    // a position this run reaches would otherwise be taken for this run's (write_checkpoint).
+    fmt::print(stderr,
+               "note: --overwrite-checkpoints: removing the checkpoints in {} (newest {})\n",
+               o.checkpoint, what);
+    std::vector<fs::path> old;
+    for (fs::directory_iterator it(o.checkpoint, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string const name = it->path().filename().string();
+      if (name.rfind("ckpt-", 0) == 0 || name == "latest") old.push_back(it->path());
+    }
+    for (const fs::path& p : old) {
+      std::error_code rm;
+      fs::remove_all(p, rm);
+      if (rm) {
+        COOPGNN_IO_FAIL("--checkpoint {}: cannot remove {}: {}", o.checkpoint, p.string(),
+                        rm.message());
+      }
+    }
+    return;
+  }
+  std::string const diff = held ? identity_difference(held->identity, identity) : std::string();
+  if (held && diff.empty()) {
+    COOPGNN_IO_FAIL(
+        "--checkpoint {}: holds checkpoints of a run with these options, newest {}; --resume {} "
+        "continues it, --overwrite-checkpoints starts over and replaces them",
+        o.checkpoint, what, o.checkpoint);
+  }
+  COOPGNN_IO_FAIL(
+      "--checkpoint {}: holds the checkpoints of another run (newest {}{}); refusing to replace "
+      "them: choose another directory, or pass --overwrite-checkpoints",
+      o.checkpoint, what, diff.empty() ? std::string() : "; " + diff);
+}
+
 /// Trains one configuration for cfg.epochs epochs (from a checkpoint with --resume, saving them
 /// with --checkpoint, stopping cleanly on SIGINT/SIGTERM when `stoppable`); returns (last
 /// epoch, totals over epochs).
@@ -738,6 +810,7 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
                   "--checkpoint-every {} without --checkpoint DIR: nothing would be saved",
                   o.checkpoint_every);
   auto const identity = identity_of(data.ds, o);
+  if (!o.checkpoint.empty()) check_checkpoint_dir(o, identity);
   trainer tr(data.ds, data.g, o.cfg);
   auto const nb = tr.batches_per_epoch();
   epoch_report last, total;
@@ -888,7 +961,10 @@ void add_train_commands(CLI::App& app) {
                    "Save checkpoints in this directory (model, optimizer state, embeddings, "
                    "position and configuration; DIR/latest names the newest, the one before it "
                    "is kept): every --checkpoint-every epochs, after the last, and on "
-                   "SIGINT/SIGTERM")
+                   "SIGINT/SIGTERM. One run at a time per DIR (a lock on DIR/.lock: a second "
+                   "run is refused at once); a DIR holding checkpoints this run would replace "
+                   "(another run's, or this configuration's without --resume DIR) is refused "
+                   "unless --overwrite-checkpoints")
       ->capture_default_str();
   train
       ->add_option("--checkpoint-every", topt->checkpoint_every,
@@ -903,6 +979,10 @@ void add_train_commands(CLI::App& app) {
                    "--eval-every, --metrics-out, progress, cache and storage options may "
                    "change. Keeps checkpointing into DIR unless --checkpoint says otherwise")
       ->capture_default_str();
+  train->add_flag("--overwrite-checkpoints", topt->overwrite_checkpoints,
+                  "Let --checkpoint DIR replace the checkpoints DIR already holds (another "
+                  "run's, or this configuration's when not resuming); without it such a DIR is "
+                  "an error");
   train
       ->add_option("--save-model", topt->save_model,
                    "After training, write the model (configuration + parameters, and the "
@@ -913,6 +993,16 @@ void add_train_commands(CLI::App& app) {
       "--checkpoint), leave --metrics-out with complete lines and exit with status 130 "
       "(SIGINT) or 143 (SIGTERM); a second signal exits at once with the same status.");
   train->callback([topt] {
+    // One run per checkpoint directory: refused at once, before the dataset is read.
+    if (topt->checkpoint.empty()) topt->checkpoint = topt->resume;  // --resume DIR saves there
+    std::unique_ptr<checkpoint_lock> lock;
+    if (!topt->dry_run && !topt->checkpoint.empty()) {
+      try {
+        lock = std::make_unique<checkpoint_lock>(topt->checkpoint);
+      } catch (const io_error& e) {
+        throw io_error(fmt::format("--checkpoint {}", e.what()));
+      }
+    }
     auto data = load(*topt);
     topt->cfg.mode = parse_mode(topt->mode);
     if (topt->dry_run) {

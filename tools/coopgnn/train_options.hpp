@@ -42,10 +42,11 @@ struct train_options {
   bool allow_nonfinite = false;  ///< skip the NaN/Inf check of the feature table
   bool dry_run = false;          ///< train: print the resolved run and its memory estimate, stop
   // `train` only (README "Checkpoints and interrupts"):
-  std::string checkpoint;    ///< --checkpoint DIR ("" = none; --resume DIR implies it)
-  int checkpoint_every = 1;  ///< --checkpoint-every N epochs (and always after the last)
-  std::string resume;        ///< --resume DIR: continue the run checkpointed there
-  std::string save_model;    ///< --save-model DIR: the trained model for `embed` / `predict`
+  std::string checkpoint;              ///< --checkpoint DIR ("" = none; --resume DIR implies it)
+  int checkpoint_every = 1;            ///< --checkpoint-every N epochs (and always after the last)
+  std::string resume;                  ///< --resume DIR: continue the run checkpointed there
+  bool overwrite_checkpoints = false;  ///< --overwrite-checkpoints: replace another run's
+  std::string save_model;  ///< --save-model DIR: the trained model for `embed` / `predict`
   int pes = -1;  ///< -1: not given (the backend's default); given values must be >= 1 (4 host PEs,
                  ///< or one per GPU x --pes-per-gpu)
   train_config cfg;
