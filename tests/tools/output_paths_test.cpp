@@ -7,7 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -19,6 +22,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
+#include "tools/coopgnn/commands.hpp"
 
 namespace coopgnn {
 namespace {
@@ -220,6 +224,119 @@ TEST(OutputDirs, TheCommandLineExitsWithAnErrorAndKeepsTheInput) {
       run_binary("generate task '" + in + "' '" + in + "/.' --classes 2 --feature-dim 2", out), 1)
       << out;
   EXPECT_EQ(snapshot(d / "in"), before);
+}
+
+/// Runs `bench ARGS...` (every bench subcommand registered) and returns the coopgnn::error's
+/// message, or "" when it succeeded.
+std::string run_bench(std::vector<std::string> args) {
+  CLI::App app{"test"};
+  auto* bench = app.add_subcommand("bench");
+  cli::add_bench_work_command(*bench);
+  cli::add_bench_modes_command(*bench);
+  cli::add_bench_export_command(*bench);
+  cli::add_bench_cache_command(*bench);
+  cli::add_bench_sample_command(*bench);
+  args.insert(args.begin(), "bench");
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+std::string cora() { return std::string(COOPGNN_SOURCE_DIR) + "/data/cora"; }
+
+/// A short `train` on the bundled Cora writing its metrics to `metrics`.
+std::vector<std::string> train_args(const fs::path& metrics) {
+  return {"train",
+          "--dataset",
+          cora(),
+          "--backend",
+          "host",
+          "--pes",
+          "1",
+          "--fanouts",
+          "2,2",
+          "--batch-size",
+          "140",
+          "--hidden",
+          "4",
+          "--epochs",
+          "3",
+          "--quiet",
+          "--no-progress",
+          "--metrics-out",
+          metrics.string()};
+}
+
+TEST(OutputProbes, TrainRefusesAnUnwritableOutputBeforeTheFirstEpoch) {
+  temp_dir d;
+  write_text(d / "file", "x");  // a path below a regular file cannot be created, even by root
+  for (auto const& [option, path] :
+       std::vector<std::pair<std::string, fs::path>>{{"--save-model", d / "file" / "model"},
+                                                     {"--checkpoint", d / "file" / "ck"},
+                                                     {"--metrics-out", d / "file" / "m.jsonl"}}) {
+    auto args = train_args(d / "m.jsonl");
+    if (option == "--metrics-out") {
+      args.back() = path.string();
+    } else {
+      args.insert(args.end(), {option, path.string()});
+    }
+    std::string const why = test::run_train_cli(args);
+    EXPECT_THAT(why, AllOf(HasSubstr(option + " " + path.string()), HasSubstr("Not a directory")))
+        << option;
+    EXPECT_EQ(read_text(d / "m.jsonl"), "") << option << ": an epoch ran before the error";
+  }
+  auto compare = train_args(d / "file" / "m.jsonl");
+  compare[0] = "compare";
+  EXPECT_THAT(test::run_train_cli(compare), HasSubstr("--metrics-out " + (d / "file").string()));
+  // An existing directory where the metrics file should be.
+  fs::create_directories(d / "dir.jsonl");
+  EXPECT_THAT(test::run_train_cli(train_args(d / "dir.jsonl")),
+              AllOf(HasSubstr("--metrics-out"), HasSubstr("is a directory")));
+  // Probes leave nothing behind; a writable --save-model is created and holds the model.
+  auto ok = train_args(d / "m.jsonl");
+  ok.insert(ok.end(), {"--save-model", (d / "model").string()});
+  ASSERT_EQ(test::run_train_cli(ok), "");
+  EXPECT_TRUE(fs::exists(d / "model" / "manifest.json"));
+  for (const auto& e : fs::recursive_directory_iterator(d.path())) {
+    EXPECT_EQ(e.path().filename().string().rfind(".coopgnn-probe", 0), std::string::npos)
+        << e.path();
+  }
+}
+
+TEST(OutputProbes, ADirectoryWithoutWritePermissionIsNamed) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: permissions do not block writes";
+  temp_dir d;
+  fs::create_directories(d / "ro");
+  fs::permissions(d / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+  auto args = train_args(d / "m.jsonl");
+  args.insert(args.end(), {"--save-model", (d / "ro" / "model").string()});
+  std::string const why = test::run_train_cli(args);
+  fs::permissions(d / "ro", fs::perms::owner_all);
+  EXPECT_THAT(why, AllOf(HasSubstr("--save-model " + (d / "ro" / "model").string()),
+                         HasSubstr("Permission denied")));
+}
+
+TEST(OutputProbes, BenchesAndInferenceRefuseAnUnwritableOutBeforeAnyWork) {
+  temp_dir d;
+  write_text(d / "file", "x");
+  std::string const bad = (d / "file" / "out").string();
+  for (const char* cmd : {"work", "modes", "export-blocks", "cache", "sample"}) {
+    EXPECT_THAT(run_bench({cmd, "--dataset", cora(), "--out", bad}),
+                AllOf(HasSubstr("--out " + bad), HasSubstr("cannot write there")))
+        << cmd;
+  }
+  EXPECT_THAT(
+      run_bench({"sample", "--dataset", cora(), "--out", (d / "ok").string(), "--seeds-out", bad}),
+      HasSubstr("--seeds-out " + bad));
+  EXPECT_THAT(test::run_train_cli({"embed", "--model", (d / "none").string(), "--out", bad}),
+              HasSubstr("--out " + bad));
+  EXPECT_THAT(
+      test::run_train_cli({"predict", "--model", (d / "none").string(), "--out-logits", bad}),
+      HasSubstr("--out-logits " + bad));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 
 namespace coopgnn::cli {
 
@@ -45,6 +46,7 @@ void run_bench_modes(bench_modes_args& a) {
   a.opt.machines = bench::select_machines(bench::load_machines(a.machine_file), a.machines);
   a.opt.cost.placement = bench::parse_feature_placement(a.placement);
   bench::validate(a.opt);
+  check_writable_dir(a.out, "--out");
 
   scoped_timer load(nullptr);
   dataset_read_options ropt;
@@ -218,6 +220,7 @@ void add_bench_export_command(CLI::App& bench) {
   cmd->callback([a] {
     if (a->dataset.empty()) a->dataset = default_dataset_dir();
     a->opt.sampler = parse_sampler_kind(a->sampler);
+    check_writable_dir(a->out, "--out");
     auto const data = load_dataset(a->dataset);
     auto const meta = bench::export_blocks(data->ds, data->g, a->opt, a->out);
     for (std::size_t b = 0; b < meta["batches"].size(); ++b) {

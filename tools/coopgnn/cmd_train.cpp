@@ -923,6 +923,14 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
   return {last, total};
 }
 
+/// Probes every output path of a run before the dataset is read (check_writable_dir /
+/// check_writable_file): --save-model DIR and --metrics-out FILE (--checkpoint DIR is probed by
+/// its lock file). @throws io_error naming the option and the path.
+void check_run_outputs(const train_options& o) {
+  if (!o.save_model.empty()) check_writable_dir(o.save_model, "--save-model");
+  if (!o.metrics_out.empty()) check_writable_file(o.metrics_out, "--metrics-out");
+}
+
 std::unique_ptr<line_appender> open_metrics(const std::string& path) {
   if (path.empty()) return nullptr;
   try {
@@ -1003,6 +1011,7 @@ void add_train_commands(CLI::App& app) {
         throw io_error(fmt::format("--checkpoint {}", e.what()));
       }
     }
+    if (!topt->dry_run) check_run_outputs(*topt);
     auto data = load(*topt);
     topt->cfg.mode = parse_mode(topt->mode);
     if (topt->dry_run) {
@@ -1027,6 +1036,7 @@ void add_train_commands(CLI::App& app) {
       "seeds and print a side-by-side table with the independent/cooperative work ratios.");
   add_common_options(compare, *copt);
   compare->callback([copt] {
+    check_run_outputs(*copt);
     auto data = load(*copt);
     auto jsonl = open_metrics(copt->metrics_out);
     std::vector<epoch_report> finals, totals;

@@ -132,4 +132,50 @@ void write_dir_atomically(const fs::path& out,
   fs::remove_all(old, ec);
 }
 
+void check_writable_dir(const fs::path& dir, const std::string& option) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    COOPGNN_IO_FAIL("{} {}: cannot write there: cannot create the directory: {}", option,
+                    dir.string(), ec.message());
+  }
+  fs::path const probe =
+      dir / fmt::format(".coopgnn-probe.{}.{}", ::getpid(), temp_counter.fetch_add(1));
+  int const fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    COOPGNN_IO_FAIL("{} {}: cannot write there: {}", option, dir.string(), std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void check_writable_file(const fs::path& file, const std::string& option) {
+  fs::path const parent = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) {
+    COOPGNN_IO_FAIL("{} {}: cannot write there: cannot create the directory {}: {}", option,
+                    file.string(), parent.string(), ec.message());
+  }
+  if (fs::is_directory(file, ec)) {
+    COOPGNN_IO_FAIL("{} {}: cannot write there: it is a directory", option, file.string());
+  }
+  if (fs::exists(file, ec)) {
+    int const fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+      COOPGNN_IO_FAIL("{} {}: cannot write there: {}", option, file.string(), std::strerror(errno));
+    }
+    ::close(fd);
+  }
+  // A new file (or the temporary a replacement is written to) must be creatable beside it.
+  fs::path const probe =
+      parent / fmt::format(".coopgnn-probe.{}.{}", ::getpid(), temp_counter.fetch_add(1));
+  int const fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    COOPGNN_IO_FAIL("{} {}: cannot write there: {}", option, file.string(), std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 }  // namespace coopgnn::cli

@@ -40,4 +40,17 @@ void check_output_dir(const std::filesystem::path& out,
 void write_dir_atomically(const std::filesystem::path& out,
                           const std::function<void(const std::filesystem::path& tmp)>& write);
 
+/// Checks, before a long run, that files can be written into directory `dir`: creates it (with
+/// its parents) when missing, then creates and removes a probe file ".coopgnn-probe.PID.N" in
+/// it. `option` names the command-line option in messages ("--save-model").
+/// @throws io_error "OPTION DIR: cannot write there: REASON" (the errno text; the directory or
+///         one of its parents cannot be created, is a file, or refuses a new file).
+void check_writable_dir(const std::filesystem::path& dir, const std::string& option);
+
+/// Checks, before a long run, that `file` can be written: its parent directory passes
+/// check_writable_dir, and an existing `file` opens for writing (not truncated: O_WRONLY |
+/// O_APPEND) and is not a directory.
+/// @throws io_error "OPTION FILE: cannot write there: REASON".
+void check_writable_file(const std::filesystem::path& file, const std::string& option);
+
 }  // namespace coopgnn::cli
