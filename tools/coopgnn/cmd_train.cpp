@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -250,7 +251,12 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "(results do not depend on it)")
       ->capture_default_str();
   cmd->add_option("--metrics-out", o.metrics_out,
-                  "Append one JSON object per epoch and mode to this .jsonl file");
+                  "Append one JSON object per epoch and mode to this .jsonl file, each with "
+                  "this run's run_id (start time and 64 random bits); a file that exists and is "
+                  "not empty needs --append-metrics");
+  cmd->add_flag("--append-metrics", o.append_metrics,
+                "Let --metrics-out add this run's lines to a file that already holds lines "
+                "(another run's, or this run's before --resume); the run_id tells them apart");
   cmd->add_flag("--no-progress", o.no_progress, "Do not draw progress bars");
   cmd->add_flag("--quiet", o.quiet, "Print only the final summary");
 }
@@ -893,7 +899,11 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     pos = epoch_position{.epoch = e + 1};
     if (at.next_batch < nb) stop_here(at);  // stopped inside the epoch: no report line
     if (!o.quiet) fmt::print("{}\n", format_epoch_line(last));
-    if (jsonl != nullptr) jsonl->append(to_json(last).dump());
+    if (jsonl != nullptr) {
+      nlohmann::json line = to_json(last);
+      line["run_id"] = o.run_id;
+      jsonl->append(line.dump());
+    }
     total.epoch = e;
     total.seconds += last.seconds;
     total.epoch_seconds += last.epoch_seconds;
@@ -928,11 +938,27 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
 /// its lock file). @throws io_error naming the option and the path.
 void check_run_outputs(const train_options& o) {
   if (!o.save_model.empty()) check_writable_dir(o.save_model, "--save-model");
-  if (!o.metrics_out.empty()) check_writable_file(o.metrics_out, "--metrics-out");
+  if (!o.metrics_out.empty()) {
+    check_writable_file(o.metrics_out, "--metrics-out");
+    std::error_code ec;
+    auto const size = std::filesystem::file_size(o.metrics_out, ec);
+    if (!ec && size > 0 && !o.append_metrics) {
+      COOPGNN_IO_FAIL(
+          "--metrics-out {}: exists and holds {} bytes of lines; pass --append-metrics to add "
+          "this run's lines after them (every line carries its run's run_id), or choose another "
+          "file",
+          o.metrics_out, size);
+    }
+  }
 }
 
-std::unique_ptr<line_appender> open_metrics(const std::string& path) {
+/// Opens --metrics-out for appending (nullptr without one) and draws the run's run_id into
+/// o.run_id; prints both unless --quiet. @throws io_error naming --metrics-out.
+std::unique_ptr<line_appender> open_metrics(train_options& o) {
+  o.run_id = make_run_id(std::chrono::system_clock::now());
+  std::string const& path = o.metrics_out;
   if (path.empty()) return nullptr;
+  if (!o.quiet) fmt::print("metrics: {} (run_id {})\n", path, o.run_id);
   try {
     return std::make_unique<line_appender>(path);
   } catch (const io_error& e) {
@@ -1018,7 +1044,7 @@ void add_train_commands(CLI::App& app) {
       dry_run(*data, *topt);
       return;
     }
-    auto jsonl = open_metrics(topt->metrics_out);
+    auto jsonl = open_metrics(*topt);
     stop_handlers const handlers;
     auto [last, total] = run_training(*data, *topt, jsonl.get(), true);
     if (last.epoch == 0) {
@@ -1038,7 +1064,7 @@ void add_train_commands(CLI::App& app) {
   compare->callback([copt] {
     check_run_outputs(*copt);
     auto data = load(*copt);
-    auto jsonl = open_metrics(copt->metrics_out);
+    auto jsonl = open_metrics(*copt);
     std::vector<epoch_report> finals, totals;
     for (auto m : {minibatch_mode::cooperative, minibatch_mode::independent}) {
       train_options o = *copt;

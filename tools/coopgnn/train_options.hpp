@@ -20,6 +20,8 @@ struct train_options {
   /// --relation-fanout REL=K0,K1,... (typed graphs; resolve_relation_fanouts into cfg)
   std::vector<std::string> relation_fanout;
   std::string metrics_out;
+  bool append_metrics = false;  ///< --append-metrics: add lines to a non-empty --metrics-out
+  std::string run_id;           ///< this invocation's make_run_id, on every metrics line
   bool no_progress = false;
   double cache_fraction = -1;  ///< < 0: use --cache-rows
   bool quiet = false;
