@@ -8,8 +8,10 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -421,20 +423,44 @@ std::string latest_name(const fs::path& dir) {
   return s;
 }
 
+}  // namespace
+
+std::int64_t manifest_int(const json& j, const char* key, const fs::path& manifest,
+                          std::string_view field, std::int64_t lo, std::int64_t hi) {
+  json const v = get_key<json>(j, key, manifest);
+  bool ok = v.is_number_integer();
+  if (ok && v.is_number_unsigned() &&
+      v.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    ok = false;
+  }
+  std::int64_t const x = ok ? v.get<std::int64_t>() : 0;
+  if (!ok || x < lo || x > hi) {
+    COOPGNN_IO_FAIL(
+        "{}: {} = {} is impossible: not an integer in [{}, {}] (a damaged or edited "
+        "manifest)",
+        manifest.string(), field, v.dump(), lo, hi);
+  }
+  return x;
+}
+
+namespace {
+
 /// The manifest's position (epoch, next_batch, batches_per_epoch, loss_sum, work) into `p` and
-/// `batches_per_epoch`, checked to be a possible one.
+/// `batches_per_epoch`, each integer range-checked (manifest_int) and the whole a possible one.
 void read_position(const json& m, const fs::path& file, epoch_position& pos,
                    std::int64_t& batches_per_epoch) {
   json const p = get_key<json>(m, "position", file);
-  pos.epoch = get_key<int>(p, "epoch", file);
-  pos.next_batch = get_key<std::int64_t>(p, "next_batch", file);
-  batches_per_epoch = get_key<std::int64_t>(p, "batches_per_epoch", file);
+  pos.epoch =
+      static_cast<int>(manifest_int(p, "epoch", file, "position.epoch", 1, kMaxCheckpointEpoch));
+  batches_per_epoch = manifest_int(p, "batches_per_epoch", file, "position.batches_per_epoch", 1,
+                                   kMaxCheckpointCount);
+  pos.next_batch = manifest_int(p, "next_batch", file, "position.next_batch", 0, batches_per_epoch);
   pos.loss_sum = get_key<double>(p, "loss_sum", file);
-  pos.work = work_counters_of(get_key<json>(p, "work", file), file);
-  if (pos.epoch < 1 || pos.next_batch < 0 || pos.next_batch > batches_per_epoch) {
-    COOPGNN_IO_FAIL("{}: position epoch {} batch {} of {} is impossible", file.string(), pos.epoch,
-                    pos.next_batch, batches_per_epoch);
+  if (!std::isfinite(pos.loss_sum)) {
+    COOPGNN_IO_FAIL("{}: position.loss_sum = {} is not finite", file.string(), pos.loss_sum);
   }
+  pos.work = work_counters_of(get_key<json>(p, "work", file), file);
 }
 
 }  // namespace
@@ -576,12 +602,13 @@ checkpoint read_checkpoint(const fs::path& dir) {
   c.state.params = vec(get_array(cdir, m, "params", file));
   c.state.adam_m = vec(get_array(cdir, m, "adam_m", file));
   c.state.adam_v = vec(get_array(cdir, m, "adam_v", file));
-  c.state.adam_steps = get_key<std::int64_t>(m, "adam_steps", file);
+  c.state.adam_steps = manifest_int(m, "adam_steps", file, "adam_steps", 0, kMaxCheckpointCount);
   if (get_key<json>(m, "arrays", file).contains("embeddings")) {
     c.state.emb = get_array(cdir, m, "embeddings", file);
     c.state.emb_m = get_array(cdir, m, "embeddings_adam_m", file);
     c.state.emb_v = get_array(cdir, m, "embeddings_adam_v", file);
-    c.state.emb_steps = get_key<std::int64_t>(m, "embedding_steps", file);
+    c.state.emb_steps =
+        manifest_int(m, "embedding_steps", file, "embedding_steps", 0, kMaxCheckpointCount);
   }
   if (c.state.adam_m.size() != c.state.params.size() ||
       c.state.adam_v.size() != c.state.params.size()) {

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "models/model.hpp"
 #include "runtime/core/matrix.hpp"
@@ -65,6 +66,20 @@ nlohmann::json work_counters_json(const work_counters& w);
 /// checkpoints written before they were saved). @throws io_error naming `file` and the field
 /// that is missing or not an integer (array), or an array holding a negative count.
 work_counters work_counters_of(const nlohmann::json& j, const std::filesystem::path& file);
+
+/// Largest epoch a checkpoint may record (the command line's --epochs bound): a manifest beyond
+/// it is damaged or edited, and epoch + 1 must stay far from INT_MAX.
+inline constexpr std::int64_t kMaxCheckpointEpoch = 1000000000;
+/// Largest batch or step count a checkpoint may record (batches per epoch, Adam steps): 2^50.
+inline constexpr std::int64_t kMaxCheckpointCount = std::int64_t{1} << 50;
+
+/// The integer `key` of manifest object `j`, required to lie in [lo, hi] (a JSON integer; floats,
+/// strings and out-of-range values refused). `field` names it in messages ("position.epoch").
+/// @throws io_error "MANIFEST: FIELD = V is impossible: not an integer in [LO, HI] ..." or,
+///         when `key` is missing, "MANIFEST: the manifest has no 'KEY' ...".
+std::int64_t manifest_int(const nlohmann::json& j, const char* key,
+                          const std::filesystem::path& manifest, std::string_view field,
+                          std::int64_t lo, std::int64_t hi);
 
 /// Everything a checkpoint holds.
 struct checkpoint {

@@ -32,6 +32,25 @@
 
 namespace coopgnn::cli {
 
+namespace {
+
+/// A probability that is not certain: [0, 1) (dropout; 1 would drop everything).
+const CLI::Validator kProbabilityBelowOne(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      double const p = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || !(p >= 0.0 && p < 1.0)) {
+        return "value " + text + " is outside [0, 1)";
+      }
+      return {};
+    },
+    "in [0, 1)");
+
+/// Upper bound of --epochs: that of a checkpoint's epoch (runtime/pipeline/checkpoint.hpp).
+constexpr int kMaxEpochs = static_cast<int>(kMaxCheckpointEpoch);
+
+}  // namespace
+
 void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
@@ -221,9 +240,17 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "stops the others at once, whatever the timeout")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")->capture_default_str();
-  cmd->add_option("--lr", o.cfg.lr, "Adam learning rate")->capture_default_str();
-  cmd->add_option("--weight-decay", o.cfg.weight_decay, "L2 weight decay added to gradients")
+  cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")
+      ->check(CLI::Range(0, kMaxEpochs))
+      ->capture_default_str();
+  cmd->add_option("--lr", o.cfg.lr, "Adam learning rate (finite, > 0)")
+      ->check(finite_number())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", o.cfg.weight_decay,
+                  "L2 weight decay added to gradients (finite, >= 0)")
+      ->check(finite_number())
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--weight-decay-scope", o.weight_decay_scope,
                   "Which parameters --weight-decay applies to: all, or first (the first GNN "
@@ -231,7 +258,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "input embeddings are then not decayed)")
       ->check(CLI::IsMember({"all", "first"}))
       ->capture_default_str();
-  cmd->add_option("--dropout", o.cfg.dropout, "Dropout probability on every layer's input")
+  cmd->add_option("--dropout", o.cfg.dropout,
+                  "Dropout probability on every layer's input, in [0, 1)")
+      ->check(finite_number())
+      ->check(kProbabilityBelowOne)
       ->capture_default_str();
   cmd->add_option("--seed", o.cfg.seed,
                   "Run seed: keys sampling, dropout, shuffling, ownership and initialisation")
@@ -242,13 +272,13 @@ void add_common_options(CLI::App* cmd, train_options& o) {
          "which is always evaluated")
       ->capture_default_str();
   cmd->add_option("--threads-per-pe", o.threads_per_pe,
-                  "Host threads per PE for BLAS and the parallel host kernels (N >= 1, or auto = "
-                  "max(1, hardware threads / P)); printed in the run header; results do not "
-                  "depend on it")
+                  "Host threads per PE for BLAS and the parallel host kernels (1 <= N <= 4 x the "
+                  "hardware threads, or auto = max(1, hardware threads / P)); printed in the run "
+                  "header; results do not depend on it")
       ->capture_default_str();
   cmd->add_option("--sample-threads", o.cfg.sample_threads,
-                  "Host threads per PE for sampling; 0 = the PE's --threads-per-pe budget "
-                  "(results do not depend on it)")
+                  "Host threads per PE for sampling, at most 4 x the hardware threads; 0 = the "
+                  "PE's --threads-per-pe budget (results do not depend on it)")
       ->capture_default_str();
   cmd->add_option("--metrics-out", o.metrics_out,
                   "Append one JSON object per epoch and mode to this .jsonl file, each with "
@@ -260,6 +290,13 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_flag("--no-progress", o.no_progress, "Do not draw progress bars");
   cmd->add_flag("--quiet", o.quiet, "Print only the final summary");
 }
+
+namespace {
+/// The most threads --threads-per-pe or --sample-threads may ask for: 4 x the hardware threads.
+int max_threads_per_option() {
+  return 4 * std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+}  // namespace
 
 /// The option names into train_config's types (each parsed once, here).
 /// --threads-per-pe: "auto" is 0 (train_config::threads_per_pe), else an integer >= 1.
@@ -275,6 +312,11 @@ int parse_threads_per_pe(const std::string& v) {
   }
   COOPGNN_EXPECTS(used == v.size() && n >= 1,
                   "--threads-per-pe '{}': expected a count >= 1 or auto", v);
+  int const most = max_threads_per_option();
+  COOPGNN_EXPECTS(n <= most,
+                  "--threads-per-pe {} exceeds {} (4 x the {} hardware threads): that many "
+                  "threads per PE cannot help, and may not even start; use auto or a smaller count",
+                  n, most, most / 4);
   return n;
 }
 
@@ -308,6 +350,11 @@ void parse_typed_options(train_options& o) {
   o.cfg.weight_decay_first_layer = o.weight_decay_scope == "first";
   o.cfg.macro_f1 = o.metric == "macro_f1";
   o.cfg.threads_per_pe = parse_threads_per_pe(o.threads_per_pe);
+  int const most = max_threads_per_option();
+  COOPGNN_EXPECTS(o.cfg.sample_threads >= 0 && o.cfg.sample_threads <= most,
+                  "--sample-threads {} is outside 0 .. {} (0 = the PE's budget; at most 4 x the "
+                  "{} hardware threads)",
+                  o.cfg.sample_threads, most, most / 4);
 }
 
 /// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
