@@ -1,9 +1,15 @@
 // read_dataset / write_dataset / validate_dataset (runtime/graph/dataset.hpp) for homogeneous
 // graphs in DGL GraphBolt's OnDiskDataset layout (metadata.hpp).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -27,14 +33,27 @@ namespace fs = std::filesystem;
 
 constexpr const char* kMetadataFile = "metadata.yaml";
 
-/// `rel` resolved against the dataset directory; must exist as a regular file.
+/// Requires `p` to be a readable regular file: absent (or not a regular file) fails with
+/// `missing`, a file that cannot be reached or opened (a directory without permission) with
+/// "P: cannot read: REASON" (the errno text), so that the two are never confused.
+void require_readable_file(const fs::path& p, const std::string& missing) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) {
+    int const err = errno;
+    if (err == ENOENT || err == ENOTDIR) throw io_error(missing);
+    COOPGNN_IO_FAIL("{}: cannot read: {}", p.string(), std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) throw io_error(missing);
+  int const fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) COOPGNN_IO_FAIL("{}: cannot read: {}", p.string(), std::strerror(errno));
+  ::close(fd);
+}
+
+/// `rel` resolved against the dataset directory; must exist as a readable regular file.
 fs::path data_file(const fs::path& dir, const std::string& rel, const std::string& key) {
   fs::path const p = dir / rel;
-  std::error_code ec;
-  if (!fs::is_regular_file(p, ec)) {
-    COOPGNN_IO_FAIL("{}: missing file (referenced by {} '{}' in {})", p.string(), key, rel,
-                    (dir / kMetadataFile).string());
-  }
+  require_readable_file(p, fmt::format("{}: missing file (referenced by {} '{}' in {})", p.string(),
+                                       key, rel, (dir / kMetadataFile).string()));
   return p;
 }
 
@@ -963,12 +982,9 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   std::string const meta_name = meta_path.string();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) COOPGNN_IO_FAIL("{}: not a directory", dir.string());
-  if (!fs::is_regular_file(meta_path, ec)) {
-    COOPGNN_IO_FAIL(
-        "{}: missing file: a dataset directory needs a metadata.yaml "
-        "(DGL GraphBolt OnDiskDataset layout)",
-        meta_name);
-  }
+  require_readable_file(meta_path, fmt::format("{}: missing file: a dataset directory needs a "
+                                               "metadata.yaml (DGL GraphBolt OnDiskDataset layout)",
+                                               meta_name));
   dataset_metadata const meta = read_metadata(meta_path);
   if (meta.nodes.empty()) COOPGNN_IO_FAIL("{}: graph.nodes is empty", meta_name);
   if (meta.edges.empty()) COOPGNN_IO_FAIL("{}: graph.edges is empty", meta_name);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -293,7 +295,7 @@ dataset_metadata parse_metadata(std::string_view yaml_text, const std::string& w
 
 dataset_metadata read_metadata(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) COOPGNN_IO_FAIL("{}: cannot open (missing file or no permission)", file.string());
+  if (!in) COOPGNN_IO_FAIL("{}: cannot read: {}", file.string(), std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_metadata(ss.str(), file.string());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -562,7 +563,7 @@ npy_header parse_npy_header(std::span<const std::byte> bytes, const std::string&
 npy_header read_npy_header(const std::filesystem::path& file) {
   std::string const what = path_str(file);
   std::ifstream in(file, std::ios::binary);
-  if (!in) COOPGNN_IO_FAIL("{}: cannot open (missing file or no permission)", what);
+  if (!in) COOPGNN_IO_FAIL("{}: cannot open: {}", what, std::strerror(errno));
   std::error_code ec;
   std::uint64_t const size = std::filesystem::file_size(file, ec);
   if (ec) COOPGNN_IO_FAIL("{}: cannot read the file size: {}", what, ec.message());
@@ -597,7 +598,7 @@ npy_array<T> read_npy(const std::filesystem::path& file) {
   npy_header const h = read_npy_header(file);
   check_decoded_size<T>(h, what);
   std::ifstream in(file, std::ios::binary);
-  if (!in) COOPGNN_IO_FAIL("{}: cannot open (missing file or no permission)", what);
+  if (!in) COOPGNN_IO_FAIL("{}: cannot open: {}", what, std::strerror(errno));
   in.seekg(static_cast<std::streamoff>(h.data_offset));
   auto const nbytes = static_cast<std::size_t>(h.data_bytes());
   auto const n = static_cast<std::size_t>(h.num_elements());

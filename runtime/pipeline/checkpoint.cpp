@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -379,22 +382,27 @@ json run_identity(const dataset& ds, const train_config& cfg, const json& extra)
   return j;
 }
 
-void check_resumable(const json& saved, const json& current, const fs::path& manifest) {
+std::string identity_difference(const json& saved, const json& current) {
   for (auto const& [k, v] : current.items()) {
     if (!saved.contains(k)) {
-      COOPGNN_IO_FAIL("{}: cannot resume: the checkpoint does not record {} (this run: {})",
-                      manifest.string(), k, v.dump());
+      return fmt::format("the checkpoint does not record {} (this run: {})", k, v.dump());
     }
     if (saved[k] != v) {
-      COOPGNN_IO_FAIL("{}: cannot resume: {} is {} in the checkpoint, {} in this run",
-                      manifest.string(), k, saved[k].dump(), v.dump());
+      return fmt::format("{} is {} in the checkpoint, {} in this run", k, saved[k].dump(),
+                         v.dump());
     }
   }
   for (auto const& [k, v] : saved.items()) {
     if (!current.contains(k)) {
-      COOPGNN_IO_FAIL("{}: cannot resume: {} is {} in the checkpoint, unset in this run",
-                      manifest.string(), k, v.dump());
+      return fmt::format("{} is {} in the checkpoint, unset in this run", k, v.dump());
     }
+  }
+  return {};
+}
+
+void check_resumable(const json& saved, const json& current, const fs::path& manifest) {
+  if (std::string const d = identity_difference(saved, current); !d.empty()) {
+    COOPGNN_IO_FAIL("{}: cannot resume: {}", manifest.string(), d);
   }
 }
 
@@ -419,6 +427,104 @@ std::string latest_name(const fs::path& dir) {
 }
 
 }  // namespace
+
+std::int64_t manifest_int(const json& j, const char* key, const fs::path& manifest,
+                          std::string_view field, std::int64_t lo, std::int64_t hi) {
+  json const v = get_key<json>(j, key, manifest);
+  bool ok = v.is_number_integer();
+  if (ok && v.is_number_unsigned() &&
+      v.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    ok = false;
+  }
+  std::int64_t const x = ok ? v.get<std::int64_t>() : 0;
+  if (!ok || x < lo || x > hi) {
+    COOPGNN_IO_FAIL(
+        "{}: {} = {} is impossible: not an integer in [{}, {}] (a damaged or edited "
+        "manifest)",
+        manifest.string(), field, v.dump(), lo, hi);
+  }
+  return x;
+}
+
+namespace {
+
+/// The manifest's position (epoch, next_batch, batches_per_epoch, loss_sum, work) into `p` and
+/// `batches_per_epoch`, each integer range-checked (manifest_int) and the whole a possible one.
+void read_position(const json& m, const fs::path& file, epoch_position& pos,
+                   std::int64_t& batches_per_epoch) {
+  json const p = get_key<json>(m, "position", file);
+  pos.epoch =
+      static_cast<int>(manifest_int(p, "epoch", file, "position.epoch", 1, kMaxCheckpointEpoch));
+  batches_per_epoch = manifest_int(p, "batches_per_epoch", file, "position.batches_per_epoch", 1,
+                                   kMaxCheckpointCount);
+  pos.next_batch = manifest_int(p, "next_batch", file, "position.next_batch", 0, batches_per_epoch);
+  pos.loss_sum = get_key<double>(p, "loss_sum", file);
+  if (!std::isfinite(pos.loss_sum)) {
+    COOPGNN_IO_FAIL("{}: position.loss_sum = {} is not finite", file.string(), pos.loss_sum);
+  }
+  pos.work = work_counters_of(get_key<json>(p, "work", file), file);
+}
+
+}  // namespace
+
+checkpoint_lock::checkpoint_lock(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    COOPGNN_IO_FAIL("{}: cannot create the checkpoint directory: {}", dir.string(), ec.message());
+  }
+  fs::path const file = dir / ".lock";
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    COOPGNN_IO_FAIL("{}: cannot open the lock file: {}", file.string(), std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    int const err = errno;
+    char buf[32] = {};
+    ssize_t const n = ::pread(fd_, buf, sizeof buf - 1, 0);
+    std::string holder(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK) {
+      COOPGNN_IO_FAIL(
+          "{}: in use by another run ({} holds {}): two runs cannot share a checkpoint "
+          "directory; give this run another one, or wait until the other ends",
+          dir.string(), holder.empty() ? std::string("another process") : "process " + holder,
+          file.string());
+    }
+    COOPGNN_IO_FAIL("{}: cannot lock: {}", file.string(), std::strerror(err));
+  }
+  std::string const pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd_, 0) != 0 ||
+      ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    int const err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    COOPGNN_IO_FAIL("{}: cannot write: {}", file.string(), std::strerror(err));
+  }
+}
+
+checkpoint_lock::~checkpoint_lock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
+}
+
+std::optional<checkpoint_summary> peek_checkpoint(const fs::path& dir) {
+  fs::path cdir = dir;
+  if (!fs::exists(dir / "manifest.json")) {
+    if (!fs::is_directory(dir)) return std::nullopt;
+    std::string const name = latest_name(dir);
+    if (name.empty()) return std::nullopt;
+    cdir = dir / name;
+  }
+  json const m = read_manifest(cdir, "checkpoint");
+  auto const file = cdir / "manifest.json";
+  checkpoint_summary s;
+  s.path = cdir;
+  s.identity = get_key<json>(m, "identity", file);
+  read_position(m, file, s.position, s.batches_per_epoch);
+  return s;
+}
 
 fs::path write_checkpoint(const fs::path& dir, const checkpoint& c) {
   std::error_code ec;
@@ -493,28 +599,19 @@ checkpoint read_checkpoint(const fs::path& dir) {
   checkpoint c;
   c.path = cdir;
   c.identity = get_key<json>(m, "identity", file);
-  json const p = get_key<json>(m, "position", file);
-  c.position.epoch = get_key<int>(p, "epoch", file);
-  c.position.next_batch = get_key<std::int64_t>(p, "next_batch", file);
-  c.batches_per_epoch = get_key<std::int64_t>(p, "batches_per_epoch", file);
-  c.position.loss_sum = get_key<double>(p, "loss_sum", file);
-  c.position.work = work_counters_of(get_key<json>(p, "work", file), file);
-  if (c.position.epoch < 1 || c.position.next_batch < 0 ||
-      c.position.next_batch > c.batches_per_epoch) {
-    COOPGNN_IO_FAIL("{}: position epoch {} batch {} of {} is impossible", file.string(),
-                    c.position.epoch, c.position.next_batch, c.batches_per_epoch);
-  }
+  read_position(m, file, c.position, c.batches_per_epoch);
   c.extra = m.contains("extra") ? m["extra"] : json::object();
   auto vec = [](matrix<float>&& a) { return std::move(a.values()); };
   c.state.params = vec(get_array(cdir, m, "params", file));
   c.state.adam_m = vec(get_array(cdir, m, "adam_m", file));
   c.state.adam_v = vec(get_array(cdir, m, "adam_v", file));
-  c.state.adam_steps = get_key<std::int64_t>(m, "adam_steps", file);
+  c.state.adam_steps = manifest_int(m, "adam_steps", file, "adam_steps", 0, kMaxCheckpointCount);
   if (get_key<json>(m, "arrays", file).contains("embeddings")) {
     c.state.emb = get_array(cdir, m, "embeddings", file);
     c.state.emb_m = get_array(cdir, m, "embeddings_adam_m", file);
     c.state.emb_v = get_array(cdir, m, "embeddings_adam_v", file);
-    c.state.emb_steps = get_key<std::int64_t>(m, "embedding_steps", file);
+    c.state.emb_steps =
+        manifest_int(m, "embedding_steps", file, "embedding_steps", 0, kMaxCheckpointCount);
   }
   if (c.state.adam_m.size() != c.state.params.size() ||
       c.state.adam_v.size() != c.state.params.size()) {

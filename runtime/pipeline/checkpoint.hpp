@@ -8,7 +8,8 @@
 // file. Writing: every file of a new checkpoint goes to ckpt-....tmp.PID, is fsync'ed, the
 // directory is renamed into place and fsync'ed, then DIR/latest is replaced by rename (written
 // and fsync'ed first). A crash at any point leaves DIR/latest naming a complete checkpoint; the
-// one before the newest is kept as well, older ones are removed.
+// one before the newest is kept as well, older ones are removed. A run writing into DIR holds
+// an advisory lock on DIR/.lock (checkpoint_lock), so no second run can write there meanwhile.
 //
 // A saved model (--save-model DIR) is the same layout without optimizer state or position:
 // manifest.json (kind "model": the model configuration and the run's identity) with params.npy
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "models/model.hpp"
 #include "runtime/core/matrix.hpp"
@@ -50,6 +52,12 @@ nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
 void check_resumable(const nlohmann::json& saved, const nlohmann::json& current,
                      const std::filesystem::path& manifest);
 
+/// The first difference between two run_identity objects, as check_resumable words it ("FIELD is
+/// A in the checkpoint, B in this run", "the checkpoint does not record FIELD (this run: B)",
+/// "FIELD is A in the checkpoint, unset in this run"); "" when they are equal. Does not throw
+/// beyond std::bad_alloc.
+std::string identity_difference(const nlohmann::json& saved, const nlohmann::json& current);
+
 /// work_counters as a JSON object of its ten int64 fields by name ("seeds", ...,
 /// "cache_misses"; counts and bytes as work_counters holds them), plus, when not empty, the
 /// typed graphs' "rows_per_type" [T] and "edges_per_relation" [R] int64 arrays. Does not throw.
@@ -58,6 +66,20 @@ nlohmann::json work_counters_json(const work_counters& w);
 /// checkpoints written before they were saved). @throws io_error naming `file` and the field
 /// that is missing or not an integer (array), or an array holding a negative count.
 work_counters work_counters_of(const nlohmann::json& j, const std::filesystem::path& file);
+
+/// Largest epoch a checkpoint may record (the command line's --epochs bound): a manifest beyond
+/// it is damaged or edited, and epoch + 1 must stay far from INT_MAX.
+inline constexpr std::int64_t kMaxCheckpointEpoch = 1000000000;
+/// Largest batch or step count a checkpoint may record (batches per epoch, Adam steps): 2^50.
+inline constexpr std::int64_t kMaxCheckpointCount = std::int64_t{1} << 50;
+
+/// The integer `key` of manifest object `j`, required to lie in [lo, hi] (a JSON integer; floats,
+/// strings and out-of-range values refused). `field` names it in messages ("position.epoch").
+/// @throws io_error "MANIFEST: FIELD = V is impossible: not an integer in [LO, HI] ..." or,
+///         when `key` is missing, "MANIFEST: the manifest has no 'KEY' ...".
+std::int64_t manifest_int(const nlohmann::json& j, const char* key,
+                          const std::filesystem::path& manifest, std::string_view field,
+                          std::int64_t lo, std::int64_t hi);
 
 /// Everything a checkpoint holds.
 struct checkpoint {
@@ -79,6 +101,41 @@ std::string checkpoint_name(const epoch_position& p);
 /// nothing is written (a position decides the state). Host memory only; synchronous.
 /// @returns the checkpoint's directory. @throws io_error naming the file that cannot be written.
 std::filesystem::path write_checkpoint(const std::filesystem::path& dir, const checkpoint& c);
+
+/// An exclusive advisory lock (flock(2), LOCK_EX | LOCK_NB) on DIR/.lock, held by the one run
+/// that writes checkpoints into DIR for as long as the object lives; the kernel releases it when
+/// the process ends in any way (SIGKILL included), so a stale lock file blocks nobody. The file
+/// holds the holder's process id (for the message of a refused run) and is left in place.
+class checkpoint_lock {
+ public:
+  /// Creates DIR (with its parents) when missing and takes the lock without waiting.
+  /// @throws io_error "DIR: in use by another run (process N holds DIR/.lock) ..." when another
+  ///         open file holds it (another process, or another lock object of this one);
+  ///         io_error naming DIR or DIR/.lock when either cannot be created, opened or locked.
+  explicit checkpoint_lock(const std::filesystem::path& dir);
+  ~checkpoint_lock();
+  checkpoint_lock(const checkpoint_lock&) = delete;
+  checkpoint_lock& operator=(const checkpoint_lock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+/// What a checkpoint directory's newest checkpoint says about its run, from manifest.json alone
+/// (no array is read): its identity and position, for refusing a directory that holds another
+/// run's checkpoints.
+struct checkpoint_summary {
+  nlohmann::json identity = nlohmann::json::object();  ///< run_identity of the run
+  epoch_position position;                             ///< epoch, batches done (loss, work)
+  std::int64_t batches_per_epoch = 0;
+  std::filesystem::path path;  ///< the checkpoint's directory (DIR/ckpt-...)
+};
+
+/// The summary of the checkpoint DIR/latest names (or of `dir` itself when it holds a
+/// manifest.json); std::nullopt when `dir` holds neither (a missing `dir` included).
+/// @throws io_error naming the file for an unreadable DIR/latest or manifest, as
+///         read_checkpoint does (format, version, kind, keys, ranges).
+std::optional<checkpoint_summary> peek_checkpoint(const std::filesystem::path& dir);
 
 /// Reads the checkpoint DIR/latest names, or `dir` itself when it holds a manifest.json.
 /// Every array's size and CRC-32 is checked against the manifest before it is parsed.

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <ctime>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -34,6 +36,22 @@ std::string extra_metrics(const epoch_report& r) {
   return out.empty() ? out : "  |  test" + out;
 }
 }  // namespace
+
+std::string make_run_id(std::chrono::system_clock::time_point start) {
+  std::uint64_t bits = 0;
+  try {
+    std::random_device rd;
+    bits = (static_cast<std::uint64_t>(rd()) << 32) ^ static_cast<std::uint64_t>(rd());
+  } catch (const std::exception&) {
+    bits = static_cast<std::uint64_t>(start.time_since_epoch().count()) * 0x9E3779B97F4A7C15ULL ^
+           static_cast<std::uint64_t>(::getpid());
+  }
+  std::time_t const t = std::chrono::system_clock::to_time_t(start);
+  std::tm utc{};
+  ::gmtime_r(&t, &utc);
+  return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z-{:016x}", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, bits);
+}
 
 nlohmann::json to_json(const epoch_report& r) {
   nlohmann::json j;

@@ -1,6 +1,7 @@
 // Machine-readable and human-readable forms of epoch reports (`--metrics-out`, console tables).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,6 +20,12 @@ namespace coopgnn {
 /// alltoall_calls, collectives} (summed over PEs and batches; the last two are calls), cache {hits, misses, miss_rate} (summed over PEs; without a cache
 /// every row is a miss), batches. NaN metrics (not evaluated) are written as null.
 nlohmann::json to_json(const epoch_report& r);
+
+/// A run's identifier for its --metrics-out lines: the UTC start time and 64 random bits
+/// (std::random_device), "YYYYMMDDTHHMMSSZ-xxxxxxxxxxxxxxxx" (16 lower-case hex digits), so that
+/// lines of several runs in one file are told apart and sort by start. Does not throw beyond
+/// std::bad_alloc (a random_device that fails falls back to the clock and process id).
+std::string make_run_id(std::chrono::system_clock::time_point start);
 
 /// `v` as a JSON number, or null when it is NaN or infinite (JSON has neither).
 nlohmann::json number_or_null(double v);

@@ -13,6 +13,7 @@ void run_data_cli(std::vector<std::string> args) {
   app.require_subcommand(1);
   cli::add_data_commands(app);
   cli::add_partition_command(app);
+  cli::require_finite_floats(app);
   std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
   app.parse(args);
 }
@@ -21,6 +22,7 @@ std::string run_train_cli(std::vector<std::string> args) {
   CLI::App app{"test"};
   cli::add_train_commands(app);
   cli::add_infer_commands(app);
+  cli::require_finite_floats(app);
   std::reverse(args.begin(), args.end());
   try {
     app.parse(args);

@@ -7,13 +7,14 @@
 namespace coopgnn::test {
 
 /// Parses `args` (without the program name) with the data commands registered
-/// (cli::add_data_commands: convert, generate, split-edges, info; and cli::add_partition_command)
-/// and runs the chosen one.
+/// (cli::add_data_commands: convert, generate, split-edges, info; and cli::add_partition_command;
+/// cli::require_finite_floats, as the command line) and runs the chosen one.
 /// @throws what the command throws (io_error, ...) or CLI::ParseError for bad arguments.
 void run_data_cli(std::vector<std::string> args);
 
 /// Parses and runs `args` with the training commands registered (cli::add_train_commands:
-/// train, compare; cli::add_infer_commands: embed, predict). @returns the message of the
+/// train, compare; cli::add_infer_commands: embed, predict; cli::require_finite_floats).
+/// @returns the message of the
 /// coopgnn::error it throws (io_error or logic_error), empty when the command succeeded.
 /// CLI::ParseError propagates.
 std::string run_train_cli(std::vector<std::string> args);

@@ -109,6 +109,7 @@ std::map<int, json> metrics_by_epoch(const fs::path& file) {
     EXPECT_FALSE(j.is_discarded()) << "not a complete JSON line: " << line;
     if (j.is_discarded()) continue;
     j.erase("seconds");
+    j.erase("run_id");                    // each process draws its own
     j["memory"].erase("peak_rss_bytes");  // the process's RSS differs from run to run
     j["memory"].erase("rss_bytes");
     int const e = j["epoch"].get<int>();
@@ -149,7 +150,7 @@ TEST(Interrupts, KillNineThenResumeReproducesTheUninterruptedRun) {
   EXPECT_LT(before.size(), static_cast<std::size_t>(kEpochs)) << "killed after the end";
 
   auto resume = train_args((dir / "killed.jsonl").string(), kEpochs);
-  resume.insert(resume.end(), {"--resume", (dir / "ck").string()});
+  resume.insert(resume.end(), {"--resume", (dir / "ck").string(), "--append-metrics"});
   run(resume, dir / "resumed.log");
   EXPECT_NE(test::read_text(dir / "resumed.log").find("resumed from"), std::string::npos);
   expect_same_metrics(metrics_by_epoch(dir / "killed.jsonl"), want);
@@ -189,7 +190,7 @@ TEST_P(CleanStop, ExitStatusCheckpointAndCompleteLines) {
   // Stopped inside an epoch (the usual case: the signal comes right after a checkpoint) or
   // between two: either way the resumed run ends as the uninterrupted one.
   auto resume = train_args((dir / "m.jsonl").string(), kEpochs);
-  resume.insert(resume.end(), {"--resume", (dir / "ck").string()});
+  resume.insert(resume.end(), {"--resume", (dir / "ck").string(), "--append-metrics"});
   run(resume, dir / "resumed.log");
   expect_same_metrics(metrics_by_epoch(dir / "m.jsonl"), metrics_by_epoch(dir / "straight.jsonl"));
 }

@@ -1,4 +1,6 @@
 // Small helpers shared by the subcommands (tools/coopgnn/commands.hpp).
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "tools/coopgnn/commands.hpp"
@@ -53,6 +55,34 @@ void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string
       ->delimiter(',')
       ->capture_default_str();
   cmd.add_option("--batch-size", batch_size, "Global batch size B")->capture_default_str();
+}
+
+CLI::Validator finite_number() {
+  return {[](std::string& text) -> std::string {
+            char* end = nullptr;
+            double const v = std::strtod(text.c_str(), &end);
+            if (end != text.c_str() && !std::isfinite(v)) {
+              return "value " + text + " is not a finite number";
+            }
+            return {};  // finite, or not a number at all: the option's own conversion says so
+          },
+          "", "FINITE"};
+}
+
+void require_finite_floats(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    // The type name is "FLOAT", followed by ":DESCRIPTION" of each validator that has one.
+    std::string const type = opt->get_type_name();
+    if (type != "FLOAT" && type.rfind("FLOAT:", 0) != 0) continue;
+    try {
+      (void)opt->get_validator("FINITE");  // checked already (finite_number() given first)
+    } catch (const CLI::OptionNotFound&) {
+      opt->check(finite_number());
+    }
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    require_finite_floats(*sub);
+  }
 }
 
 }  // namespace coopgnn::cli

@@ -13,6 +13,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 
 namespace coopgnn::cli {
 
@@ -33,6 +34,7 @@ void run_bench_cache(bench_cache_args& a) {
   a.opt.modes.clear();
   for (auto const& m : a.modes) a.opt.modes.push_back(parse_mode(m));
   bench::validate(a.opt);  // before the (possibly slow) dataset read
+  check_writable_dir(a.out, "--out");
 
   scoped_timer load_timer(nullptr);
   auto const data = load_dataset(a.dataset);

@@ -15,6 +15,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/train_options.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 
 namespace coopgnn::cli {
 
@@ -104,6 +105,7 @@ void run_bench_modes(bench_modes_args& a) {
   } else {
     check_labor_dependency(a.sampler, a.opt.batch_dependency, false);
   }
+  check_writable_dir(a.out, "--out");
 
   scoped_timer load(nullptr);
   dataset_read_options ropt;
@@ -310,6 +312,7 @@ void add_bench_export_command(CLI::App& bench) {
   cmd->callback([a] {
     if (a->dataset.empty()) a->dataset = default_dataset_dir();
     a->opt.sampler = parse_sampler_kind(a->sampler);
+    check_writable_dir(a->out, "--out");
     auto const data = load_dataset(a->dataset);
     auto const meta = bench::export_blocks(data->ds, data->g, a->opt, a->out);
     for (std::size_t b = 0; b < meta["batches"].size(); ++b) {

@@ -12,6 +12,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 
 namespace coopgnn::cli {
 
@@ -29,6 +30,8 @@ void run_bench_sample(bench_sample_args& a) {
   if (a.dataset.empty()) a.dataset = default_dataset_dir();
   a.opt.sampler = parse_sampler_kind(a.sampler);
   bench::validate(a.opt);  // before the (possibly slow) dataset read
+  check_writable_dir(a.out, "--out");
+  if (!a.seeds_out.empty()) check_writable_file(a.seeds_out, "--seeds-out");
 
   scoped_timer load_timer(nullptr);
   auto const data = load_dataset(a.dataset, /*load_features=*/false);

@@ -14,6 +14,7 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 
 namespace coopgnn::cli {
 
@@ -47,6 +48,7 @@ void run_bench_work(bench_work_args& a) {
   }
   // Cheap argument checks before the dataset is read (the candidate count is checked later).
   bench::validate_work_options(a.opt, a.opt.min_batch);
+  check_writable_dir(a.out, "--out");
 
   scoped_timer load_timer(nullptr);
   auto const data = load_dataset(a.dataset);

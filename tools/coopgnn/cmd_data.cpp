@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +15,7 @@
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/convert.hpp"
 #include "tools/coopgnn/info.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 #include "tools/coopgnn/split_edges.hpp"
 #include "tools/coopgnn/train_options.hpp"
 
@@ -33,9 +35,15 @@ void print_edge_stats(const edge_stats& s) {
       s.edges_final);
 }
 
+/// The help of every dataset-writing command's --overwrite.
+constexpr const char* kOverwriteHelp =
+    "replace the output directory when it exists and is not empty (without it, that is an "
+    "error); the new dataset is written to a temporary sibling and takes its place only when "
+    "complete";
+
 void write_and_summarise(const dataset& ds, const std::string& out_dir,
                          std::chrono::steady_clock::time_point t0) {
-  write_dataset(ds, out_dir);
+  write_dir_atomically(out_dir, [&](const std::filesystem::path& tmp) { write_dataset(ds, tmp); });
   fmt::print("wrote {} ({} nodes, {} edges, {} features, {} classes, split {}/{}/{}) in {:.1f} s\n",
              out_dir, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.num_classes,
              ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0));
@@ -71,11 +79,13 @@ struct convert_args {
   std::string from;
   std::string input;
   std::string output;
+  bool overwrite = false;
   convert_options opt;
 };
 
 struct rmat_args {
   std::string output;
+  bool overwrite = false;
   rmat_options opt;
   bool with_task = false;
   std::int64_t classes = 16;
@@ -84,12 +94,14 @@ struct rmat_args {
 
 struct sbm_args {
   std::string output;
+  bool overwrite = false;
   sbm_options opt;
 };
 
 struct task_args {
   std::string input;
   std::string output;
+  bool overwrite = false;
   std::int64_t classes = 16;
   std::int64_t feature_dim = 64;
   std::uint64_t seed = 1;
@@ -100,6 +112,7 @@ struct task_args {
 struct split_args {
   std::string input;
   std::string output;
+  bool overwrite = false;
   std::string scheme = "random";
   std::vector<double> fractions = {0.85, 0.05, 0.10};
   split_options opt;
@@ -122,6 +135,8 @@ void add_convert(CLI::App& app) {
       "into a dataset directory");
   c->footer(
       "Writes a dataset directory in DGL GraphBolt's OnDiskDataset layout (metadata.yaml + .npy).\n"
+      "The output must not be (or hold) the input; a non-empty output needs --overwrite, and the\n"
+      "new dataset takes its place only when complete (so does every dataset-writing command).\n"
       "Duplicate edges are always removed; the counts are printed, and so is every decision\n"
       "(symmetrized or not, a skipped header, label mapping, dense feature size).\n"
       "  ogb:  an OGB node-property directory (raw/edge.csv.gz, raw/node-feat.csv.gz,\n"
@@ -163,6 +178,7 @@ void add_convert(CLI::App& app) {
   c->add_option("input", a->input, "input directory (ogb, lightgcn, musae) or file (snap, npz)")
       ->required();
   c->add_option("output", a->output, "output dataset directory (created if needed)")->required();
+  c->add_flag("--overwrite", a->overwrite, kOverwriteHelp);
   auto* sym = c->add_flag("--symmetrize", a->opt.symmetrize,
                           "add the reverse of every edge (pairs stored both ways are not doubled)");
   c->add_flag("--directed", a->opt.directed,
@@ -202,6 +218,7 @@ void add_convert(CLI::App& app) {
   c->add_option("--name", a->opt.name, "dataset name (default: from the input path)");
   c->callback([a] {
     auto const t0 = std::chrono::steady_clock::now();
+    check_output_dir(a->output, {a->input, a->opt.features_file}, a->overwrite);
     convert_report rep;
     rep.progress = [](const std::string& line) { fmt::print("{}\n", line); };
     a->opt.output_dir = a->output;
@@ -224,6 +241,7 @@ void add_generate(CLI::App& app) {
       "a=0.57 b=0.19 c=0.19 d=0.05, ids permuted by a keyed permutation, then symmetrized with\n"
       "self-loops and duplicates removed. Structure only unless --with-task.");
   rm->add_option("output", r->output, "output dataset directory")->required();
+  rm->add_flag("--overwrite", r->overwrite, kOverwriteHelp);
   rm->add_option("--scale", r->opt.scale, "log2 of the vertex count")
       ->required()
       ->check(CLI::Range(1, 40));
@@ -241,6 +259,7 @@ void add_generate(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   rm->callback([r] {
     auto const t0 = std::chrono::steady_clock::now();
+    check_output_dir(r->output, {}, r->overwrite);
     edge_stats st;
     dataset ds = generate_rmat(r->opt, &st);
     print_edge_stats(st);
@@ -257,6 +276,7 @@ void add_generate(CLI::App& app) {
       "classes, power-law degree propensities, a fraction h of edges inside a class,\n"
       "class-conditional Gaussian features, a keyed 60/20/20 split.");
   sb->add_option("output", s->output, "output dataset directory")->required();
+  sb->add_flag("--overwrite", s->overwrite, kOverwriteHelp);
   sb->add_option("--nodes", s->opt.nodes, "number of vertices")
       ->required()
       ->check(CLI::PositiveNumber);
@@ -285,6 +305,7 @@ void add_generate(CLI::App& app) {
       ->capture_default_str();
   sb->callback([s] {
     auto const t0 = std::chrono::steady_clock::now();
+    check_output_dir(s->output, {}, s->overwrite);
     edge_stats st;
     dataset const ds = generate_sbm(s->opt, &st);
     print_edge_stats(st);
@@ -300,7 +321,8 @@ void add_generate(CLI::App& app) {
       "class-conditional Gaussians with noise, keyed 60/20/20 split. Replaces existing\n"
       "features, labels and splits.");
   tk->add_option("input", t->input, "input dataset directory")->required();
-  tk->add_option("output", t->output, "output dataset directory")->required();
+  tk->add_option("output", t->output, "output dataset directory (not the input)")->required();
+  tk->add_flag("--overwrite", t->overwrite, kOverwriteHelp);
   tk->add_option("--classes", t->classes, "number of classes")
       ->required()
       ->check(CLI::PositiveNumber);
@@ -320,6 +342,7 @@ void add_generate(CLI::App& app) {
       ->capture_default_str();
   tk->callback([t] {
     auto const t0 = std::chrono::steady_clock::now();
+    check_output_dir(t->output, {t->input}, t->overwrite);
     dataset ds = read_dataset(t->input);
     fmt::print("read {} ({} nodes, {} edges)\n", t->input, ds.num_nodes, ds.num_edges());
     attach_synthetic_task(ds, t->classes, t->feature_dim, t->seed, t->opt);
@@ -356,9 +379,12 @@ void add_split_edges(CLI::App& app) {
       "their reverses leave the training graph; self-loops are never held out. Training\n"
       "positives = the training graph's edges (symmetric: each undirected edge once, u < v).\n"
       "Same IN and --seed: byte-identical output.\n"
+      "OUT must not be IN; a non-empty OUT needs --overwrite (replaced only when complete).\n"
       "Example: coopgnn split-edges data/cora data/cora-lp --scheme random --seed 7");
   c->add_option("input", a->input, "input dataset directory")->required();
-  c->add_option("output", a->output, "output dataset directory (created if needed)")->required();
+  c->add_option("output", a->output, "output dataset directory (created if needed; not the input)")
+      ->required();
+  c->add_flag("--overwrite", a->overwrite, kOverwriteHelp);
   c->add_option("--scheme", a->scheme, "random or tma")
       ->check(CLI::IsMember({"random", "tma"}))
       ->capture_default_str();
@@ -384,6 +410,7 @@ void add_split_edges(CLI::App& app) {
                 "running the other way, leave the graph unless --keep-reverse)");
   c->callback([a] {
     auto const t0 = std::chrono::steady_clock::now();
+    check_output_dir(a->output, {a->input}, a->overwrite);
     a->opt.scheme = a->scheme == "tma" ? split_scheme::tma : split_scheme::random;
     std::copy(a->fractions.begin(), a->fractions.end(), a->opt.fractions.begin());
     dataset_read_options ropt;
@@ -401,7 +428,8 @@ void add_split_edges(CLI::App& app) {
     split_report rep;
     dataset const ds =
         in.hetero ? split_typed_edges(in, a->opt, &rep) : split_edges(in, a->opt, &rep);
-    write_dataset(ds, a->output);
+    write_dir_atomically(a->output,
+                         [&](const std::filesystem::path& tmp) { write_dataset(ds, tmp); });
     if (a->json) {
       nlohmann::json j;
       j["output"] = a->output;

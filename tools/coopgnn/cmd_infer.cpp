@@ -13,6 +13,7 @@
 #include "runtime/graph/transforms.hpp"
 #include "runtime/pipeline/checkpoint.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 
 namespace coopgnn::cli {
 
@@ -105,6 +106,7 @@ void add_infer_commands(CLI::App& app) {
                    "layer (before the --linear-head, if any)")
       ->capture_default_str();
   embed->callback([eo] {
+    check_writable_file(eo->out, "--out");
     auto lm = load_model(*eo);
     int const L = lm.model->num_layers();
     int const k = eo->layer == 0 ? L : eo->layer;
@@ -135,6 +137,8 @@ void add_infer_commands(CLI::App& app) {
   predict->callback([po] {
     COOPGNN_EXPECTS(!po->out.empty() || !po->out_logits.empty(),
                     "predict: give --out (class ids) and/or --out-logits");
+    if (!po->out.empty()) check_writable_file(po->out, "--out");
+    if (!po->out_logits.empty()) check_writable_file(po->out_logits, "--out-logits");
     auto lm = load_model(*po);
     COOPGNN_EXPECTS(!lm.saved.config.decoder,
                     "predict: {} is a link-prediction model (it scores pairs); use `coopgnn "

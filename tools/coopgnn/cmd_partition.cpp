@@ -12,6 +12,7 @@
 #include "runtime/graph/npy.hpp"
 #include "runtime/graph/partition.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 
 namespace coopgnn::cli {
 
@@ -25,6 +26,7 @@ struct partition_args {
   std::int64_t clusters = 0;
   std::uint64_t seed = 1;
   bool json = false;
+  bool overwrite = false;
   std::string feature;
 };
 
@@ -127,7 +129,8 @@ void add_partition_command(CLI::App& app) {
       "          hold similar numbers of edges (PSGD-PA, as DGL's balance_edges).\n"
       "super and metis need a build with METIS (libmetis-dev). Requires M >= 1 and, for super,\n"
       "M <= N <= |V|.\n"
-      "Writes OUT/parts.npy (int32 [|V|], the part of each vertex) and OUT/summary.json, and\n"
+      "Writes OUT/parts.npy (int32 [|V|], the part of each vertex) and OUT/summary.json (a\n"
+      "non-empty OUT needs --overwrite; OUT must not be the dataset), and\n"
       "prints per part the vertices and training edges kept (both endpoints in the part;\n"
       "training edges = the link task's train positives, else the graph's edges), the ratio\n"
       "r = kept / all, the total variation distance of the parts' class histograms (labels),\n"
@@ -146,7 +149,11 @@ void add_partition_command(CLI::App& app) {
       ->capture_default_str();
   c->add_flag("--json", a->json, "print one JSON object (as summary.json) instead of the summary");
   c->add_option("dataset", a->input, "input dataset directory")->required();
-  c->add_option("out", a->output, "output directory (created if needed)")->required();
+  c->add_option("out", a->output, "output directory (created if needed; not the dataset)")
+      ->required();
+  c->add_flag("--overwrite", a->overwrite,
+              "replace OUT when it exists and is not empty (without it, that is an error); the "
+              "new files are written to a temporary sibling that takes OUT's place when complete");
   c->callback([a, c] {
     partition_request req;
     req.scheme = parse_partition_scheme(a->scheme);
@@ -155,17 +162,18 @@ void add_partition_command(CLI::App& app) {
     req.seed = a->seed;
     // Fail before reading a large dataset when the scheme cannot run in this build.
     if (req.scheme != partition_scheme::random) require_metis(a->scheme);
+    check_output_dir(a->output, {a->input}, a->overwrite, "OUT");
     dataset_read_options ropt;
     ropt.feature = a->feature;
     dataset const ds = read_dataset(a->input, ropt);
     partition_result const res = run_partition(ds, req);
     partition_report const rep = partition_summary(ds, res.parts, req.num_parts);
-    std::filesystem::path const out(a->output);
-    std::filesystem::create_directories(out);
-    std::int64_t const shape[] = {ds.num_nodes};
-    write_npy(out / "parts.npy", std::span<const std::int32_t>(res.parts), shape);
     nlohmann::json const j = summary_json(*a, ds, res, rep);
-    bench::write_file_atomic(out / "summary.json", j.dump(2) + "\n");
+    write_dir_atomically(a->output, [&](const std::filesystem::path& out) {
+      std::int64_t const shape[] = {ds.num_nodes};
+      write_npy(out / "parts.npy", std::span<const std::int32_t>(res.parts), shape);
+      bench::write_file_atomic(out / "summary.json", j.dump(2) + "\n");
+    });
     if (a->json) {
       fmt::print("{}\n", j.dump());
     } else {

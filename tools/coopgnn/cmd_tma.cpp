@@ -507,7 +507,7 @@ void add_tma_command(CLI::App& app) {
   c->add_option("--out", o->out, "output directory")->capture_default_str();
   c->callback([o, &app] {
     auto* cmd = app.get_subcommand("tma");
-    for (const char* name : {"--epochs", "--metrics-out"}) {
+    for (const char* name : {"--epochs", "--metrics-out", "--append-metrics"}) {
       COOPGNN_EXPECTS(cmd->get_option(name)->count() == 0,
                       "{} does not apply to coopgnn tma: the run ends at --time-limit or "
                       "--max-epochs, and the server writes OUT/tma.jsonl",

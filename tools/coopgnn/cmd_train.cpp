@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "runtime/core/device.hpp"
@@ -25,6 +27,7 @@
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/output_paths.hpp"
 #include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
@@ -69,6 +72,25 @@ void check_labor_dependency(const std::string& sampler, std::int64_t kappa,
                   "--batch-dependency and --layer-dependency are LABOR's (dependent "
                   "minibatching); add --sampler labor");
 }
+
+namespace {
+
+/// A probability that is not certain: [0, 1) (dropout; 1 would drop everything).
+const CLI::Validator kProbabilityBelowOne(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      double const p = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || !(p >= 0.0 && p < 1.0)) {
+        return "value " + text + " is outside [0, 1)";
+      }
+      return {};
+    },
+    "in [0, 1)");
+
+/// Upper bound of --epochs: that of a checkpoint's epoch (runtime/pipeline/checkpoint.hpp).
+constexpr int kMaxEpochs = static_cast<int>(kMaxCheckpointEpoch);
+
+}  // namespace
 
 void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_option("--dataset", o.dataset,
@@ -248,9 +270,17 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "stops the others at once, whatever the timeout")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")->capture_default_str();
-  cmd->add_option("--lr", o.cfg.lr, "Adam learning rate")->capture_default_str();
-  cmd->add_option("--weight-decay", o.cfg.weight_decay, "L2 weight decay added to gradients")
+  cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")
+      ->check(CLI::Range(0, kMaxEpochs))
+      ->capture_default_str();
+  cmd->add_option("--lr", o.cfg.lr, "Adam learning rate (finite, > 0)")
+      ->check(finite_number())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", o.cfg.weight_decay,
+                  "L2 weight decay added to gradients (finite, >= 0)")
+      ->check(finite_number())
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--weight-decay-scope", o.weight_decay_scope,
                   "Which parameters --weight-decay applies to: all, or first (the first GNN "
@@ -258,7 +288,10 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "input embeddings are then not decayed)")
       ->check(CLI::IsMember({"all", "first"}))
       ->capture_default_str();
-  cmd->add_option("--dropout", o.cfg.dropout, "Dropout probability on every layer's input")
+  cmd->add_option("--dropout", o.cfg.dropout,
+                  "Dropout probability on every layer's input, in [0, 1)")
+      ->check(finite_number())
+      ->check(kProbabilityBelowOne)
       ->capture_default_str();
   cmd->add_option("--seed", o.cfg.seed,
                   "Run seed: keys sampling, dropout, shuffling, ownership and initialisation")
@@ -269,19 +302,31 @@ void add_common_options(CLI::App* cmd, train_options& o) {
          "which is always evaluated")
       ->capture_default_str();
   cmd->add_option("--threads-per-pe", o.threads_per_pe,
-                  "Host threads per PE for BLAS and the parallel host kernels (N >= 1, or auto = "
-                  "max(1, hardware threads / P)); printed in the run header; results do not "
-                  "depend on it")
+                  "Host threads per PE for BLAS and the parallel host kernels (1 <= N <= 4 x the "
+                  "hardware threads, or auto = max(1, hardware threads / P)); printed in the run "
+                  "header; results do not depend on it")
       ->capture_default_str();
   cmd->add_option("--sample-threads", o.cfg.sample_threads,
-                  "Host threads per PE for sampling; 0 = the PE's --threads-per-pe budget "
-                  "(results do not depend on it)")
+                  "Host threads per PE for sampling, at most 4 x the hardware threads; 0 = the "
+                  "PE's --threads-per-pe budget (results do not depend on it)")
       ->capture_default_str();
   cmd->add_option("--metrics-out", o.metrics_out,
-                  "Append one JSON object per epoch and mode to this .jsonl file");
+                  "Append one JSON object per epoch and mode to this .jsonl file, each with "
+                  "this run's run_id (start time and 64 random bits); a file that exists and is "
+                  "not empty needs --append-metrics");
+  cmd->add_flag("--append-metrics", o.append_metrics,
+                "Let --metrics-out add this run's lines to a file that already holds lines "
+                "(another run's, or this run's before --resume); the run_id tells them apart");
   cmd->add_flag("--no-progress", o.no_progress, "Do not draw progress bars");
   cmd->add_flag("--quiet", o.quiet, "Print only the final summary");
 }
+
+namespace {
+/// The most threads --threads-per-pe or --sample-threads may ask for: 4 x the hardware threads.
+int max_threads_per_option() {
+  return 4 * std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+}  // namespace
 
 /// The option names into train_config's types (each parsed once, here).
 /// --threads-per-pe: "auto" is 0 (train_config::threads_per_pe), else an integer >= 1.
@@ -297,6 +342,11 @@ int parse_threads_per_pe(const std::string& v) {
   }
   COOPGNN_EXPECTS(used == v.size() && n >= 1,
                   "--threads-per-pe '{}': expected a count >= 1 or auto", v);
+  int const most = max_threads_per_option();
+  COOPGNN_EXPECTS(n <= most,
+                  "--threads-per-pe {} exceeds {} (4 x the {} hardware threads): that many "
+                  "threads per PE cannot help, and may not even start; use auto or a smaller count",
+                  n, most, most / 4);
   return n;
 }
 
@@ -330,6 +380,11 @@ void parse_typed_options(train_options& o) {
   o.cfg.weight_decay_first_layer = o.weight_decay_scope == "first";
   o.cfg.macro_f1 = o.metric == "macro_f1";
   o.cfg.threads_per_pe = parse_threads_per_pe(o.threads_per_pe);
+  int const most = max_threads_per_option();
+  COOPGNN_EXPECTS(o.cfg.sample_threads >= 0 && o.cfg.sample_threads <= most,
+                  "--sample-threads {} is outside 0 .. {} (0 = the PE's budget; at most 4 x the "
+                  "{} hardware threads)",
+                  o.cfg.sample_threads, most, most / 4);
 }
 
 /// --task into o.cfg.task from what the dataset holds (auto: node classification when it has
@@ -741,6 +796,76 @@ void dry_run(const loaded_dataset& data, train_options& o) {
   std::fflush(stdout);
 }
 
+/// Refuses a --checkpoint DIR that holds checkpoints this run would replace (write_checkpoint
+/// keeps only the newest two), unless this run resumes from DIR (--resume DIR, or one of its
+/// ckpt-* directories; check_resumable then compares the identities) or
+/// --overwrite-checkpoints is given.
+/// @throws io_error naming --checkpoint, DIR and, for another configuration, the first option
+///         that differs.
+void check_checkpoint_dir(const train_options& o, const nlohmann::json& identity) {
+  namespace fs = std::filesystem;
+  fs::path const dir = resolved_path(o.checkpoint);
+  if (!o.resume.empty()) {
+    fs::path const from = resolved_path(o.resume);
+    if (from == dir || from.parent_path() == dir) return;
+  }
+  std::optional<checkpoint_summary> held;
+  try {
+    held = peek_checkpoint(o.checkpoint);
+  } catch (const io_error& e) {
+    if (!o.overwrite_checkpoints) {
+      throw io_error(fmt::format(
+          "--checkpoint {}: holds a checkpoint that cannot be read ({}); refusing to replace it: "
+          "choose another directory, or pass --overwrite-checkpoints",
+          o.checkpoint, e.what()));
+    }
+  }
+  std::size_t others = 0;  // ckpt-* directories without DIR/latest (a run that never finished one)
+  std::error_code ec;
+  for (fs::directory_iterator it(o.checkpoint, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string const name = it->path().filename().string();
+    if (name.rfind("ckpt-", 0) == 0 && name.find(".tmp.") == std::string::npos) ++others;
+  }
+  bool const latest = fs::exists(fs::path(o.checkpoint) / "latest", ec);
+  if (!held && others == 0 && !latest) return;
+  std::string const what =
+      held ? fmt::format("{} (epoch {}, {} of {} batches)", held->path.filename().string(),
+                         held->position.epoch, held->position.next_batch, held->batches_per_epoch)
+           : fmt::format("{} ckpt-* directories", others);
+  if (o.overwrite_checkpoints) {
+    // Removed now, not one by one as this run's replace them: a checkpoint of the other run at
+    // a position this run reaches would otherwise be taken for this run's (write_checkpoint).
+    fmt::print(stderr,
+               "note: --overwrite-checkpoints: removing the checkpoints in {} (newest {})\n",
+               o.checkpoint, what);
+    std::vector<fs::path> old;
+    for (fs::directory_iterator it(o.checkpoint, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string const name = it->path().filename().string();
+      if (name.rfind("ckpt-", 0) == 0 || name == "latest") old.push_back(it->path());
+    }
+    for (const fs::path& p : old) {
+      std::error_code rm;
+      fs::remove_all(p, rm);
+      if (rm) {
+        COOPGNN_IO_FAIL("--checkpoint {}: cannot remove {}: {}", o.checkpoint, p.string(),
+                        rm.message());
+      }
+    }
+    return;
+  }
+  std::string const diff = held ? identity_difference(held->identity, identity) : std::string();
+  if (held && diff.empty()) {
+    COOPGNN_IO_FAIL(
+        "--checkpoint {}: holds checkpoints of a run with these options, newest {}; --resume {} "
+        "continues it, --overwrite-checkpoints starts over and replaces them",
+        o.checkpoint, what, o.checkpoint);
+  }
+  COOPGNN_IO_FAIL(
+      "--checkpoint {}: holds the checkpoints of another run (newest {}{}); refusing to replace "
+      "them: choose another directory, or pass --overwrite-checkpoints",
+      o.checkpoint, what, diff.empty() ? std::string() : "; " + diff);
+}
+
 /// Trains one configuration for cfg.epochs epochs (from a checkpoint with --resume, saving them
 /// with --checkpoint, stopping cleanly on SIGINT/SIGTERM when `stoppable`); returns (last
 /// epoch, totals over epochs).
@@ -755,6 +880,7 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
                   "--checkpoint-every {} without --checkpoint DIR: nothing would be saved",
                   o.checkpoint_every);
   auto const identity = identity_of(data.ds, o);
+  if (!o.checkpoint.empty()) check_checkpoint_dir(o, identity);
   trainer tr(data.ds, data.g, o.cfg);
   auto const nb = tr.batches_per_epoch();
   epoch_report last, total;
@@ -837,7 +963,11 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     pos = epoch_position{.epoch = e + 1};
     if (at.next_batch < nb) stop_here(at);  // stopped inside the epoch: no report line
     if (!o.quiet) fmt::print("{}\n", format_epoch_line(last));
-    if (jsonl != nullptr) jsonl->append(to_json(last).dump());
+    if (jsonl != nullptr) {
+      nlohmann::json line = to_json(last);
+      line["run_id"] = o.run_id;
+      jsonl->append(line.dump());
+    }
     total.epoch = e;
     total.seconds += last.seconds;
     total.epoch_seconds += last.epoch_seconds;
@@ -867,8 +997,32 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
   return {last, total};
 }
 
-std::unique_ptr<line_appender> open_metrics(const std::string& path) {
+/// Probes every output path of a run before the dataset is read (check_writable_dir /
+/// check_writable_file): --save-model DIR and --metrics-out FILE (--checkpoint DIR is probed by
+/// its lock file). @throws io_error naming the option and the path.
+void check_run_outputs(const train_options& o) {
+  if (!o.save_model.empty()) check_writable_dir(o.save_model, "--save-model");
+  if (!o.metrics_out.empty()) {
+    check_writable_file(o.metrics_out, "--metrics-out");
+    std::error_code ec;
+    auto const size = std::filesystem::file_size(o.metrics_out, ec);
+    if (!ec && size > 0 && !o.append_metrics) {
+      COOPGNN_IO_FAIL(
+          "--metrics-out {}: exists and holds {} bytes of lines; pass --append-metrics to add "
+          "this run's lines after them (every line carries its run's run_id), or choose another "
+          "file",
+          o.metrics_out, size);
+    }
+  }
+}
+
+/// Opens --metrics-out for appending (nullptr without one) and draws the run's run_id into
+/// o.run_id; prints both unless --quiet. @throws io_error naming --metrics-out.
+std::unique_ptr<line_appender> open_metrics(train_options& o) {
+  o.run_id = make_run_id(std::chrono::system_clock::now());
+  std::string const& path = o.metrics_out;
   if (path.empty()) return nullptr;
+  if (!o.quiet) fmt::print("metrics: {} (run_id {})\n", path, o.run_id);
   try {
     return std::make_unique<line_appender>(path);
   } catch (const io_error& e) {
@@ -905,7 +1059,10 @@ void add_train_commands(CLI::App& app) {
                    "Save checkpoints in this directory (model, optimizer state, embeddings, "
                    "position and configuration; DIR/latest names the newest, the one before it "
                    "is kept): every --checkpoint-every epochs, after the last, and on "
-                   "SIGINT/SIGTERM")
+                   "SIGINT/SIGTERM. One run at a time per DIR (a lock on DIR/.lock: a second "
+                   "run is refused at once); a DIR holding checkpoints this run would replace "
+                   "(another run's, or this configuration's without --resume DIR) is refused "
+                   "unless --overwrite-checkpoints")
       ->capture_default_str();
   train
       ->add_option("--checkpoint-every", topt->checkpoint_every,
@@ -920,6 +1077,10 @@ void add_train_commands(CLI::App& app) {
                    "--eval-every, --metrics-out, progress, cache and storage options may "
                    "change. Keeps checkpointing into DIR unless --checkpoint says otherwise")
       ->capture_default_str();
+  train->add_flag("--overwrite-checkpoints", topt->overwrite_checkpoints,
+                  "Let --checkpoint DIR replace the checkpoints DIR already holds (another "
+                  "run's, or this configuration's when not resuming); without it such a DIR is "
+                  "an error");
   train
       ->add_option("--save-model", topt->save_model,
                    "After training, write the model (configuration + parameters, and the "
@@ -930,13 +1091,24 @@ void add_train_commands(CLI::App& app) {
       "--checkpoint), leave --metrics-out with complete lines and exit with status 130 "
       "(SIGINT) or 143 (SIGTERM); a second signal exits at once with the same status.");
   train->callback([topt] {
+    // One run per checkpoint directory: refused at once, before the dataset is read.
+    if (topt->checkpoint.empty()) topt->checkpoint = topt->resume;  // --resume DIR saves there
+    std::unique_ptr<checkpoint_lock> lock;
+    if (!topt->dry_run && !topt->checkpoint.empty()) {
+      try {
+        lock = std::make_unique<checkpoint_lock>(topt->checkpoint);
+      } catch (const io_error& e) {
+        throw io_error(fmt::format("--checkpoint {}", e.what()));
+      }
+    }
+    if (!topt->dry_run) check_run_outputs(*topt);
     auto data = load(*topt);
     topt->cfg.mode = parse_mode(topt->mode);
     if (topt->dry_run) {
       dry_run(*data, *topt);
       return;
     }
-    auto jsonl = open_metrics(topt->metrics_out);
+    auto jsonl = open_metrics(*topt);
     stop_handlers const handlers;
     auto [last, total] = run_training(*data, *topt, jsonl.get(), true);
     if (last.epoch == 0) {
@@ -954,8 +1126,9 @@ void add_train_commands(CLI::App& app) {
       "seeds and print a side-by-side table with the independent/cooperative work ratios.");
   add_common_options(compare, *copt);
   compare->callback([copt] {
+    check_run_outputs(*copt);
     auto data = load(*copt);
-    auto jsonl = open_metrics(copt->metrics_out);
+    auto jsonl = open_metrics(*copt);
     std::vector<epoch_report> finals, totals;
     for (auto m : {minibatch_mode::cooperative, minibatch_mode::independent}) {
       train_options o = *copt;

@@ -42,6 +42,17 @@ void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string
                                 const std::string& sampler_help, std::vector<int>& fanouts,
                                 std::int64_t& batch_size);
 
+/// A CLI11 validator (named "FINITE") refusing a number that is not finite ("inf", "nan",
+/// "1e999"): CLI::ValidationError "--OPTION: value V is not a finite number" at parse time. Text
+/// that is not a number passes (the option's conversion reports it).
+CLI::Validator finite_number();
+
+/// Makes every floating-point option of `app` and of its subcommands (at any depth; CLI11 type
+/// name FLOAT, vectors included) refuse a value that is not finite (finite_number), unless the
+/// option checks it already (finite_number() given before its range check, so that the message
+/// says "not a finite number"). Call it after every option is registered.
+void require_finite_floats(CLI::App& app);
+
 /// Registers `convert`, `generate`, `split-edges` and `info` (datasets;
 /// tools/coopgnn/cmd_data.cpp).
 void add_data_commands(CLI::App& app);

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   coopgnn::cli::add_bench_cache_command(*bench);
   coopgnn::cli::add_bench_sample_command(*bench);
   coopgnn::cli::add_report_command(app);
+  coopgnn::cli::require_finite_floats(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,6 +20,8 @@ struct train_options {
   /// --relation-fanout REL=K0,K1,... (typed graphs; resolve_relation_fanouts into cfg)
   std::vector<std::string> relation_fanout;
   std::string metrics_out;
+  bool append_metrics = false;  ///< --append-metrics: add lines to a non-empty --metrics-out
+  std::string run_id;           ///< this invocation's make_run_id, on every metrics line
   bool no_progress = false;
   double cache_fraction = -1;  ///< < 0: use --cache-rows
   bool quiet = false;
@@ -42,10 +44,11 @@ struct train_options {
   bool allow_nonfinite = false;  ///< skip the NaN/Inf check of the feature table
   bool dry_run = false;          ///< train: print the resolved run and its memory estimate, stop
   // `train` only (README "Checkpoints and interrupts"):
-  std::string checkpoint;    ///< --checkpoint DIR ("" = none; --resume DIR implies it)
-  int checkpoint_every = 1;  ///< --checkpoint-every N epochs (and always after the last)
-  std::string resume;        ///< --resume DIR: continue the run checkpointed there
-  std::string save_model;    ///< --save-model DIR: the trained model for `embed` / `predict`
+  std::string checkpoint;              ///< --checkpoint DIR ("" = none; --resume DIR implies it)
+  int checkpoint_every = 1;            ///< --checkpoint-every N epochs (and always after the last)
+  std::string resume;                  ///< --resume DIR: continue the run checkpointed there
+  bool overwrite_checkpoints = false;  ///< --overwrite-checkpoints: replace another run's
+  std::string save_model;  ///< --save-model DIR: the trained model for `embed` / `predict`
   int pes = -1;  ///< -1: not given (the backend's default); given values must be >= 1 (4 host PEs,
                  ///< or one per GPU x --pes-per-gpu)
   train_config cfg;

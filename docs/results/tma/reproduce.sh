@@ -9,15 +9,15 @@ set -euo pipefail
 B=$(realpath "$1"); W=$2; here=$(cd "$(dirname "$0")" && pwd); repo=$here/../../..
 raw=${COOPGNN_SHARED_DATA:?set COOPGNN_SHARED_DATA to the raw datasets folder (data/README.md)}
 mkdir -p "$W"
-$B convert --from snap "$raw/twitter/twitter_combined.txt.gz" "$W/twitter"
-$B generate task "$W/twitter" "$W/twitter-task" --classes 8 --feature-dim 32 \
+$B convert --from snap "$raw/twitter/twitter_combined.txt.gz" "$W/twitter" --overwrite
+$B generate task "$W/twitter" "$W/twitter-task" --classes 8 --feature-dim 32 --overwrite \
   --train-fraction 0.98 --valid-fraction 0.01 --seed 1
-$B split-edges "$W/twitter-task" "$W/twitter-lp" --scheme tma --seed 1          # 1000 negatives
-$B convert --from npz "$raw/tolokers/tolokers.npz" "$W/tolokers" --symmetrize
-$B split-edges "$W/tolokers" "$W/tolokers-lp" --scheme tma --seed 1
-$B generate sbm "$W/sbm" --nodes 20000 --classes 8 --avg-degree 20 --homophily 0.8 \
+$B split-edges "$W/twitter-task" "$W/twitter-lp" --scheme tma --seed 1 --overwrite       # 1000 negatives
+$B convert --from npz "$raw/tolokers/tolokers.npz" "$W/tolokers" --symmetrize --overwrite
+$B split-edges "$W/tolokers" "$W/tolokers-lp" --scheme tma --seed 1 --overwrite
+$B generate sbm "$W/sbm" --overwrite --nodes 20000 --classes 8 --avg-degree 20 --homophily 0.8 \
   --feature-dim 32 --train-fraction 0.9 --valid-fraction 0.05
-$B split-edges "$W/sbm" "$W/sbm-lp" --scheme tma --negatives 200
+$B split-edges "$W/sbm" "$W/sbm-lp" --scheme tma --negatives 200 --overwrite
 "$repo/tools/tma_experiments.sh" "$B" "$W/runs" "$W/twitter-lp" "$W/tolokers-lp"
 TIME_LIMIT=60 INTERVAL=5 SEEDS=1 SCHEMES="randomtma supertma psgd-pa" DROP_SCHEMES="" \
   "$repo/tools/tma_experiments.sh" "$B" "$W/runs" "$W/sbm-lp"
