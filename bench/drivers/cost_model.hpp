@@ -74,7 +74,11 @@ struct step_counts {
   std::vector<layer_shape> layers;  ///< [L] per block: shape and its conv's widths
   double feature_rows_host = 0;     ///< input rows read from host storage (cache misses)
   double feature_rows_cached = 0;   ///< input rows served by the PE's device cache
-  double feature_row_bytes = 0;     ///< bytes per input row (feature dim * 4)
+  double feature_row_bytes = 0;     ///< bytes per input row as stored (F * 4 for float32,
+                                    ///< F * 2 for float16 / bfloat16 tables)
+  /// Bytes per input row once gathered (F * 4: the gather widens to float32); 0 = the same as
+  /// feature_row_bytes.
+  double feature_out_row_bytes = 0;
   double alltoall_bytes = 0;        ///< bytes this PE sent to other PEs (all all-to-alls)
   double alltoall_calls = 0;        ///< its all-to-all-v calls
   double allreduce_bytes = 0;       ///< gradient bytes it contributed to all-reduces
@@ -109,8 +113,10 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 /// The modelled stage seconds of one PE's step on `m` (every term a count over a ceiling; the
 /// byte constants are the kernels' own traffic, documented in cost_model.cpp):
 ///   sample        = sum_l K(16 n_dst + 52 E + 16 n_src [+ 32 n_src when exchanges])
-///   feature_load  = uva: host_rows row_bytes / (pcie_gbps 1e9) + K(2 cached_rows row_bytes);
-///                   device: K(2 rows row_bytes); + the local gathers of the feature exchange
+///   feature_load  = uva: host_rows row_bytes / (pcie_gbps 1e9)
+///                        + K(cached_rows (row_bytes + out_row_bytes));
+///                   device: K(rows (row_bytes + out_row_bytes)) (read at the stored width,
+///                   written widened); + the local gathers of the feature exchange
 ///   forward       = sum_l dropout K(9 n_src in) + SpMM K(12 E + 4 E c + 4 n_out c, 2 E c)
 ///                   + GEMMs K(4 (m k + k n + m n), 2 m k n) + bias/ReLU K(8 n_dst out)
 ///                   + exchange gathers K(16 n_src in) when exchanges (c, m: as the conv runs)
@@ -134,8 +140,10 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 modelled_seconds model_step(const machine_model& m, const step_counts& c, const cost_options& o);
 
 /// The counts of pe_trace `t` of a step with P PEs (cooperative or not), input rows of
-/// `feature_row_bytes` bytes each.
-step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes);
+/// `feature_row_bytes` bytes each as stored and `feature_out_row_bytes` once gathered (float32;
+/// 0 = feature_row_bytes).
+step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes,
+                      double feature_out_row_bytes = 0);
 
 /// Measured per-PE seconds plus modelled links: today's "measured compute + modelled links"
 /// projection, meaningful only when the seconds were measured on a GPU (the CUDA backend).

@@ -73,8 +73,13 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   copt.attn_dropout = cfg.attn_dropout > 0;
   copt.relations = g.num_relations;
   bool const coop = mode == minibatch_mode::cooperative;
-  // The model's input width (typed graphs: the featured types' width, which every row has).
-  double const row_bytes = static_cast<double>(model_config_for(ds, cfg).in_dim) * sizeof(float);
+  // The model's input width (typed graphs: the featured types' width, which every row has),
+  // in bytes as stored (a 16-bit table: 2 per element) and once gathered (float32).
+  double const in_dim = static_cast<double>(model_config_for(ds, cfg).in_dim);
+  double const out_row_bytes = in_dim * sizeof(float);
+  double const row_bytes = cfg.embedding_dim > 0
+                               ? out_row_bytes
+                               : in_dim * static_cast<double>(feature_dtype_size(ds.feature_type));
   std::vector<std::vector<modelled_seconds>> pe_model(
       o.machines.size(), std::vector<modelled_seconds>(static_cast<std::size_t>(P)));
   double imb_seeds = 0, imb_edges = 0, imb_rows = 0;
@@ -98,7 +103,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
       row.peak_bytes_max = std::max(row.peak_bytes_max, peak);
       row.staging_bytes_max = std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
       total += t.work;
-      auto const counts = counts_of(t, P, coop, row_bytes);
+      auto const counts = counts_of(t, P, coop, row_bytes, out_row_bytes);
       for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
         pe_model[mi][static_cast<std::size_t>(p)] += model_step(o.machines[mi], counts, copt);
       }

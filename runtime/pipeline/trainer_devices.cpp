@@ -108,7 +108,7 @@ void trainer::setup_cuda_features() {
       "is a host cache in front of the host and mmap tiers; use --feature-storage "
       "host, mmap or auto, or --cache-policy setassoc (the GPU cache)",
       to_string(cfg_.cache_policy), to_string(*forced));
-  std::int64_t const table_bytes = ds_.num_nodes * ds_.feature_dim() * 4;
+  std::int64_t const table_bytes = ds_.num_nodes * ds_.feature_row_bytes();  // stored width
   if (cache && !forced) {
     dev_->tier =
         choose_storage_tier(backend::host, table_bytes, {0, default_host_budget_bytes()},
@@ -122,10 +122,10 @@ void trainer::setup_cuda_features() {
     set_host_features(dev_->tier);
     return;
   }
-  set_host_features(storage_tier::host);  // the matrix the device copies are made from
-  const matrix<float>& m = ds_.features_in_memory() ? ds_.features : owned_features_;
+  set_host_features(storage_tier::host);   // the table the device copies are made from
+  const feature_table& host = *features_;  // at its stored width: 16-bit stays 16-bit
   if (dev_->tier == storage_tier::pinned) {
-    dev_->tables.push_back(feature_table::upload(m, storage_tier::pinned));
+    dev_->tables.push_back(feature_table::upload(host, storage_tier::pinned));
     return;
   }
   std::set<int> devices;
@@ -135,7 +135,7 @@ void trainer::setup_cuda_features() {
     auto& slot = dev_->tables[static_cast<std::size_t>(c->device())];
     if (slot) continue;
     c->make_current();
-    slot = feature_table::upload(m, storage_tier::device);
+    slot = feature_table::upload(host, storage_tier::device);
   }
 }
 
@@ -207,7 +207,8 @@ tensor<float> trainer::load_device_tier(pe_state& pe, const step_batch& in, work
   const feature_table* table = dev_->table_for(p);
   auto const n = static_cast<std::int64_t>(in.mb.input_nodes.size());
   std::int64_t const cols = table->cols();
-  cuda::table_view const tv{table->device_data(), table->rows(), table->cols(), table->cols()};
+  cuda::table_view const tv{table->device_data(), table->rows(), table->cols(), table->cols(),
+                            table->dtype()};
   const vid_t* ids = in.mb.input_nodes.data();
   auto out = ctx.allocate<float>(static_cast<std::size_t>(n * cols));
   auto first_bad = ctx.to_device(std::span<const unsigned long long>(&kNoBadId, 1));
