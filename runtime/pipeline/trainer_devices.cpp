@@ -150,8 +150,10 @@ void trainer::setup_cuda_pes() {
     dev_->ctxs[p]->make_current();
     if (cfg_.cache_policy == cache_policy_kind::setassoc && cfg_.cache_rows > 0 &&
         (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned)) {
+      // At the table's width: a 16-bit table's rows stay 16-bit in the GPU cache too.
       dev_->caches.push_back(std::make_unique<cuda::device_set_assoc_cache>(
-          *dev_->ctxs[p], cfg_.cache_rows, ds_.feature_dim()));
+          *dev_->ctxs[p], cfg_.cache_rows, ds_.feature_dim(), set_assoc_policy::default_ways,
+          ds_.feature_type));
     }
   }
 }
