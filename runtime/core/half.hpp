@@ -105,7 +105,9 @@ COOPGNN_HD constexpr std::uint16_t float_bits_to_half_exact(std::uint32_t b) {
     return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(e + 15) << 10 |
                                       (man >> 13));
   }
-  // A binary16 subnormal: mantissa (1.m) * 2^e = k * 2^-24 with k = (2^23 + m) >> (-1 - e).
+  // A binary16 subnormal: mantissa (1.m) * 2^e = k * 2^-24 with k = (2^23 + m) >> (-1 - e);
+  // below 2^-24 nothing is left (and the shift stays under 32 bits).
+  if (e < -24) return sign;
   return static_cast<std::uint16_t>(sign | ((0x800000u | man) >> (-1 - e)));
 }
 

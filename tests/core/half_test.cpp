@@ -88,6 +88,8 @@ TEST(Half, TheBitConversionsAreConstantExpressions) {
   static_assert(half_to_float_bits(0x3C00) == 0x3F800000);
   static_assert(half_to_float_bits(0x0001) == 0x33800000);
   static_assert(float_bits_to_half_exact(0x3F800000) == 0x3C00);
+  static_assert(float_bits_to_half_exact(0x0DA24260) == 0x0000);  // 1e-30: below 2^-24
+  static_assert(float_bits_to_half_exact(0x8DA24260) == 0x8000);  // -1e-30
   static_assert(feature_dtype_size(feature_dtype::float32) == 4);
   static_assert(feature_dtype_size(feature_dtype::float16) == 2);
   static_assert(feature_dtype_size(feature_dtype::bfloat16) == 2);

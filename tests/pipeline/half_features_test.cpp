@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,10 @@ struct half_usecase {
   minibatch_mode mode;
   int pes;
 };
+
+std::ostream& operator<<(std::ostream& os, const half_usecase& u) {
+  return os << to_string(u.b) << " " << to_string(u.mode) << " P=" << u.pes;
+}
 
 class HalfFeatures : public ::testing::TestWithParam<half_usecase> {};
 
