@@ -8,7 +8,7 @@ namespace coopgnn {
 matrix<float> feature_store::load(std::span<const vid_t> ids) {
   matrix<float> out = table_->gather(ids);
   stats_.rows += out.rows();
-  stats_.bytes += out.size() * static_cast<std::int64_t>(sizeof(float));
+  stats_.bytes += out.rows() * table_->row_bytes();  // as stored (2 bytes per 16-bit element)
   if (cache_) {
     hit_.resize(ids.size());
     cache_->access_batch(ids, hit_);

@@ -16,7 +16,8 @@
 
 namespace coopgnn {
 
-/// Counters of one store: rows and bytes requested, and the cache's verdicts on them.
+/// Counters of one store: rows and bytes requested (bytes as stored: rows x the table's
+/// row_bytes()), and the cache's verdicts on them.
 struct feature_store_stats {
   std::int64_t rows = 0;
   std::int64_t bytes = 0;
@@ -40,7 +41,8 @@ class feature_store {
   /// caches whatever it loads (the cooperative paper, section 3.2; docs/design.md section 9).
   void set_cache(std::unique_ptr<cache_policy> cache) { cache_ = std::move(cache); }
   [[nodiscard]] const cache_policy* cache() const { return cache_.get(); }
-  /// Loads rows `ids` ([m], each in [0, |V|)) as an [m, F] matrix and counts them; with a cache,
+  /// Loads rows `ids` ([m], each in [0, |V|)) as an [m, F] float32 host matrix (16-bit tables
+  /// widened, feature_table::gather) and counts them; with a cache,
   /// the ids form one batch of cache_policy::access_batch (all looked up against the state left
   /// by earlier loads, then the misses admitted in order).
   /// @throws logic_error for an id out of range.

@@ -1,8 +1,11 @@
 // Kernels of the GPU feature cache (cache/gpu_cache.hpp). Residency follows set_assoc_policy
 // exactly; see that class for the rules.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cub/device/device_radix_sort.cuh>
+#include <type_traits>
 
 #include "cache/gpu_cache.hpp"
 #include "runtime/core/cuda_check.hpp"
@@ -17,10 +20,40 @@ constexpr int kThreads = 256;
 
 std::int64_t blocks_for(std::int64_t n) { return (n + kThreads - 1) / kThreads; }
 
-/// One thread per key: find the key's way, stamp it, copy the row; record misses.
+/// A cached element of type S to float32 and back: float32 unchanged; float16 / bfloat16
+/// widened with CUDA's conversions on a hit, narrowed exactly on admission (the values are
+/// widened 16-bit values: runtime/core/half.hpp).
+template <feature_dtype D>
+struct slot_elem;
+template <>
+struct slot_elem<feature_dtype::float32> {
+  using type = float;
+  __device__ static float widen(float x) { return x; }
+  __device__ static float narrow(float x) { return x; }
+};
+template <>
+struct slot_elem<feature_dtype::float16> {
+  using type = unsigned short;
+  __device__ static float widen(unsigned short b) { return __half2float(__ushort_as_half(b)); }
+  __device__ static unsigned short narrow(float x) { return float_to_half_exact(x); }
+};
+template <>
+struct slot_elem<feature_dtype::bfloat16> {
+  using type = unsigned short;
+  __device__ static float widen(unsigned short b) {
+    return __bfloat162float(__ushort_as_bfloat16(b));
+  }
+  __device__ static unsigned short narrow(float x) {
+    return static_cast<unsigned short>(__float_as_uint(x) >> 16);
+  }
+};
+
+/// One thread per key: find the key's way, stamp it, copy the row (widened); record misses.
+template <feature_dtype D>
 __global__ void lookup_kernel(set_assoc_geometry geo, std::int64_t dim, std::uint64_t clock,
                               const std::int64_t* __restrict__ slot_keys,
-                              std::uint64_t* __restrict__ stamps, const float* __restrict__ rows,
+                              std::uint64_t* __restrict__ stamps,
+                              const typename slot_elem<D>::type* __restrict__ rows,
                               const std::int64_t* __restrict__ keys, std::int64_t n,
                               float* __restrict__ out, std::uint8_t* __restrict__ miss) {
   auto const i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -38,7 +71,9 @@ __global__ void lookup_kernel(set_assoc_geometry geo, std::int64_t dim, std::uin
   miss[i] = slot < 0 ? 1 : 0;
   if (slot < 0) return;
   stamps[slot] = clock;  // every hitter of this slot writes the same value
-  for (std::int64_t c = 0; c < dim; ++c) out[i * dim + c] = rows[slot * dim + c];
+  for (std::int64_t c = 0; c < dim; ++c) {
+    out[i * dim + c] = slot_elem<D>::widen(rows[slot * dim + c]);
+  }
 }
 
 /// Appends the positions with miss[i] = 1 to miss_pos through an atomic counter (any order;
@@ -61,10 +96,12 @@ __global__ void miss_sets(set_assoc_geometry geo, const std::int64_t* __restrict
 }
 
 /// One thread per run of equal sets in the sorted list: admits the run's keys in batch order,
-/// exactly as set_assoc_policy::admit does one after the other.
+/// exactly as set_assoc_policy::admit does one after the other; rows narrowed to D.
+template <feature_dtype D>
 __global__ void admit_kernel(set_assoc_geometry geo, std::int64_t dim, std::uint64_t clock,
                              std::int64_t* __restrict__ slot_keys,
-                             std::uint64_t* __restrict__ stamps, float* __restrict__ rows,
+                             std::uint64_t* __restrict__ stamps,
+                             typename slot_elem<D>::type* __restrict__ rows,
                              const std::int64_t* __restrict__ keys, const float* __restrict__ out,
                              const std::int64_t* __restrict__ sorted_sets,
                              const std::int64_t* __restrict__ sorted_pos, std::int64_t m) {
@@ -87,7 +124,22 @@ __global__ void admit_kernel(set_assoc_geometry geo, std::int64_t dim, std::uint
     auto const slot = base + victim;
     slot_keys[slot] = key;
     stamps[slot] = clock;
-    for (std::int64_t c = 0; c < dim; ++c) rows[slot * dim + c] = out[i * dim + c];
+    for (std::int64_t c = 0; c < dim; ++c) {
+      rows[slot * dim + c] = slot_elem<D>::narrow(out[i * dim + c]);
+    }
+  }
+}
+
+/// Calls f(std::integral_constant<feature_dtype, D>) for the cache's element type.
+template <class F>
+void with_slot_type(feature_dtype t, F&& f) {
+  switch (t) {
+    case feature_dtype::float32:
+      return f(std::integral_constant<feature_dtype, feature_dtype::float32>{});
+    case feature_dtype::float16:
+      return f(std::integral_constant<feature_dtype, feature_dtype::float16>{});
+    case feature_dtype::bfloat16:
+      return f(std::integral_constant<feature_dtype, feature_dtype::bfloat16>{});
   }
 }
 
@@ -111,8 +163,9 @@ __global__ void ways_kernel(set_assoc_geometry geo, const std::int64_t* __restri
 }  // namespace
 
 device_set_assoc_cache::device_set_assoc_cache(const cuda_context& ctx, std::int64_t capacity_rows,
-                                               std::int64_t dim, std::int64_t ways)
-    : ctx_(&ctx), geo_(), dim_(dim) {
+                                               std::int64_t dim, std::int64_t ways,
+                                               feature_dtype dtype)
+    : ctx_(&ctx), geo_(), dim_(dim), dtype_(dtype) {
   COOPGNN_CUDA_EXPECTS(dim >= 1, "device_set_assoc_cache: dim must be >= 1");
   // The host reference's geometry (set_assoc.cpp, compiled by the C++ compiler; it checks
   // capacity_rows and ways).
@@ -121,7 +174,8 @@ device_set_assoc_cache::device_set_assoc_cache(const cuda_context& ctx, std::int
   auto const s = ctx.compute();
   keys_ = ctx.allocate<std::int64_t>(slots, s);
   stamps_ = ctx.allocate<std::uint64_t>(slots, s);
-  rows_ = ctx.allocate<float>(slots * static_cast<std::size_t>(dim), s);
+  rows_ = ctx.allocate<std::uint8_t>(
+      slots * static_cast<std::size_t>(dim * feature_dtype_size(dtype)), s);
   counter_ = ctx.allocate<unsigned long long>(1, s);
   if (slots > 0) COOPGNN_CUDA_CHECK(cudaMemsetAsync(stamps_.data(), 0, stamps_.bytes(), s));
   // lookup() and admit() may run on any stream: the slots must be allocated and empty first.
@@ -135,8 +189,13 @@ cache_batch_stats device_set_assoc_cache::lookup(const std::int64_t* keys, std::
   cache_batch_stats st;
   if (n == 0) return st;
   auto miss = ctx_->allocate<std::uint8_t>(static_cast<std::size_t>(n), s);
-  COOPGNN_LAUNCH(lookup_kernel, blocks_for(n), kThreads, 0, s, geo_, dim_, clock_, keys_.data(),
-                 stamps_.data(), rows_.data(), keys, n, out, miss.data());
+  with_slot_type(dtype_, [&](auto d) {
+    constexpr feature_dtype D = decltype(d)::value;
+    COOPGNN_LAUNCH(lookup_kernel<D>, blocks_for(n), kThreads, 0, s, geo_, dim_, clock_,
+                   keys_.data(), stamps_.data(),
+                   reinterpret_cast<const typename slot_elem<D>::type*>(rows_.data()), keys, n, out,
+                   miss.data());
+  });
   COOPGNN_CUDA_CHECK(cudaMemsetAsync(counter_.data(), 0, sizeof(unsigned long long), s));
   COOPGNN_LAUNCH(collect_misses, blocks_for(n), kThreads, 0, s, miss.data(), n, miss_pos,
                  counter_.data());
@@ -180,9 +239,13 @@ void device_set_assoc_cache::admit(const std::int64_t* keys, const float* out,
   COOPGNN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, sets.data(),
                                                      sorted_sets.data(), miss_pos,
                                                      sorted_pos.data(), misses, 0, 64, s));
-  COOPGNN_LAUNCH(admit_kernel, blocks_for(misses), kThreads, 0, s, geo_, dim_, clock_, keys_.data(),
-                 stamps_.data(), rows_.data(), keys, out, sorted_sets.data(), sorted_pos.data(),
-                 misses);
+  with_slot_type(dtype_, [&](auto d) {
+    constexpr feature_dtype D = decltype(d)::value;
+    COOPGNN_LAUNCH(admit_kernel<D>, blocks_for(misses), kThreads, 0, s, geo_, dim_, clock_,
+                   keys_.data(), stamps_.data(),
+                   reinterpret_cast<typename slot_elem<D>::type*>(rows_.data()), keys, out,
+                   sorted_sets.data(), sorted_pos.data(), misses);
+  });
 }
 
 std::vector<std::int64_t> device_set_assoc_cache::ways_of(const std::int64_t* keys, std::int64_t n,

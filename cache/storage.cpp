@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <numeric>
 
 #include "kernels/gather/gather.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/graph/dataset.hpp"
 #include "runtime/graph/npy.hpp"
 
 #ifdef COOPGNN_WITH_CUDA
@@ -85,17 +87,33 @@ std::unique_ptr<feature_table> feature_table::borrow(const matrix<float>& m) {
   return t;
 }
 
+std::unique_ptr<feature_table> feature_table::borrow(const matrix<std::uint16_t>& bits,
+                                                     feature_dtype dtype) {
+  COOPGNN_EXPECTS(dtype != feature_dtype::float32,
+                  "feature_table::borrow: 16-bit patterns cannot be a float32 table");
+  std::unique_ptr<feature_table> t(new feature_table());
+  t->tier_ = storage_tier::host;
+  t->dtype_ = dtype;
+  t->rows_ = bits.rows();
+  t->cols_ = bits.cols();
+  t->host_ = bits.size() > 0 ? bits.row(0) : nullptr;
+  return t;
+}
+
 std::unique_ptr<feature_table> feature_table::map_npy(const std::filesystem::path& file) {
   auto const h = read_npy_header(file);  // checks the size against the shape
-  if (h.dtype != npy_dtype::float32 || h.fortran_order || h.shape.size() != 2) {
+  bool const half = h.dtype == npy_dtype::float16;
+  if ((h.dtype != npy_dtype::float32 && !half) || h.fortran_order || h.shape.size() != 2) {
     COOPGNN_IO_FAIL(
-        "{}: cannot memory-map as features: need a 2-D C-ordered float32 array, found {} {}{}",
+        "{}: cannot memory-map as features: need a 2-D C-ordered float32 or float16 array, "
+        "found {} {}{}",
         file.string(), npy_dtype_name(h.dtype), format_npy_shape(h.shape),
         h.fortran_order ? " in Fortran order" : "");
   }
-  if (h.data_offset % alignof(float) != 0) {
-    COOPGNN_IO_FAIL("{}: the data starts at byte {}, not a multiple of 4", file.string(),
-                    h.data_offset);
+  std::size_t const elem = half ? 2 : 4;
+  if (h.data_offset % elem != 0) {
+    COOPGNN_IO_FAIL("{}: the data starts at byte {}, not a multiple of {}", file.string(),
+                    h.data_offset, elem);
   }
   int const fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) COOPGNN_IO_FAIL("{}: cannot open: {}", file.string(), std::strerror(errno));
@@ -108,11 +126,12 @@ std::unique_ptr<feature_table> feature_table::map_npy(const std::filesystem::pat
   }
   std::unique_ptr<feature_table> t(new feature_table());
   t->tier_ = storage_tier::mmap;
+  t->dtype_ = half ? feature_dtype::float16 : feature_dtype::float32;
   t->rows_ = h.shape[0];
   t->cols_ = h.shape[1];
   t->mapping_ = base;
   t->mapping_bytes_ = bytes;
-  t->host_ = reinterpret_cast<const float*>(static_cast<const std::byte*>(base) + h.data_offset);
+  t->host_ = static_cast<const std::byte*>(base) + h.data_offset;
   return t;
 }
 
@@ -120,39 +139,47 @@ std::unique_ptr<feature_table> feature_table::map_npy(const std::filesystem::pat
 namespace {
 void check_cuda(cudaError_t e, const char* what, std::int64_t bytes) {
   if (e != cudaSuccess) {
+    // A failed allocation (not sticky) stays the thread's last error: clear it, so that a caller
+    // that handles this error does not see it again at its next checked kernel launch.
+    (void)cudaGetLastError();
     throw cuda_error(fmt::format("feature_table::upload: {} of {} bytes failed: {}", what, bytes,
                                  cudaGetErrorString(e)));
   }
 }
 }  // namespace
 
-std::unique_ptr<feature_table> feature_table::upload(const matrix<float>& m, storage_tier tier) {
+std::unique_ptr<feature_table> feature_table::upload(const feature_table& src, storage_tier tier) {
   COOPGNN_EXPECTS(tier == storage_tier::device || tier == storage_tier::pinned,
                   "feature_table::upload: tier {} is not a CUDA tier", to_string(tier));
+  COOPGNN_EXPECTS(src.host_readable() || src.bytes() == 0,
+                  "feature_table::upload: the source ({} tier) is not readable by the host",
+                  to_string(src.tier()));
   std::unique_ptr<feature_table> t(new feature_table());
   t->tier_ = tier;
-  t->rows_ = m.rows();
-  t->cols_ = m.cols();
+  t->dtype_ = src.dtype();
+  t->rows_ = src.rows();
+  t->cols_ = src.cols();
   auto const bytes = t->bytes();
   if (bytes == 0) return t;
   if (tier == storage_tier::device) {
     check_cuda(cudaMalloc(&t->owned_, static_cast<std::size_t>(bytes)), "cudaMalloc", bytes);
-    check_cuda(cudaMemcpy(t->owned_, m.row(0), static_cast<std::size_t>(bytes), cudaMemcpyHostToDevice),
-          "cudaMemcpy", bytes);
+    check_cuda(cudaMemcpy(t->owned_, src.host_data(), static_cast<std::size_t>(bytes),
+                          cudaMemcpyHostToDevice),
+               "cudaMemcpy", bytes);
     // From pageable memory cudaMemcpy may return before the DMA lands; the PEs' streams are
     // non-blocking, so finish it here before any kernel reads the table.
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize", bytes);
-    t->device_ = static_cast<const float*>(t->owned_);
+    t->device_ = t->owned_;
   } else {
     // Portable: pinned and mapped for every device, so PEs on several GPUs read it over UVA.
     check_cuda(cudaHostAlloc(&t->owned_, static_cast<std::size_t>(bytes),
                              cudaHostAllocMapped | cudaHostAllocPortable),
                "cudaHostAlloc", bytes);
-    std::copy_n(m.row(0), m.size(), static_cast<float*>(t->owned_));
+    std::memcpy(t->owned_, src.host_data(), static_cast<std::size_t>(bytes));
     void* alias = nullptr;
     check_cuda(cudaHostGetDevicePointer(&alias, t->owned_, 0), "cudaHostGetDevicePointer", bytes);
-    t->host_ = static_cast<const float*>(t->owned_);
-    t->device_ = static_cast<const float*>(alias);
+    t->host_ = t->owned_;
+    t->device_ = alias;
   }
   return t;
 }
@@ -173,11 +200,22 @@ feature_table::~feature_table() {
 #endif
 }
 
+matrix<float> feature_rows_float32(const dataset& ds) {
+  if (ds.features_in_memory() && !ds.features_are_16bit()) return ds.features;
+  COOPGNN_EXPECTS(ds.features_in_memory() || !ds.feature_file.empty(),
+                  "dataset '{}' has no node features", ds.name);
+  auto const table = ds.features_in_memory() ? feature_table::borrow(ds.features16, ds.feature_type)
+                                             : feature_table::map_npy(ds.feature_file);
+  std::vector<vid_t> all(static_cast<std::size_t>(table->rows()));
+  std::iota(all.begin(), all.end(), vid_t{0});
+  return table->gather(all);
+}
+
 matrix<float> feature_table::gather(std::span<const vid_t> ids) const {
   COOPGNN_EXPECTS(host_readable() || rows_ * cols_ == 0,
                   "feature_table::gather: the {} tier is not readable by the host",
                   to_string(tier_));
-  return gather_rows(host_, rows_, cols_, ids);
+  return gather_rows(host_, dtype_, rows_, cols_, ids);
 }
 
 }  // namespace coopgnn

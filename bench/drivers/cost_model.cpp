@@ -329,12 +329,14 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
     }
   }
   double const rows = c.feature_rows_host + c.feature_rows_cached;
+  // A gathered row: read at the stored width, written widened to float32.
+  double const moved = c.feature_row_bytes + (c.feature_out_row_bytes > 0 ? c.feature_out_row_bytes
+                                                                          : c.feature_row_bytes);
   if (o.placement == feature_placement::uva) {
-    t.feature_load +=
-        launch + c.feature_rows_host * c.feature_row_bytes / (m.pcie_gbps * 1e9) +
-        (c.feature_rows_cached > 0 ? K(2 * c.feature_rows_cached * c.feature_row_bytes) : 0);
+    t.feature_load += launch + c.feature_rows_host * c.feature_row_bytes / (m.pcie_gbps * 1e9) +
+                      (c.feature_rows_cached > 0 ? K(c.feature_rows_cached * moved) : 0);
   } else {
-    t.feature_load += K(2 * rows * c.feature_row_bytes);
+    t.feature_load += K(rows * moved);
   }
   double const link = m.nvlink_gbps * 1e9 * m.nccl_efficiency;
   double const latency = m.nccl_latency_us * 1e-6;
@@ -364,13 +366,14 @@ stage_seconds model_kernels(const step_counts& c, const cost_options& o) {
 }
 
 step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes,
-                      double feature_element_bytes) {
+                      double feature_out_row_bytes, double feature_element_bytes) {
   step_counts c;
   c.layers = t.layers;
   auto const hits = static_cast<double>(t.work.cache_hits);
   c.feature_rows_cached = hits;
   c.feature_rows_host = std::max(0.0, static_cast<double>(t.work.feature_rows) - hits);
   c.feature_row_bytes = feature_row_bytes;
+  c.feature_out_row_bytes = feature_out_row_bytes;
   c.feature_element_bytes = feature_element_bytes;
   c.alltoall_bytes = static_cast<double>(t.work.alltoall_bytes);
   // The feature exchange moves the input rows at their stored width; the runtime counted float32.

@@ -80,11 +80,15 @@ struct step_counts {
   std::vector<layer_shape> layers;  ///< [L] per block: shape and its conv's widths
   double feature_rows_host = 0;     ///< input rows read from host storage (cache misses)
   double feature_rows_cached = 0;   ///< input rows served by the PE's device cache
-  double feature_row_bytes = 0;     ///< bytes per input row (feature dim * element bytes)
-  /// Bytes per element of the input rows as the model stores them (4: float32, the runtime's;
-  /// `bench modes --feature-bytes` overrides it, e.g. 2 for float16). It scales the input rows'
-  /// reads (feature_row_bytes), the cooperative feature exchange's gathers and, in counts_of,
-  /// its all-to-all bytes.
+  double feature_row_bytes = 0;     ///< bytes per input row as stored (F * 4 for float32,
+                                    ///< F * 2 for float16 / bfloat16 tables)
+  /// Bytes per input row once gathered (F * 4: the gather widens to float32); 0 = the same as
+  /// feature_row_bytes.
+  double feature_out_row_bytes = 0;
+  /// Bytes per element of the input rows the cooperative feature exchange moves: 4, the
+  /// runtime's (rows are widened to float32 when gathered); `bench modes --feature-bytes`
+  /// overrides it with the modelled storage width. It scales the exchange's gathers and, in
+  /// counts_of, its all-to-all bytes.
   double feature_element_bytes = 4;
   double alltoall_bytes = 0;        ///< bytes this PE sent to other PEs (all all-to-alls)
   double alltoall_calls = 0;        ///< its all-to-all-v calls (informational: see collectives)
@@ -123,8 +127,10 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 /// The modelled stage seconds of one PE's step on `m` (every term a count over a ceiling; the
 /// byte constants are the kernels' own traffic, documented in cost_model.cpp):
 ///   sample        = sum_l K(16 n_dst + 52 E + 16 n_src [+ 32 n_src when exchanges])
-///   feature_load  = uva: host_rows row_bytes / (pcie_gbps 1e9) + K(2 cached_rows row_bytes);
-///                   device: K(2 rows row_bytes); + the local gathers of the feature exchange
+///   feature_load  = uva: host_rows row_bytes / (pcie_gbps 1e9)
+///                        + K(cached_rows (row_bytes + out_row_bytes));
+///                   device: K(rows (row_bytes + out_row_bytes)) (read at the stored width,
+///                   written widened); + the local gathers of the feature exchange
 ///                   K(4 e n_src in) x 2 (e = feature_element_bytes)
 ///   forward       = sum_l dropout K(9 n_src in) + SpMM K(12 E + 4 E c + 4 n_out c, 2 E c)
 ///                   + GEMMs K(4 (m k + k n + m n), 2 m k n) + bias/ReLU K(8 n_dst out)
@@ -156,11 +162,13 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
 stage_seconds model_kernels(const step_counts& c, const cost_options& o);
 
 /// The counts of pe_trace `t` of a step with P PEs (cooperative or not), input rows of
-/// `feature_row_bytes` bytes each, stored as `feature_element_bytes` bytes per element: the
-/// runtime's float32 all-to-all bytes of the feature exchange (traffic direction "features") are
-/// scaled by feature_element_bytes / 4, every other byte count is taken as counted.
+/// `feature_row_bytes` bytes each as stored and `feature_out_row_bytes` once gathered (float32;
+/// 0 = feature_row_bytes); the feature exchange moves rows of `feature_element_bytes` bytes per
+/// element: the runtime's float32 all-to-all bytes of the feature exchange (traffic direction
+/// "features") are scaled by feature_element_bytes / 4, every other byte count is taken as
+/// counted.
 step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature_row_bytes,
-                      double feature_element_bytes = 4);
+                      double feature_out_row_bytes = 0, double feature_element_bytes = 4);
 
 /// Measured per-PE seconds plus modelled links: today's "measured compute + modelled links"
 /// projection, meaningful only when the seconds were measured on a GPU (the CUDA backend).

@@ -90,7 +90,7 @@ nlohmann::json export_blocks(const dataset& ds, const csc_graph& g, const export
     std::vector<block> blocks(sb.blocks.rbegin(), sb.blocks.rend());  // input side first
     std::vector<block_view> views;
     for (auto const& blk : blocks) views.push_back(view(blk));
-    matrix<float> const x = gather_rows(ds.features, sb.input_nodes);
+    matrix<float> const x = tr.features().gather(sb.input_nodes);  // widened when 16-bit
     std::vector<std::int64_t> labels(seeds.size());
     for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds.labels[seeds[i]];
 

@@ -106,9 +106,14 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   copt.attn_dropout = cfg.attn_dropout > 0;
   copt.relations = g.num_relations;
   bool const coop = mode == minibatch_mode::cooperative;
-  // The model's input width (typed graphs: the featured types' width, which every row has), at
-  // the modelled bytes per element (--feature-bytes; the runtime stores float32).
-  double const row_bytes = static_cast<double>(model_config_for(ds, cfg).in_dim) * o.feature_bytes;
+  // The model's input width (typed graphs: the featured types' width, which every row has), in
+  // bytes as stored (o.feature_bytes per element: the dataset's dtype, or --feature-bytes) and once
+  // gathered (float32); the cooperative feature exchange moves float32 rows unless --feature-bytes
+  // models another width.
+  double const in_dim = static_cast<double>(model_config_for(ds, cfg).in_dim);
+  double const out_row_bytes = in_dim * sizeof(float);
+  double const row_bytes = cfg.embedding_dim > 0 ? out_row_bytes : in_dim * o.feature_bytes;
+  double const exchange_element_bytes = o.feature_bytes_given ? o.feature_bytes : 4.0;
   stage_seconds kernels;  // model_kernels summed over PEs and measured batches
   std::vector<std::vector<modelled_seconds>> pe_model(
       o.machines.size(), std::vector<modelled_seconds>(static_cast<std::size_t>(P)));
@@ -133,7 +138,7 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
       row.peak_bytes_max = std::max(row.peak_bytes_max, peak);
       row.staging_bytes_max = std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
       total += t.work;
-      auto const counts = counts_of(t, P, coop, row_bytes, o.feature_bytes);
+      auto const counts = counts_of(t, P, coop, row_bytes, out_row_bytes, exchange_element_bytes);
       kernels += model_kernels(counts, copt);
       for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
         pe_model[mi][static_cast<std::size_t>(p)] += model_step(o.machines[mi], counts, copt);
@@ -237,11 +242,12 @@ nlohmann::ordered_json stages_json(const modelled_seconds& p, double total) {
 nlohmann::ordered_json cost_model_json(const modes_options& o) {
   nlohmann::ordered_json c;
   c["feature_placement"] = to_string(o.cost.placement);
-  // Bytes per input-feature element the model reads and exchanges (4: the runtime's float32;
-  // otherwise --feature-bytes), and the GEMM math override ("" = each machine's file setting).
+  // Bytes per input-feature element the model reads (the dataset's stored width, or
+  // --feature-bytes), and the GEMM math override ("" = each machine's file setting).
   c["feature_bytes"] = o.feature_bytes;
-  c["feature_bytes_source"] = o.feature_bytes == 4 ? "float32 storage (the runtime's)"
-                                                   : "--feature-bytes override (modelled only)";
+  c["feature_bytes_source"] = o.feature_bytes_given
+                                  ? "--feature-bytes override (modelled only)"
+                                  : "the dataset's stored dtype (the runtime's)";
   c["gemm_math"] = o.gemm_math.empty() ? "machine file" : o.gemm_math;
   c["machine_file"] = o.machines.empty() ? std::string() : o.machines.front().file;
   c["machines"] = nlohmann::ordered_json::array();
@@ -424,7 +430,7 @@ std::string format_modes_table(const modes_options& o, const modes_result& r) {
                     "file's ceilings, features {} at {} bytes per element{}, GEMMs {}; not "
                     "measured)",
                     to_string(o.cost.placement), o.feature_bytes,
-                    o.feature_bytes == 4 ? "" : " (--feature-bytes)",
+                    o.feature_bytes_given ? " (--feature-bytes)" : "",
                     o.gemm_math.empty() ? "as each machine's gemm_math" : o.gemm_math),
         [](const modes_row& row, std::size_t mi) { return row.modelled_total[mi]; });
   if (o.compute_backend == backend::cuda) {

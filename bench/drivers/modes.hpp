@@ -48,10 +48,13 @@ struct modes_options {
   /// PCIe (UVA) or HBM (device placement).
   cache_policy_kind cache_policy = cache_policy_kind::none;
   std::int64_t cache_rows = 0;
-  /// Modelled bytes per input-feature element (4 = the runtime's float32 storage; 2 models
-  /// float16 storage before the runtime has it): scales the modelled feature reads and the
-  /// cooperative feature exchange (counts_of). The counted work (feature_bytes) stays float32.
+  /// Modelled bytes per input-feature element as stored (4 = float32; `bench modes` sets the
+  /// dataset's dtype width, 2 for float16/bfloat16, unless --feature-bytes gives one). When
+  /// feature_bytes_given (an override), it also scales the cooperative feature exchange
+  /// (counts_of; the runtime exchanges float32 rows). The counted work
+  /// (work_counters::feature_bytes) is what the runtime read.
   int feature_bytes = 4;
+  bool feature_bytes_given = false;  ///< --feature-bytes was given (a modelled override)
   /// --gemm-math as given: "fp32", "tf32" or "" (each machine's gemm_math from its file); the
   /// machines are already set accordingly (apply_gemm_math), this records it.
   std::string gemm_math;

@@ -1,8 +1,11 @@
 // CUDA row gather (gather_cuda.hpp). Host reference: gather.cpp.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "kernels/gather/gather_cuda.hpp"
 #include "runtime/core/cuda_check.hpp"
@@ -14,14 +17,39 @@ namespace {
 
 constexpr int kBlock = 256;
 
-/// One thread per (row j, chunk c) with chunks of type V (float4 or float): with i = j (pos
-/// null) or i = pos[j], out row i chunk c = table row ids[i] chunk c. ids are read once per chunk
-/// (cached); bad ids are reported by their position i.
-template <class V>
-__global__ void gather_rows_per_chunk(const V* table, std::int64_t rows, std::int64_t chunks,
+/// The conversions of a table chunk S to an output chunk V: float32 copies (float4 <- float4,
+/// float <- float) and the 16-bit widenings (float4 <- ushort4, float <- unsigned short) with
+/// CUDA's exact __half2float / __bfloat162float.
+struct copy_chunk {
+  template <class V>
+  __device__ V operator()(V x) const {
+    return x;
+  }
+};
+template <feature_dtype D>
+struct widen_chunk {
+  __device__ static float one(unsigned short b) {
+    if constexpr (D == feature_dtype::float16) {
+      return __half2float(__ushort_as_half(b));
+    } else {
+      return __bfloat162float(__ushort_as_bfloat16(b));
+    }
+  }
+  __device__ float operator()(unsigned short b) const { return one(b); }
+  __device__ float4 operator()(ushort4 b) const {
+    return make_float4(one(b.x), one(b.y), one(b.z), one(b.w));
+  }
+};
+
+/// One thread per (row j, chunk c) with table chunks of type S and output chunks of type V
+/// (float4 or float) converted by `conv`: with i = j (pos null) or i = pos[j], out row i chunk
+/// c = conv(table row ids[i] chunk c). ids are read once per chunk (cached); bad ids are
+/// reported by their position i.
+template <class S, class V, class Conv>
+__global__ void gather_rows_per_chunk(const S* table, std::int64_t rows, std::int64_t chunks,
                                       std::int64_t stride_chunks, const vid_t* ids,
                                       const std::int64_t* pos, std::int64_t m, V* out,
-                                      unsigned long long* first_bad) {
+                                      unsigned long long* first_bad, Conv conv) {
   std::int64_t const total = m * chunks;
   for (std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; k < total;
        k += std::int64_t{gridDim.x} * blockDim.x) {
@@ -33,7 +61,7 @@ __global__ void gather_rows_per_chunk(const V* table, std::int64_t rows, std::in
       if (c == 0) atomicMin(first_bad, static_cast<unsigned long long>(i));
       continue;
     }
-    out[i * chunks + c] = table[v * stride_chunks + c];
+    out[i * chunks + c] = conv(table[v * stride_chunks + c]);
   }
 }
 
@@ -47,7 +75,9 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 }  // namespace
 
 bool gather_is_vectorised(const table_view& table, const float* out) {
-  return aligned16(table.data) && aligned16(out) && table.cols % 4 == 0 && table.stride % 4 == 0;
+  auto const chunk = static_cast<std::uintptr_t>(4 * feature_dtype_size(table.dtype));
+  return reinterpret_cast<std::uintptr_t>(table.data) % chunk == 0 && aligned16(out) &&
+         table.cols % 4 == 0 && table.stride % 4 == 0;
 }
 
 void gather_rows_async(const table_view& table, const vid_t* ids, std::int64_t m, float* out,
@@ -72,13 +102,29 @@ void launch_gather(const table_view& table, const vid_t* ids, const std::int64_t
   std::int64_t blocks = (total + kBlock - 1) / kBlock;
   std::int64_t const cap = max_blocks > 0 ? max_blocks : std::int64_t{65535} * 32;
   if (blocks > cap) blocks = cap;
-  if (vec) {
-    COOPGNN_LAUNCH(gather_rows_per_chunk<float4>, static_cast<unsigned>(blocks), kBlock, 0, s,
-                   reinterpret_cast<const float4*>(table.data), table.rows, chunks,
-                   table.stride / 4, ids, pos, m, reinterpret_cast<float4*>(out), first_bad);
-  } else {
-    COOPGNN_LAUNCH(gather_rows_per_chunk<float>, static_cast<unsigned>(blocks), kBlock, 0, s,
-                   table.data, table.rows, chunks, table.stride, ids, pos, m, out, first_bad);
+  auto const grid = static_cast<unsigned>(blocks);
+  // One launch per (element type, vector width); S is the table's chunk type.
+  auto launch = [&](auto s_tag, auto conv) {
+    using S = decltype(s_tag);
+    if constexpr (std::is_same_v<S, float4> || std::is_same_v<S, ushort4>) {
+      COOPGNN_LAUNCH((gather_rows_per_chunk<S, float4, decltype(conv)>), grid, kBlock, 0, s,
+                     static_cast<const S*>(table.data), table.rows, chunks, table.stride / 4, ids,
+                     pos, m, reinterpret_cast<float4*>(out), first_bad, conv);
+    } else {
+      COOPGNN_LAUNCH((gather_rows_per_chunk<S, float, decltype(conv)>), grid, kBlock, 0, s,
+                     static_cast<const S*>(table.data), table.rows, chunks, table.stride, ids, pos,
+                     m, out, first_bad, conv);
+    }
+  };
+  switch (table.dtype) {
+    case feature_dtype::float32:
+      return vec ? launch(float4{}, copy_chunk{}) : launch(float{}, copy_chunk{});
+    case feature_dtype::float16:
+      return vec ? launch(ushort4{}, widen_chunk<feature_dtype::float16>{})
+                 : launch(static_cast<unsigned short>(0), widen_chunk<feature_dtype::float16>{});
+    case feature_dtype::bfloat16:
+      return vec ? launch(ushort4{}, widen_chunk<feature_dtype::bfloat16>{})
+                 : launch(static_cast<unsigned short>(0), widen_chunk<feature_dtype::bfloat16>{});
   }
 }
 }  // namespace

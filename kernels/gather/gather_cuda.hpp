@@ -1,8 +1,11 @@
-// Feature row gather on the CUDA backend (docs/design.md sections 1 and 2,
-// parity; the UVA reads after GraphBolt's index_select):
-//   out[i, :] = table[ids[i], :]   for i in [0, m)
-// from a table in device memory or in pinned host memory read in place over UVA. Host reference:
-// gather.hpp (gather_rows); results are equal byte for byte.
+// Feature row gather on the CUDA backend (docs/design.md sections 1 and 2, parity; the UVA
+// reads after GraphBolt's index_select):
+//   out[i, :] = widen(table[ids[i], :])   for i in [0, m)
+// from a table in device memory or in pinned host memory read in place over UVA, at its stored
+// width: float32 rows are copied, float16 / bfloat16 rows (2 bytes per element) are widened to
+// float32 in the kernel (__half2float, __bfloat162float; exact). Host reference: gather.hpp
+// (gather_rows); results are equal byte for byte (for 16-bit NaNs, NaN for NaN: the payload
+// the hardware conversion gives).
 //
 // Includable from .cpp files in any build; definitions (gather.cu) exist only in CUDA builds.
 #pragma once
@@ -10,27 +13,32 @@
 #include <cstdint>
 
 #include "runtime/core/cuda_context.hpp"
+#include "runtime/core/half.hpp"
 #include "runtime/core/types.hpp"
 
 namespace coopgnn::cuda {
 
-/// A row-major float32 table readable by kernels: device memory, or pinned host memory through
-/// its device pointer (pinned_buffer::device_data, host_registration::device_data).
+/// A row-major feature table readable by kernels: device memory, or pinned host memory through
+/// its device pointer (pinned_buffer::device_data, host_registration::device_data), of element
+/// type `dtype` (float32; float16 or bfloat16 bit patterns, 2 bytes each).
 struct table_view {
-  const float* data = nullptr;  ///< device-accessible address of row 0
-  std::int64_t rows = 0;        ///< N
-  std::int64_t cols = 0;        ///< F (floats per row)
-  std::int64_t stride = 0;      ///< floats between consecutive rows, >= cols
+  const void* data = nullptr;                    ///< device-accessible address of row 0
+  std::int64_t rows = 0;                         ///< N
+  std::int64_t cols = 0;                         ///< F (elements per row)
+  std::int64_t stride = 0;                       ///< elements between consecutive rows, >= cols
+  feature_dtype dtype = feature_dtype::float32;  ///< element type as stored
 };
 
-/// True when the 16-byte vector path applies: table.data and `out` 16-byte aligned and cols and
-/// stride multiples of 4 floats. Otherwise the kernel reads and writes single floats.
+/// True when the vector path applies: 4 elements per thread (16 bytes of float32 or 8 bytes of
+/// a 16-bit type read, one float4 written), with table.data aligned to 4 elements, `out` 16-byte
+/// aligned and cols and stride multiples of 4. Otherwise the kernel reads and writes single
+/// elements.
 bool gather_is_vectorised(const table_view& table, const float* out);
 
 /// Enqueues the gather on stream s without synchronising or allocating.
-/// Kernel (one thread per 16-byte or 4-byte chunk, grid-stride over m * chunks per row):
+/// Kernel (one thread per chunk of 4 elements or 1, grid-stride over m * chunks per row):
 ///   for i, c: v = ids[i]; if v < 0 or v >= N: atomicMin(*first_bad, i), write nothing;
-///             else out[i * cols + c] = table[v * stride + c]
+///             else out[i * cols + c] = widen(table[v * stride + c])
 /// @param ids        [m] device int64 row ids
 /// @param out        [m, cols] device float32, contiguous; must not overlap the table
 /// @param first_bad  device slot, initialised by the caller to ~0ULL; receives the smallest

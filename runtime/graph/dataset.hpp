@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/core/half.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/types.hpp"
 
@@ -113,7 +114,15 @@ struct dataset {
   vid_t num_nodes = 0;
   std::vector<vid_t> src;  ///< [E] edge sources (edge src[e] -> dst[e])
   std::vector<vid_t> dst;  ///< [E] edge destinations
-  matrix<float> features;  ///< [num_nodes, F] float32; F = 0 when there are none
+  /// [num_nodes, F] float32 input features (feature_type float32); F = 0 when there are none.
+  matrix<float> features;
+  /// [num_nodes, F] the bit patterns of 16-bit input features (feature_type float16 or
+  /// bfloat16), kept at 2 bytes per element: a 16-bit feature file is never widened into
+  /// `features` (which is then empty); the gather widens the rows it loads
+  /// (cache/storage.hpp). Empty when feature_type is float32.
+  matrix<std::uint16_t> features16;
+  /// The element type of the input features, in memory and in feature_file alike.
+  feature_dtype feature_type = feature_dtype::float32;
   /// The .npy file the features come from (read_dataset), for the memory-mapped storage tier
   /// (cache/storage.hpp); empty for datasets built in memory.
   std::filesystem::path feature_file;
@@ -142,16 +151,28 @@ struct dataset {
   [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
   /// F: the loaded features' width, else feature_cols (features left in their file).
   [[nodiscard]] std::int64_t feature_dim() const {
-    return features.rows() > 0 || features.cols() > 0 ? features.cols() : feature_cols;
+    if (features.rows() > 0 || features.cols() > 0) return features.cols();
+    if (features16.rows() > 0 || features16.cols() > 0) return features16.cols();
+    return feature_cols;
   }
-  /// Whether the features are in `features` (false when left in feature_file or absent).
-  [[nodiscard]] bool features_in_memory() const { return features.rows() > 0; }
+  /// Whether the features are in memory: in `features` (float32) or in `features16` (16-bit;
+  /// feature_type says which); false when left in feature_file or absent.
+  [[nodiscard]] bool features_in_memory() const {
+    return features.rows() > 0 || features16.rows() > 0;
+  }
+  /// Whether the input features are 16-bit (float16 or bfloat16).
+  [[nodiscard]] bool features_are_16bit() const { return feature_type != feature_dtype::float32; }
+  /// Bytes of one feature row as stored: F * feature_dtype_size(feature_type).
+  [[nodiscard]] std::int64_t feature_row_bytes() const {
+    return feature_dim() * feature_dtype_size(feature_type);
+  }
 };
 
 /// What read_dataset reads.
 struct dataset_read_options {
   /// false: read only the features' .npy header (shape, dtype) and leave the rows in the file,
-  /// setting feature_file and feature_cols; the trainer then maps it (storage tier mmap).
+  /// setting feature_file, feature_cols and feature_type; the trainer then maps it (storage
+  /// tier mmap).
   bool load_features = true;
   /// The input node feature, by its name in feature_data. Empty: the one named "feat", or none
   /// when the graph has no node feature other than "label"; any other case is an error that
@@ -172,29 +193,33 @@ struct dataset_read_options {
 
 /// Reads a dataset directory (metadata.yaml + arrays), validating every array against the
 /// metadata (with opt.load_features false, the features' header only): sizes, dtypes, vertex
-/// ids against |V|, label range against num_classes. Arrays are .npy (`format: numpy`) or
-/// torch.save'd tensors (`format: torch`, runtime/graph/torch_tensor.hpp); every feature's row
-/// count is checked, node and edge features alike, though only the input feature is read.
-/// Accepts what DGL GraphBolt writes for a homogeneous graph. Tasks are told apart by the seeds
-/// of their first item set: [N] (or [N, 1]) vertices make a node-classification task, [N, 2]
-/// pairs (or the legacy name `node_pairs`) a link-prediction task. The first node-classification
-/// task fills labels, num_classes and train/valid/test; labels come from its item sets (seeds +
-/// labels) or from a node feature named "label". The first link-prediction task fills `link`:
-/// each set's `seeds` [M, 2], optional `labels` [M] (0/1) and `indexes` [M] (query ids; the
-/// pairs are reordered stably by index when the file lists them out of order, as DGL's
-/// OnDiskDataset tutorial does: all positives, then all negatives), or the legacy `negative_dsts`
-/// [M, K] (converted as pair_set describes); the task's extra keys `item_begin` / `item_end` give
-/// the user-item range. The training set keeps its positives only (label-0 pairs and indexes
-/// dropped: training draws its own negatives). A dataset may have both kinds, or only a link task
-/// (labels empty, num_classes 0 unless a "label" node feature exists). Which tasks and which
-/// feature are read: opt.task, opt.feature.
+/// ids against |V|, label range against num_classes. The input node feature is read at its
+/// width: float32 into `features`; float16 ('<f2' .npy, torch.HalfStorage) and bfloat16
+/// (torch.BFloat16Storage) bit patterns into `features16` with feature_type set, 2 bytes per
+/// element (never widened); any other dtype (integers, float64) is converted to float32. Arrays are
+/// .npy (`format: numpy`) or torch.save'd tensors (`format: torch`,
+/// runtime/graph/torch_tensor.hpp); every feature's row count is checked, node and edge features
+/// alike, though only the input feature is read. Accepts what DGL GraphBolt writes for a
+/// homogeneous graph. Tasks are told apart by the seeds of their first item set: [N] (or [N, 1])
+/// vertices make a node-classification task, [N, 2] pairs (or the legacy name `node_pairs`) a
+/// link-prediction task. The first node-classification task fills labels, num_classes and
+/// train/valid/test; labels come from its item sets (seeds + labels) or from a node feature named
+/// "label". The first link-prediction task fills `link`: each set's `seeds` [M, 2], optional
+/// `labels` [M] (0/1) and `indexes` [M] (query ids; the pairs are reordered stably by index when
+/// the file lists them out of order, as DGL's OnDiskDataset tutorial does: all positives, then all
+/// negatives), or the legacy `negative_dsts` [M, K] (converted as pair_set describes); the task's
+/// extra keys `item_begin` / `item_end` give the user-item range. The training set keeps its
+/// positives only (label-0 pairs and indexes dropped: training draws its own negatives). A dataset
+/// may have both kinds, or only a link task (labels empty, num_classes 0 unless a "label" node
+/// feature exists). Which tasks and which feature are read: opt.task, opt.feature.
 /// @throws io_error naming the file and the problem (missing file, broken yaml, truncated .npy,
 ///         wrong shape or dtype, id >= |V|, empty graph; for link tasks: seeds not shaped
 ///         (N, 2), labels not 0/1, labels or indexes whose length differs from the seeds',
 ///         indexes "not grouped" (decreasing), a query with no positive, negative_dsts not
 ///         (N, K), item_begin without item_end or outside [0, |V|]); no such task or feature
 ///         (the message lists the tasks or the node features); a torch-format input feature
-///         with opt.load_features false (memory mapping needs .npy).
+///         with opt.load_features false (memory mapping needs .npy); a float16 or bfloat16
+///         feature of a heterogeneous graph (typed features are float32).
 dataset read_dataset(const std::filesystem::path& dir, const dataset_read_options& opt = {});
 
 /// What a dataset directory holds, from metadata.yaml and the arrays' headers only (no element
@@ -233,11 +258,13 @@ dataset_contents inspect_dataset(const std::filesystem::path& dir);
 
 /// Writes `ds` to `dir` (created if needed) in the same layout; files are written to temporaries
 /// and renamed, so an interrupted write never leaves a half-written array under a final name.
+/// Features are written at their width: float32 as '<f4', float16 (`features16`) as '<f2'.
 /// The vertex split becomes a "node_classification" task; `link` becomes a second task named
 /// link.name (default "link_prediction") with set/link_{train,valid,test}_{seeds,labels,indexes}
 /// .npy (int64; seeds [M, 2]; labels and indexes omitted when empty) and item_begin / item_end
 /// when link->user_item().
-/// @throws io_error when a file cannot be written; logic_error when `ds` is inconsistent.
+/// @throws io_error when a file cannot be written; logic_error when `ds` is inconsistent, or
+///         holds bfloat16 features (.npy has no bfloat16 dtype).
 void write_dataset(const dataset& ds, const std::filesystem::path& dir);
 
 /// Validates the in-memory invariants of `ds` (sizes agree, ids in range, labels in range; for

@@ -859,6 +859,13 @@ dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
           "(--feature-storage memory); memory-mapped typed features are not supported",
           p.string());
     }
+    if (hd.dtype == npy_dtype::float16 || hd.dtype == npy_dtype::bfloat16) {
+      COOPGNN_IO_FAIL(
+          "{}: node feature '{}' of type '{}' is {}: the typed features of a heterogeneous graph "
+          "are float32 (16-bit features are kept at their width on untyped graphs only); save "
+          "it as float32",
+          p.string(), f.name, *f.type, npy_dtype_name(hd.dtype));
+    }
     h.features[ti] = matrix<float>(h.count(t), cols, read_array<float>(p, f.format).data);
     h.feature_names[ti] = f.name;
     found_input = true;
@@ -1046,6 +1053,12 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
                       format_npy_shape(h.shape));
     }
     std::int64_t const cols = h.shape.size() == 2 ? h.shape[1] : 1;
+    // 16-bit floats stay 16-bit (read as bit patterns, never widened); others read as float32.
+    bool const bits16 = h.dtype == npy_dtype::float16 || h.dtype == npy_dtype::bfloat16;
+    if (bits16) {
+      ds.feature_type =
+          h.dtype == npy_dtype::float16 ? feature_dtype::float16 : feature_dtype::bfloat16;
+    }
     if (!opt.load_features) {
       // Only the header: the rows stay in the file (memory-mapped later, cache/storage.hpp).
       if (f.format != "numpy") {
@@ -1055,6 +1068,9 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
             "the file with numpy.save",
             p.string(), f.name, f.format);
       }
+    } else if (bits16) {
+      ds.features16 = matrix<std::uint16_t>(
+          n, cols, (f.format == "torch" ? read_torch_bits16(p) : read_npy_bits16(p)).data);
     } else {
       ds.features = matrix<float>(n, cols, read_array<float>(p, f.format).data);
     }
@@ -1260,7 +1276,16 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
     write_npy(dir / "edges" / "edges.npy", std::span<const std::int64_t>(e), shape);
     meta.edges.push_back(edge_meta{std::nullopt, "numpy", "edges/edges.npy"});
   }
-  if (ds.feature_dim() > 0) {
+  if (ds.feature_dim() > 0 && ds.features_are_16bit()) {
+    // At their width: float16 stays '<f2' on disk (.npy has no bfloat16).
+    COOPGNN_EXPECTS(ds.feature_type == feature_dtype::float16,
+                    "write_dataset: {} features cannot be written as .npy (no such numpy dtype)",
+                    to_string(ds.feature_type));
+    std::int64_t const shape[2] = {ds.features16.rows(), ds.features16.cols()};
+    write_npy_bits16(dir / "data" / "feat.npy", ds.features16.values(), shape);
+    meta.feature_data.push_back(
+        feature_meta{"node", std::nullopt, "feat", "numpy", true, "data/feat.npy"});
+  } else if (ds.feature_dim() > 0) {
     std::int64_t const shape[2] = {ds.features.rows(), ds.features.cols()};
     write_npy(dir / "data" / "feat.npy", std::span<const float>(ds.features.values()), shape);
     meta.feature_data.push_back(
@@ -1419,7 +1444,7 @@ void validate_hetero(const dataset& ds, const std::string& what) {
                       h.node_types[i], h.count(static_cast<std::int64_t>(i)), h.features[i].rows());
     }
   }
-  if (ds.features.rows() != 0) {
+  if (ds.features.rows() != 0 || ds.features16.rows() != 0) {
     COOPGNN_IO_FAIL("{}: a heterogeneous dataset keeps its features per node type", what);
   }
   std::int64_t const target = h.target_type.empty() ? -1 : h.node_type_index(h.target_type);
@@ -1630,6 +1655,18 @@ void validate_dataset(const dataset& ds, const std::string& what) {
     if (ds.features.rows() != n) {
       COOPGNN_IO_FAIL("{}: features have {} rows but the graph has {} nodes", what,
                       ds.features.rows(), n);
+    }
+  }
+  if (ds.features16.size() > 0 || ds.features16.rows() > 0) {
+    if (ds.features16.rows() != n) {
+      COOPGNN_IO_FAIL("{}: features have {} rows but the graph has {} nodes", what,
+                      ds.features16.rows(), n);
+    }
+    if (!ds.features_are_16bit() || ds.features.size() > 0) {
+      COOPGNN_IO_FAIL(
+          "{}: 16-bit features (features16) need feature_type float16 or bfloat16 "
+          "and no float32 features",
+          what);
     }
   }
   if (!ds.labels.empty()) {

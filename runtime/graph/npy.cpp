@@ -216,14 +216,14 @@ class header_parser {
       case 'f':
         if (size == 4) return npy_dtype::float32;
         if (size == 8) return npy_dtype::float64;
-        if (size == 2) unsupported("float16 is not supported; save as float32");
+        if (size == 2) return npy_dtype::float16;
         break;
       default:
         break;
     }
     unsupported(
-        "not a numeric dtype coopgnn reads: bool, int8..int64, uint8..uint64, float32, "
-        "float64");
+        "not a numeric dtype coopgnn reads: bool, int8..int64, uint8..uint64, float16, "
+        "float32, float64");
     return npy_dtype::float32;  // unreachable
   }
 
@@ -305,6 +305,13 @@ void convert(const std::byte* src, T* dst, std::size_t n, npy_dtype stored,
       return convert_from<T, float>(src, dst, n, stored, what);
     case npy_dtype::float64:
       return convert_from<T, double>(src, dst, n, stored, what);
+    case npy_dtype::float16:
+    case npy_dtype::bfloat16:
+      COOPGNN_IO_FAIL(
+          "{}: {} data is read only at 2 bytes per element, as a node feature table (widened to "
+          "float32 row by row when gathered); it is not converted to a {}-byte type here: save "
+          "this array as float32 or an integer type",
+          what, npy_dtype_name(stored), sizeof(T));
   }
 }
 
@@ -333,6 +340,9 @@ constexpr bool same_as_stored(npy_dtype t) {
       return std::is_same_v<T, float>;
     case npy_dtype::float64:
       return std::is_same_v<T, double>;
+    case npy_dtype::float16:
+    case npy_dtype::bfloat16:
+      return false;  // never converted (convert); read_npy_bits16 copies the bits
   }
   return false;
 }
@@ -432,8 +442,13 @@ std::string descr_of(npy_dtype t) {
       return "<f4";
     case npy_dtype::float64:
       return "<f8";
+    case npy_dtype::float16:
+      return "<f2";
+    case npy_dtype::bfloat16:
+      break;
   }
-  return "";
+  COOPGNN_FAIL(".npy has no descr for dtype {} (save it with torch.save, or as float32)",
+               npy_dtype_name(t));
 }
 
 void write_raw(const std::filesystem::path& file, npy_dtype dtype, const void* data,
@@ -482,6 +497,10 @@ std::string_view npy_dtype_name(npy_dtype t) {
       return "float32";
     case npy_dtype::float64:
       return "float64";
+    case npy_dtype::float16:
+      return "float16";
+    case npy_dtype::bfloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -494,6 +513,8 @@ std::size_t npy_dtype_size(npy_dtype t) {
       return 1;
     case npy_dtype::int16:
     case npy_dtype::uint16:
+    case npy_dtype::float16:
+    case npy_dtype::bfloat16:
       return 2;
     case npy_dtype::int32:
     case npy_dtype::uint32:
@@ -592,17 +613,24 @@ npy_header read_npy_header(const std::filesystem::path& file) {
   return h;
 }
 
+namespace {
+/// read_npy, and with `bits16` (T = std::uint16_t) read_npy_bits16: the elements of a float16
+/// file copied unchanged.
 template <typename T>
-npy_array<T> read_npy(const std::filesystem::path& file) {
+npy_array<T> read_npy_as(const std::filesystem::path& file, bool bits16) {
   std::string const what = path_str(file);
   npy_header const h = read_npy_header(file);
+  if (bits16 && h.dtype != npy_dtype::float16) {
+    COOPGNN_IO_FAIL("{}: the array is {}, not float16 (read as 16-bit floating-point data)", what,
+                    npy_dtype_name(h.dtype));
+  }
   check_decoded_size<T>(h, what);
   std::ifstream in(file, std::ios::binary);
   if (!in) COOPGNN_IO_FAIL("{}: cannot open: {}", what, std::strerror(errno));
   in.seekg(static_cast<std::streamoff>(h.data_offset));
   auto const nbytes = static_cast<std::size_t>(h.data_bytes());
   auto const n = static_cast<std::size_t>(h.num_elements());
-  if (same_as_stored<T>(h.dtype)) {
+  if (bits16 || same_as_stored<T>(h.dtype)) {
     npy_array<T> a;
     a.shape = h.shape;
     a.stored = h.dtype;
@@ -622,6 +650,16 @@ npy_array<T> read_npy(const std::filesystem::path& file) {
                     in.gcount());
   }
   return decode<T>(h, raw.data(), what);
+}
+}  // namespace
+
+template <typename T>
+npy_array<T> read_npy(const std::filesystem::path& file) {
+  return read_npy_as<T>(file, false);
+}
+
+npy_array<std::uint16_t> read_npy_bits16(const std::filesystem::path& file) {
+  return read_npy_as<std::uint16_t>(file, true);
 }
 
 template <typename T>
@@ -702,6 +740,11 @@ void write_npy(const std::filesystem::path& file, std::span<const std::uint8_t> 
     }
   }
   write_raw(file, as_bool ? npy_dtype::bool_ : npy_dtype::uint8, data.data(), data.size(), shape);
+}
+
+void write_npy_bits16(const std::filesystem::path& file, std::span<const std::uint16_t> bits,
+                      std::span<const std::int64_t> shape) {
+  write_raw(file, npy_dtype::float16, bits.data(), bits.size(), shape);
 }
 
 // ---- atomic_file -----------------------------------------------------------------------------

@@ -21,20 +21,22 @@ namespace coopgnn {
 
 /// Element types a .npy file may hold that coopgnn reads (numpy descr in parentheses).
 enum class npy_dtype : std::uint8_t {
-  bool_,    ///< '|b1', one byte 0 or 1
-  int8,     ///< '|i1'
-  uint8,    ///< '|u1'
-  int16,    ///< '<i2'
-  uint16,   ///< '<u2'
-  int32,    ///< '<i4'
-  uint32,   ///< '<u4'
-  int64,    ///< '<i8'
-  uint64,   ///< '<u8'
-  float32,  ///< '<f4'
-  float64,  ///< '<f8'
+  bool_,     ///< '|b1', one byte 0 or 1
+  int8,      ///< '|i1'
+  uint8,     ///< '|u1'
+  int16,     ///< '<i2'
+  uint16,    ///< '<u2'
+  int32,     ///< '<i4'
+  uint32,    ///< '<u4'
+  int64,     ///< '<i8'
+  uint64,    ///< '<u8'
+  float32,   ///< '<f4'
+  float64,   ///< '<f8'
+  float16,   ///< '<f2' (IEEE binary16); read only at its width (read_npy_bits16), never converted
+  bfloat16,  ///< no .npy descr: torch.BFloat16Storage only (torch_tensor.hpp); as float16
 };
 
-/// The numpy name of `t` ("float32", "bool", ...).
+/// The numpy name of `t` ("float32", "bool", "float16", ...; "bfloat16" as torch names it).
 std::string_view npy_dtype_name(npy_dtype t);
 
 /// Size of one element of `t` in bytes.
@@ -75,7 +77,8 @@ std::string format_npy_shape(std::span<const std::int64_t> shape);
 /// @throws io_error "WHAT: ..." for a wrong magic string, an unknown version, a header length past
 ///         the end of the buffer, a malformed dict, a missing or unknown key, a negative
 ///         dimension, a big-endian dtype, or a dtype coopgnn cannot read (object arrays and
-///         pickles, strings, structured and complex dtypes, float16, datetimes).
+///         pickles, strings, structured and complex dtypes, datetimes). '<f2' parses as
+///         npy_dtype::float16.
 npy_header parse_npy_header(std::span<const std::byte> bytes, const std::string& what);
 
 /// Reads only the header of the .npy file `file` (a few hundred bytes) and checks the file size
@@ -85,6 +88,8 @@ npy_header read_npy_header(const std::filesystem::path& file);
 
 /// Reads the .npy file `file` and converts its elements to T (one of float, double, int8_t,
 /// uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t; bool arrays read as 0/1).
+/// float16 (and bfloat16) data is not converted: it is read at its width by read_npy_bits16, so
+/// that a 2-byte feature table is never widened in host memory.
 /// Fortran-ordered data is transposed to C order, for any rank.
 /// Conversion rules: integer -> integer and float -> integer require every value to fit in T
 /// (float -> integer also requires whole numbers: no NaN, no fraction); integer or float -> float
@@ -95,10 +100,19 @@ npy_header read_npy_header(const std::filesystem::path& file);
 /// @throws io_error "FILE: ..." for every problem of parse_npy_header, a truncated file ("FILE:
 ///         truncated: expected N bytes of data, found M"), trailing bytes after the data, an
 ///         array over the memory limit ("FILE: the element count of shape S = N needs B bytes
-///         ..."), and a value that does not convert ("FILE: element I = V does not fit in
-///         int32").
+///         ..."), a value that does not convert ("FILE: element I = V does not fit in
+///         int32"), and float16 data ("FILE: float16 data is read only at 2 bytes per element
+///         ...").
 template <typename T>
 npy_array<T> read_npy(const std::filesystem::path& file);
+
+/// Reads the .npy file `file` holding float16 elements ('<f2') without converting them: `data`
+/// holds each element's 16-bit pattern (IEEE binary16; runtime/core/half.hpp widens them), in C
+/// order (Fortran-ordered data is transposed), `stored` is npy_dtype::float16. Host memory, 2
+/// bytes per element, checked against host_memory_limit() before it is allocated.
+/// @throws io_error "FILE: ..." as read_npy, and "FILE: ... is DTYPE, not float16" for another
+///         dtype.
+npy_array<std::uint16_t> read_npy_bits16(const std::filesystem::path& file);
 
 /// Same as read_npy but from an in-memory image of a whole .npy file (for example an .npz
 /// member). `what` names the source in error messages.
@@ -111,7 +125,8 @@ npy_array<T> read_npy_buffer(std::span<const std::byte> bytes, const std::string
 /// Copies bytes unchanged when `stored` is T's own dtype. Host memory only; does not allocate.
 /// Precondition: src.size() >= dst.size() * npy_dtype_size(stored) (not checked).
 /// @throws io_error "WHAT: element I = V ..." for a value that does not convert; dst is then
-///         partially written.
+///         partially written; "WHAT: float16 data is read only at 2 bytes per element ..." for
+///         stored float16 or bfloat16 (never converted: read_npy_bits16, read_torch_bits16).
 template <typename T>
 void convert_npy_elements(const std::byte* src, npy_dtype stored, std::span<T> dst,
                           const std::string& what);
@@ -120,7 +135,8 @@ void convert_npy_elements(const std::byte* src, npy_dtype stored, std::span<T> d
 /// little-endian descr, padded so that the data starts at a multiple of 64 bytes.
 /// The bytes go to a temporary file beside `file` that is renamed over `file` when complete, so
 /// `file` is never seen half written. Overloads: float32, int64, int32, uint8; the uint8 overload
-/// writes dtype bool instead when `as_bool` is true (values must then be 0 or 1).
+/// writes dtype bool instead when `as_bool` is true (values must then be 0 or 1);
+/// write_npy_bits16 writes 16-bit patterns as float16 ('<f2').
 /// @throws logic_error when prod(shape) != data.size() or a dimension is negative;
 ///         io_error "FILE: cannot write ..." when the file system refuses.
 void write_npy(const std::filesystem::path& file, std::span<const float> data,
@@ -131,9 +147,13 @@ void write_npy(const std::filesystem::path& file, std::span<const std::int32_t> 
                std::span<const std::int64_t> shape);
 void write_npy(const std::filesystem::path& file, std::span<const std::uint8_t> data,
                std::span<const std::int64_t> shape, bool as_bool = false);
+/// `bits`: IEEE binary16 patterns, written unchanged as dtype float16 ('<f2').
+void write_npy_bits16(const std::filesystem::path& file, std::span<const std::uint16_t> bits,
+                      std::span<const std::int64_t> shape);
 
 /// The .npy header that write_npy emits for `dtype` and `shape` (magic, version 1.0, dict padded
 /// to a multiple of 64 bytes, ending in '\n'). Exposed for .npz writers and tests.
+/// @throws logic_error for npy_dtype::bfloat16 (.npy has no descr for it).
 std::string make_npy_header(npy_dtype dtype, std::span<const std::int64_t> shape);
 
 /// A file written under a temporary name beside its final name and renamed into place by

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
@@ -207,7 +208,7 @@ partition_report partition_summary(const dataset& ds, std::span<const std::int32
   // Per-part distributions: class histograms (normalised) or feature means.
   std::vector<std::vector<double>> dist(static_cast<std::size_t>(num_parts));
   std::vector<bool> has(static_cast<std::size_t>(num_parts), false);
-  std::int64_t const f = ds.features.cols();
+  std::int64_t const f = ds.feature_dim();
   if (ds.num_classes > 0 && !ds.labels.empty()) {
     rep.distance_kind = "class_tv";
     for (auto& p : rep.parts) p.class_counts.assign(static_cast<std::size_t>(ds.num_classes), 0);
@@ -226,7 +227,10 @@ partition_report partition_summary(const dataset& ds, std::span<const std::int32
     for (std::int32_t k = 0; k < num_parts; ++k) dist[k].assign(static_cast<std::size_t>(f), 0.0);
     for (vid_t v = 0; v < n; ++v) {
       auto& d = dist[parts[v]];
-      for (std::int64_t j = 0; j < f; ++j) d[j] += ds.features(v, j);
+      for (std::int64_t j = 0; j < f; ++j) {
+        d[j] += ds.features_are_16bit() ? widen_to_float(ds.feature_type, ds.features16(v, j))
+                                        : ds.features(v, j);
+      }
     }
     for (std::int32_t k = 0; k < num_parts; ++k) {
       auto const cnt = rep.parts[k].vertices;
@@ -260,20 +264,22 @@ partition_report partition_summary(const dataset& ds, std::span<const std::int32
 
 namespace {
 
-/// Rows `rows` (ascending) of the [n, f] C-ordered float32 .npy `file`, read one row at a time.
-matrix<float> read_npy_rows(const std::filesystem::path& file, vid_t n, std::int64_t f,
-                            std::span<const vid_t> rows) {
+/// Rows `rows` (ascending) of the [n, f] C-ordered .npy `file` of dtype `want` (float32 read as
+/// T = float, float16 as its bit patterns, T = std::uint16_t), read one row at a time.
+template <typename T>
+matrix<T> read_npy_rows(const std::filesystem::path& file, npy_dtype want, vid_t n, std::int64_t f,
+                        std::span<const vid_t> rows) {
   auto const h = read_npy_header(file);  // checks the file size against the shape
-  if (h.dtype != npy_dtype::float32 || h.fortran_order || h.shape.size() != 2 || h.shape[0] != n ||
+  if (h.dtype != want || h.fortran_order || h.shape.size() != 2 || h.shape[0] != n ||
       h.shape[1] != f) {
-    COOPGNN_IO_FAIL("{}: need C-ordered float32 features [{}, {}], found {} {}{}", file.string(), n,
-                    f, npy_dtype_name(h.dtype), format_npy_shape(h.shape),
+    COOPGNN_IO_FAIL("{}: need C-ordered {} features [{}, {}], found {} {}{}", file.string(),
+                    npy_dtype_name(want), n, f, npy_dtype_name(h.dtype), format_npy_shape(h.shape),
                     h.fortran_order ? " in Fortran order" : "");
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) COOPGNN_IO_FAIL("{}: cannot open", file.string());
-  matrix<float> out(static_cast<std::int64_t>(rows.size()), f);
-  auto const row_bytes = static_cast<std::streamsize>(f * sizeof(float));
+  matrix<T> out(static_cast<std::int64_t>(rows.size()), f);
+  auto const row_bytes = static_cast<std::streamsize>(f * sizeof(T));
   for (std::size_t i = 0; i < rows.size() && f > 0; ++i) {
     in.seekg(static_cast<std::streamoff>(h.data_offset) + rows[i] * row_bytes);
     in.read(reinterpret_cast<char*>(&out(static_cast<std::int64_t>(i), 0)), row_bytes);
@@ -321,15 +327,25 @@ dataset induced_subgraph(const dataset& ds, std::span<const std::int32_t> parts,
   }
   std::int64_t const f = ds.feature_dim();
   out.feature_cols = f;
-  if (ds.features_in_memory() && f > 0) {
-    out.features = matrix<float>(out.num_nodes, f);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      std::copy_n(&ds.features(ids[i], 0), f, &out.features(static_cast<std::int64_t>(i), 0));
+  out.feature_type = ds.feature_type;
+  // The rows V_k at the stored width (16-bit features stay 16-bit).
+  auto copy_rows = [&](const auto& from, auto& to, npy_dtype want) {
+    using T = std::remove_cvref_t<decltype(from(0, 0))>;
+    if (ds.features_in_memory() && f > 0) {
+      to = matrix<T>(out.num_nodes, f);
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        std::copy_n(&from(ids[i], 0), f, &to(static_cast<std::int64_t>(i), 0));
+      }
+    } else if (f > 0 && !ds.feature_file.empty()) {
+      to = read_npy_rows<T>(ds.feature_file, want, n, f, ids);
+    } else {
+      to = matrix<T>(out.num_nodes, f);
     }
-  } else if (f > 0 && !ds.feature_file.empty()) {
-    out.features = read_npy_rows(ds.feature_file, n, f, ids);
+  };
+  if (ds.features_are_16bit()) {
+    copy_rows(ds.features16, out.features16, npy_dtype::float16);
   } else {
-    out.features = matrix<float>(out.num_nodes, f);
+    copy_rows(ds.features, out.features, npy_dtype::float32);
   }
   if (!ds.labels.empty()) {
     for (vid_t v : ids) out.labels.push_back(ds.labels[v]);

@@ -116,7 +116,8 @@ struct partition_report {
 /// has a link task, else the graph's edges ds.src -> ds.dst (as stored: both directions of an
 /// undirected edge, self-loops included). An edge is kept by part k when both endpoints have part
 /// k (node-induced subgraph). Distances: class histograms when ds has labels (num_classes > 0),
-/// else feature means when ds.features is in memory with F > 0, else none; pairs where either
+/// else feature means when the features are in memory with F > 0 (16-bit ones widened per
+/// element), else none; pairs where either
 /// part has no labelled vertex (no vertex) are skipped.
 /// @param parts [|V|] int32 part ids in [0, num_parts).
 /// O(|V| F + E + M^2 max(C, F)) time. Does not validate `ds` (read_dataset does).
@@ -130,8 +131,9 @@ partition_report partition_summary(const dataset& ds, std::span<const std::int32
 /// part} in ascending id order, local id i is the i-th vertex of V_k (global_ids, when given,
 /// receives [|V_k|] local -> global). The result, named "<ds.name>/part<part>", holds:
 ///  - edges src[e] -> dst[e] of ds with both endpoints in V_k, relabelled, in ds's order;
-///  - features: rows V_k of ds.features; when they were left in ds.feature_file (not in memory),
-///    only those rows are read from the .npy (2-D C-ordered float32 [|V|, F]); F = 0 stays 0. The
+///  - features: rows V_k of ds.features (or of ds.features16, at 2 bytes per element, with
+///    feature_type kept); when they were left in ds.feature_file (not in memory), only those rows
+///    are read from the .npy (2-D C-ordered float32 or float16 [|V|, F]); F = 0 stays 0. The
 ///    result's features are always in memory (feature_file empty, feature_cols = F);
 ///  - labels restricted to V_k, num_classes unchanged; train/valid/test: their vertices in V_k,
 ///    relabelled, in ds's order;

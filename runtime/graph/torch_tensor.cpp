@@ -209,7 +209,7 @@ struct storage_type {
   std::string_view name;
   npy_dtype dtype;
 };
-constexpr std::array<storage_type, 8> kStorageTypes = {{
+constexpr std::array<storage_type, 10> kStorageTypes = {{
     {"FloatStorage", npy_dtype::float32},
     {"DoubleStorage", npy_dtype::float64},
     {"LongStorage", npy_dtype::int64},
@@ -218,6 +218,8 @@ constexpr std::array<storage_type, 8> kStorageTypes = {{
     {"CharStorage", npy_dtype::int8},
     {"ByteStorage", npy_dtype::uint8},
     {"BoolStorage", npy_dtype::bool_},
+    {"HalfStorage", npy_dtype::float16},
+    {"BFloat16Storage", npy_dtype::bfloat16},
 }};
 
 /// A Python value the machine can build. Tuples and dicts share their items on copy (as Python
@@ -545,11 +547,6 @@ class pickle_machine {
           return g;
         }
       }
-      if (name == "HalfStorage" || name == "BFloat16Storage") {
-        fail(at, fmt::format("{} tensors (torch.{}) are not supported; convert with "
-                             "tensor.float() before torch.save",
-                             name == "HalfStorage" ? "float16" : "bfloat16", name));
-      }
       if (name.ends_with("Storage")) {
         fail(at, fmt::format("storage type torch.{} is not supported (complex, quantized and "
                              "untyped storages are not read); save a real numeric tensor",
@@ -848,10 +845,19 @@ torch_tensor_header read_torch_header(const std::filesystem::path& file) {
   return read_header(z).header;
 }
 
+namespace {
+/// read_torch, and with `bits16` (T = std::uint16_t) read_torch_bits16: the elements of a
+/// float16 or bfloat16 tensor copied unchanged.
 template <typename T>
-npy_array<T> read_torch(const std::filesystem::path& file) {
+npy_array<T> read_torch_as(const std::filesystem::path& file, bool bits16) {
   torch_zip const z(file);
   auto const [h, record] = read_header(z);
+  bool const half = h.dtype == npy_dtype::float16 || h.dtype == npy_dtype::bfloat16;
+  if (bits16 && !half) {
+    COOPGNN_IO_FAIL(
+        "{}: the tensor is {}, not float16 or bfloat16 (read as 16-bit floating-point data)",
+        z.what(), npy_dtype_name(h.dtype));
+  }
   npy_array<T> a;
   a.shape = h.shape;
   a.stored = h.dtype;
@@ -863,23 +869,41 @@ npy_array<T> read_torch(const std::filesystem::path& file) {
                        fmt::format("{} bytes per element once read", sizeof(T)));
   a.data.resize(n);
   std::size_t const es = npy_dtype_size(h.dtype);
-  if (h.dtype == native_dtype<T>() && h.is_contiguous() && h.storage_offset == 0 &&
-      n * es == record.size) {
+  bool const same = bits16 || h.dtype == native_dtype<T>();
+  if (same && h.is_contiguous() && h.storage_offset == 0 && n * es == record.size) {
     // The usual torch.save(tensor): the record is the result, byte for byte.
     z.read(record, h.storage_record,
            std::span<std::byte>(reinterpret_cast<std::byte*>(a.data.data()), n * es));
     return a;
   }
+  // Before the storage is read: a 16-bit float tensor read as T fails as it would after.
+  if (half && !same) convert_npy_elements<T>(nullptr, h.dtype, std::span<T>(a.data), z.what());
   std::vector<std::byte> const storage = z.read_all(record, h.storage_record);
+  auto finish = [&](const std::byte* src) {
+    if (same) {
+      if (n > 0) std::memcpy(a.data.data(), src, n * es);
+    } else {
+      convert_npy_elements<T>(src, h.dtype, std::span<T>(a.data), z.what());
+    }
+  };
   if (h.is_contiguous()) {
-    convert_npy_elements<T>(storage.data() + static_cast<std::size_t>(h.storage_offset) * es,
-                            h.dtype, std::span<T>(a.data), z.what());
+    finish(storage.data() + static_cast<std::size_t>(h.storage_offset) * es);
     return a;
   }
   std::vector<std::byte> packed(n * es);
   gather(h, storage.data(), packed.data());
-  convert_npy_elements<T>(packed.data(), h.dtype, std::span<T>(a.data), z.what());
+  finish(packed.data());
   return a;
+}
+}  // namespace
+
+template <typename T>
+npy_array<T> read_torch(const std::filesystem::path& file) {
+  return read_torch_as<T>(file, false);
+}
+
+npy_array<std::uint16_t> read_torch_bits16(const std::filesystem::path& file) {
+  return read_torch_as<std::uint16_t>(file, true);
 }
 
 #define COOPGNN_TORCH_INSTANTIATE(T) \

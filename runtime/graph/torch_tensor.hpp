@@ -27,7 +27,8 @@ namespace coopgnn {
 /// Header of a torch.save'd tensor: dtype, shape, and where its elements are.
 struct torch_tensor_header {
   npy_dtype dtype = npy_dtype::float32;  ///< element type of the storage (torch.FloatStorage ->
-                                         ///< float32, LongStorage -> int64, BoolStorage -> bool)
+                                         ///< float32, LongStorage -> int64, BoolStorage -> bool,
+                                         ///< HalfStorage -> float16, BFloat16Storage -> bfloat16)
   std::vector<std::int64_t> shape;       ///< tensor size, outermost first; () for a 0-d tensor
   std::vector<std::int64_t> strides;     ///< in elements, one per dimension, each >= 0
   std::int64_t storage_offset = 0;       ///< elements from the storage start to element [0, ...]
@@ -55,7 +56,7 @@ struct torch_tensor_header {
 ///   - has a byteorder record other than "little";
 ///   - holds something other than a single tensor (a dict or list of tensors, a module, a
 ///     Parameter), or a pickle opcode or global outside the ones a tensor's pickle uses;
-///   - has a storage of an unsupported type (float16, bfloat16, complex, quantized: convert with
+///   - has a storage of an unsupported type (complex, quantized, untyped: convert with
 ///     tensor.float() / tensor.long() before torch.save);
 ///   - has no storage record, or one whose size is not numel * element size;
 ///   - describes a view (offset, size, stride) that reaches past the end of its storage.
@@ -69,11 +70,21 @@ torch_tensor_header read_torch_header(const std::filesystem::path& file);
 /// A 0-d tensor reads with shape () and one element; an empty tensor with no elements.
 /// Allocates at most the storage record (bounded by the file size) plus the result; reads the
 /// record once and lets libzip verify its CRC. Host only.
+/// float16 and bfloat16 tensors are not converted (read_torch_bits16 reads them at their width).
 /// @throws io_error "FILE: ..." for every problem of read_torch_header, a corrupt member (CRC
-///         mismatch, short read), a value that does not convert to T, and a result whose
-///         num_elements * sizeof(T) bytes exceed host_memory_limit() (check_declared_bytes,
-///         before it is allocated).
+///         mismatch, short read), a value that does not convert to T, a float16 or bfloat16
+///         tensor ("FILE: float16 data is read only at 2 bytes per element ..."), and a result
+///         whose num_elements * sizeof(T) bytes exceed host_memory_limit()
+///         (check_declared_bytes, before it is allocated).
 template <typename T>
 npy_array<T> read_torch(const std::filesystem::path& file);
+
+/// Reads a float16 (torch.HalfStorage) or bfloat16 (torch.BFloat16Storage) tensor as read_torch
+/// does (C order, strides and offset honoured) without converting it: `data` holds each
+/// element's 16-bit pattern (runtime/core/half.hpp widens them), `stored` says which type.
+/// Host memory, 2 bytes per element.
+/// @throws io_error "FILE: ..." as read_torch, and "FILE: the tensor is DTYPE, not float16 or
+///         bfloat16" for another dtype.
+npy_array<std::uint16_t> read_torch_bits16(const std::filesystem::path& file);
 
 }  // namespace coopgnn

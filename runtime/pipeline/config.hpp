@@ -146,7 +146,8 @@ struct work_counters {
   std::int64_t sampled_edges = 0;     ///< edges of all sampled blocks
   std::int64_t sampled_vertices = 0;  ///< sum over layers of the vertices of layer l + 1
   std::int64_t feature_rows = 0;      ///< input feature rows loaded from storage
-  std::int64_t feature_bytes = 0;     ///< their bytes
+  std::int64_t feature_bytes = 0;     ///< their bytes as stored: rows x F x 4 for float32
+                                      ///< tables and embeddings, x 2 for float16 / bfloat16
   std::int64_t alltoall_bytes = 0;    ///< bytes sent to other PEs by all-to-alls
   std::int64_t alltoall_calls = 0;    ///< all-to-all-v calls (0 with one PE: exchanges skipped)
   /// Collective calls of the step on groups of more than one PE (comm_stats::collectives): the

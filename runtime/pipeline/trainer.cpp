@@ -296,16 +296,18 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   if (cfg.compute_backend == backend::cuda) {
     setup_cuda_features();
   } else if (table) {
-    auto const tier = choose_storage_tier(backend::host, ds.num_nodes * ds.feature_dim() * 4,
+    auto const tier = choose_storage_tier(backend::host, ds.num_nodes * ds.feature_row_bytes(),
                                           {0, default_host_budget_bytes()}, cfg.feature_storage,
                                           ds.features_in_memory(), !ds.feature_file.empty());
     set_host_features(tier);
   }
   if (table) {
-    COOPGNN_EXPECTS(features_->rows() == ds.num_nodes && features_->cols() == ds.feature_dim(),
-                    "{}: the mapped features are [{}, {}], the dataset's [{}, {}]",
-                    ds.feature_file.string(), features_->rows(), features_->cols(), ds.num_nodes,
-                    ds.feature_dim());
+    COOPGNN_EXPECTS(features_->rows() == ds.num_nodes && features_->cols() == ds.feature_dim() &&
+                        features_->dtype() == ds.feature_type,
+                    "{}: the mapped features are [{}, {}] {}, the dataset's [{}, {}] {}",
+                    ds.feature_file.string(), features_->rows(), features_->cols(),
+                    to_string(features_->dtype()), ds.num_nodes, ds.feature_dim(),
+                    to_string(ds.feature_type));
   }
   for (int p = 0; p < cfg.num_pes; ++p) {
     bind_device(p);  // a replica's parameters are allocated and initialised on its device
@@ -348,6 +350,17 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
 void trainer::set_host_features(storage_tier tier) {
   if (tier == storage_tier::mmap) {
     features_ = feature_table::map_npy(ds_.feature_file);
+    return;
+  }
+  if (ds_.features_are_16bit()) {
+    // 16-bit features stay 16-bit in host memory (read at their width when left in the file).
+    if (!ds_.features_in_memory() && owned_features16_.rows() == 0) {
+      auto a = read_npy_bits16(ds_.feature_file);
+      owned_features16_ =
+          matrix<std::uint16_t>(ds_.num_nodes, ds_.feature_dim(), std::move(a.data));
+    }
+    features_ = feature_table::borrow(ds_.features_in_memory() ? ds_.features16 : owned_features16_,
+                                      ds_.feature_type);
     return;
   }
   if (!ds_.features_in_memory() && owned_features_.rows() == 0) {
@@ -627,7 +640,10 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_NVTX_RANGE("cache/load_features");
     h = pe.emb ? pe.emb->gather(in.mb.input_nodes.view()) : load_features(pe, in, w);
     w.feature_rows += h.rows();
-    w.feature_bytes += h.size() * static_cast<std::int64_t>(sizeof(float));
+    // At the stored width: 2 bytes per element for a float16 / bfloat16 table (the rows are
+    // widened to float32 by the gather, after they were read).
+    w.feature_bytes += h.rows() * (pe.emb ? h.cols() * static_cast<std::int64_t>(sizeof(float))
+                                          : features_->row_bytes());
     if (coop) {
       staging = std::max(staging, detail::staging_of(in.routes[L - 1], h.cols()));
       h = exchange_pull(ctx, rows, in.routes[L - 1], std::move(h), &pe.exchange_ws);
@@ -1005,9 +1021,10 @@ matrix<float> trainer::embedding_values() const {
 
 matrix<float> trainer::inference_input(int pe) const {
   if (pes_.at(pe)->emb) return embedding_values();
-  if (ds_.features_in_memory()) return ds_.features;
+  if (ds_.features_in_memory() && !ds_.features_are_16bit()) return ds_.features;
   if (owned_features_.rows() > 0) return owned_features_;
-  // Layer-wise inference reads every row: gathered once from the mapped file.
+  // Layer-wise inference reads every row: gathered once from the mapped file, or widened from
+  // a 16-bit table for the evaluation's duration (the table itself stays 16-bit).
   std::vector<vid_t> all(static_cast<std::size_t>(ds_.num_nodes));
   std::iota(all.begin(), all.end(), vid_t{0});
   return features_->gather(all);

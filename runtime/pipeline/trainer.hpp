@@ -387,6 +387,7 @@ class trainer {
   std::unique_ptr<device_state, device_state_deleter> dev_;
   std::unique_ptr<feature_table> features_;  // shared read-only by the PEs' feature stores
   matrix<float> owned_features_;  // features read here when the dataset left them in the file
+  matrix<std::uint16_t> owned_features16_;  // the same for 16-bit features (feature_type)
   std::shared_ptr<host_comm_group> group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
   mutable std::unique_ptr<models::gnn_model> host_copy_;     // host_model() off the host backend

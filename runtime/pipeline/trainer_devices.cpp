@@ -136,7 +136,7 @@ void trainer::setup_cuda_features() {
       "is a host cache in front of the host and mmap tiers; use --feature-storage "
       "host, mmap or auto, or --cache-policy setassoc (the GPU cache)",
       to_string(cfg_.cache_policy), to_string(*forced));
-  std::int64_t const table_bytes = ds_.num_nodes * ds_.feature_dim() * 4;
+  std::int64_t const table_bytes = ds_.num_nodes * ds_.feature_row_bytes();  // stored width
   if (cache && !forced) {
     dev_->tier =
         choose_storage_tier(backend::host, table_bytes, {0, default_host_budget_bytes()},
@@ -150,10 +150,10 @@ void trainer::setup_cuda_features() {
     set_host_features(dev_->tier);
     return;
   }
-  set_host_features(storage_tier::host);  // the matrix the device copies are made from
-  const matrix<float>& m = ds_.features_in_memory() ? ds_.features : owned_features_;
+  set_host_features(storage_tier::host);   // the table the device copies are made from
+  const feature_table& host = *features_;  // at its stored width: 16-bit stays 16-bit
   if (dev_->tier == storage_tier::pinned) {
-    dev_->tables.push_back(feature_table::upload(m, storage_tier::pinned));
+    dev_->tables.push_back(feature_table::upload(host, storage_tier::pinned));
     return;
   }
   std::set<int> devices;
@@ -163,7 +163,7 @@ void trainer::setup_cuda_features() {
     auto& slot = dev_->tables[static_cast<std::size_t>(c->device())];
     if (slot) continue;
     c->make_current();
-    slot = feature_table::upload(m, storage_tier::device);
+    slot = feature_table::upload(host, storage_tier::device);
   }
 }
 
@@ -178,8 +178,10 @@ void trainer::setup_cuda_pes() {
     dev_->ctxs[p]->make_current();
     if (cfg_.cache_policy == cache_policy_kind::setassoc && cfg_.cache_rows > 0 &&
         (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned)) {
+      // At the table's width: a 16-bit table's rows stay 16-bit in the GPU cache too.
       dev_->caches.push_back(std::make_unique<cuda::device_set_assoc_cache>(
-          *dev_->ctxs[p], cfg_.cache_rows, ds_.feature_dim()));
+          *dev_->ctxs[p], cfg_.cache_rows, ds_.feature_dim(), set_assoc_policy::default_ways,
+          ds_.feature_type));
     }
   }
 }
@@ -235,7 +237,8 @@ tensor<float> trainer::load_device_tier(pe_state& pe, const step_batch& in, work
   const feature_table* table = dev_->table_for(p);
   auto const n = static_cast<std::int64_t>(in.mb.input_nodes.size());
   std::int64_t const cols = table->cols();
-  cuda::table_view const tv{table->device_data(), table->rows(), table->cols(), table->cols()};
+  cuda::table_view const tv{table->device_data(), table->rows(), table->cols(), table->cols(),
+                            table->dtype()};
   const vid_t* ids = in.mb.input_nodes.data();
   auto out = ctx.allocate<float>(static_cast<std::size_t>(n * cols));
   auto first_bad = ctx.to_device(std::span<const unsigned long long>(&kNoBadId, 1));

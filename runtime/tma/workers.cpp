@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cache/storage.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/pipeline/link.hpp"
@@ -118,15 +119,15 @@ link_scorer::link_scorer(const dataset& ds, const csc_graph& g, const train_conf
                          int threads)
     : ds_(ds), g_(g), cfg_(cfg), threads_(std::max(1, threads)), host_(backend::host) {
   COOPGNN_EXPECTS(ds.link.has_value(), "dataset '{}' has no link-prediction task", ds.name);
-  if (!ds.features_in_memory()) {
-    // Left in the file (--feature-storage mmap): inference reads every row, so load them once.
-    COOPGNN_EXPECTS(!ds.feature_file.empty(), "dataset '{}' has no node features to evaluate on",
-                    ds.name);
-    auto arr = read_npy<float>(ds.feature_file);
-    COOPGNN_EXPECTS(arr.rank() == 2 && arr.dim(0) == ds.num_nodes,
+  if (!ds.features_in_memory() || ds.features_are_16bit()) {
+    // Left in the file (--feature-storage mmap), or 16-bit: inference reads every row as
+    // float32, so they are gathered (widened) once.
+    COOPGNN_EXPECTS(ds.features_in_memory() || !ds.feature_file.empty(),
+                    "dataset '{}' has no node features to evaluate on", ds.name);
+    owned_x_ = feature_rows_float32(ds);
+    COOPGNN_EXPECTS(owned_x_.rows() == ds.num_nodes,
                     "{}: features of shape [{}, {}] for {} vertices", ds.feature_file.string(),
-                    arr.dim(0), arr.dim(1), ds.num_nodes);
-    owned_x_ = matrix<float>(arr.dim(0), arr.dim(1), std::move(arr.data));
+                    owned_x_.rows(), owned_x_.cols(), ds.num_nodes);
   }
   model_ = std::make_unique<models::gnn_model>(host_, model_config_for(ds, cfg));
 }

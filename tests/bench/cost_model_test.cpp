@@ -75,6 +75,25 @@ TEST(CostModel, StagesOfOneLayerByHand) {
   EXPECT_NEAR(t.total(), t.sample + t.feature_load + t.forward + t.backward + t.optimizer, 1e-15);
 }
 
+TEST(CostModel, SixteenBitRowsAreReadAtTheirWidthAndWrittenWidened) {
+  auto const m = round_machine();
+  auto c = one_layer(1, false);
+  c.feature_row_bytes = 16;      // 8 float16 elements as stored
+  c.feature_out_row_bytes = 32;  // written as float32 by the gather
+  cost_options o;
+  // UVA: 30 rows * 16 B over PCIe 2e9 B/s plus one gather kernel.
+  EXPECT_NEAR(model_step(m, c, o).feature_load, 480 / 2e9 + 1e-6, 1e-15);
+  // UVA with 10 cache hits: + one kernel reading 10 * 16 B and writing 10 * 32 B from HBM.
+  c.feature_rows_cached = 10;
+  EXPECT_NEAR(model_step(m, c, o).feature_load, 480 / 2e9 + 1e-6 + (480 / 5e8 + 1e-6), 1e-15);
+  // Device: 40 rows, each read at 16 B and written at 32 B.
+  o.placement = feature_placement::device;
+  EXPECT_NEAR(model_step(m, c, o).feature_load, 40 * 48 / 5e8 + 1e-6, 1e-15);
+  // 0 = the stored width (float32 tables): 2 x row bytes per row, as before.
+  c.feature_out_row_bytes = 0;
+  EXPECT_NEAR(model_step(m, c, o).feature_load, 40 * 32 / 5e8 + 1e-6, 1e-15);
+}
+
 TEST(CostModel, GatOutputLayerByHand) {
   // The last conv (block 0) of a GAT: 2 averaged heads of 4 classes (8 columns computed),
   // E' = 40 edges + 10 self-loops = 50, input dropout on, no attention dropout.

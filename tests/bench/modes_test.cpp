@@ -126,6 +126,7 @@ TEST(Modes, FeatureBytesAndTf32ScaleOnlyTheirTerms) {
   auto o = small_options();
   auto const fp32 = run_modes(ds, g, o);
   o.feature_bytes = 2;
+  o.feature_bytes_given = true;  // a modelled override: the exchange is scaled too
   apply_gemm_math(o.machines, "tf32");
   o.gemm_math = "tf32";
   auto const half = run_modes(ds, g, o);

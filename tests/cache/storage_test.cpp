@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
 #include "runtime/core/error.hpp"
+#include "runtime/graph/dataset.hpp"
 #include "runtime/graph/npy.hpp"
 #include "tests/common/files.hpp"
 
@@ -94,6 +97,57 @@ TEST(FeatureTable, MappedNpyReadsTheSameRowsAsMemory) {
   }
   std::vector<vid_t> const bad = {2, 7};
   EXPECT_THROW((void)mapped->gather(bad), logic_error);
+}
+
+TEST(FeatureTable, Float16StaysTwoBytesInTheHostAndMmapTiers) {
+  test::temp_dir dir;
+  // [3, 4] float16: row r = (r + 1) * {1, -2, 0.5, 2^-24}, with -0 and inf in the last row.
+  std::vector<std::uint16_t> const bits = {0x3C00, 0xC000, 0x3800, 0x0001,   // 1, -2, .5, 2^-24
+                                           0x4000, 0xC400, 0x3C00, 0x0002,   // 2, -4, 1, 2^-23
+                                           0x4200, 0x8000, 0x7C00, 0x0003};  // 3, -0, inf, 3*2^-24
+  std::int64_t const shape[2] = {3, 4};
+  write_npy_bits16(dir / "feat.npy", bits, shape);
+  matrix<std::uint16_t> const m(3, 4, bits);
+  auto const mapped = feature_table::map_npy(dir / "feat.npy");
+  auto const mem = feature_table::borrow(m, feature_dtype::float16);
+  for (const feature_table* t : {mapped.get(), mem.get()}) {
+    EXPECT_EQ(t->dtype(), feature_dtype::float16);
+    EXPECT_EQ(t->row_bytes(), 8);
+    EXPECT_EQ(t->bytes(), 24);  // 2 bytes per element: not widened
+    std::vector<vid_t> const ids = {2, 0, 2};
+    matrix<float> const g = t->gather(ids);
+    ASSERT_EQ(g.rows(), 3);
+    ASSERT_EQ(g.cols(), 4);
+    std::vector<float> const want = {3, -0.0f, INFINITY, 3 * std::ldexp(1.0f, -24),
+                                     1, -2,    0.5f,     std::ldexp(1.0f, -24),
+                                     3, -0.0f, INFINITY, 3 * std::ldexp(1.0f, -24)};
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(std::bit_cast<std::uint32_t>(g.values()[k]), std::bit_cast<std::uint32_t>(want[k]))
+          << k;
+    }
+    EXPECT_THROW((void)t->gather(std::vector<vid_t>{3}), logic_error);
+  }
+  EXPECT_EQ(mapped->tier(), storage_tier::mmap);
+  EXPECT_EQ(static_cast<const std::uint16_t*>(mem->host_data()), m.data());  // borrowed
+  EXPECT_THROW((void)feature_table::borrow(m, feature_dtype::float32), logic_error);
+  // bfloat16 (from torch): the top half of a float32.
+  matrix<std::uint16_t> const bf(1, 2, std::vector<std::uint16_t>{0x3F80, 0xC040});
+  auto const b = feature_table::borrow(bf, feature_dtype::bfloat16);
+  matrix<float> const gb = b->gather(std::vector<vid_t>{0});
+  EXPECT_EQ(gb.values(), (std::vector<float>{1.0f, -3.0f}));
+  EXPECT_EQ(b->bytes(), 4);
+}
+
+TEST(FeatureTable, FeatureRowsFloat32WidensACopyAndKeepsTheTable) {
+  dataset ds;
+  ds.num_nodes = 2;
+  ds.features16 =
+      matrix<std::uint16_t>(2, 2, std::vector<std::uint16_t>{0x3C00, 0x4000, 0x0001, 0xBC00});
+  ds.feature_type = feature_dtype::float16;
+  matrix<float> const x = feature_rows_float32(ds);
+  EXPECT_EQ(x.values(), (std::vector<float>{1.0f, 2.0f, std::ldexp(1.0f, -24), -1.0f}));
+  EXPECT_EQ(ds.features16.rows(), 2);  // the dataset's table is untouched
+  EXPECT_EQ(ds.features.size(), 0);
 }
 
 TEST(FeatureTable, RejectsFilesThatCannotBeMapped) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -16,6 +17,7 @@
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
+#include "runtime/core/half.hpp"
 #include "runtime/core/memory.hpp"
 #include "tests/common/graphs.hpp"
 
@@ -419,6 +421,35 @@ std::vector<op_case> parity_cases() {
                      append(out, download<float>(ctx, o.view()).values());
                      return out;
                    }});
+    // The widening gather of 16-bit feature tables (kernels/gather): bit patterns over every
+    // class (normals, subnormals, +-0, +-inf, NaN); outputs compared as float32 bits, a NaN as
+    // the marker -1 (CUDA's conversion need not keep a NaN's payload).
+    for (feature_dtype dt : {feature_dtype::float16, feature_dtype::bfloat16}) {
+      all.push_back(
+          {"gather_rows " + std::string(to_string(dt)) + " " + sz, 0.0,
+           [=](const exec_context& ctx) {
+             std::vector<std::uint16_t> bits(static_cast<std::size_t>((m + 1) * n));
+             std::mt19937_64 gen(25);
+             std::uint16_t const special[] = {0x0000, 0x8000, 0x0001, 0x03FF, 0x7C00,
+                                              0xFC00, 0x7E00, 0x7F80, 0x3C00};
+             for (std::size_t k = 0; k < bits.size(); ++k) {
+               bits[k] = k % 5 == 0 ? special[k / 5 % 9] : static_cast<std::uint16_t>(gen());
+             }
+             auto t = upload(ctx, matrix<std::uint16_t>(m + 1, n, std::move(bits)));
+             std::vector<std::int64_t> ids;
+             for (std::int64_t i = 0; i < 2 * m; ++i) ids.push_back((i * 7) % (m + 1));
+             auto di = upload<std::int64_t>(ctx, ids);
+             tensor<float> o(ctx, static_cast<std::int64_t>(ids.size()), n);
+             gather_rows(ctx, t.view(), dt, di.view(), o.view());
+             std::vector<double> out;
+             matrix<float> const got = download<float>(ctx, o.view());
+             for (float x : got.values()) {
+               out.push_back(std::isnan(x) ? -1.0
+                                           : static_cast<double>(std::bit_cast<std::uint32_t>(x)));
+             }
+             return out;
+           }});
+    }
     append_link_cases(all, m, n, sz);
   }
   for (std::int64_t n : {0, 1, 33, 1000}) {

@@ -21,10 +21,11 @@ struct op_case {
 
 /// Every op case: gemm (all op combinations, beta 0 and 1), spmm and its transpose, SDDMM (with
 /// and without edge scales), edge softmax and its backward, the element-wise ops, the loss, Adam,
-/// the gather, the link-prediction ops of link_ops.hpp, edge exclusion and typed (per-relation)
-/// NS / LABOR sampling with unique-and-compact, on shapes that include empty, 1,
-/// 31/32/33 and widths that are not multiples of 4, over CSRs with a zero-degree row next to a row
-/// with an edge from every source. Inputs are integer-valued.
+/// the gather (float32, and float16 / bfloat16 tables widened to float32), the link-prediction
+/// ops of link_ops.hpp, edge exclusion and typed (per-relation) NS / LABOR sampling with
+/// unique-and-compact, on shapes that include empty, 1, 31/32/33 and widths that are not
+/// multiples of 4, over CSRs with a zero-degree row next to a row with an edge from every
+/// source. Inputs are integer-valued (the 16-bit gathers: every class of bit pattern).
 std::vector<op_case> parity_cases();
 
 /// Runs every case on the host and on `target` and compares: bitwise when `exact`, else within

@@ -17,5 +17,6 @@ COOPGNN_FUZZ_TARGET(npy) {
   fuzz::rejecting_ok([&] { (void)read_npy_header(file); });
   fuzz::rejecting_ok([&] { (void)read_npy<std::int32_t>(file); });
   fuzz::rejecting_ok([&] { (void)read_npy<double>(file); });
+  fuzz::rejecting_ok([&] { (void)read_npy_bits16(file); });
   return 0;
 }

@@ -1,5 +1,6 @@
-// Fuzz target: torch.save'd tensors (runtime/graph/torch_tensor.hpp read_torch_header and
-// read_torch: zip directory, data.pkl pickle, byteorder, storage records, views).
+// Fuzz target: torch.save'd tensors (runtime/graph/torch_tensor.hpp read_torch_header,
+// read_torch and read_torch_bits16: zip directory, data.pkl pickle, byteorder, storage records,
+// views).
 #include <cstdint>
 #include <span>
 
@@ -13,5 +14,6 @@ COOPGNN_FUZZ_TARGET(torch) {
   fuzz::rejecting_ok([&] { (void)read_torch_header(file); });
   fuzz::rejecting_ok([&] { (void)read_torch<float>(file); });
   fuzz::rejecting_ok([&] { (void)read_torch<std::int64_t>(file); });
+  fuzz::rejecting_ok([&] { (void)read_torch_bits16(file); });
   return 0;
 }

@@ -243,6 +243,57 @@ tasks:
   EXPECT_EQ(ds.test, (std::vector<vid_t>{2}));
 }
 
+TEST(DatasetIo, Float16FeaturesStayAtTwoBytesPerElement) {
+  temp_dir d;
+  dataset ds = tiny();
+  // 1, 2, 3, ..., 15 as float16 (exact), plus a subnormal, -0 and the largest finite value.
+  std::vector<std::uint16_t> bits = {0x3C00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700, 0x4800,
+                                     0x4880, 0x4900, 0x4980, 0x4A00, 0x0001, 0x8000, 0x7BFF};
+  ds.features = {};
+  ds.features16 = matrix<std::uint16_t>(5, 3, bits);
+  ds.feature_type = feature_dtype::float16;
+  write_dataset(ds, d.path());
+  // On disk: '<f2', 2 bytes per element (the table is not widened).
+  npy_header const h = read_npy_header(d / "data" / "feat.npy");
+  EXPECT_EQ(h.dtype, npy_dtype::float16);
+  EXPECT_EQ(h.shape, (std::vector<std::int64_t>{5, 3}));
+  EXPECT_EQ(fs::file_size(d / "data" / "feat.npy"), h.data_offset + 30);
+
+  dataset const back = read_dataset(d.path());
+  EXPECT_EQ(back.feature_type, feature_dtype::float16);
+  EXPECT_TRUE(back.features_are_16bit());
+  EXPECT_EQ(back.features.size(), 0);  // no float32 table
+  EXPECT_EQ(back.features16.values(), bits);
+  EXPECT_EQ(back.feature_dim(), 3);
+  EXPECT_EQ(back.feature_row_bytes(), 6);
+  EXPECT_TRUE(back.features_in_memory());
+  EXPECT_EQ(back.labels, ds.labels);
+
+  // Left in the file: the header gives the type.
+  dataset_read_options opt;
+  opt.load_features = false;
+  dataset const mapped = read_dataset(d.path(), opt);
+  EXPECT_EQ(mapped.feature_type, feature_dtype::float16);
+  EXPECT_FALSE(mapped.features_in_memory());
+  EXPECT_EQ(mapped.feature_dim(), 3);
+  EXPECT_EQ(mapped.feature_file, d / "data" / "feat.npy");
+
+  // inspect_dataset (coopgnn info) lists the stored dtype.
+  dataset_contents const c = inspect_dataset(d.path());
+  ASSERT_FALSE(c.features.empty());
+  EXPECT_EQ(c.features[0].dtype, "float16");
+
+  // .npy has no bfloat16: writing one is refused, not widened.
+  ds.feature_type = feature_dtype::bfloat16;
+  temp_dir e;
+  EXPECT_THROW(write_dataset(ds, e.path()), logic_error);
+  // 16-bit rows must match the graph.
+  ds.feature_type = feature_dtype::float16;
+  ds.features16 = matrix<std::uint16_t>(4, 3);
+  EXPECT_THAT(error_of([&] { validate_dataset(ds, "x"); }),
+              HasSubstr("features have 4 rows but the graph has 5 nodes"));
+}
+
 // ---- rejected input ------------------------------------------------------------------------
 
 class DatasetIoErrors : public ::testing::Test {

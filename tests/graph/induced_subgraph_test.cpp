@@ -204,6 +204,49 @@ TEST(InducedSubgraph, ReadsOnlyThePartsRowsOfFeaturesLeftInTheirFile) {
               HasSubstr("feat.npy"));
 }
 
+TEST(InducedSubgraph, Float16RowsStayFloat16InMemoryAndFromTheFile) {
+  test::temp_dir d;
+  dataset ds = hand_made();
+  // Row v = float16 bits 0x3C00 + 8 v + c (distinct, exact as stored).
+  std::vector<std::uint16_t> bits;
+  for (vid_t v = 0; v < 8; ++v) {
+    for (std::int64_t c = 0; c < kCols; ++c)
+      bits.push_back(static_cast<std::uint16_t>(0x3C00 + 8 * v + c));
+  }
+  ds.features = {};
+  ds.features16 = matrix<std::uint16_t>(8, kCols, bits);
+  ds.feature_type = feature_dtype::float16;
+  std::vector<vid_t> ids;
+  dataset const mem = induced_subgraph(ds, kParts, 1, &ids);
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(mem.feature_type, feature_dtype::float16);
+  EXPECT_EQ(mem.features.size(), 0);
+  ASSERT_EQ(mem.features16.rows(), static_cast<std::int64_t>(ids.size()));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    for (std::int64_t c = 0; c < kCols; ++c) {
+      EXPECT_EQ(mem.features16(static_cast<std::int64_t>(i), c), ds.features16(ids[i], c));
+    }
+  }
+  // Left in a '<f2' file: only the part's rows are read, at 2 bytes each.
+  ds.feature_file = d / "feat.npy";
+  std::vector<std::int64_t> const shape = {8, kCols};
+  write_npy_bits16(ds.feature_file, bits, shape);
+  ds.features16 = {};
+  dataset const file = induced_subgraph(ds, kParts, 1);
+  EXPECT_EQ(file.features16.values(), mem.features16.values());
+  EXPECT_EQ(file.feature_type, feature_dtype::float16);
+  // The feature-mean distance widens each element (no labels: features decide).
+  ds.features16 = matrix<std::uint16_t>(8, kCols, bits);
+  ds.labels.clear();
+  ds.num_classes = 0;
+  auto const rep = partition_summary(ds, kParts, 4);
+  EXPECT_EQ(rep.distance_kind, "feature_l2");
+  ASSERT_EQ(rep.parts[1].feature_mean.size(), static_cast<std::size_t>(kCols));
+  double want = 0;
+  for (vid_t v : ids) want += half_to_float(ds.features16(v, 0));
+  EXPECT_DOUBLE_EQ(rep.parts[1].feature_mean[0], want / static_cast<double>(ids.size()));
+}
+
 TEST(InducedSubgraph, AnEmptyPartGivesAnEmptyDataset) {
   std::vector<vid_t> ids = {99};
   dataset const sub = induced_subgraph(hand_made(), kParts, 7, &ids);

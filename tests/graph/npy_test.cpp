@@ -275,9 +275,9 @@ TEST(Npy, UnsupportedDtypesAreRejected) {
     const char* descr;
     const char* word;
   };
-  for (const bad& b :
-       {bad{"|O", "object"}, bad{">f4", "big-endian"}, bad{"<U5", "string"}, bad{"<f2", "float16"},
-        bad{"<c8", "complex"}, bad{"|V8", "structured"}, bad{"<M8[ns]", "datetime"}}) {
+  for (const bad& b : {bad{"|O", "object"}, bad{">f4", "big-endian"}, bad{"<U5", "string"},
+                       bad{">f2", "big-endian"}, bad{"<c8", "complex"}, bad{"|V8", "structured"},
+                       bad{"<M8[ns]", "datetime"}}) {
     SCOPED_TRACE(b.descr);
     std::string const img = npy_image(
         std::string("{'descr': '") + b.descr + "', 'fortran_order': False, 'shape': (1,), }",
@@ -290,6 +290,58 @@ TEST(Npy, UnsupportedDtypesAreRejected) {
       "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'));
   EXPECT_THAT(error_of([&] { (void)read_npy_buffer<float>(as_bytes(structured), "s.npy"); }),
               HasSubstr("structured"));
+}
+
+TEST(Npy, Float16IsReadAtItsWidthAndNeverConverted) {
+  temp_dir d;
+  // [2, 3] float16 bit patterns: 1, 2, 2^-24 (subnormal), -0, +inf, NaN.
+  std::vector<std::uint16_t> const bits = {0x3C00, 0x4000, 0x0001, 0x8000, 0x7C00, 0x7E00};
+  write_file(d / "h.npy",
+             npy_image("{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }", raw(bits)));
+  npy_header const h = read_npy_header(d / "h.npy");
+  EXPECT_EQ(h.dtype, npy_dtype::float16);
+  EXPECT_EQ(h.data_bytes(), 12U);
+  EXPECT_EQ(npy_dtype_name(h.dtype), "float16");
+  npy_array<std::uint16_t> const a = read_npy_bits16(d / "h.npy");
+  EXPECT_EQ(a.shape, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(a.stored, npy_dtype::float16);
+  EXPECT_EQ(a.data, bits);
+  // Fortran order: element (i, j) at i + 2 j; read in C order, bits unchanged.
+  std::vector<std::uint16_t> const f = {0x3C00, 0x8000, 0x4000, 0x7C00, 0x0001, 0x7E00};
+  write_file(d / "f.npy",
+             npy_image("{'descr': '<f2', 'fortran_order': True, 'shape': (2, 3), }", raw(f)));
+  EXPECT_EQ(read_npy_bits16(d / "f.npy").data, bits);
+  // Never converted to another type (a 16-bit table is not widened by a reader).
+  for (auto const& msg :
+       {error_of([&] { (void)read_npy<float>(d / "h.npy"); }),
+        error_of([&] { (void)read_npy<std::uint16_t>(d / "h.npy"); }), error_of([&] {
+          (void)read_npy_buffer<double>(as_bytes(read_text(d / "h.npy")), "m.npy");
+        })}) {
+    EXPECT_THAT(msg, HasSubstr("float16 data is read only at 2 bytes per element"));
+  }
+  // Other dtypes are not float16.
+  std::vector<float> const fl = {1.0f, 2.0f};
+  write_file(d / "g.npy",
+             npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", raw(fl)));
+  EXPECT_THAT(error_of([&] { (void)read_npy_bits16(d / "g.npy"); }),
+              HasSubstr("g.npy: the array is float32, not float16"));
+  // Truncated data is found by the header check.
+  write_file(d / "t.npy", npy_image("{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }",
+                                    raw(bits).substr(0, 10)));
+  EXPECT_THAT(error_of([&] { (void)read_npy_bits16(d / "t.npy"); }), HasSubstr("truncated"));
+}
+
+TEST(Npy, WritesFloat16AsF2) {
+  temp_dir d;
+  std::vector<std::uint16_t> const bits = {0x3C00, 0xC000, 0x0400, 0x7BFF};
+  std::int64_t const shape[2] = {2, 2};
+  write_npy_bits16(d / "w.npy", bits, shape);
+  std::string const img = read_text(d / "w.npy");
+  EXPECT_THAT(img, HasSubstr("{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }"));
+  EXPECT_EQ(img.size() % 64, 8U);  // 64-byte aligned header, then 8 bytes of data
+  EXPECT_EQ(img.substr(img.size() - 8), raw(bits));
+  EXPECT_EQ(read_npy_bits16(d / "w.npy").data, bits);
+  EXPECT_THROW((void)make_npy_header(npy_dtype::bfloat16, shape), logic_error);
 }
 
 TEST(Npy, MalformedHeadersAreRejected) {

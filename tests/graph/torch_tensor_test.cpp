@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
+#include "runtime/graph/dataset.hpp"
 #include "runtime/graph/npy.hpp"
 #include "tests/common/files.hpp"
 
@@ -145,9 +146,11 @@ TEST(TorchTensor, RejectsWhatTorchSavedThatIsNotOneNumericTensor) {
   EXPECT_THAT(error_of([&] { (void)read_torch<float>(dict); }),
               AllOf(HasSubstr(dict.string()), HasSubstr("holds a dict, not a single tensor")));
   EXPECT_THAT(error_of([&] { (void)read_torch_header(dict); }), HasSubstr("a dict"));
+  // A float16 tensor is read at its width only (read_torch_bits16), never converted.
   fs::path const half = fixture("float16.pt");
   EXPECT_THAT(error_of([&] { (void)read_torch<float>(half); }),
-              AllOf(HasSubstr(half.string()), HasSubstr("float16"), HasSubstr("tensor.float()")));
+              AllOf(HasSubstr(half.string()),
+                    HasSubstr("float16 data is read only at 2 bytes per element")));
   fs::path const legacy = fixture("legacy.pt");
   EXPECT_THAT(error_of([&] { (void)read_torch<float>(legacy); }),
               AllOf(HasSubstr(legacy.string()), HasSubstr("legacy (pre-1.6, non-zip)")));
@@ -368,9 +371,10 @@ std::vector<reject_usecase> reject_usecases() {
   view_usecase key;
   key.key = "1";
   out.push_back({"missing_record", with(key), "no storage record 't/data/1'"});
-  view_usecase half;
+  view_usecase half;  // 6 float16 elements declared, 48 bytes stored
   half.storage_type = "HalfStorage";
-  out.push_back({"float16", with(half), "float16 tensors (torch.HalfStorage)"});
+  out.push_back(
+      {"float16", with(half), "has 48 bytes but the pickle declares 6 elements of float16"});
   view_usecase cplx;
   cplx.storage_type = "ComplexFloatStorage";
   out.push_back({"complex", with(cplx), "torch.ComplexFloatStorage is not supported"});
@@ -403,6 +407,82 @@ std::vector<reject_usecase> reject_usecases() {
                  torch_members("t", std::string(good).replace(good.find('Q'), 1, "P"), storage),
                  "unsupported pickle opcode 0x50"});
   return out;
+}
+
+TEST(TorchTensor, Float16FromTorchSaveIsReadAtItsWidth) {
+  // tools/gen_torch_fixtures.py: torch.tensor([1.0, 2.0], dtype=torch.float16).
+  fs::path const half = fixture("float16.pt");
+  EXPECT_EQ(read_torch_header(half).dtype, npy_dtype::float16);
+  npy_array<std::uint16_t> const a = read_torch_bits16(half);
+  EXPECT_EQ(a.shape, (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(a.stored, npy_dtype::float16);
+  EXPECT_EQ(a.data, (std::vector<std::uint16_t>{0x3C00, 0x4000}));
+  EXPECT_THAT(error_of([&] { (void)read_torch_bits16(fixture("float32_2d.pt")); }),
+              HasSubstr("the tensor is float32, not float16 or bfloat16"));
+}
+
+TEST(TorchTensor, Bfloat16ViewsAreReadAtTheirWidth) {
+  temp_dir d;
+  // Storage of 6 bfloat16: 1, -3, 2^-126, -0, +inf, NaN; the view [2, 2] at offset 1 with
+  // strides (1, 2): element[i][j] = storage[1 + i + 2 j].
+  std::vector<std::uint16_t> const storage = {0x3F80, 0xC040, 0x0080, 0x8000, 0x7F80, 0x7FC0};
+  view_usecase u;
+  u.storage_type = "BFloat16Storage";
+  u.offset = 1;
+  u.size = {2, 2};
+  u.stride = {1, 2};
+  fs::path const p = d / "bf.pt";
+  write_zip(p, torch_members("bf", tensor_pickle(u), raw_bytes(storage)));
+  torch_tensor_header const h = read_torch_header(p);
+  EXPECT_EQ(h.dtype, npy_dtype::bfloat16);
+  EXPECT_EQ(h.storage_bytes, 12U);
+  npy_array<std::uint16_t> const a = read_torch_bits16(p);
+  EXPECT_EQ(a.stored, npy_dtype::bfloat16);
+  EXPECT_EQ(a.shape, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(a.data, (std::vector<std::uint16_t>{0xC040, 0x8000, 0x0080, 0x7F80}));
+  // Contiguous, whole storage: the record byte for byte.
+  view_usecase whole;
+  whole.storage_type = "BFloat16Storage";
+  write_zip(p, torch_members("bf", tensor_pickle(whole), raw_bytes(storage)));
+  EXPECT_EQ(read_torch_bits16(p).data, storage);
+  EXPECT_THAT(
+      error_of([&] { (void)read_torch<double>(p); }),
+      AllOf(HasSubstr(p.string()), HasSubstr("bfloat16 data is read only at 2 bytes per element")));
+}
+
+TEST(TorchTensor, Bfloat16NodeFeaturesOfADatasetStayAtTwoBytes) {
+  temp_dir d;
+  std::vector<std::int64_t> const edges = {0, 1, 2, 1, 2, 0};  // [2, 3]: 0->1, 1->2, 2->0
+  std::int64_t const es[] = {2, 3};
+  write_npy(d / "edges.npy", std::span<const std::int64_t>(edges), es);
+  // [3, 2] bfloat16: 1, -3, 0.5, 2, -0, 0.25.
+  std::vector<std::uint16_t> const storage = {0x3F80, 0xC040, 0x3F00, 0x4000, 0x8000, 0x3E80};
+  view_usecase u;
+  u.storage_type = "BFloat16Storage";
+  u.size = {3, 2};
+  u.stride = {2, 1};
+  write_zip(d / "feat.pt", torch_members("feat", tensor_pickle(u), raw_bytes(storage)));
+  write_text(d / "metadata.yaml", R"(dataset_name: bf
+graph:
+  nodes:
+    - num: 3
+  edges:
+    - format: numpy
+      path: edges.npy
+feature_data:
+  - domain: node
+    name: feat
+    format: torch
+    in_memory: true
+    path: feat.pt
+)");
+  dataset const ds = read_dataset(d.path());
+  EXPECT_EQ(ds.feature_type, feature_dtype::bfloat16);
+  EXPECT_EQ(ds.features.size(), 0);  // never widened into a float32 table
+  EXPECT_EQ(ds.features16.rows(), 3);
+  EXPECT_EQ(ds.features16.cols(), 2);
+  EXPECT_EQ(ds.features16.values(), storage);
+  EXPECT_EQ(ds.feature_row_bytes(), 4);
 }
 
 TEST(TorchTensor, MalformedArchivesAreIoErrorsNamingFileAndProblem) {

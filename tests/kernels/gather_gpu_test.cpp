@@ -14,6 +14,7 @@
 #include "kernels/gather/gather_cuda.hpp"
 #include "runtime/core/cuda_context.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/half.hpp"
 
 namespace coopgnn {
 namespace {
@@ -134,6 +135,57 @@ TEST(GatherGpu, VectorPathNeedsAlignment) {
                                                  ctx.to_device(std::span<const vid_t>(ids))));
   auto const want = gather_rows(table, ids);
   EXPECT_EQ(got, want.values());
+}
+
+TEST(GatherGpu, SixteenBitTablesWidenToTheHostGathersBits) {
+  // float16 and bfloat16 tables at 2 bytes per element, in device and pinned memory, on the
+  // vector path (cols x4, aligned), the scalar path (cols 5) and a misaligned base: the rows
+  // widened by __half2float / __bfloat162float equal the host's widening bit for bit (finite
+  // patterns, subnormals and infinities included; NaNs are left out: their payload may differ).
+  COOPGNN_REQUIRE_DEVICE();
+  cuda::cuda_context ctx(0);
+  for (feature_dtype dt : {feature_dtype::float16, feature_dtype::bfloat16}) {
+    for (std::int64_t cols : {std::int64_t{8}, std::int64_t{5}}) {
+      for (std::int64_t shift : {std::int64_t{0}, std::int64_t{1}}) {
+        for (bool pinned : {false, true}) {
+          SCOPED_TRACE(std::string(to_string(dt)) + " cols " + std::to_string(cols) + " shift " +
+                       std::to_string(shift) + (pinned ? " pinned" : " device"));
+          std::int64_t const rows = 300;
+          std::vector<std::uint16_t> bits(static_cast<std::size_t>(shift + rows * cols));
+          for (std::size_t k = 0; k < bits.size(); ++k) {
+            auto const b = static_cast<std::uint16_t>((k * 2654435761ULL) >> 7);
+            bool const nan = dt == feature_dtype::float16 ? (b & 0x7C00) == 0x7C00 && (b & 0x3FF)
+                                                          : (b & 0x7F80) == 0x7F80 && (b & 0x7F);
+            bits[k] = nan ? static_cast<std::uint16_t>(b & 0xFC00) : b;  // +-inf instead
+          }
+          auto const ids = make_ids(777, rows);
+          auto const want = gather_rows(bits.data() + shift, dt, rows, cols, ids);
+          cuda::stream_t const s = pinned ? ctx.h2d() : ctx.compute();
+          auto const dids = ctx.to_device(std::span<const vid_t>(ids), s);
+          std::vector<float> got;
+          if (pinned) {
+            cuda::pinned_buffer<std::uint16_t> p(bits.size());
+            std::memcpy(p.data(), bits.data(), bits.size() * 2);
+            got = ctx.to_host(cuda::gather_rows(
+                ctx, {p.device_data() + shift, rows, cols, cols, dt}, dids, s, 64));
+          } else {
+            auto const d = ctx.to_device(std::span<const std::uint16_t>(bits));
+            got = ctx.to_host(
+                cuda::gather_rows(ctx, {d.data() + shift, rows, cols, cols, dt}, dids));
+          }
+          ASSERT_EQ(got.size(), want.values().size());
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+        }
+      }
+    }
+  }
+  // The vector path reads 8 bytes per chunk of a 16-bit table: 8-byte alignment suffices.
+  auto const h = ctx.allocate<std::uint16_t>(64);
+  auto out = ctx.allocate<float>(64);
+  EXPECT_TRUE(cuda::gather_is_vectorised({h.data() + 4, 10, 4, 4, feature_dtype::float16},
+                                         out.data()));
+  EXPECT_FALSE(cuda::gather_is_vectorised({h.data() + 1, 10, 4, 4, feature_dtype::float16},
+                                          out.data()));
 }
 
 TEST(GatherGpu, OutOfRangeIdsAreReportedNotRead) {

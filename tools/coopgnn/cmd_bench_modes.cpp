@@ -33,6 +33,7 @@ struct bench_modes_args {
   std::string cache_policy = "none";  // --cache-policy (shared with train: add_cache_options)
   double cache_fraction = -1;         // --cache-fraction; < 0: --cache-rows
   bool paper_settings = false;
+  int feature_bytes = 0;              // --feature-bytes; 0: the dataset's stored width
   bool sampler_given = false, kappa_given = false;  // with --paper-settings: errors
   bench::modes_options opt;
 };
@@ -114,6 +115,10 @@ void run_bench_modes(bench_modes_args& a) {
   dataset const& ds = data->ds;
   a.opt.cache_rows =
       resolve_cache_rows(a.cache_policy, a.cache_fraction, a.opt.cache_rows, ds.num_nodes);
+  a.opt.feature_bytes_given = a.feature_bytes > 0;
+  a.opt.feature_bytes = a.opt.feature_bytes_given
+                            ? a.feature_bytes
+                            : static_cast<int>(feature_dtype_size(ds.feature_type));
   bench::validate(a.opt);
   // A typed dataset with an untyped model: the relations-merged view, the same edges in one
   // untyped CSC (R-GCN's GCN baseline; docs/results/cost-model.md). R-GCN keeps the typed CSC.
@@ -139,7 +144,7 @@ void run_bench_modes(bench_modes_args& a) {
       a.opt.batch_per_pe > 0 ? fmt::format("{} per PE", a.opt.batch_per_pe)
                              : std::to_string(a.opt.batch_size),
       fmt::join(a.opt.pes, ","), a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup,
-      a.placement, a.opt.feature_bytes, a.opt.feature_bytes == 4 ? "" : " (--feature-bytes)",
+      a.placement, a.opt.feature_bytes, a.opt.feature_bytes_given ? " (--feature-bytes)" : "",
       a.opt.gemm_math.empty() ? "as each machine's gemm_math" : a.opt.gemm_math,
       a.cache_policy, a.opt.cache_rows);
   std::fflush(stdout);
@@ -241,13 +246,13 @@ void add_bench_modes_command(CLI::App& bench) {
       ->capture_default_str();
   add_batch_dependency_option(*cmd, a->opt.batch_dependency);
   add_cache_options(*cmd, a->cache_policy, a->cache_fraction, a->opt.cache_rows);
-  cmd->add_option("--feature-bytes", a->opt.feature_bytes,
-                  "Modelled bytes per input-feature element (4 = the runtime's float32; 2 models "
-                  "float16 storage, which the runtime does not have yet): scales the modelled "
-                  "feature reads over PCIe/HBM and the cooperative feature exchange; the counted "
-                  "work stays float32. Recorded in the JSON (cost_model.feature_bytes)")
-      ->check(CLI::Range(1, 8))
-      ->capture_default_str();
+  cmd->add_option("--feature-bytes", a->feature_bytes,
+                  "Modelled bytes per input-feature element as stored (default: the dataset's "
+                  "dtype, 4 for float32, 2 for float16/bfloat16): scales the modelled feature "
+                  "reads over PCIe/HBM; given, it also scales the cooperative feature exchange, "
+                  "which the runtime does in float32. Recorded in the JSON "
+                  "(cost_model.feature_bytes and its source)")
+      ->check(CLI::Range(1, 8));
   cmd->add_option("--gemm-math", a->opt.gemm_math,
                   "GEMM rate of every modelled machine: fp32 (fp32_tflops) or tf32 (the Tensor "
                   "Cores' tf32_tflops, the paper's); default: each machine's gemm_math in the "

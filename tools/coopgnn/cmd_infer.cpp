@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "cache/storage.hpp"
 #include "models/model.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
@@ -60,11 +61,25 @@ loaded_model load_model(const infer_options& o) {
     COOPGNN_EXPECTS(ds.features_in_memory() && ds.feature_dim() == lm.saved.config.in_dim,
                     "--dataset {}: features of width {}, the model ({}) reads {}", dir,
                     ds.feature_dim(), o.model, lm.saved.config.in_dim);
-    if (parse_feature_normalization(id.value("--normalize-features", std::string("none"))) ==
-        feature_normalization::row) {
-      normalize_feature_rows(ds.features);
+    bool const row_norm =
+        parse_feature_normalization(id.value("--normalize-features", std::string("none"))) ==
+        feature_normalization::row;
+    if (ds.features_are_16bit()) {
+      // Layer-wise inference reads every row as float32: widened here, for this command only
+      // (the table in the dataset stays 16-bit; training never normalises a 16-bit table).
+      COOPGNN_EXPECTS(!row_norm,
+                      "--dataset {}: the model was trained with row-normalised "
+                      "features, the dataset's are {}",
+                      dir, to_string(ds.feature_type));
+      fmt::print(stderr,
+                 "note: the {} features are widened to float32 for layer-wise inference "
+                 "({} bytes while it runs)\n",
+                 to_string(ds.feature_type), ds.num_nodes * ds.feature_dim() * 4);
+      lm.input = feature_rows_float32(ds);
+    } else {
+      if (row_norm) normalize_feature_rows(ds.features);
+      lm.input = std::move(ds.features);
     }
-    lm.input = std::move(ds.features);
   }
   if (lm.input.rows() != ds.num_nodes) {
     COOPGNN_IO_FAIL("{}: {} embedding rows for a graph of {} vertices", manifest, lm.input.rows(),

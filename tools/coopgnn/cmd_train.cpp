@@ -474,16 +474,24 @@ void resolve_task(train_options& o, const dataset& ds) {
 
 void check_finite_features(const dataset& ds, const std::string& dir) {
   if (!ds.features_in_memory()) return;  // left in the file (mmap): not scanned
-  auto const F = ds.features.cols();
-  const float* x = ds.features.data();
-  for (std::int64_t i = 0; i < ds.features.rows() * F; ++i) {
-    if (!std::isfinite(x[i])) {
+  auto const F = ds.feature_dim();
+  auto check = [&](std::int64_t i, float x) {
+    if (!std::isfinite(x)) {
       COOPGNN_IO_FAIL(
           "{}: feature row {} column {} is {} (the table must be finite; --allow-nonfinite "
           "trains anyway)",
-          ds.feature_file.empty() ? dir : ds.feature_file.string(), i / F, i % F, x[i]);
+          ds.feature_file.empty() ? dir : ds.feature_file.string(), i / F, i % F, x);
     }
+  };
+  if (ds.features_are_16bit()) {  // each element widened on its own: no float32 table
+    const std::uint16_t* b = ds.features16.data();
+    for (std::int64_t i = 0; i < ds.features16.size(); ++i) {
+      check(i, widen_to_float(ds.feature_type, b[i]));
+    }
+    return;
   }
+  const float* x = ds.features.data();
+  for (std::int64_t i = 0; i < ds.features.size(); ++i) check(i, x[i]);
 }
 
 std::unique_ptr<loaded_dataset> load(train_options& o) {
@@ -501,11 +509,22 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   o.cfg.cache_rows =
       resolve_cache_rows(o.cache_policy, o.cache_fraction, o.cfg.cache_rows, data->ds.num_nodes);
   if (!o.allow_nonfinite) check_finite_features(data->ds, o.dataset);
+  if (data->ds.features_are_16bit() && o.cfg.embedding_dim == 0) {
+    fmt::print(stderr,
+               "note: the input features are {}: stored, loaded and counted at 2 bytes per "
+               "element and widened to float32 as rows are gathered; evaluation's layer-wise "
+               "inference widens every row ({} bytes) while it runs\n",
+               to_string(data->ds.feature_type), data->ds.num_nodes * data->ds.feature_dim() * 4);
+  }
   if (parse_feature_normalization(o.normalize_features) == feature_normalization::row) {
     COOPGNN_EXPECTS(data->ds.features_in_memory(),
                     "--normalize-features row needs the features in memory: the dataset has {} "
                     "(drop --feature-storage mmap, or normalise the file)",
                     data->ds.feature_dim() == 0 ? "no node features" : "them memory-mapped");
+    COOPGNN_EXPECTS(!data->ds.features_are_16bit(),
+                    "--normalize-features row rewrites the table in float32: the dataset's "
+                    "features are {}, kept at 2 bytes per element (normalise the file instead)",
+                    to_string(data->ds.feature_type));
     normalize_feature_rows(data->ds.features);
   }
   check_labor_dependency(o.sampler, o.cfg.batch_dependency, o.cfg.layer_dependency);
@@ -562,9 +581,12 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
         : both           ? "; chosen: the first task of metadata.yaml, --task NAME picks another"
                          : std::string();
     std::string const feat =
-        ds.feature_dim() > 0 ? fmt::format("{} ('{}'{})", ds.feature_dim(), ds.feature_name,
-                                           o.normalize_features == "row" ? ", row-normalised" : "")
-                             : std::string("none");
+        ds.feature_dim() > 0
+            ? fmt::format("{} ('{}'{}{})", ds.feature_dim(), ds.feature_name,
+                          ds.features_are_16bit() ? fmt::format(", {}", to_string(ds.feature_type))
+                                                  : std::string(),
+                          o.normalize_features == "row" ? ", row-normalised" : "")
+            : std::string("none");
     if (o.cfg.task == task_kind::link_prediction) {
       fmt::print(
           "dataset {} ({}): |V| {} |E| {} features {} task link_prediction ('{}'{}) train/val/"
@@ -728,8 +750,9 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   m.input_rows = static_cast<std::int64_t>(n);
   m.graph = (static_cast<std::uint64_t>(ds.num_nodes) + 1) * sizeof(eid_t) +
             static_cast<std::uint64_t>(ds.num_edges()) * sizeof(vid_t);
-  m.shared =
-      m.graph + (ds.features_in_memory() ? static_cast<std::uint64_t>(ds.features.size()) * 4 : 0);
+  m.shared = m.graph + (ds.features_in_memory()  // at the stored width (2 bytes: 16-bit)
+                            ? static_cast<std::uint64_t>(ds.num_nodes * ds.feature_row_bytes())
+                            : 0);
   return m;
 }
 

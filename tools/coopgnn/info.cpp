@@ -142,8 +142,9 @@ dataset_info compute_info(const dataset& ds) {
   for (std::size_t v = 0; v < n; ++v) info.isolated += (in[v] == 0 && out[v] == 0) ? 1 : 0;
   info.in_degree = stats_of(std::move(in), info.num_edges);
   info.out_degree = stats_of(std::move(out), info.num_edges);
-  info.feature_rows = ds.features.rows();
-  info.feature_dim = ds.features.cols();
+  info.feature_dim = ds.feature_dim();
+  info.feature_rows = info.feature_dim > 0 ? ds.num_nodes : 0;
+  info.feature_dtype = std::string(to_string(ds.feature_type));
   if (ds.hetero) {
     const hetero_schema& h = *ds.hetero;
     for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
@@ -214,7 +215,7 @@ std::string format_info_table(const dataset_info& i) {
   }
   if (i.node_types.empty()) {
     row("features", i.feature_dim > 0
-                        ? fmt::format("[{}, {}] float32", i.feature_rows, i.feature_dim)
+                        ? fmt::format("[{}, {}] {}", i.feature_rows, i.feature_dim, i.feature_dtype)
                         : "none");
   }
   if (i.num_classes > 0) {
@@ -261,6 +262,7 @@ std::string info_to_json(const dataset_info& i) {
   j["isolated"] = i.isolated;
   j["self_loops"] = i.self_loops;
   j["feature_shape"] = {i.feature_rows, i.feature_dim};
+  j["feature_dtype"] = i.feature_dtype;
   if (!i.node_types.empty()) {
     nlohmann::json nt = nlohmann::json::array();
     for (const type_info& t : i.node_types) {

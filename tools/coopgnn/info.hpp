@@ -60,6 +60,9 @@ struct dataset_info {
   std::int64_t self_loops = 0;  ///< edges v -> v
   std::int64_t feature_rows = 0;
   std::int64_t feature_dim = 0;
+  /// The input features' element type as stored and kept in memory: "float32", "float16" or
+  /// "bfloat16" (2 bytes per element; widened to float32 when gathered).
+  std::string feature_dtype = "float32";
   std::int64_t num_classes = 0;
   std::vector<std::int64_t> class_counts;  ///< [num_classes] vertices per label
   std::int64_t unlabeled = 0;              ///< vertices with label -1 (0 when there are no labels)

@@ -348,7 +348,9 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
     out.dst.push_back(in.dst[e]);
   }
   out.features = in.features;
-  out.feature_cols = in.features_in_memory() ? in.features.cols() : 0;
+  out.features16 = in.features16;  // 16-bit features stay 16-bit (written as '<f2')
+  out.feature_type = in.feature_type;
+  out.feature_cols = in.features_in_memory() ? in.feature_dim() : 0;
   out.labels = in.labels;
   out.num_classes = in.num_classes;
   out.train = in.train;
