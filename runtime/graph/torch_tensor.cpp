@@ -851,7 +851,11 @@ namespace {
 template <typename T>
 npy_array<T> read_torch_as(const std::filesystem::path& file, bool bits16) {
   torch_zip const z(file);
-  auto const [h, record] = read_header(z);
+  // Named members, not a structured binding: the lambda below captures the header, and clang
+  // before 16 refuses to capture structured bindings.
+  auto const read = read_header(z);
+  auto const& h = read.header;
+  auto const& record = read.record;
   bool const half = h.dtype == npy_dtype::float16 || h.dtype == npy_dtype::bfloat16;
   if (bits16 && !half) {
     COOPGNN_IO_FAIL(
