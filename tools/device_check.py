@@ -44,6 +44,8 @@ Options:
                       build/cuda/device_check_logs; emptied first)
 Environment: OUT, DEVROOT (where .devdeps/*.deb are unpacked; default /tmp/coopgnn-devroot).
 Exit status: 0 every step passed, 1 a step failed or timed out, 2 bad usage.
+A build cut short by its cap resumes where it stopped when the check is run again on the same
+machine (ninja keeps what was built), so a second run on a warm machine starts further on.
 """
 from __future__ import annotations
 
