@@ -32,4 +32,30 @@ std::string run_train_cli(std::vector<std::string> args) {
   return {};
 }
 
+std::vector<std::string> tiny_run_args(const std::string& command, const std::string& hidden,
+                                       const std::string& epochs,
+                                       const std::vector<std::string>& more,
+                                       const std::string& dataset) {
+  std::vector<std::string> a = {command,
+                                "--dataset",
+                                dataset.empty() ? std::string(COOPGNN_SOURCE_DIR) + "/data/cora"
+                                                : dataset,
+                                "--backend",
+                                "host",
+                                "--pes",
+                                "1",
+                                "--fanouts",
+                                "2,2",
+                                "--batch-size",
+                                "140",
+                                "--hidden",
+                                hidden,
+                                "--epochs",
+                                epochs,
+                                "--quiet",
+                                "--no-progress"};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
 }  // namespace coopgnn::test

@@ -19,4 +19,13 @@ void run_data_cli(std::vector<std::string> args);
 /// CLI::ParseError propagates.
 std::string run_train_cli(std::vector<std::string> args);
 
+/// The arguments (without the program name) of a tiny run of `command` (train or compare) on
+/// `dataset` (default: the bundled Cora), host backend, one PE, fanouts 2,2, batch size 140 (one
+/// batch of Cora's 140 training vertices per epoch), `hidden` hidden units, `epochs` epochs,
+/// --quiet --no-progress; then `more`. For the tests that run the command line.
+std::vector<std::string> tiny_run_args(const std::string& command, const std::string& hidden,
+                                       const std::string& epochs,
+                                       const std::vector<std::string>& more = {},
+                                       const std::string& dataset = {});
+
 }  // namespace coopgnn::test

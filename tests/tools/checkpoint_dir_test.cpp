@@ -37,23 +37,7 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
 
 /// A run on the bundled Cora, one batch (its 140 training vertices) per epoch.
 std::vector<std::string> base(const std::string& hidden = "8", const std::string& epochs = "1") {
-  return {"train",
-          "--dataset",
-          std::string(COOPGNN_SOURCE_DIR) + "/data/cora",
-          "--backend",
-          "host",
-          "--pes",
-          "1",
-          "--fanouts",
-          "2,2",
-          "--batch-size",
-          "140",
-          "--hidden",
-          hidden,
-          "--epochs",
-          epochs,
-          "--quiet",
-          "--no-progress"};
+  return test::tiny_run_args("train", hidden, epochs);
 }
 
 /// base() checkpointing into `ck`.

@@ -30,25 +30,7 @@ using ::testing::HasSubstr;
 /// `cmd` (train or compare) for `epochs` epochs on the bundled Cora, metrics to `metrics`.
 std::vector<std::string> run_args(const std::string& cmd, const fs::path& metrics,
                                   const std::string& epochs = "2") {
-  return {cmd,
-          "--dataset",
-          std::string(COOPGNN_SOURCE_DIR) + "/data/cora",
-          "--backend",
-          "host",
-          "--pes",
-          "1",
-          "--fanouts",
-          "2,2",
-          "--batch-size",
-          "140",
-          "--hidden",
-          "4",
-          "--epochs",
-          epochs,
-          "--quiet",
-          "--no-progress",
-          "--metrics-out",
-          metrics.string()};
+  return test::tiny_run_args(cmd, "4", epochs, {"--metrics-out", metrics.string()});
 }
 
 std::vector<nlohmann::json> lines_of(const fs::path& file) {

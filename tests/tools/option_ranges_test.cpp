@@ -37,12 +37,7 @@ std::string cora() { return std::string(COOPGNN_SOURCE_DIR) + "/data/cora"; }
 /// A short run on `dataset` (default the bundled Cora; one batch per epoch) with `more` options.
 std::vector<std::string> train(const std::vector<std::string>& more,
                                const std::string& dataset = cora()) {
-  std::vector<std::string> a = {
-      "train", "--dataset", dataset, "--backend",    "host",         "--pes",
-      "1",     "--fanouts", "2,2",   "--batch-size", "140",          "--hidden",
-      "4",     "--epochs",  "1",     "--quiet",      "--no-progress"};
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
+  return test::tiny_run_args("train", "4", "1", more, dataset);
 }
 
 /// The message of the CLI::ParseError `f` throws ("<no parse error>" when none).

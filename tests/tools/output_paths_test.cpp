@@ -250,25 +250,7 @@ std::string cora() { return std::string(COOPGNN_SOURCE_DIR) + "/data/cora"; }
 
 /// A short `train` on the bundled Cora writing its metrics to `metrics`.
 std::vector<std::string> train_args(const fs::path& metrics) {
-  return {"train",
-          "--dataset",
-          cora(),
-          "--backend",
-          "host",
-          "--pes",
-          "1",
-          "--fanouts",
-          "2,2",
-          "--batch-size",
-          "140",
-          "--hidden",
-          "4",
-          "--epochs",
-          "3",
-          "--quiet",
-          "--no-progress",
-          "--metrics-out",
-          metrics.string()};
+  return test::tiny_run_args("train", "4", "3", {"--metrics-out", metrics.string()});
 }
 
 TEST(OutputProbes, TrainRefusesAnUnwritableOutputBeforeTheFirstEpoch) {
