@@ -509,20 +509,39 @@ checkpoint_lock::~checkpoint_lock() {
   if (fd_ >= 0) ::close(fd_);  // releases the lock
 }
 
-std::optional<checkpoint_summary> peek_checkpoint(const fs::path& dir) {
-  fs::path cdir = dir;
-  if (!fs::exists(dir / "manifest.json")) {
-    if (!fs::is_directory(dir)) return std::nullopt;
-    std::string const name = latest_name(dir);
-    if (name.empty()) return std::nullopt;
-    cdir = dir / name;
-  }
-  json const m = read_manifest(cdir, "checkpoint");
+namespace {
+
+/// The checkpoint folder `dir` names: `dir` itself when it holds a manifest.json, else the one
+/// DIR/latest names; std::nullopt when neither (a missing `dir` included).
+/// @throws io_error for an unreadable DIR/latest (latest_name).
+std::optional<fs::path> locate_checkpoint(const fs::path& dir) {
+  if (fs::exists(dir / "manifest.json")) return dir;
+  if (!fs::is_directory(dir)) return std::nullopt;
+  std::string const name = latest_name(dir);
+  if (name.empty()) return std::nullopt;
+  return dir / name;
+}
+
+/// The manifest of checkpoint folder `cdir` (read_manifest), its identity and its position
+/// (read_position) into the fields of `out` (a checkpoint or a checkpoint_summary).
+/// @throws io_error naming the manifest (format, version, kind, keys, ranges).
+template <class Head>
+json read_head(const fs::path& cdir, Head& out) {
+  json m = read_manifest(cdir, "checkpoint");
   auto const file = cdir / "manifest.json";
+  out.path = cdir;
+  out.identity = get_key<json>(m, "identity", file);
+  read_position(m, file, out.position, out.batches_per_epoch);
+  return m;
+}
+
+}  // namespace
+
+std::optional<checkpoint_summary> peek_checkpoint(const fs::path& dir) {
+  auto const cdir = locate_checkpoint(dir);
+  if (!cdir) return std::nullopt;
   checkpoint_summary s;
-  s.path = cdir;
-  s.identity = get_key<json>(m, "identity", file);
-  read_position(m, file, s.position, s.batches_per_epoch);
+  (void)read_head(*cdir, s);
   return s;
 }
 
@@ -584,22 +603,16 @@ fs::path write_checkpoint(const fs::path& dir, const checkpoint& c) {
 }
 
 checkpoint read_checkpoint(const fs::path& dir) {
-  fs::path cdir = dir;
-  if (!fs::exists(dir / "manifest.json")) {
+  auto const located = locate_checkpoint(dir);
+  if (!located) {
     if (!fs::is_directory(dir)) COOPGNN_IO_FAIL("{}: no such checkpoint directory", dir.string());
-    std::string const name = latest_name(dir);
-    if (name.empty()) {
-      COOPGNN_IO_FAIL("{}: no checkpoint here (neither {} nor a manifest.json)", dir.string(),
-                      (dir / "latest").string());
-    }
-    cdir = dir / name;
+    COOPGNN_IO_FAIL("{}: no checkpoint here (neither {} nor a manifest.json)", dir.string(),
+                    (dir / "latest").string());
   }
-  json const m = read_manifest(cdir, "checkpoint");
-  auto const file = cdir / "manifest.json";
+  fs::path const& cdir = *located;
   checkpoint c;
-  c.path = cdir;
-  c.identity = get_key<json>(m, "identity", file);
-  read_position(m, file, c.position, c.batches_per_epoch);
+  json const m = read_head(cdir, c);
+  auto const file = cdir / "manifest.json";
   c.extra = m.contains("extra") ? m["extra"] : json::object();
   auto vec = [](matrix<float>&& a) { return std::move(a.values()); };
   c.state.params = vec(get_array(cdir, m, "params", file));

@@ -1,7 +1,11 @@
 #include "tests/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <stdexcept>
 
 #include "runtime/core/error.hpp"
 #include "tools/coopgnn/commands.hpp"
@@ -30,6 +34,17 @@ std::string run_train_cli(std::vector<std::string> args) {
     return e.what();
   }
   return {};
+}
+
+int run_command(const std::string& command, std::string& output) {
+  std::string const cmd = command + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) throw std::runtime_error("popen failed: " + command);
+  char buf[4096];
+  output.clear();
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) output.append(buf, n);
+  int const st = ::pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 std::vector<std::string> tiny_run_args(const std::string& command, const std::string& hidden,

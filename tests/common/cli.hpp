@@ -19,6 +19,12 @@ void run_data_cli(std::vector<std::string> args);
 /// CLI::ParseError propagates.
 std::string run_train_cli(std::vector<std::string> args);
 
+/// Runs the shell command line `command` (words already quoted) through popen with stderr
+/// merged into stdout; returns its exit status (-1 when it did not exit normally, e.g. killed by
+/// a signal) and sets `output` to everything it printed. For the tests that run the built
+/// binary as a child process. @throws std::runtime_error when popen fails.
+int run_command(const std::string& command, std::string& output);
+
 /// The arguments (without the program name) of a tiny run of `command` (train or compare) on
 /// `dataset` (default: the bundled Cora), host backend, one PE, fanouts 2,2, batch size 140 (one
 /// batch of Cora's 140 training vertices per epoch), `hidden` hidden units, `epochs` epochs,

@@ -34,7 +34,12 @@ struct exclude_check_case {
   std::string error;  ///< as block_check_case::error
 };
 
+/// The make_block cases (13): out-of-range destinations and sources, repeated destinations,
+/// offset counts and sizes that disagree, their order when several apply, and valid
+/// boundaries (ids 0 and |V| - 1). Host memory; the expected messages are written by hand.
 std::vector<block_check_case> block_check_cases();
+/// The exclude_edges cases (15): unordered or repeated keys, offsets outside the sample, keys
+/// outside [0, 2^32), the first bad edge of a row, and valid boundaries. Host memory.
 std::vector<exclude_check_case> exclude_check_cases();
 
 /// Runs every case through the sampling entries (kernels/sample/sampling.hpp) on ctx, operands

@@ -4,7 +4,6 @@
 // the same configuration's without --resume) is refused unless --overwrite-checkpoints.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -115,15 +114,10 @@ TEST(CheckpointDir, TheCommandLineRefusesADirectoryInUse) {
   checkpoint_lock const held(ck);
   std::string cmd = COOPGNN_BINARY;
   for (const std::string& a : train(ck)) cmd += " '" + a + "'";
-  cmd += " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
   std::string out;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int const st = ::pclose(p);
-  ASSERT_TRUE(WIFEXITED(st));
-  EXPECT_EQ(WEXITSTATUS(st), 1) << out;
+  int const status = test::run_command(cmd, out);
+  ASSERT_NE(status, -1) << out;
+  EXPECT_EQ(status, 1) << out;
   EXPECT_THAT(out,
               AllOf(HasSubstr("coopgnn: error: --checkpoint"), HasSubstr("in use by another run")));
 }

@@ -6,7 +6,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -199,17 +198,9 @@ TEST(OutputDirs, WriteFailingHalfwayLeavesTheOldDirectory) {
   EXPECT_THAT(hidden_entries(d.path()), ::testing::IsEmpty());
 }
 
-/// Runs the built binary with `args` (shell words, already quoted), stdout and stderr merged;
-/// returns the exit status and sets `output`.
+/// Runs the built binary with `args` (shell words, already quoted): test::run_command.
 int run_binary(const std::string& args, std::string& output) {
-  std::string const cmd = std::string(COOPGNN_BINARY) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("popen failed");
-  char buf[4096];
-  output.clear();
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) output.append(buf, n);
-  int const st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return test::run_command(std::string(COOPGNN_BINARY) + " " + args, output);
 }
 
 TEST(OutputDirs, TheCommandLineExitsWithAnErrorAndKeepsTheInput) {
