@@ -157,6 +157,10 @@ class Check:
     def log_path(self, name):
         return os.path.join(self.logs, name + ".log")
 
+    def read_log(self, name) -> str:
+        with open(self.log_path(name), errors="replace") as f:
+            return f.read()
+
     def run(self, step: str, cmd: list[str], cap: float, log: str | None = None,
             append=False, env=None) -> int:
         """Runs cmd with output to the step's log; 124 on timeout (the process group is killed)."""
@@ -351,7 +355,7 @@ print('; '.join(out))
             "/usr/local/cuda/bin/compute-sanitizer"
         if self.args.dry_run:
             self.fake(s.name, "========= Device not supported\n========= Error: 999\n")
-            text, rc = open(self.log_path(s.name)).read(), 999
+            text, rc = self.read_log(s.name), 999
         elif not os.path.exists(exe):
             r.status = "unavailable"
             r.detail.append("compute-sanitizer not installed: the sanitizer steps are skipped")
@@ -366,7 +370,7 @@ print('; '.join(out))
                      "rt.cudaFree(p)\n")
             rc = self.run(s.name, [exe, "--tool", "memcheck", "--error-exitcode", "3",
                                    sys.executable, "-c", probe], s.cap)
-            text = open(self.log_path(s.name)).read()
+            text = self.read_log(s.name)
         if rc != 0 or "Device not supported" in text or re.search(r"\b999\b", text):
             r.status = "unavailable"
             first = [ln for ln in text.splitlines()[1:] if ln.strip()][:3]
@@ -389,7 +393,7 @@ print('; '.join(out))
             self.fake(s.name, f"$ {' '.join(args)}\n-- coopgnn: NCCL x.y.z: (dry run)\n")
             return
         rc = self.run(s.name, args, s.cap)
-        text = open(self.log_path(s.name)).read()
+        text = self.read_log(s.name)
         m = re.search(r"coopgnn: NCCL (\S+): (\S+)", text)
         if m:
             self.facts["NCCL (linked)"] = f"{m.group(1)}: {m.group(2)}"
@@ -425,7 +429,7 @@ print('; '.join(out))
                           "\"kernels/sample/sample.cu\".\nninja: build stopped: subcommand "
                           "failed.\n")
                 r.status = "FAILED"
-                self.compiler_errors += quote_errors(open(self.log_path(s.name)).read(),
+                self.compiler_errors += quote_errors(self.read_log(s.name),
                                                      r"error|FAILED:", 12)
             else:
                 self.fake(s.name, f"$ {' '.join(argv)}\n[240/240] Linking CXX executable "
@@ -434,7 +438,7 @@ print('; '.join(out))
         rc = self.run(s.name, argv, s.cap)
         if rc != 0:
             r.status = "TIMED OUT" if rc == 124 else "FAILED"
-            self.compiler_errors += quote_errors(open(self.log_path(s.name)).read(),
+            self.compiler_errors += quote_errors(self.read_log(s.name),
                                                  r"error|FAILED:|undefined reference", 12)
 
     def ctest(self, s: Step, r: Result, regex_args: list[str]):
@@ -446,7 +450,7 @@ print('; '.join(out))
             rc = 8 if s.name == "gpu_tests" else 0
         else:
             rc = self.run(s.name, argv, s.cap)
-        text = open(self.log_path(s.name)).read()
+        text = self.read_log(s.name)
         passed, failed = parse_ctest(text)
         r.detail.append(f"{len(passed)} passed, {len(failed)} failed")
         for name, first in failed:
@@ -478,7 +482,7 @@ print('; '.join(out))
                 self.fake(s.name, f"$ {' '.join(argv)}\n", log=f"e2e_{name}")
                 continue
             rc = self.run(s.name, argv, min(cap, s.cap), log=f"e2e_{name}")
-            text = open(self.log_path(f"e2e_{name}")).read()
+            text = self.read_log(f"e2e_{name}")
             if rc != 0:
                 r.status = "TIMED OUT" if rc == 124 else "FAILED"
                 r.detail.append(f"{name} exit status {rc}: " +
@@ -504,7 +508,7 @@ print('; '.join(out))
                 continue
             rc = self.run(s.name, [self.sanitizer, "--tool", tool, "--error-exitcode", "3",
                                    exe, f"--gtest_filter={filt}"], s.cap, log=name)
-            text = open(self.log_path(name)).read()
+            text = self.read_log(name)
             errors = sum(int(n) for n in re.findall(r"ERROR SUMMARY: (\d+)", text))
             if errors:
                 r.status = "FAILED"
@@ -535,7 +539,7 @@ print('; '.join(out))
                     {"name": "BM_spmm_vs_cusparse", "speedup": 0.0}]}, f)
         else:
             rc = self.run(s.name, argv, s.cap)
-            text = open(self.log_path(s.name)).read()
+            text = self.read_log(s.name)
             if rc != 0 or "ERROR OCCURRED" in text:
                 r.status = "TIMED OUT" if rc == 124 else "FAILED"
                 r.detail += quote_errors(text, r"ERROR OCCURRED|error", 6)
@@ -716,7 +720,8 @@ def microbench_table(path: str) -> list[str]:
     if not os.path.exists(path):
         return ["(no microbench.json)"]
     try:
-        rows = json.load(open(path)).get("benchmarks", [])
+        with open(path) as f:
+            rows = json.load(f).get("benchmarks", [])
     except (OSError, ValueError) as e:
         return [f"(microbench.json unreadable: {e})"]
     out = [f"{'benchmark':<40} {'counter':<18} {'value':>10} {'target':>8}  verdict"]
@@ -736,7 +741,8 @@ def model_table(outd: str) -> list[str]:
     paths = sorted(glob.glob(os.path.join(outd, "modes_*.json")))
     if not paths:
         return ["(no modes_*.json)"]
-    j = json.load(open(paths[0]))
+    with open(paths[0]) as f:
+        j = json.load(f)
     out = [f"measured on {j['host'].get('device', '?')} vs MODELLED for "
            f"{j['cost_model']['machines'][0]['name']} (ratio = measured / modelled)"]
     for row in j["rows"]:
