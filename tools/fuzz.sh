@@ -36,8 +36,10 @@ done
 ((${#limit[@]})) || limit=(-max_total_time=60)
 
 if ((build)); then
+  build_start=$SECONDS
   cmake --preset fuzz >/dev/null
   cmake --build build/fuzz -j"${JOBS:-2}" --target coopgnn_fuzzers
+  echo "fuzz.sh: build of the fuzz targets: $((SECONDS - build_start)) s"
 fi
 
 status=0

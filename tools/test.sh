@@ -11,9 +11,30 @@
 #      are run by hand (tests/fuzz/README.md, tests/fuzz/CAMPAIGNS.md).
 # ThreadSanitizer is not part of it (see README, "Sanitizers"):
 #   cmake --preset tsan && cmake --build --preset tsan && ctest --preset tsan
+# Each phase's wall time is printed as it ends ("test.sh: phase NAME: S s") and all of them again
+# at the end, with the ccache hit count when ccache is installed: where CI's time goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./tools/setup.sh --fuzz
-cmake --preset default && cmake --build --preset default && ctest --preset default
-cmake --preset debug && cmake --build --preset debug && ctest --preset debug
-./tools/fuzz.sh --runs "${FUZZ_RUNS:-20000}" --time 600
+
+phases=()
+phase() {  # phase NAME COMMAND...: runs COMMAND, records its wall seconds under NAME
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  phases+=("$(printf '%-14s %5d s' "$name" $((SECONDS - start)))")
+  echo "test.sh: phase $name: $((SECONDS - start)) s"
+}
+summary() {
+  echo "test.sh: wall seconds per phase (total $SECONDS s):"
+  local p
+  for p in "${phases[@]}"; do echo "  $p"; done
+  if command -v ccache >/dev/null; then ccache --show-stats 2>/dev/null | grep -iE 'hits|misses' | head -4 || true; fi
+}
+trap summary EXIT
+
+phase setup ./tools/setup.sh --fuzz
+phase default-build bash -c 'cmake --preset default && cmake --build --preset default'
+phase default-test ctest --preset default
+phase debug-build bash -c 'cmake --preset debug && cmake --build --preset debug'
+phase debug-test ctest --preset debug
+phase fuzz ./tools/fuzz.sh --runs "${FUZZ_RUNS:-20000}" --time 600
