@@ -216,7 +216,8 @@ void add_convert(CLI::App& app) {
                     "node id column of the target file (default: new_id if present, else id)");
   c->add_option("--train-fraction", a->opt.train_fraction,
                 readers_prefix("--train-fraction") +
-                    "fraction of vertices for training (keyed random split)")
+                    "fraction of vertices for training (keyed random split; of each class "
+                    "with --stratified)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   c->add_option("--valid-fraction", a->opt.valid_fraction,
