@@ -24,6 +24,7 @@ import sys
 LAYERS: dict[str, tuple[list[str], list[str]]] = {
     "core": (["runtime/core"], []),
     "graph": (["runtime/graph"], ["core"]),
+    "formats": (["formats"], ["graph"]),
     "comm": (["runtime/comm"], ["core"]),
     "kernels": (["kernels"], ["graph"]),
     "cache": (["cache"], ["kernels"]),
@@ -31,7 +32,7 @@ LAYERS: dict[str, tuple[list[str], list[str]]] = {
     "pipeline": (["runtime/pipeline"], ["models", "cache", "comm"]),
     "tma": (["runtime/tma"], ["pipeline"]),
     "bench": (["bench/drivers"], ["pipeline"]),
-    "cli": (["tools/coopgnn"], ["bench", "tma"]),
+    "cli": (["tools/coopgnn"], ["bench", "tma", "formats"]),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SOURCES = (".hpp", ".cpp", ".cuh", ".cu", ".h")

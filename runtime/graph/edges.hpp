@@ -1,4 +1,4 @@
-// Edge-list cleaning shared by the converters (tools/coopgnn/convert.hpp) and the generators
+// Edge-list cleaning shared by the converters (formats/formats.hpp) and the generators
 // (runtime/graph/generate.hpp): the data layer (docs/design.md section 3.2).
 #pragma once
 

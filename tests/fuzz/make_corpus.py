@@ -251,6 +251,11 @@ put("musae", "string_labels.txt", container([
     ("p_edges.csv", "id_1,id_2\n0,1\n"),
     ("p_target.csv", "id,new_id,page_type\n7,1,tvshow\n8,0,company\n"),
     ("p_features.json", '{"0": [2], "1": [0]}')]))
+put("musae", "original_names.txt", container([
+    ("edges.csv", "id_1,id_2\n0,1\n1,2\n"),
+    ("target.csv", "id,facebook_id,page_name,page_type\n0,10,a,tvshow\n1,11,b,company\n2,12,c,tvshow\n"),
+    ("new_target.csv", "id,target\n0,1\n"),
+    ("features.json", '{"0": [1], "2": [0, 0]}')]))
 put("musae", "bad_json.txt", container([("g_edges.csv", "id_1,id_2\n0,1\n"), ("g_target.csv", "id,target\n0,1\n1,0\n"),
                                         ("g_features.json", '{"0": [1,')]))
 put("musae", "feature_id_huge.txt", container([("g_edges.csv", "id_1,id_2\n0,1\n"), ("g_target.csv", "id,target\n0,1\n1,0\n"),

@@ -1,11 +1,11 @@
 // Fuzz target: .npz archives (runtime/graph/npz.hpp) and the npz converter
-// (tools/coopgnn/convert.hpp convert_npz: edge arrays, SciPy sparse groups, masks).
+// (formats/formats.hpp convert_npz: edge arrays, SciPy sparse groups, masks).
 #include <cstddef>
 #include <span>
 
+#include "formats/formats.hpp"
 #include "runtime/graph/npz.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
-#include "tools/coopgnn/convert.hpp"
 
 COOPGNN_FUZZ_TARGET(npz) {
   using namespace coopgnn;

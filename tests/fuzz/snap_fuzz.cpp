@@ -1,9 +1,9 @@
-// Fuzz target: SNAP / plain edge lists (tools/coopgnn/convert.hpp convert_snap), plain or gzip
+// Fuzz target: SNAP / plain edge lists (formats/formats.hpp convert_snap), plain or gzip
 // (zlib reads either from the same file).
 #include <span>
 
+#include "formats/formats.hpp"
 #include "tests/fuzz/fuzz_common.hpp"
-#include "tools/coopgnn/convert.hpp"
 
 COOPGNN_FUZZ_TARGET(snap) {
   using namespace coopgnn;

@@ -1,4 +1,4 @@
-// Counts declared by converter inputs (tools/coopgnn/convert.hpp; runtime/core/memory_limit.hpp):
+// Counts declared by converter inputs (formats/formats.hpp; runtime/core/memory_limit.hpp):
 // OGB's num-node-list, the largest id of a SNAP edge list, the largest LightGCN item id and MUSAE
 // feature ids are checked against the memory limit (runtime/core/memory_limit.hpp) before any
 // per-node array exists. Expected byte counts by hand: |V| * 16.
@@ -8,9 +8,9 @@
 
 #include <string>
 
+#include "formats/formats.hpp"
 #include "runtime/core/error.hpp"
 #include "tests/common/files.hpp"
-#include "tools/coopgnn/convert.hpp"
 
 namespace coopgnn {
 namespace {

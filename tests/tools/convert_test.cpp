@@ -1,6 +1,6 @@
-// Dataset converters (tools/coopgnn/convert.hpp): tiny hand-written OGB, SNAP, NPZ and MUSAE inputs
+// Dataset converters (formats/formats.hpp): tiny hand-written OGB, SNAP, NPZ and MUSAE inputs
 // with hand-computed expectations, rejected inputs, and the real shared datasets.
-#include "tools/coopgnn/convert.hpp"
+#include "formats/formats.hpp"
 
 #include <fmt/ranges.h>
 #include <gmock/gmock.h>

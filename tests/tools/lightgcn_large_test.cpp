@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "formats/formats.hpp"
 #include "runtime/graph/dataset.hpp"
-#include "tools/coopgnn/convert.hpp"
 namespace coopgnn {
 namespace {
 

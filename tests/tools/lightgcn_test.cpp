@@ -1,4 +1,4 @@
-// `coopgnn convert --from lightgcn` (tools/coopgnn/convert.hpp): a hand-written user-item
+// `coopgnn convert --from lightgcn` (formats/formats.hpp): a hand-written user-item
 // fixture with hand-computed vertices, edges and link task, every rejected input, and the link
 // task as `coopgnn info` prints it.
 #include <gmock/gmock.h>
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "formats/formats.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "tests/common/files.hpp"
-#include "tools/coopgnn/convert.hpp"
 #include "tools/coopgnn/info.hpp"
 namespace coopgnn {
 namespace {

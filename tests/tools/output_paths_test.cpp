@@ -136,7 +136,7 @@ TEST(OutputDirs, ANonEmptyOutputNeedsOverwrite) {
   EXPECT_EQ(read_text(d / "file"), "x");
   // An existing empty directory is no obstacle.
   fs::create_directories(d / "empty");
-  run_data_cli({"split-edges", (d / "in").string(), (d / "empty").string()});
+  run_data_cli({"split-edges", (d / "in").string(), (d / "empty").string(), "--negatives", "1"});
   EXPECT_TRUE(read_dataset(d / "empty").link.has_value());
   // --overwrite replaces the whole directory: nothing of the old dataset is left in it.
   write_text(d / "old" / "stray.txt", "old file");
@@ -157,7 +157,8 @@ TEST(OutputDirs, OverwriteThroughASymbolicLinkKeepsTheLink) {
   make_dataset(d / "in");
   make_dataset(d / "target", "9");
   fs::create_directory_symlink(d / "target", d / "out");
-  run_data_cli({"split-edges", (d / "in").string(), (d / "out").string(), "--overwrite"});
+  run_data_cli(
+      {"split-edges", (d / "in").string(), (d / "out").string(), "--overwrite", "--negatives", "1"});
   EXPECT_TRUE(fs::is_symlink(d / "out"));
   EXPECT_TRUE(read_dataset(d / "target").link.has_value());
 }

@@ -122,6 +122,7 @@ TEST(SplitEdges, RandomSymmetricHoldsOutWholePairs) {
   split_options opt;
   opt.seed = 11;
   opt.fractions = {0.7, 0.1, 0.2};
+  opt.negatives = 1;
   split_report rep;
   dataset const out = split_edges(in, opt, &rep);
   ASSERT_TRUE(out.link.has_value());
@@ -132,7 +133,7 @@ TEST(SplitEdges, RandomSymmetricHoldsOutWholePairs) {
   EXPECT_EQ(rep.test, 12);  // round(0.2 * 60)
   EXPECT_EQ(rep.train, 42);
   EXPECT_EQ(lt.train.size(), 42);
-  EXPECT_EQ(lt.valid.size(), 12);  // K = 1 by default: one negative per positive
+  EXPECT_EQ(lt.valid.size(), 12);  // K = 1: one negative per positive
   expect_valid_queries(lt.valid, full, 1);
   expect_valid_queries(lt.test, full, 1);
   // Train, valid and test positives partition the undirected pairs, each stored once in one
@@ -185,6 +186,7 @@ TEST(SplitEdges, SymmetricOrientationIsAFairCoinInEverySet) {
   split_options opt;
   opt.seed = 5;
   opt.fractions = {0.6, 0.2, 0.2};
+  opt.negatives = 1;
   dataset const out = split_edges(in, opt);
   const link_task& lt = *out.link;
   for (const pair_set* s : {&lt.train, &lt.valid, &lt.test}) {
@@ -219,7 +221,9 @@ TEST(SplitEdges, KeepReverseAndDirectedGraphs) {
   // Directed: arcs are candidates on their own; the reverse of a held-out arc leaves the graph.
   dataset const din = directed(50);
   split_report rep;
-  dataset const dout = split_edges(din, split_options{}, &rep);
+  split_options one;
+  one.negatives = 1;
+  dataset const dout = split_edges(din, one, &rep);
   EXPECT_FALSE(rep.symmetric);
   EXPECT_EQ(rep.candidates, 110);  // 100 forward + 10 reverse arcs
   EXPECT_EQ(rep.valid + rep.test, std::llround(0.05 * 110) + std::llround(0.10 * 110));
@@ -332,6 +336,29 @@ TEST(SplitEdges, DeterministicForASeedThroughTheCli) {
   }
 }
 
+TEST(SplitEdges, DefaultNegativesAre100ForRandomAnd1000ForTma) {
+  // ring(1200): 1800 undirected pairs, every vertex with >= 1100 candidate negatives.
+  dataset const in = ring(1200);
+  std::set<edge> const full = edge_set(in.src, in.dst);
+  split_options opt;
+  opt.fractions = {0.9, 0.05, 0.05};
+  split_report rep;
+  dataset const out = split_edges(in, opt, &rep);
+  EXPECT_EQ(rep.negatives, 100);
+  EXPECT_EQ(rep.valid, 90);  // round(0.05 * 1800)
+  EXPECT_EQ(out.link->valid.size(), 90 * 101);
+  expect_valid_queries(out.link->valid, full, 100);
+  expect_valid_queries(out.link->test, full, 100);
+  opt.scheme = split_scheme::tma;
+  dataset const tma = split_edges(in, opt, &rep);
+  EXPECT_EQ(rep.negatives, 1000);
+  expect_valid_queries(tma.link->test, full, 1000);
+  // --negatives still sets K.
+  opt.scheme = split_scheme::random;
+  opt.negatives = 4;
+  EXPECT_EQ(split_edges(in, opt).link->valid.size(), 90 * 5);
+}
+
 TEST(SplitEdges, RejectedOptions) {
   dataset const in = ring(12);
   split_options opt;
@@ -410,6 +437,7 @@ TEST(NegativeSampler, SplitNegativesUniformOverTheGraph) {
   std::set<edge> const full = edge_set(in.src, in.dst);
   split_options opt;
   opt.fractions = {0.0, 0.5, 0.5};
+  opt.negatives = 1;
   opt.seed = 3;
   std::map<vid_t, std::int64_t> counts;
   std::map<vid_t, double> expected;

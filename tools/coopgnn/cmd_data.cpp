@@ -1,6 +1,7 @@
 // `coopgnn convert`, `coopgnn generate {rmat,sbm,task}`, `coopgnn split-edges` and `coopgnn info`
 // (docs/design.md sections 3 and 7.1).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -8,12 +9,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "formats/formats.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/generate.hpp"
 #include "tools/coopgnn/commands.hpp"
-#include "tools/coopgnn/convert.hpp"
 #include "tools/coopgnn/info.hpp"
 #include "tools/coopgnn/output_paths.hpp"
 #include "tools/coopgnn/split_edges.hpp"
@@ -127,89 +129,111 @@ struct info_args {
   std::string feature;
 };
 
+/// "--directed" -> "ogb, musae: " (the formats that read it, from the registry).
+std::string readers_prefix(std::string_view option) {
+  return fmt::format("{}: ", fmt::join(formats_reading(option), ", "));
+}
+
+/// The format paragraphs of `convert --help`, one per registry entry ("  ogb:  ...").
+std::string format_help() {
+  std::string out;
+  for (const input_format* f : input_formats()) {
+    std::string const head = fmt::format("  {}:", f->name);
+    std::string_view rest = f->help;
+    bool first = true;
+    while (!rest.empty()) {
+      std::size_t const nl = rest.find('\n');
+      std::string_view const line = rest.substr(0, nl);
+      out += first ? fmt::format("{:<8}", head + " ") : std::string(8, ' ');
+      out += fmt::format("{}\n", line);
+      first = false;
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    }
+  }
+  return out;
+}
+
 void add_convert(CLI::App& app) {
   auto a = std::make_shared<convert_args>();
+  std::vector<std::string> names;
+  std::vector<std::string_view> dirs;
+  std::vector<std::string_view> files;
+  for (const input_format* f : input_formats()) {
+    names.emplace_back(f->name);
+    (f->directory ? dirs : files).push_back(f->name);
+  }
   CLI::App* c = app.add_subcommand(
       "convert",
-      "Convert an OGB directory, a SNAP edge list, a NumPy .npz, a LightGCN or a MUSAE directory "
-      "into a dataset directory");
+      "Convert an OGB directory, a SNAP edge list, a NumPy .npz, a LightGCN, MUSAE or HeCo "
+      "directory into a dataset directory");
   c->footer(
       "Writes a dataset directory in DGL GraphBolt's OnDiskDataset layout (metadata.yaml + .npy).\n"
       "The output must not be (or hold) the input; a non-empty output needs --overwrite, and the\n"
       "new dataset takes its place only when complete (so does every dataset-writing command).\n"
       "Duplicate edges are always removed; the counts are printed, and so is every decision\n"
       "(symmetrized or not, a skipped header, label mapping, dense feature size).\n"
-      "  ogb:  an OGB node-property directory (raw/edge.csv.gz, raw/node-feat.csv.gz,\n"
-      "        raw/node-label.csv.gz, raw/num-node-list.csv.gz, split/<name>/{train,valid,test}).\n"
-      "        An edge list stored once (every src < dst, or every src > dst) is SYMMETRIZED by\n"
-      "        default: OGB's node-property graphs are used undirected by their GNN baselines\n"
-      "        (ogbn-arxiv stores each citation once; a GCN on the one-way graph loses over 10\n"
-      "        accuracy points). --directed keeps the edges as stored.\n"
-      "  snap: an edge list (.txt or .txt.gz): 'src dst' per line separated by spaces, tabs or a\n"
-      "        comma, '#'/'%' comments, LF or CRLF, an optional header line ('id_1,id_2',\n"
-      "        'source target': skipped and said). Kept as stored (SNAP graphs are often\n"
-      "        directed); a list stored once gets a notice suggesting --symmetrize.\n"
-      "  npz:  a NumPy .npz archive (edges/edge_index or a SciPy adj_* matrix, node_features/x or\n"
-      "        a SciPy sparse attr_* matrix (densified), node_labels/y/labels,\n"
-      "        train_mask(s)/val_mask(s)/test_mask(s)); kept as stored, as snap.\n"
-      "  lightgcn: a LightGCN/NGCF directory (train.txt, test.txt: 'user item item ...' per\n"
-      "        line; users 0..U-1 in train.txt order, item i = vertex U + i, I = 1 + max item).\n"
-      "        Train interactions become edges in both directions and the link task's training\n"
-      "        positives; test interactions its test positives; item_begin = U, item_end = U + I.\n"
-      "  musae: a MUSAE directory (NAME_edges.csv, NAME_target.csv, NAME_features.json; SNAP's\n"
-      "        facebook, git, twitch, wikipedia): undirected edges symmetrized (--directed keeps\n"
-      "        them), labels from --label-column (non-integer values -> sorted class ids), dense\n"
-      "        bag-of-words features, a keyed random split by --train-fraction/--valid-fraction.\n"
-      "  heco: a HeCo directory (labels.npy, pa.txt, ps.txt, p_feat.npz, train/val/test_K.npy;\n"
-      "        HeCo's data/acm): a HETEROGENEOUS dataset in GraphBolt's typed layout, node\n"
-      "        types paper/author/subject, both directions of paper-author and paper-subject,\n"
-      "        paper features (authors and subjects have none), the split with\n"
-      "        --labels-per-class K (20, 40 or 60) as task node_classification_K on papers.\n"
-      "        `coopgnn info` reads it; `coopgnn train --model rgcn` trains it.\n"
+      "Input formats (--from; without it, the format is detected from the input's file names):\n" +
+      format_help() +
       "Sparse features are densified to float32 after printing the size; the size must fit in\n"
       "available memory (or --max-dense-bytes) and in the output's free disk space.\n"
       "Example: coopgnn convert --from ogb downloads/cora data/cora\n"
       "         coopgnn convert --from lightgcn downloads/gowalla data/gowalla\n"
       "         coopgnn convert --from musae facebook_large data/facebook\n"
       "         coopgnn convert --from heco downloads/acm /tmp/acm --labels-per-class 20");
-  c->add_option("--from", a->from, "input format: ogb, snap, npz, lightgcn, musae or heco")
-      ->required()
-      ->check(CLI::IsMember({"ogb", "snap", "npz", "lightgcn", "musae", "heco"}));
-  c->add_option("input", a->input, "input directory (ogb, lightgcn, musae) or file (snap, npz)")
+  c->add_option("--from", a->from,
+                fmt::format("input format: {} (default: detected from the input's file names)",
+                            fmt::join(names, ", ")))
+      ->check(CLI::IsMember(names));
+  c->add_option("input", a->input,
+                fmt::format("input directory ({}) or file ({})", fmt::join(dirs, ", "),
+                            fmt::join(files, ", ")))
       ->required();
   c->add_option("output", a->output, "output dataset directory (created if needed)")->required();
   c->add_flag("--overwrite", a->overwrite, kOverwriteHelp);
   auto* sym = c->add_flag("--symmetrize", a->opt.symmetrize,
                           "add the reverse of every edge (pairs stored both ways are not doubled)");
   c->add_flag("--directed", a->opt.directed,
-              "ogb, musae: keep the edges as stored instead of symmetrizing an edge list stored "
-              "once")
+              readers_prefix("--directed") +
+                  "keep the edges as stored instead of symmetrizing an edge list stored once")
       ->excludes(sym);
   c->add_flag("--drop-self-loops", a->opt.drop_self_loops, "remove edges v -> v");
   c->add_option("--split", a->opt.split,
-                "ogb: split folder under split/ (default: the only one present)");
+                readers_prefix("--split") + "split folder under split/ (default: the only one present)");
   c->add_option("--split-index", a->opt.split_index,
-                "npz: which of several stored splits to use (row K of 2-D masks; default 0)")
+                readers_prefix("--split-index") +
+                    "which of several stored splits to use (row K of 2-D masks; default 0)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--features", a->opt.features_file,
-                "ogb, snap, npz: node features from a separate file: a SciPy sparse .npz "
-                "(scipy.sparse.save_npz, csr or csc) or a 2-D .npy");
+                readers_prefix("--features") +
+                    "node features from a separate file: a SciPy sparse .npz "
+                    "(scipy.sparse.save_npz, csr or csc) or a 2-D .npy");
   c->add_option("--label-column", a->opt.label_column,
-                "musae: target column for labels (default: the first of target, ml_target, "
-                "page_type, mature)");
+                readers_prefix("--label-column") +
+                    "target column for labels (default: the first of target, ml_target, "
+                    "page_type, mature)");
   c->add_option("--id-column", a->opt.id_column,
-                "musae: node id column of the target file (default: new_id if present, else id)");
+                readers_prefix("--id-column") +
+                    "node id column of the target file (default: new_id if present, else id)");
   c->add_option("--train-fraction", a->opt.train_fraction,
-                "musae: fraction of vertices for training (keyed random split)")
+                readers_prefix("--train-fraction") +
+                    "fraction of vertices for training (keyed random split; of each class "
+                    "with --stratified)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   c->add_option("--valid-fraction", a->opt.valid_fraction,
-                "musae: fraction of vertices for validation (test: the rest)")
+                readers_prefix("--valid-fraction") +
+                    "fraction of vertices for validation (test: the rest)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  c->add_option("--seed", a->opt.seed, "musae: seed of the random split")->capture_default_str();
+  c->add_option("--seed", a->opt.seed, readers_prefix("--seed") + "seed of the random split")
+      ->capture_default_str();
+  c->add_flag("--stratified", a->opt.stratified,
+              readers_prefix("--stratified") +
+                  "stratified split: --train-fraction and --valid-fraction of each class "
+                  "(as scikit-learn's train_test_split(stratify=labels))");
   c->add_option("--labels-per-class", a->opt.labels_per_class,
-                "heco: which of HeCo's splits (20, 40 or 60 labelled papers per class)")
+                readers_prefix("--labels-per-class") +
+                    "which of HeCo's splits (20, 40 or 60 labelled papers per class)")
       ->capture_default_str()
       ->check(CLI::IsMember({20, 40, 60}));
   c->add_option("--max-dense-bytes", a->opt.max_dense_bytes,
@@ -219,6 +243,10 @@ void add_convert(CLI::App& app) {
   c->callback([a] {
     auto const t0 = std::chrono::steady_clock::now();
     check_output_dir(a->output, {a->input, a->opt.features_file}, a->overwrite);
+    if (a->from.empty()) {
+      a->from = detect_input_format(a->input).name;
+      fmt::print("format: {} (detected; --from names it)\n", a->from);
+    }
     convert_report rep;
     rep.progress = [](const std::string& line) { fmt::print("{}\n", line); };
     a->opt.output_dir = a->output;
@@ -362,12 +390,13 @@ void add_split_edges(CLI::App& app) {
       "split, and a link_prediction task in GraphBolt's layout (seeds [M, 2], labels [M],\n"
       "indexes [M]: each query = one held-out positive followed by its K negatives).\n"
       "Symmetric graph (every u->v has v->u): undirected pairs {u,v} are held out whole and\n"
-      "stored once as u->v with u < v. Directed graph: each distinct arc u->v is a candidate on\n"
-      "its own, and its reverse v->u (if present) leaves the training graph too, unless\n"
-      "--keep-reverse.\n"
+      "stored once, as u->v or v->u by a keyed fair coin (so the corrupted head is not always\n"
+      "the lower id). Directed graph: each distinct arc u->v is a candidate on its own, and its\n"
+      "reverse v->u (if present) leaves the training graph too, unless --keep-reverse.\n"
       "  --scheme random: a keyed permutation of the candidates, cut by --fractions\n"
-      "      (train,valid,test; GAE-style: --negatives default 1, as many negatives as "
-      "positives).\n"
+      "      (train,valid,test); --negatives default 100 per validation/test positive, as OGB's\n"
+      "      link benchmarks rank each positive against 100 or more (against 1, a random scorer\n"
+      "      already has MRR 0.75; --negatives 1 gives GAE-style sets, judged by AUC/AP).\n"
       "  --scheme tma: one outgoing edge per node (Zhu et al. 2023, sec. 4.1): nodes of IN's\n"
       "      validation (test) vertex split give one validation (test) edge each; without a\n"
       "      vertex split every node goes to validation or test by a keyed fair coin. Only nodes\n"
@@ -377,7 +406,8 @@ void add_split_edges(CLI::App& app) {
       "Negatives: tail-corrupted u->w, w uniform over vertices other than u with no edge u->w\n"
       "in the FULL graph, distinct within a query. Held-out edges and (without --keep-reverse)\n"
       "their reverses leave the training graph; self-loops are never held out. Training\n"
-      "positives = the training graph's edges (symmetric: each undirected edge once, u < v).\n"
+      "positives = the training graph's edges (symmetric: each undirected edge once, oriented\n"
+      "by the same coin).\n"
       "Same IN and --seed: byte-identical output.\n"
       "OUT must not be IN; a non-empty OUT needs --overwrite (replaced only when complete).\n"
       "Example: coopgnn split-edges data/cora data/cora-lp --scheme random --seed 7");
@@ -393,7 +423,7 @@ void add_split_edges(CLI::App& app) {
       ->expected(3)
       ->capture_default_str();
   c->add_option("--negatives", a->opt.negatives,
-                "negatives per held-out positive (default: 1 for random, 1000 for tma; 0 = none)")
+                "negatives per held-out positive (default: 100 for random, 1000 for tma; 0 = none)")
       ->check(CLI::NonNegativeNumber);
   c->add_flag("--keep-reverse", a->opt.keep_reverse,
               "keep v->u in the training graph when u->v is held out");

@@ -198,7 +198,7 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
     COOPGNN_IO_FAIL("--negatives {} must be >= 0 (or -1 for the scheme's default)", opt.negatives);
   }
   std::int64_t const k =
-      opt.negatives >= 0 ? opt.negatives : (opt.scheme == split_scheme::tma ? 1000 : 1);
+      opt.negatives >= 0 ? opt.negatives : (opt.scheme == split_scheme::tma ? 1000 : 100);
   vid_t const n = in.num_nodes;
   out_adjacency const full = build_out_adjacency(n, in.src, in.dst);
   split_report rep;
@@ -437,7 +437,7 @@ dataset split_typed_edges(const dataset& in, const split_options& opt, split_rep
     COOPGNN_IO_FAIL("--fractions {},{},{}: need three non-negative fractions summing to 1",
                     opt.fractions[0], opt.fractions[1], opt.fractions[2]);
   }
-  std::int64_t const k = opt.negatives >= 0 ? opt.negatives : 1;
+  std::int64_t const k = opt.negatives >= 0 ? opt.negatives : 100;
   std::int64_t const rev = reverse_edge_type(h, r);
   auto const parts = split_edge_type(h.edge_types[static_cast<std::size_t>(r)], "--relation");
   auto const dt = static_cast<std::size_t>(h.node_type_index(parts[2]));

@@ -74,7 +74,8 @@ struct split_options {
   split_scheme scheme = split_scheme::random;
   /// random: train / validation / test fractions of the candidate edges (sum 1). tma: ignored.
   std::array<double, 3> fractions = {0.85, 0.05, 0.10};
-  /// Negatives per held-out positive; -1 = the scheme's default (random 1, tma 1000); 0 = none
+  /// Negatives per held-out positive; -1 = the scheme's default (random 100, as OGB's link
+  /// benchmarks rank each positive against 100 or more; tma 1000, as the TMA paper); 0 = none
   /// (positives only, labels and indexes empty).
   std::int64_t negatives = -1;
   bool keep_reverse = false;  ///< keep v -> u in the training graph when u -> v is held out

@@ -1,12 +1,15 @@
-// Dataset converters (docs/design.md section 3.2): OGB raw
-// node-property directories, SNAP edge lists, NumPy .npz archives (dense or SciPy sparse
-// members), LightGCN user-item text directories and MUSAE directories, into the in-memory
-// `dataset` that write_dataset stores in GraphBolt's OnDiskDataset layout.
+// Input formats (docs/design.md section 3.2): readers of OGB raw node-property directories, SNAP
+// edge lists, NumPy .npz archives (dense or SciPy sparse members), LightGCN user-item text
+// directories, MUSAE directories and HeCo's heterogeneous files into the in-memory `dataset` that
+// write_dataset stores in GraphBolt's OnDiskDataset layout, and the registry that names them:
+// one input_format per format (name, help, detection, reader, the convert options it reads),
+// which `coopgnn convert` lists, detects and dispatches through.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +36,8 @@ struct convert_options {
   double train_fraction = 0.6;  ///< musae: random split, fraction of vertices for training
   double valid_fraction = 0.2;  ///< musae: fraction for validation (test: the rest)
   std::uint64_t seed = 1;       ///< musae: seed of the keyed split (runtime/graph/generate.hpp)
+  /// musae: stratified split, the fractions applied within each class (stratified_split).
+  bool stratified = false;
   int labels_per_class = 20;    ///< heco: which of HeCo's splits (20, 40 or 60 labels per class)
   /// Sparse features are densified to float32 [N, F]; N * F * 4 bytes must not exceed this many
   /// bytes of memory. 0 = MemAvailable of /proc/meminfo (no memory check where it is unknown).
@@ -143,14 +148,16 @@ dataset convert_lightgcn(const std::filesystem::path& dir, const convert_options
 /// 2021; the SNAP facebook / git / twitch / wikipedia sets): exactly one each of
 /// DIR/NAME_edges.csv (header "id_1,id_2", undirected, each edge stored once), NAME_target.csv
 /// (a header, one row per node; quoted fields allowed) and NAME_features.json ({"node id":
-/// [feature ids...]}, a sparse bag of words). |V| = target rows; node ids (column opt.id_column,
+/// [feature ids...]}, a sparse bag of words); the original release's names edges.csv,
+/// target.csv and features.json (karateclub's dataset/node_level layout) are read the same way. |V| = target rows; node ids (column opt.id_column,
 /// default "new_id" if present, else "id") must be 0..|V|-1, once each. Labels from column
 /// opt.label_column (default: the first present of kMusaeLabelColumns): integers are class ids
 /// as they are; otherwise the distinct values sorted by byte order become classes 0..C-1 (a note
 /// gives C and, for C <= 20, the mapping). Features: float32 [|V|, max feature id + 1], entry
 /// (v, f) = how often f is listed for v, densified as in convert_npz. Edges symmetrized (unless
-/// opt.directed), self-loops kept unless opt.drop_self_loops. Split: keyed_split with
-/// opt.train_fraction / valid_fraction / seed. Name default: NAME.
+/// opt.directed), self-loops kept unless opt.drop_self_loops. Split: keyed_split (or
+/// stratified_split when opt.stratified) with opt.train_fraction / valid_fraction / seed. Name
+/// default: NAME, or the directory's name for the original release's file names.
 /// @throws io_error naming the file (and line, column or key) for a missing or repeated file,
 ///         a missing id or label column (listing the columns), an id out of range or repeated, a
 ///         negative integer label, invalid JSON, a key that is not a node id, a value that is
@@ -175,12 +182,61 @@ dataset convert_musae(const std::filesystem::path& dir, const convert_options& o
 dataset convert_heco(const std::filesystem::path& dir, const convert_options& opt,
                      convert_report* report = nullptr);
 
-/// Dispatches on `from` ("ogb", "snap", "npz", "lightgcn", "musae" or "heco"), then attaches
-/// opt.features_file (ogb, snap, npz; only when the input has no features; its rows must be at
-/// least |V|, and a snap graph grows to that many vertices, the extra ones isolated).
+/// Replaces ds.train / valid / test by a stratified keyed split: perm = keyed_permutation(
+/// ds.num_nodes, seed, purpose split, 0) (the permutation of keyed_split); the vertices of each
+/// class c, in perm order (n_c of them), give train the first round(n_c * train), valid the next
+/// round(n_c * valid) (at most what is left), test the rest; vertices labelled -1 go to none.
+/// Each part sorted ascending. Pure function of (labels, train, valid, seed). The same per-class
+/// cut as scikit-learn's train_test_split(stratify=y), up to rounding.
+/// @throws io_error for fractions outside [0, 1] or summing past 1, or labels whose size is not
+///         ds.num_nodes.
+void stratified_split(dataset& ds, double train, double valid, std::uint64_t seed);
+
+/// Reads one input format into a dataset (convert_ogb, convert_snap, ...).
+using format_reader = dataset (*)(const std::filesystem::path& input, const convert_options& opt,
+                                  convert_report* report);
+
+/// One registry entry: everything `coopgnn convert` knows about an input format.
+struct input_format {
+  std::string_view name;     ///< the value of --from ("ogb")
+  std::string_view summary;  ///< one line: what the input is
+  /// The help paragraph of `convert --help` (lines of at most 80 characters, '\n'-separated).
+  std::string_view help;
+  bool directory = false;  ///< the input is a directory (false: a file)
+  /// The format-specific convert options this reader uses ("--split", "--features", ...);
+  /// --symmetrize, --drop-self-loops, --name and --max-dense-bytes apply to every format.
+  std::span<const std::string_view> options;
+  /// Whether `input` looks like this format (file names only; reads no contents, never throws).
+  bool (*detect)(const std::filesystem::path& input);
+  format_reader read;  ///< the reader
+  /// --features may have more rows than the input has vertices: the extra rows become isolated
+  /// vertices (an edge list cannot name a vertex without edges).
+  bool features_add_vertices = false;
+};
+
+/// Every input format, in the order `convert --help` lists them: ogb, snap, npz, lightgcn,
+/// musae, heco.
+std::span<const input_format* const> input_formats();
+
+/// The format named `name`.
+/// @throws io_error "unknown input format 'NAME' (expected ogb, snap, ... or heco)".
+const input_format& find_input_format(std::string_view name);
+
+/// The names of the formats that read option `option` ("--features" -> ogb, snap, npz), in
+/// registry order.
+std::vector<std::string_view> formats_reading(std::string_view option);
+
+/// The one format whose detect() accepts `input`.
+/// @throws io_error naming the input when no format or several formats recognise it (the
+///         message lists the candidates and asks for --from).
+const input_format& detect_input_format(const std::filesystem::path& input);
+
+/// Reads `input` with format `from` (find_input_format), then attaches opt.features_file (the
+/// formats that read --features; only when the input has no features; its rows must be at least
+/// |V|, and a snap graph grows to that many vertices, the extra ones isolated).
 /// @throws io_error for an unknown format name, --symmetrize with --directed, features_file
-///         with lightgcn / musae or with an input that has features, a row count below |V|,
-///         and whatever the converter throws.
+///         with a format that does not read it or with an input that has features, a row count
+///         below |V|, and whatever the reader throws.
 dataset convert_dataset(std::string_view from, const std::filesystem::path& input,
                         const convert_options& opt, convert_report* report = nullptr);
 
