@@ -32,13 +32,17 @@ std::pair<std::int64_t, std::int64_t> parse_profile_steps(const std::string& tex
     return !s.empty() && ec == std::errc() && end == s.data() + s.size() && out >= 0;
   };
   auto const colon = text.find(':');
+  // Bad user input: plain messages (no source location, unlike a violated precondition).
   std::int64_t a = -1, b = -1;
-  COOPGNN_EXPECTS(colon != std::string::npos &&
-                      number(std::string_view(text).substr(0, colon), a) &&
-                      number(std::string_view(text).substr(colon + 1), b),
-                  "{} '{}': expected A:B, two global step indices >= 0 (e.g. 10:19)", option,
-                  text);
-  COOPGNN_EXPECTS(a <= b, "{} '{}': the first step {} is after the last {}", option, text, a, b);
+  if (colon == std::string::npos || !number(std::string_view(text).substr(0, colon), a) ||
+      !number(std::string_view(text).substr(colon + 1), b)) {
+    throw logic_error(fmt::format(
+        "{} '{}': expected A:B, two global step indices >= 0 (e.g. 10:19)", option, text));
+  }
+  if (a > b) {
+    throw logic_error(
+        fmt::format("{} '{}': the first step {} is after the last {}", option, text, a, b));
+  }
   return {a, b};
 }
 

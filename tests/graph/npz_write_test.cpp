@@ -50,20 +50,20 @@ TEST(WriteNpz, RefusesBadMembers) {
   test::temp_dir dir;
   std::vector<float> const a = {1, 2, 3};
   auto const file = dir.path() / "bad.npz";
-  EXPECT_THAT(test::error_of([&] {
+  EXPECT_THAT(test::error_of<error>([&] {
                 write_npz(file, std::vector<npz_float32_member>{{"w", a, {2, 2}}});
               }),
               HasSubstr("member 'w' has 3 values, its shape (2, 2) holds 4"));
-  EXPECT_THAT(test::error_of([&] {
+  EXPECT_THAT(test::error_of<error>([&] {
                 write_npz(file, std::vector<npz_float32_member>{{"w", a, {3}}, {"w", a, {3}}});
               }),
               HasSubstr("member 'w' appears twice"));
-  EXPECT_THAT(test::error_of([&] {
+  EXPECT_THAT(test::error_of<error>([&] {
                 write_npz(file, std::vector<npz_float32_member>{{"", a, {3}}});
               }),
               HasSubstr("member 0 has no name"));
   EXPECT_FALSE(std::filesystem::exists(file));
-  EXPECT_THAT(test::error_of([&] {
+  EXPECT_THAT(test::error_of<error>([&] {
                 write_npz(dir.path() / "no" / "such" / "dir.npz",
                           std::vector<npz_float32_member>{{"w", a, {3}}});
               }),

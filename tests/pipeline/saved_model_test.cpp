@@ -203,7 +203,7 @@ TEST(SavedModel, WriterRefusesParametersOfAnotherLength) {
   test::temp_dir dir;
   auto m = sage_model();
   m.params.pop_back();
-  auto const why = test::error_of([&] { write_saved_model(dir.path(), m); });
+  auto const why = test::error_of<error>([&] { write_saved_model(dir.path(), m); });
   EXPECT_THAT(why, HasSubstr("70 parameters, the model configuration has 71"));
 }
 
