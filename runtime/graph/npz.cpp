@@ -157,4 +157,53 @@ template npy_array<std::uint32_t> npz_archive::read<std::uint32_t>(std::string_v
 template npy_array<std::int64_t> npz_archive::read<std::int64_t>(std::string_view) const;
 template npy_array<std::uint64_t> npz_archive::read<std::uint64_t>(std::string_view) const;
 
+void write_npz(const std::filesystem::path& file, std::span<const npz_float32_member> members) {
+  std::vector<std::string> images;  // libzip reads the buffers at zip_close
+  images.reserve(members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    auto const& m = members[i];
+    COOPGNN_EXPECTS(!m.name.empty(), "write_npz({}): member {} has no name", file.string(), i);
+    for (std::size_t j = 0; j < i; ++j) {
+      COOPGNN_EXPECTS(members[j].name != m.name, "write_npz({}): member '{}' appears twice",
+                      file.string(), m.name);
+    }
+    std::int64_t n = 1;
+    for (auto d : m.shape) n *= d;
+    COOPGNN_EXPECTS(n == static_cast<std::int64_t>(m.data.size()),
+                    "write_npz({}): member '{}' has {} values, its shape {} holds {}",
+                    file.string(), m.name, m.data.size(), format_npy_shape(m.shape), n);
+    std::string image = make_npy_header(npy_dtype::float32, m.shape);
+    image.append(reinterpret_cast<const char*>(m.data.data()), m.data.size_bytes());
+    images.push_back(std::move(image));
+  }
+  int err = 0;
+  zip_t* za = zip_open(file.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  if (za == nullptr) {
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, err);
+    std::string const why = zip_error_strerror(&ze);
+    zip_error_fini(&ze);
+    COOPGNN_IO_FAIL("{}: cannot write the .npz archive: {}", file.string(), why);
+  }
+  auto const fail = [&](const std::string& what) {
+    std::string const why = zip_strerror(za);
+    zip_discard(za);
+    COOPGNN_IO_FAIL("{}: cannot write the .npz archive ({}): {}", file.string(), what, why);
+  };
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    zip_source_t* src = zip_source_buffer(za, images[i].data(), images[i].size(), 0);
+    if (src == nullptr) fail(members[i].name);
+    zip_int64_t const idx =
+        zip_file_add(za, (members[i].name + ".npy").c_str(), src, ZIP_FL_ENC_UTF_8);
+    if (idx < 0) {
+      zip_source_free(src);
+      fail(members[i].name);
+    }
+    if (zip_set_file_compression(za, static_cast<zip_uint64_t>(idx), ZIP_CM_STORE, 0) != 0) {
+      fail(members[i].name);
+    }
+  }
+  if (zip_close(za) != 0) fail("close");
+}
+
 }  // namespace coopgnn

@@ -1,10 +1,12 @@
 // NumPy .npz archives (docs/design.md section 3.2, converters): a zip file whose members are .npy
-// files, stored or deflated, as numpy.savez / numpy.savez_compressed write them. Read with libzip.
+// files, stored or deflated, as numpy.savez / numpy.savez_compressed write them. Read and written
+// with libzip.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,5 +59,21 @@ class npz_archive {
   std::vector<std::string> names_;  // stripped
   std::vector<long long> index_;    // archive index of names_[i]
 };
+
+/// One float32 member of an archive write_npz writes.
+struct npz_float32_member {
+  std::string name;                 ///< member name without ".npy" (".npy" is appended)
+  std::span<const float> data;      ///< row-major, prod(shape) values, host memory
+  std::vector<std::int64_t> shape;  ///< the .npy shape
+};
+
+/// Writes `members` to `file` as numpy.savez does: a zip archive with one uncompressed
+/// (stored) version 1.0 .npy per member ("<name>.npy", make_npy_header + the little-endian
+/// values), in the given order; numpy.load(file)[name] and npz_archive read it back. libzip
+/// writes to a temporary file beside `file` and renames it into place when complete, so `file`
+/// is never seen half written. Synchronous; allocates a copy of each member while writing.
+/// @throws logic_error when a name is empty or repeated, or prod(shape) != data.size();
+///         io_error "FILE: cannot write the .npz archive: <libzip reason>".
+void write_npz(const std::filesystem::path& file, std::span<const npz_float32_member> members);
 
 }  // namespace coopgnn

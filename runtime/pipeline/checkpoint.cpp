@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "models/link_layers.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
+#include "runtime/graph/npz.hpp"
 
 namespace coopgnn {
 
@@ -32,6 +34,8 @@ namespace {
 
 constexpr const char* kFormat = "coopgnn-checkpoint";
 constexpr int kVersion = 1;
+/// Saved models: version 2 is model.npz of named tensors; version 1 (params.npy) is still read.
+constexpr int kModelVersion = 2;
 
 /// fsync of a file or directory (directories: so that a rename inside it is durable).
 void fsync_path(const fs::path& p) {
@@ -129,10 +133,8 @@ T get_key(const json& j, const char* key, const fs::path& manifest) {
 
 /// Reads array `name` of the manifest `m` in directory `dir`: size and CRC-32 first, then the
 /// .npy itself, whose shape must be the manifest's.
-matrix<float> get_array(const fs::path& dir, const json& m, const std::string& name,
-                        const fs::path& manifest) {
-  const json arrays = get_key<json>(m, "arrays", manifest);
-  const json a = get_key<json>(arrays, name.c_str(), manifest);
+/// The bytes of the file manifest entry `a` names in `dir`, its size and CRC-32 checked.
+std::string checked_bytes(const fs::path& dir, const json& a, const fs::path& manifest) {
   auto const file = dir / get_key<std::string>(a, "file", manifest);
   if (!fs::is_regular_file(file)) {
     COOPGNN_IO_FAIL("{}: missing (listed in {})", file.string(), manifest.string());
@@ -150,6 +152,15 @@ matrix<float> get_array(const fs::path& dir, const json& m, const std::string& n
     COOPGNN_IO_FAIL("{}: CRC-32 {:08x}, the manifest says {:08x}: the checkpoint is corrupt",
                     file.string(), got, want_crc);
   }
+  return bytes;
+}
+
+matrix<float> get_array(const fs::path& dir, const json& m, const std::string& name,
+                        const fs::path& manifest) {
+  const json arrays = get_key<json>(m, "arrays", manifest);
+  const json a = get_key<json>(arrays, name.c_str(), manifest);
+  auto const file = dir / get_key<std::string>(a, "file", manifest);
+  std::string const bytes = checked_bytes(dir, a, manifest);
   auto arr =
       read_npy_buffer<float>(std::as_bytes(std::span(bytes.data(), bytes.size())), file.string());
   auto const shape = get_key<std::vector<std::int64_t>>(a, "shape", manifest);
@@ -166,8 +177,8 @@ std::span<const float> flat(const matrix<float>& m) {
 
 std::vector<std::int64_t> shape_of(const matrix<float>& m) { return {m.rows(), m.cols()}; }
 
-/// The manifest of `dir`, its format and version checked, and its kind `kind`.
-json read_manifest(const fs::path& dir, const char* kind) {
+/// The manifest of `dir`, its format and version (1 .. newest) checked, and its kind `kind`.
+json read_manifest(const fs::path& dir, const char* kind, int newest = kVersion) {
   auto const file = dir / "manifest.json";
   if (!fs::is_regular_file(file)) {
     COOPGNN_IO_FAIL("{}: missing: {} is not a coopgnn {}", file.string(), dir.string(), kind);
@@ -181,8 +192,9 @@ json read_manifest(const fs::path& dir, const char* kind) {
   if (get_key<std::string>(m, "format", file) != kFormat) {
     COOPGNN_IO_FAIL("{}: format '{}', expected '{}'", file.string(), m["format"].dump(), kFormat);
   }
-  if (auto const v = get_key<int>(m, "version", file); v != kVersion) {
-    COOPGNN_IO_FAIL("{}: version {}; this coopgnn reads version {}", file.string(), v, kVersion);
+  if (auto const v = get_key<int>(m, "version", file); v < 1 || v > newest) {
+    COOPGNN_IO_FAIL("{}: version {}; this coopgnn reads versions 1 to {}", file.string(), v,
+                    newest);
   }
   if (auto const k = get_key<std::string>(m, "kind", file); k != kind) {
     COOPGNN_IO_FAIL("{}: a saved {}, not a {}", file.string(), k, kind);
@@ -378,6 +390,7 @@ json run_identity(const dataset& ds, const train_config& cfg, const json& extra)
   // Only when set, so that checkpoints written before these options existed still resume.
   if (cfg.drop_last) j["--drop-last"] = true;
   if (cfg.wrap_around) j["wrap_around"] = true;
+  if (cfg.embedding_weight_decay != 0) j["--embedding-weight-decay"] = cfg.embedding_weight_decay;
   for (auto const& [k, v] : extra.items()) j[k] = v;
   return j;
 }
@@ -633,40 +646,133 @@ checkpoint read_checkpoint(const fs::path& dir) {
   return c;
 }
 
+namespace {
+
+/// The parameter tensors of the model `config` builds (names, shapes, offsets in params()).
+std::vector<models::param_info> tensors_of(const models::model_config& config) {
+  exec_context const host(backend::host);
+  models::gnn_model const model(host, config);
+  return model.params().infos();
+}
+
+/// Version 1 (params.npy, embeddings.npy): read as before version 2 existed.
+void read_saved_model_v1(const fs::path& dir, const json& m, const fs::path& file,
+                         saved_model& sm) {
+  sm.params = std::move(get_array(dir, m, "params", file).values());
+  if (get_key<json>(m, "arrays", file).contains("embeddings")) {
+    sm.embeddings = get_array(dir, m, "embeddings", file);
+  }
+}
+
+/// Version 2: model.npz, every tensor the manifest lists, with its shape and dtype checked.
+void read_saved_model_v2(const fs::path& dir, const json& m, const fs::path& file,
+                         saved_model& sm) {
+  json const entry = get_key<json>(m, "file", file);
+  (void)checked_bytes(dir, entry, file);  // size and CRC-32 of the whole archive
+  npz_archive const npz(dir / get_key<std::string>(entry, "file", file));
+  json const tensors = get_key<json>(m, "tensors", file);
+  if (!tensors.is_array()) COOPGNN_IO_FAIL("{}: 'tensors' is not a list", file.string());
+  std::int64_t offset = 0;
+  for (auto const& tj : tensors) {
+    auto const name = get_key<std::string>(tj, "name", file);
+    auto const shape = get_key<std::vector<std::int64_t>>(tj, "shape", file);
+    auto const role = get_key<std::string>(tj, "role", file);
+    if (get_key<std::string>(tj, "dtype", file) != "float32" ||
+        get_key<std::string>(tj, "order", file) != "C" || shape.size() != 2) {
+      COOPGNN_IO_FAIL("{}: tensor '{}' must be a row-major (order C) float32 matrix ({})",
+                      file.string(), name, tj.dump());
+    }
+    if (!npz.contains(name)) {
+      COOPGNN_IO_FAIL("{}: no tensor '{}' (listed in {}); it holds {}", npz.path().string(), name,
+                      file.string(), fmt::join(npz.members(), ", "));
+    }
+    auto arr = npz.read<float>(name);
+    if (arr.shape != shape || arr.stored != npy_dtype::float32) {
+      COOPGNN_IO_FAIL("{}: tensor '{}' is {} {}, the manifest says float32 {}",
+                      npz.path().string(), name, npy_dtype_name(arr.stored),
+                      format_npy_shape(arr.shape), format_npy_shape(shape));
+    }
+    if (role == "embedding") {
+      sm.embeddings = matrix<float>(shape[0], shape[1], std::move(arr.data));
+    } else if (role == "parameter") {
+      sm.tensors.push_back({name, shape[0], shape[1], offset});
+      sm.params.insert(sm.params.end(), arr.data.begin(), arr.data.end());
+      offset += shape[0] * shape[1];
+    } else {
+      COOPGNN_IO_FAIL("{}: tensor '{}' has role '{}' (parameter or embedding)", file.string(), name,
+                      role);
+    }
+  }
+}
+
+}  // namespace
+
 void write_saved_model(const fs::path& dir, const saved_model& sm) {
+  auto const infos = tensors_of(sm.config);
+  std::int64_t total = 0;
+  for (auto const& i : infos) total += i.rows * i.cols;
+  COOPGNN_EXPECTS(total == static_cast<std::int64_t>(sm.params.size()),
+                  "write_saved_model: {} parameters, the model configuration has {}",
+                  sm.params.size(), total);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) COOPGNN_IO_FAIL("{}: cannot create the model directory: {}", dir.string(), ec.message());
-  json arrays = json::object();
-  arrays["params"] =
-      put_array(dir, "params", sm.params, {static_cast<std::int64_t>(sm.params.size())});
-  if (sm.embeddings) {
-    arrays["embeddings"] =
-        put_array(dir, "embeddings", flat(*sm.embeddings), shape_of(*sm.embeddings));
+  std::vector<npz_float32_member> members;
+  json tensors = json::array();
+  for (auto const& i : infos) {
+    members.push_back({i.name,
+                       std::span<const float>(sm.params).subspan(
+                           static_cast<std::size_t>(i.offset),
+                           static_cast<std::size_t>(i.rows * i.cols)),
+                       {i.rows, i.cols}});
+    tensors.push_back({{"name", i.name},
+                       {"shape", {i.rows, i.cols}},
+                       {"dtype", "float32"},
+                       {"order", "C"},
+                       {"role", "parameter"}});
   }
-  json const m = {{"format", kFormat},       {"version", kVersion},
-                  {"kind", "model"},         {"model", model_config_json(sm.config)},
-                  {"identity", sm.identity}, {"arrays", arrays}};
+  if (sm.embeddings) {
+    members.push_back({"embeddings", flat(*sm.embeddings), shape_of(*sm.embeddings)});
+    tensors.push_back({{"name", "embeddings"},
+                       {"shape", shape_of(*sm.embeddings)},
+                       {"dtype", "float32"},
+                       {"order", "C"},
+                       {"role", "embedding"}});
+  }
+  auto const npz = dir / "model.npz";
+  write_npz(npz, members);
+  fsync_path(npz);
+  std::string const bytes = read_all(npz);
+  json const m = {{"format", kFormat},
+                  {"version", kModelVersion},
+                  {"kind", "model"},
+                  {"model", model_config_json(sm.config)},
+                  {"identity", sm.identity},
+                  {"transductive", sm.embeddings.has_value()},
+                  {"file", {{"file", "model.npz"}, {"bytes", bytes.size()}, {"crc32", crc_of(bytes)}}},
+                  {"tensors", tensors}};
   write_durable(dir / "manifest.json", m.dump(2) + "\n");
 }
 
 saved_model read_saved_model(const fs::path& dir) {
   if (!fs::is_directory(dir)) {
-    COOPGNN_IO_FAIL("{}: no such model directory (written by `coopgnn train --save-model`)",
+    COOPGNN_IO_FAIL("{}: no such model directory (written by `coopgnn train --save-model` or "
+                    "`coopgnn tma`)",
                     dir.string());
   }
-  json const m = read_manifest(dir, "model");
+  json const m = read_manifest(dir, "model", kModelVersion);
   auto const file = dir / "manifest.json";
   saved_model sm;
   sm.config = model_config_of(get_key<json>(m, "model", file), file);
   sm.identity = get_key<json>(m, "identity", file);
-  sm.params = std::move(get_array(dir, m, "params", file).values());
-  if (get_key<json>(m, "arrays", file).contains("embeddings")) {
-    sm.embeddings = get_array(dir, m, "embeddings", file);
-    if (sm.embeddings->cols() != sm.config.in_dim) {
-      COOPGNN_IO_FAIL("{}: embeddings are {} wide, the model's input {}", file.string(),
-                      sm.embeddings->cols(), sm.config.in_dim);
-    }
+  if (get_key<int>(m, "version", file) == 1) {
+    read_saved_model_v1(dir, m, file, sm);
+  } else {
+    read_saved_model_v2(dir, m, file, sm);
+  }
+  if (sm.embeddings && sm.embeddings->cols() != sm.config.in_dim) {
+    COOPGNN_IO_FAIL("{}: embeddings are {} wide, the model's input {}", file.string(),
+                    sm.embeddings->cols(), sm.config.in_dim);
   }
   return sm;
 }
@@ -677,6 +783,20 @@ std::unique_ptr<models::gnn_model> build_saved_model(const saved_model& m, const
   if (static_cast<std::int64_t>(m.params.size()) != model->num_parameters()) {
     COOPGNN_IO_FAIL("{}: {} parameters, the model configuration has {}", what, m.params.size(),
                     model->num_parameters());
+  }
+  auto const& want = model->params().infos();
+  if (!m.tensors.empty()) {
+    for (std::size_t i = 0; i < std::max(want.size(), m.tensors.size()); ++i) {
+      auto const text = [](const std::vector<models::param_info>& v, std::size_t k) {
+        return k < v.size() ? fmt::format("{} [{}, {}]", v[k].name, v[k].rows, v[k].cols)
+                            : std::string("absent");
+      };
+      if (i >= want.size() || i >= m.tensors.size() || want[i].name != m.tensors[i].name ||
+          want[i].rows != m.tensors[i].rows || want[i].cols != m.tensors[i].cols) {
+        COOPGNN_IO_FAIL("{}: tensor {} is {}, the model configuration's is {}", what, i,
+                        text(m.tensors, i), text(want, i));
+      }
+    }
   }
   model->copy_parameters_from(m.params);
   return model;

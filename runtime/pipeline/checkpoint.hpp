@@ -11,9 +11,12 @@
 // one before the newest is kept as well, older ones are removed. A run writing into DIR holds
 // an advisory lock on DIR/.lock (checkpoint_lock), so no second run can write there meanwhile.
 //
-// A saved model (--save-model DIR) is the same layout without optimizer state or position:
-// manifest.json (kind "model": the model configuration and the run's identity) with params.npy
-// and, with learnable input embeddings, embeddings.npy.
+// A saved model (--save-model DIR; `tma` writes its best aggregate the same way) is
+// manifest.json (kind "model", version 2: the model configuration, the run's identity, and per
+// tensor its name, shape, dtype and order) with model.npz: one float32 array per parameter tensor
+// under the model's own names ("sage0.w_self", "linear2.bias", ...) and, with learnable input
+// embeddings, "embeddings" [|V|, D]. numpy.load(DIR/model.npz) reads it (docs/usage.md,
+// "Saved models"). Version 1 models (one flat params.npy) are still read.
 #pragma once
 
 #include <cstdint>
@@ -145,29 +148,42 @@ std::optional<checkpoint_summary> peek_checkpoint(const std::filesystem::path& d
 ///         manifest.
 checkpoint read_checkpoint(const std::filesystem::path& dir);
 
-/// A trained model as --save-model writes it and `embed` / `predict` read it.
+/// A trained model as --save-model writes it and `embed` / `predict` / `score-pairs` read it.
 struct saved_model {
   models::model_config config;
   std::vector<float> params;                           ///< [num_parameters] float32, params() order
   std::optional<matrix<float>> embeddings;             ///< [|V|, D] learnable input rows
   nlohmann::json identity = nlohmann::json::object();  ///< run_identity of the training run
+  /// The tensors of params as the manifest lists them (name, rows, cols, offset into params);
+  /// empty for a version 1 model, which has no names.
+  std::vector<models::param_info> tensors;
 };
 
-/// Writes `m` to directory `dir` (created; files replaced atomically, manifest last): params.npy
-/// float32 [num_parameters], embeddings.npy float32 [|V|, D] when m.embeddings is set, and
-/// manifest.json. Host memory only; synchronous.
-/// @throws io_error naming the file that cannot be written.
+/// Writes `m` to directory `dir` (created): model.npz with one float32 [rows, cols] array per
+/// parameter tensor of the model m.config builds (params() order, sliced from m.params) and
+/// "embeddings" [|V|, D] when m.embeddings is set, then manifest.json: format, version 2, kind
+/// "model", the configuration, m.identity, "file" (model.npz with its byte size and CRC-32),
+/// "transductive" (true with embeddings: the model holds one row per training vertex), and
+/// "tensors": [{name, shape, dtype "float32", order "C", role "parameter" | "embedding"}] in
+/// params() order (concatenated row-major, they are params), embeddings last. Each file is
+/// replaced atomically, the manifest last. Host memory only; synchronous.
+/// @throws io_error naming the file that cannot be written; logic_error when m.params does not
+///         have the length m.config implies.
 void write_saved_model(const std::filesystem::path& dir, const saved_model& m);
 
-/// Reads a directory written by write_saved_model, checking sizes and checksums as
-/// read_checkpoint does (the length of params against the configuration: build_saved_model).
-/// @throws io_error naming the file for every problem.
+/// Reads a directory written by write_saved_model (version 2), or a version 1 model (params.npy
+/// and embeddings.npy), checking sizes and checksums as read_checkpoint does (the tensors against
+/// the configuration: build_saved_model).
+/// @throws io_error naming the file for every problem: a missing directory or manifest ("not a
+///         coopgnn model"), a bad checksum, a tensor missing from model.npz, or one whose shape
+///         or dtype differs from the manifest's.
 saved_model read_saved_model(const std::filesystem::path& dir);
 
 /// The model `m` describes, built once in ctx's memory space with m.params as its parameters.
 /// `what` names the source (the manifest) in messages.
 /// @throws io_error "WHAT: N parameters, the model configuration has M" when m.params does not
-///         have the length m.config implies.
+///         have the length m.config implies, or "WHAT: tensor i is NAME [r, c], the model
+///         configuration's is ..." when m.tensors differ from the model's parameters.
 std::unique_ptr<models::gnn_model> build_saved_model(const saved_model& m, const exec_context& ctx,
                                                      const std::string& what);
 

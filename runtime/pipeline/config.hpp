@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -103,9 +104,12 @@ struct train_config {
   float lr = 0.01f;
   float weight_decay = 5e-4f;
   /// Weight decay on layer 0 only (conv 0 and its norm; Kipf & Welling, ICLR 2017, section 5.3;
-  /// PyG's examples/gcn.py) instead of every model parameter. Learnable input embeddings are
-  /// then not decayed either.
+  /// PyG's examples/gcn.py) instead of every model parameter.
   bool weight_decay_first_layer = false;
+  /// L2 decay of the learnable input embedding rows (embedding_dim > 0; coupled, on the rows a
+  /// step touches), separate from weight_decay: 0 by default, as DGL's and PyG's sparse
+  /// embeddings are not decayed (--embedding-weight-decay).
+  float embedding_weight_decay = 0.0f;
   float dropout = 0.5f;
   std::uint64_t seed = 0;
   int eval_every = 1;  ///< evaluate every N epochs (and after the last)
@@ -137,6 +141,12 @@ struct train_config {
   int negatives = 1;                ///< k tail-corrupted negatives per positive
   exclude_kind exclude = exclude_kind::none;  ///< target edges removed from message passing
   int topk = 20;                              ///< K of Recall@K / NDCG@K on user-item data
+  /// --profile-steps A:B: run_epoch calls profile_hook(true) before global step A and
+  /// profile_hook(false) after global step B (nvtx::profile_window; -1 = no window). An empty
+  /// hook is cudaProfilerStart/Stop on the CUDA backend and nothing on the others.
+  std::int64_t profile_first = -1;
+  std::int64_t profile_last = -1;
+  std::function<void(bool)> profile_hook;
 };
 
 /// Work of one PE (or summed over PEs) in a batch or an epoch (docs/design.md section 6.5,

@@ -118,9 +118,6 @@ std::string link_task_metric_name(const link_task& task, int topk) {
   return link_metric_name(task, task.valid.empty() ? task.test : task.valid, topk);
 }
 
-namespace {
-
-/// Scores of every pair of `set` on the host, in chunks of pairs (bounded memory).
 std::vector<float> score_pairs(const models::link_decoder<float>& decoder, const matrix<float>& z,
                                const pair_set& set) {
   exec_context const host(backend::host);
@@ -138,8 +135,6 @@ std::vector<float> score_pairs(const models::link_decoder<float>& decoder, const
   }
   return scores;
 }
-
-}  // namespace
 
 link_eval evaluate_pairs(const models::link_decoder<float>& decoder, const matrix<float>& z,
                          const pair_set& set) {

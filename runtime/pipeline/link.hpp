@@ -74,6 +74,13 @@ std::string link_metric_name(const link_task& task, const pair_set& set, int top
 /// @throws logic_error as link_metric_name.
 std::string link_task_metric_name(const link_task& task, int topk);
 
+/// The decoder's score (a logit: sigmoid gives the edge probability) of every pair of `set` on
+/// host embeddings z [|V|, d]: [set.size()] float32, in set order, computed on the host in
+/// chunks of 65536 pairs; distmult uses each pair's set.relation (relation 0 when empty).
+/// Deterministic. @throws logic_error for an id outside [0, |V|) or a relation out of range.
+std::vector<float> score_pairs(const models::link_decoder<float>& decoder, const matrix<float>& z,
+                               const pair_set& set);
+
 /// Scores every pair of `set` with `decoder` on host embeddings z [|V|, d] (in chunks; the
 /// distmult decoder with each pair's set.relation, relation 0 when the set has none) and
 /// computes: with `indexes`, MRR (ties against the positive), OGB's MRR, Hits@1/10/50

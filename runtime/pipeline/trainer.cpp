@@ -21,6 +21,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/core/memory_limit.hpp"
 #include "runtime/core/nvtx.hpp"
+#include "runtime/core/profile_window.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/npy.hpp"
@@ -1100,9 +1101,14 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   // --peer-timeout, so the others raise instead of waiting here forever.
   bool stopping = false;
   std::int64_t done = from.next_batch;
+  nvtx::profile_window const window(cfg_.profile_first, cfg_.profile_last, cfg_.profile_hook,
+                                    cfg_.compute_backend == backend::cuda);
+  if (done < nb) window.before_step((epoch - 1) * nb + done);
   std::function<void()> const decide = [&] {
+    window.after_step((epoch - 1) * nb + done);
     ++done;
     stopping = stop && done < nb && stop();
+    if (!stopping && done < nb) window.before_step((epoch - 1) * nb + done);
   };
   std::function<bool()> const released = [this] { return group_->aborted(); };
   scoped_timer wall(nullptr);

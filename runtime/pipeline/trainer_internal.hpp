@@ -17,20 +17,19 @@
 namespace coopgnn {
 
 namespace detail {
-/// Adam options of a run for `model`'s parameters, or (model null) for the learnable input
-/// embeddings, which cfg.weight_decay_first_layer leaves undecayed.
+/// Adam options of a run for `model`'s parameters (cfg.weight_decay, on layer 0 only with
+/// cfg.weight_decay_first_layer), or (model null) for the learnable input embeddings, decayed by
+/// cfg.embedding_weight_decay alone (0 by default).
 inline models::adam_options adam_options_of(const train_config& cfg,
                                             const models::gnn_model* model) {
   models::adam_options o;
   o.lr = cfg.lr;
-  o.weight_decay = cfg.weight_decay;
-  if (cfg.weight_decay_first_layer) {
-    if (model != nullptr) {
-      o.decay_values = model->first_layer_values();
-    } else {
-      o.weight_decay = 0.0f;
-    }
+  if (model == nullptr) {
+    o.weight_decay = cfg.embedding_weight_decay;
+    return o;
   }
+  o.weight_decay = cfg.weight_decay;
+  if (cfg.weight_decay_first_layer) o.decay_values = model->first_layer_values();
   return o;
 }
 

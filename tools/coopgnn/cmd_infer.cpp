@@ -1,11 +1,16 @@
-// `coopgnn embed` and `coopgnn predict`: layer-wise full-neighbour inference with a model saved
-// by `coopgnn train --save-model` (README "Checkpoints and interrupts").
+// `coopgnn embed`, `coopgnn predict` and `coopgnn score-pairs`: layer-wise full-neighbour
+// inference with a model saved by `coopgnn train --save-model` or `coopgnn tma` (docs/usage.md,
+// "Saved models"), on the graph it was trained on or, for inductive models, on another one.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cache/storage.hpp"
 #include "models/model.hpp"
@@ -13,6 +18,7 @@
 #include "runtime/graph/npy.hpp"
 #include "runtime/graph/transforms.hpp"
 #include "runtime/pipeline/checkpoint.hpp"
+#include "runtime/pipeline/link.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/output_paths.hpp"
 
@@ -25,6 +31,8 @@ struct infer_options {
   std::string dataset;
   std::string out;         // embed: the embeddings; predict: the class ids
   std::string out_logits;  // predict
+  std::string pairs;       // score-pairs: the (u, v) pairs
+  bool sigmoid = false;    // score-pairs: probabilities instead of logits
   int layer = 0;           // embed: 1..L, 0 = the last conv layer
   int threads = 0;         // 0 = every core
 };
@@ -39,6 +47,47 @@ struct loaded_model {
   std::unique_ptr<models::gnn_model> model;
 };
 
+/// Whether `ds` is the graph the model's identity names (dataset name, vertex and edge counts);
+/// a model whose identity records none of them is taken to match.
+bool same_graph(const nlohmann::json& id, const dataset& ds) {
+  auto const differs = [&](const char* key, const nlohmann::json& value) {
+    return id.contains(key) && id[key] != value;
+  };
+  return !differs("dataset", ds.name) && !differs("dataset.num_nodes", ds.num_nodes) &&
+         !differs("dataset.num_edges", ds.num_edges());
+}
+
+/// Another graph than the training one: transductive parts (learnt embedding rows) and R-GCN
+/// (weights per relation type of the training graph) are refused; GraphSAGE, GCN, GAT and MLP
+/// run inductively, with a note on stderr.
+void check_other_graph(const loaded_model& lm, const std::string& manifest,
+                       const std::string& dir) {
+  auto const& id = lm.saved.identity;
+  auto const& ds = lm.data->ds;
+  std::string const trained =
+      fmt::format("'{}' ({} vertices, {} edges)", id.value("dataset", std::string("?")),
+                  id.value("dataset.num_nodes", std::int64_t{-1}),
+                  id.value("dataset.num_edges", std::int64_t{-1}));
+  if (lm.saved.embeddings) {
+    COOPGNN_IO_FAIL(
+        "{}: the model is transductive: it learnt one input embedding row per vertex of {} "
+        "(--embedding-dim) and has none for the vertices of {} ('{}', {} vertices); run it on "
+        "the graph it was trained on",
+        manifest, trained, dir, ds.name, ds.num_nodes);
+  }
+  if (lm.saved.config.kind == models::conv_kind::rgcn) {
+    COOPGNN_IO_FAIL(
+        "{}: an R-GCN's weights belong to the relation types of the graph it was trained on "
+        "({}); {} ('{}') is another graph",
+        manifest, trained, dir, ds.name);
+  }
+  fmt::print(stderr,
+             "note: the model was trained on {}; running it inductively on {} ('{}', {} "
+             "vertices, {} edges): {} is an inductive model of the same input width {}\n",
+             trained, dir, ds.name, ds.num_nodes, ds.num_edges(),
+             models::to_string(lm.saved.config.kind), lm.saved.config.in_dim);
+}
+
 loaded_model load_model(const infer_options& o) {
   loaded_model lm;
   lm.saved = read_saved_model(o.model);
@@ -50,11 +99,7 @@ loaded_model load_model(const infer_options& o) {
   std::string const dir = o.dataset.empty() ? default_dataset_dir() : o.dataset;
   lm.data = load_dataset(dir, ropt);
   auto& ds = lm.data->ds;
-  if (id.contains("dataset.num_nodes") && id["dataset.num_nodes"] != ds.num_nodes) {
-    COOPGNN_IO_FAIL("{}: the model was trained on a graph of {} vertices ('{}'); {} has {}",
-                    manifest, id["dataset.num_nodes"].dump(), id.value("dataset", std::string()),
-                    dir, ds.num_nodes);
-  }
+  if (!same_graph(id, ds)) check_other_graph(lm, manifest, dir);
   if (lm.saved.embeddings) {
     lm.input = std::move(*lm.saved.embeddings);
   } else {
@@ -89,16 +134,71 @@ loaded_model load_model(const infer_options& o) {
   return lm;
 }
 
+/// The pairs of `file` for score-pairs: a .npy of integers [N, 2] (u, v) or [N, 3] (u, v,
+/// relation), or text with one "u v" or "u v relation" per line (blank lines and lines starting
+/// with '#' skipped). Ids are checked against [0, num_nodes).
+/// @throws io_error naming the file (and line) for a malformed row or an id out of range.
+pair_set read_pairs(const std::string& file, std::int64_t num_nodes) {
+  pair_set p;
+  auto const add = [&](std::int64_t u, std::int64_t v, std::int64_t r, const std::string& where) {
+    if (u < 0 || u >= num_nodes || v < 0 || v >= num_nodes) {
+      COOPGNN_IO_FAIL("{}: pair ({}, {}) names a vertex outside [0, {}) (the graph's vertices)",
+                      where, u, v, num_nodes);
+    }
+    if (r < -1 || r > 65535) COOPGNN_IO_FAIL("{}: relation {} out of range", where, r);
+    p.src.push_back(static_cast<vid_t>(u));
+    p.dst.push_back(static_cast<vid_t>(v));
+    if (r >= 0) p.relation.push_back(static_cast<std::int32_t>(r));
+  };
+  if (file.ends_with(".npy")) {
+    auto const a = read_npy<std::int64_t>(file);
+    if (a.rank() != 2 || (a.dim(1) != 2 && a.dim(1) != 3)) {
+      COOPGNN_IO_FAIL("{}: shape {}; expected [N, 2] (u, v) or [N, 3] (u, v, relation)", file,
+                      format_npy_shape(a.shape));
+    }
+    auto const c = a.dim(1);
+    for (std::int64_t i = 0; i < a.dim(0); ++i) {
+      auto const* row = &a.data[static_cast<std::size_t>(i * c)];
+      add(row[0], row[1], c == 3 ? row[2] : -1, fmt::format("{} row {}", file, i));
+    }
+  } else {
+    std::ifstream in(file);
+    if (!in) COOPGNN_IO_FAIL("{}: cannot open the pairs file", file);
+    std::string line;
+    int columns = 0;
+    for (std::int64_t n = 1; std::getline(in, line); ++n) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+      std::istringstream ls(line);
+      std::vector<std::int64_t> x;
+      std::int64_t v = 0;
+      while (ls >> v) x.push_back(v);
+      if (!ls.eof() || (x.size() != 2 && x.size() != 3) ||
+          (columns != 0 && static_cast<int>(x.size()) != columns)) {
+        COOPGNN_IO_FAIL("{} line {}: '{}': expected \"u v\" or \"u v relation\" (integers; "
+                        "the same columns on every line)",
+                        file, n, line);
+      }
+      columns = static_cast<int>(x.size());
+      add(x[0], x[1], x.size() == 3 ? x[2] : -1, fmt::format("{} line {}", file, n));
+    }
+  }
+  if (p.empty()) COOPGNN_IO_FAIL("{}: no pairs", file);
+  return p;
+}
+
 int threads_of(int t) {
   return t > 0 ? t : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
 void add_model_options(CLI::App* cmd, infer_options& o) {
-  cmd->add_option("--model", o.model, "Model directory written by `coopgnn train --save-model`")
+  cmd->add_option("--model", o.model,
+                  "Model directory written by `coopgnn train --save-model` (or a `coopgnn tma` "
+                  "output directory: its best aggregate)")
       ->required();
   cmd->add_option("--dataset", o.dataset,
-                  "The dataset directory the model was trained on (its graph and features); "
-                  "default: the bundled Cora");
+                  "The dataset directory: the one the model was trained on, or, for inductive "
+                  "models (sage, gcn, gat, mlp without --embedding-dim), another graph with the "
+                  "same feature width; default: the bundled Cora");
   cmd->add_option("--threads", o.threads,
                   "Host threads (0 = every core; results do not "
                   "depend on it)")
@@ -156,9 +256,14 @@ void add_infer_commands(CLI::App& app) {
     if (!po->out_logits.empty()) check_writable_file(po->out_logits, "--out-logits");
     auto lm = load_model(*po);
     COOPGNN_EXPECTS(!lm.saved.config.decoder,
-                    "predict: {} is a link-prediction model (it scores pairs); use `coopgnn "
-                    "embed` for its node embeddings",
+                    "predict: {} is a link-prediction model; use `coopgnn score-pairs` for "
+                    "pair scores or `coopgnn embed` for its node embeddings",
                     po->model);
+    auto const& ds = lm.data->ds;
+    COOPGNN_EXPECTS(ds.num_classes == 0 || ds.num_classes == lm.saved.config.num_classes,
+                    "predict: --dataset {} has {} classes, the model ({}) predicts {}",
+                    po->dataset.empty() ? default_dataset_dir() : po->dataset, ds.num_classes,
+                    po->model, lm.saved.config.num_classes);
     matrix<float> const logits =
         lm.model->infer_full(lm.data->g, lm.input, threads_of(po->threads));
     if (!po->out_logits.empty()) {
@@ -177,6 +282,51 @@ void add_infer_commands(CLI::App& app) {
         "predictions for {} vertices ({} classes) written to {}\n", logits.rows(), logits.cols(),
         po->out.empty() ? po->out_logits
                         : (po->out_logits.empty() ? po->out : po->out + " and " + po->out_logits));
+  });
+
+  auto so = std::make_shared<infer_options>();
+  auto* score = app.add_subcommand(
+      "score-pairs",
+      "Link prediction with a saved model: full-neighbour inference over every vertex, then the "
+      "decoder's score of each (u, v) pair; writes float32 [N] (logits, or probabilities with "
+      "--sigmoid) in the pairs' order.");
+  add_model_options(score, *so);
+  score
+      ->add_option("--pairs", so->pairs,
+                   "The pairs: a .npy of integers [N, 2] (u, v) or [N, 3] (u, v, relation for "
+                   "the distmult decoder), or a text file of \"u v\" / \"u v relation\" lines")
+      ->required();
+  score->add_option("--out", so->out, "Output .npy of the scores (float32 [N])")->required();
+  score->add_flag("--sigmoid", so->sigmoid,
+                  "Write sigmoid(score), the predicted probability of an edge, instead of the "
+                  "logit");
+  score->callback([so] {
+    check_writable_file(so->out, "--out");
+    auto lm = load_model(*so);
+    COOPGNN_EXPECTS(lm.saved.config.decoder.has_value(),
+                    "score-pairs: {} is a node-classification model (it has no link decoder); use "
+                    "`coopgnn predict`",
+                    so->model);
+    pair_set const pairs = read_pairs(so->pairs, lm.data->ds.num_nodes);
+    bool const distmult = lm.saved.config.decoder == models::decoder_kind::distmult;
+    COOPGNN_EXPECTS(!distmult || lm.saved.config.decoder_relations == 1 || !pairs.relation.empty(),
+                    "score-pairs: {} has a distmult decoder over {} relations: give each pair its "
+                    "relation (a third column in {})",
+                    so->model, lm.saved.config.decoder_relations, so->pairs);
+    for (std::size_t i = 0; i < pairs.relation.size(); ++i) {
+      COOPGNN_EXPECTS(pairs.relation[i] < (distmult ? lm.saved.config.decoder_relations : 1),
+                      "score-pairs: {} pair {}: relation {} outside [0, {})", so->pairs, i,
+                      pairs.relation[i], distmult ? lm.saved.config.decoder_relations : 1);
+    }
+    matrix<float> const z = lm.model->infer_full(lm.data->g, lm.input, threads_of(so->threads));
+    std::vector<float> s = score_pairs(*lm.model->decoder(), z, pairs);
+    if (so->sigmoid) {
+      for (auto& x : s) x = 1.0f / (1.0f + std::exp(-x));
+    }
+    write_npy(so->out, std::span<const float>(s),
+              std::vector<std::int64_t>{static_cast<std::int64_t>(s.size())});
+    fmt::print("{} of {} pairs written to {}\n", so->sigmoid ? "probabilities" : "scores",
+               s.size(), so->out);
   });
 }
 

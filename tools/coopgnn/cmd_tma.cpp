@@ -21,6 +21,7 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/graph/partition.hpp"
+#include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/report.hpp"
 #include "runtime/tma/engine.hpp"
 #include "runtime/tma/evaluator.hpp"
@@ -381,6 +382,10 @@ int run_tma(tma_options& o) {
   std::int64_t const n = static_cast<std::int64_t>(hist.last_params.size());
   write_npy(out / "last.npy", std::span<const float>(hist.last_params),
             std::span<const std::int64_t>(&n, 1));
+  if (hist.best_generation) {  // OUT is the best aggregate's saved model: embed --model OUT
+    write_saved_model(out, {model_config_for(ds, o.train.cfg), hist.best_params, std::nullopt,
+                            run_identity(ds, o.train.cfg, {{"--scheme", o.scheme}}), {}});
+  }
 
   // The end: test the best aggregate and the last (Zhu et al. 2023 section 4.1).
   fmt::print("testing the best (generation {}) and the last (generation {}) aggregate...\n",

@@ -14,10 +14,12 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/memory_limit.hpp"
+#include "runtime/core/profile_window.hpp"
 #include "runtime/core/signals.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
@@ -279,6 +281,12 @@ void add_common_options(CLI::App* cmd, train_options& o) {
       ->capture_default_str();
   cmd->add_option("--weight-decay", o.cfg.weight_decay,
                   "L2 weight decay added to gradients (finite, >= 0)")
+      ->check(finite_number())
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--embedding-weight-decay", o.cfg.embedding_weight_decay,
+                  "L2 decay of the learnt --embedding-dim rows a step touches (finite, >= 0; "
+                  "default 0: not decayed, as DGL's and PyG's sparse embeddings)")
       ->check(finite_number())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -896,6 +904,10 @@ void check_checkpoint_dir(const train_options& o, const nlohmann::json& identity
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
                                                    line_appender* jsonl, bool stoppable = false) {
   resolve_run(o);
+  if (o.cfg.profile_first >= 0 && o.cfg.compute_backend != backend::cuda) {
+    fmt::print("note: --profile-steps: the {} backend has nothing for a CUDA profiler to capture\n",
+               to_string(o.cfg.compute_backend));
+  }
   COOPGNN_EXPECTS(o.checkpoint_every >= 1, "--checkpoint-every {} must be at least 1",
                   o.checkpoint_every);
   if (o.checkpoint.empty()) o.checkpoint = o.resume;  // --resume DIR keeps saving there
@@ -1109,6 +1121,14 @@ void add_train_commands(CLI::App& app) {
                    "After training, write the model (configuration + parameters, and the "
                    "learned embeddings) to this directory for `coopgnn embed` / `predict`")
       ->capture_default_str();
+  train->add_option_function<std::string>(
+      "--profile-steps",
+      [topt](const std::string& s) {
+        std::tie(topt->cfg.profile_first, topt->cfg.profile_last) =
+            nvtx::parse_profile_steps(s, "--profile-steps");
+      },
+      "A:B: cudaProfilerStart before global step A, cudaProfilerStop after step B (CUDA "
+      "backend; with `nsys --capture-range=cudaProfilerApi`; docs/profiling.md)");
   train->footer(
       "Interrupts: SIGINT/SIGTERM finish the current step, write a checkpoint (with "
       "--checkpoint), leave --metrics-out with complete lines and exit with status 130 "
