@@ -1,7 +1,7 @@
 // The per-step meter of a PE (stage clocks, traffic per layer and direction) and the one metered
-// exchange every row, id and gradient exchange of a step goes through (docs/design.md section 6.3
-// and 6.6). Internal to the pipeline's step (trainer.cpp, the protocol_* and task_* files); not
-// part of the public interface.
+// exchange every row, id and gradient exchange of a step goes through (docs/design.md sections
+// 6.3 and 6.6). Internal to the pipeline's step (trainer.cpp, prepare.cpp, the protocol_* and
+// task_* files); not part of the public interface.
 #pragma once
 
 #include <algorithm>

@@ -383,21 +383,9 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   auto const norm_B = opt.normalise_by > 0 ? opt.normalise_by : B;
   const exec_context& ctx = pe.ctx;
   communicator& rows = pe.rows_comm();
-  std::vector<const communicator*> comms{&pe.comm};
-  if (pe.device_comm != nullptr) comms.push_back(pe.device_comm);
-  step_meter m(std::move(comms), pe.clock);
+  step_meter m(pe.metered_comms(), pe.clock);
   metered_exchange x(ctx, rows, pe.exchange_ws, m);
-  step_context sc{.ctx = ctx,
-                  .host_ctx = pe.host_ctx,
-                  .host_comm = pe.comm,
-                  .rank = pe.comm.rank(),
-                  .pes = cfg_.num_pes,
-                  .run_seed = pe.run_seed,
-                  .batch_index = batch_index,
-                  .model = pe.model,
-                  .emb = pe.emb.get(),
-                  .meter = m,
-                  .exchange = x};
+  step_context sc = pe.stage_context(cfg_.num_pes, batch_index, m, x);
 
   // 1-2. Seeds, sampling and the input rows: a value the compute stages consume.
   prepared_batch b = prepare(sc, pe, global_batch, opt);
@@ -456,10 +444,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_EXPECTS(rows.serves(ctx), "PE {}: its communicator does not move its memory", sc.rank);
     auto const grads = pe.model.params().grads();
     rows.allreduce_sum(std::span<float>(grads.data, grads.size));
-    buffer<double> loss_placed = upload<double>(ctx, std::span<const double>(&r.loss, 1));
-    rows.allreduce_sum(std::span<double>(loss_placed.data(), 1));
-    r.loss_sum = download<double>(ctx, loss_placed.view()).at(0);
-    check_finite_loss(r.loss_sum, r.loss, batch_index, sc.rank);
+    r.loss_sum = allreduce_loss(pe, r.loss, batch_index);
     m.stage_end(m.t.communication, m.cpu.communication, span);  // all of it is communication
   }
   {
@@ -475,17 +460,19 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   finish_step(pe, opt, m, b, r);
 }
 
-void trainer::check_finite_loss(double loss_sum, double share, std::uint32_t batch_index,
-                                int p) const {
+double trainer::allreduce_loss(pe_state& pe, double share, std::uint32_t batch_index) const {
+  buffer<double> placed = upload<double>(pe.ctx, std::span<const double>(&share, 1));
+  pe.rows_comm().allreduce_sum(std::span<double>(placed.data(), 1));
+  double const loss_sum = download<double>(pe.ctx, placed.view()).at(0);
   // The all-reduced loss is the same on every PE, so every PE stops here together (no PE is
   // left in a collective). Anomaly detection in PyTorch's spirit: never a silently ruined
   // model. This PE's own share names who produced it.
-  if (std::isfinite(loss_sum)) return;
+  if (std::isfinite(loss_sum)) return loss_sum;
   auto const nb = std::max<std::int64_t>(1, batches_per_epoch());
   throw error(fmt::format(
       "training diverged: the loss of epoch {} batch {} (minibatch {}) is {}, PE {}'s share "
       "{}; lower --lr or check the features (--allow-nonfinite skips the load check)",
-      batch_index / nb + 1, batch_index % nb, batch_index, loss_sum, p, share));
+      batch_index / nb + 1, batch_index % nb, batch_index, loss_sum, pe.comm.rank(), share));
 }
 
 void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m, prepared_batch& b,

@@ -146,9 +146,11 @@ class training_task;
 /// replicated: every PE starts from the same initialisation, all-reduces gradients and applies the
 /// same Adam step, so replicas stay equal.
 ///
-/// One step for every backend (docs/design.md section 2): sampling, then the feature load, the
-/// cooperative row exchanges, the model's forward and backward, the gradient all-reduce and Adam
-/// run through exec_context-dispatched kernels on the PE's memory space. Backends
+/// One step for every backend (docs/design.md section 2) and for every protocol and task, as
+/// stages over a minibatch_protocol and a training_task (runtime/pipeline/step.hpp, docs/design.md
+/// section 6.6): sampling, then the feature load, the cooperative row exchanges, the model's
+/// forward and backward, the gradient all-reduce and Adam run through exec_context-dispatched
+/// kernels on the PE's memory space. Backends
 /// (train_config::compute_backend):
 ///  - host: everything on the host (the reference);
 ///  - emulated: the host kernels on memory marked as device memory (tests: the CUDA path's
@@ -350,9 +352,10 @@ class trainer {
   void set_host_features(storage_tier tier);
   /// The task's validation and test metrics of replica `pe` (evaluate, evaluate_link).
   std::pair<link_eval, link_eval> evaluate_task(int pe) const;
-  /// Throws the divergence error, naming the batch and PE `p`'s share, when the all-reduced
-  /// loss is not finite.
-  void check_finite_loss(double loss_sum, double share, std::uint32_t batch_index, int p) const;
+  /// The global-batch loss: every PE's `share` summed by an all-reduce in the PE's space.
+  /// @throws error (training diverged), naming the batch and this PE's share, when the sum is
+  ///         not finite (on every PE alike, so none is left in a collective).
+  double allreduce_loss(pe_state& pe, double share, std::uint32_t batch_index) const;
   /// The input rows as a host matrix for full-neighbour inference: the features, or replica
   /// `pe`'s embedding table.
   matrix<float> inference_input(int pe) const;

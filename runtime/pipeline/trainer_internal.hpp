@@ -1,6 +1,6 @@
-// Internal to the trainer's translation units (trainer.cpp, trainer_devices.cpp): the per-PE state
-// and the graph placed for device sampling (the step's stages: step.hpp). Not part of the public
-// interface.
+// Internal to the trainer's translation units (trainer.cpp, prepare.cpp, trainer_devices.cpp): the
+// per-PE state and the graph placed for device sampling (the step's stages: step.hpp). Not part
+// of the public interface.
 #pragma once
 
 #include <algorithm>
@@ -70,6 +70,27 @@ struct trainer::pe_state {
   /// The communicator of ctx.space(): the device communicator on the CUDA backend, the host one
   /// for host and emulated memory.
   communicator& rows_comm() { return device_comm != nullptr ? *device_comm : comm; }
+  /// The communicators a step meters: the host one, and the device one when there is one.
+  [[nodiscard]] std::vector<const communicator*> metered_comms() const {
+    std::vector<const communicator*> c{&comm};
+    if (device_comm != nullptr) c.push_back(device_comm);
+    return c;
+  }
+  /// What the stages of step `batch_index` (of `pes` PEs) use of this PE.
+  step_context stage_context(int pes, std::uint32_t batch_index, step_meter& m,
+                             metered_exchange& x) {
+    return {.ctx = ctx,
+            .host_ctx = host_ctx,
+            .host_comm = comm,
+            .rank = comm.rank(),
+            .pes = pes,
+            .run_seed = run_seed,
+            .batch_index = batch_index,
+            .model = model,
+            .emb = emb.get(),
+            .meter = m,
+            .exchange = x};
+  }
 };
 
 /// The graph and the owner map copied into one device's memory (or the emulated device's), for
