@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/rng.hpp"
 #include "runtime/pipeline/exchange.hpp"
 
 namespace coopgnn {
@@ -167,6 +168,80 @@ std::int64_t minibatch::bytes() const {
                                        sizeof(std::int64_t));
   }
   return b + static_cast<std::int64_t>(input_nodes.bytes());
+}
+
+void count_by_type(const hetero_schema& h, const exec_context& ctx, const minibatch& mb,
+                   work_counters& w) {
+  // Read in place on the host; copies where the minibatch lives on a device (ids and offsets
+  // only: an accounting cost typed runs pay, untyped runs never).
+  auto const T = h.node_types.size();
+  auto const R = h.edge_types.size();
+  w.rows_per_type.assign(T, 0);
+  w.edges_per_relation.assign(R, 0);
+  std::vector<vid_t> id_copy;
+  auto const ids = host_readable<vid_t>(ctx, mb.input_nodes.view(), id_copy);
+  for (vid_t v : ids) ++w.rows_per_type[static_cast<std::size_t>(h.type_of(v))];
+  // Relations merged (untyped blocks of a typed dataset): no per-relation split to count.
+  if (!mb.blocks.empty() && mb.blocks.front().num_relations == 1 && R > 1) {
+    w.edges_per_relation.clear();
+    return;
+  }
+  for (auto const& b : mb.blocks) {
+    std::vector<eid_t> ip_copy;
+    auto const ip = host_readable<eid_t>(ctx, b.indptr.view(), ip_copy);
+    auto const rows = static_cast<std::size_t>(b.num_dst) * R;
+    COOPGNN_EXPECTS(static_cast<std::int32_t>(R) == b.num_relations && ip.size() == rows + 1,
+                    "count_by_type: a block of {} rows per destination for {} relations",
+                    b.num_relations, R);
+    for (std::size_t row = 0; row < rows; ++row)
+      w.edges_per_relation[row % R] += ip[row + 1] - ip[row];
+  }
+}
+
+std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch) {
+  auto const st = rng::make_stream(seed, rng::purpose::shuffle, 0);
+  std::vector<std::pair<std::uint64_t, vid_t>> keyed;
+  keyed.reserve(train.size());
+  for (vid_t v : train) {
+    auto const r =
+        rng::draw4(st, static_cast<std::uint64_t>(v), 0, static_cast<std::uint32_t>(epoch));
+    keyed.emplace_back((static_cast<std::uint64_t>(r[0]) << 32) | r[1], v);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<vid_t> order;
+  order.reserve(keyed.size());
+  for (auto const& kv : keyed) order.push_back(kv.second);
+  return order;
+}
+
+std::int64_t epoch_batch_count(std::int64_t items, std::int64_t batch_size, bool drop_last) {
+  COOPGNN_EXPECTS(items >= 0, "epoch_batch_count: {} items is negative", items);
+  COOPGNN_EXPECTS(batch_size >= 1, "--batch-size must be at least 1, got {}", batch_size);
+  return drop_last ? items / batch_size : (items + batch_size - 1) / batch_size;
+}
+
+std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_size,
+                               std::int64_t index, bool wrap_around) {
+  COOPGNN_EXPECTS(batch_size >= 1, "--batch-size must be at least 1, got {}", batch_size);
+  COOPGNN_EXPECTS(index >= 0, "epoch_batch: batch index {} is negative", index);
+  auto const n = static_cast<std::int64_t>(order.size());
+  if (wrap_around) {
+    auto const b = std::min(batch_size, n);
+    std::vector<vid_t> batch(static_cast<std::size_t>(b));
+    // index * b in 128 bits, so that no index overflows before the reduction mod n.
+    auto const start = static_cast<std::int64_t>(
+        (static_cast<unsigned __int128>(index) * static_cast<unsigned __int128>(b)) %
+        static_cast<unsigned __int128>(std::max<std::int64_t>(n, 1)));
+    for (std::int64_t i = 0; i < b; ++i) batch[i] = order[(start + i) % n];
+    return batch;
+  }
+  auto const count = epoch_batch_count(n, batch_size, false);
+  COOPGNN_EXPECTS(index < count,
+                  "epoch_batch: batch {} of an epoch of {} items in batches of {} "
+                  "(it holds {})",
+                  index, n, batch_size, count);
+  auto const lo = index * batch_size, hi = std::min(n, lo + batch_size);
+  return {order.begin() + lo, order.begin() + hi};
 }
 
 }  // namespace coopgnn

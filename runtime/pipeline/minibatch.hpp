@@ -1,6 +1,7 @@
-// Sampling of one minibatch under the two protocols of docs/design.md section 6, and the row
-// exchanges that route features, layer outputs and gradients in cooperative mode (Algorithm 1 of
-// Balin, LaSalle & Catalyurek, "Cooperative Minibatching in Graph Neural Networks", TMLR 2025).
+// The global minibatches of an epoch, the sampling of one minibatch under the two protocols of
+// docs/design.md section 6, and the row exchanges that route features, layer outputs and
+// gradients in cooperative mode (Algorithm 1 of Balin, LaSalle & Catalyurek, "Cooperative
+// Minibatching in Graph Neural Networks", TMLR 2025).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "runtime/comm/communicator.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/memory.hpp"
+#include "runtime/graph/dataset.hpp"
 #include "runtime/graph/ownership.hpp"
 #include "runtime/pipeline/config.hpp"
 
@@ -140,5 +142,41 @@ sampled_batch sample_independent(const exec_context& ctx, const csc_graph& g,
 sampled_batch sample_cooperative(const exec_context& ctx, communicator& comm, const csc_graph& g,
                                  const ownership& owners, std::span<const vid_t> owned_seeds,
                                  const batch_key& key);
+
+/// Typed graphs: the minibatch's input rows per node type and sampled edges per relation into
+/// w.rows_per_type [T] and w.edges_per_relation [R] (replaced; edges_per_relation left empty when
+/// the blocks merged the relations). Reads mb in place on the host; where it lives on a device,
+/// copies its ids and block offsets to the host (synchronises).
+/// @throws logic_error when a block's relation count is not the schema's.
+void count_by_type(const hetero_schema& h, const exec_context& ctx, const minibatch& mb,
+                   work_counters& w);
+
+/// The training seeds of epoch `epoch` in batching order: `train` sorted by the 64-bit key
+/// draw4(make_stream(seed, purpose::shuffle, 0), v, 0, epoch) (ties by id), so every PE and every
+/// tool that replays a run (bench cache) derives the same global batches from the run seed.
+/// Global batch b of the epoch is epoch_batch(order, B, b, wrap_around) with minibatch index
+/// (epoch - 1) * epoch_batch_count(|train|, B, drop_last) + b (trainer::run_epoch).
+/// @param train  [N] training vertex ids; O(N log N).
+std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch);
+
+/// Global batches in an epoch of `items` items (train_config::drop_last): ceil(items /
+/// batch_size), the last one short when batch_size does not divide items (DGL's and PyG's
+/// default), or floor(items / batch_size) with drop_last. 0 when items == 0 (and with drop_last
+/// when items < batch_size). wrap_around has ceil's count. O(1).
+/// @throws logic_error for items < 0 or batch_size < 1.
+std::int64_t epoch_batch_count(std::int64_t items, std::int64_t batch_size, bool drop_last);
+
+/// Global batch `index` of the epoch order `order` (host memory, any length N), as a new vector:
+///  - without wrap_around: order[index B, min((index + 1) B, N)), so batches
+///    0 .. epoch_batch_count(N, B, false) - 1 hold every item exactly once, the last with
+///    N - (count - 1) B items; the same for drop_last (whose count stops one earlier);
+///  - with wrap_around: min(B, N) items order[(index min(B, N) + i) mod N], i = 0 .. min(B, N) - 1:
+///    every batch is full (the tail is filled from the start of the order, repeating items), for
+///    any index >= 0, so a benchmark can run more batches than an epoch holds. N == 0 gives an
+///    empty batch.
+/// @throws logic_error for batch_size < 1, index < 0, or (without wrap_around) index >= the
+///         epoch's batch count.
+std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_size,
+                               std::int64_t index, bool wrap_around);
 
 }  // namespace coopgnn

@@ -13,10 +13,7 @@
 #include <optional>
 #include <thread>
 
-#include "kernels/dense/elementwise.hpp"
-#include "kernels/dense/link_ops.hpp"
 #include "models/layers.hpp"
-#include "models/metrics.hpp"
 #include "runtime/comm/fault_injection.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/memory_limit.hpp"
@@ -33,50 +30,6 @@ namespace {
 
 /// The init stream of the embedding table (models use layer indices 0..num_layers + 2).
 constexpr std::uint32_t kEmbeddingLayerIndex = 1U << 20;
-
-/// Cooperative: row r of the table `get(q)` assembled from its owner q's replica.
-template <typename Get>
-matrix<float> owner_rows(std::size_t pes, const ownership& owners, Get&& get) {
-  matrix<float> table = get(0);
-  for (std::size_t q = 1; q < pes; ++q) {
-    matrix<float> const mine = get(q);
-    for (vid_t r = 0; r < table.rows(); ++r) {
-      if (owners.owner(r) == static_cast<int>(q)) {
-        std::copy_n(&mine(r, 0), table.cols(), &table(r, 0));
-      }
-    }
-  }
-  return table;
-}
-
-/// The step's input rows per node type and sampled edges per relation (work_counters).
-void count_by_type(const hetero_schema& h, const exec_context& ctx, const minibatch& mb,
-                   work_counters& w) {
-  // Read in place on the host; copies where the minibatch lives on a device (ids and offsets
-  // only: an accounting cost typed runs pay, untyped runs never).
-  auto const T = h.node_types.size();
-  auto const R = h.edge_types.size();
-  w.rows_per_type.assign(T, 0);
-  w.edges_per_relation.assign(R, 0);
-  std::vector<vid_t> id_copy;
-  auto const ids = host_readable<vid_t>(ctx, mb.input_nodes.view(), id_copy);
-  for (vid_t v : ids) ++w.rows_per_type[static_cast<std::size_t>(h.type_of(v))];
-  // Relations merged (untyped blocks of a typed dataset): no per-relation split to count.
-  if (!mb.blocks.empty() && mb.blocks.front().num_relations == 1 && R > 1) {
-    w.edges_per_relation.clear();
-    return;
-  }
-  for (auto const& b : mb.blocks) {
-    std::vector<eid_t> ip_copy;
-    auto const ip = host_readable<eid_t>(ctx, b.indptr.view(), ip_copy);
-    auto const rows = static_cast<std::size_t>(b.num_dst) * R;
-    COOPGNN_EXPECTS(static_cast<std::int32_t>(R) == b.num_relations && ip.size() == rows + 1,
-                    "count_by_type: a block of {} rows per destination for {} relations",
-                    b.num_relations, R);
-    for (std::size_t row = 0; row < rows; ++row)
-      w.edges_per_relation[row % R] += ip[row + 1] - ip[row];
-  }
-}
 
 }  // namespace
 
@@ -168,29 +121,6 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                     "dataset '{}': link prediction on a heterogeneous graph takes --model rgcn "
                     "(its pairs carry their relation; the relations-merged view has none)",
                     ds.name);
-    if (cfg.task == task_kind::link_prediction && ds.link) {
-      // Typed link prediction: pairs carry their relation (validate_dataset checks them).
-      for (const pair_set* s : {&ds.link->train, &ds.link->valid, &ds.link->test}) {
-        COOPGNN_EXPECTS(s->relation.size() == s->src.size(),
-                        "dataset '{}': a link set has {} pairs but {} relations (pairs of a "
-                        "heterogeneous graph's task name their relation)",
-                        ds.name, s->src.size(), s->relation.size());
-      }
-      // Exclusion keys hold s R + r in 32 bits (edge_exclusion_key); the CUDA kernels do not
-      // check it per edge, so the bound is checked here, once, for every backend.
-      auto const R = static_cast<std::int64_t>(ds.hetero->edge_types.size());
-      COOPGNN_EXPECTS(
-          cfg.exclude == exclude_kind::none || ds.num_nodes <= (std::int64_t{1} << 32) / R,
-          "dataset '{}': --exclude {} keys (destination x {} relations + relation) "
-          "need |V| x R <= 2^32, but |V| = {}; use --exclude none",
-          ds.name, to_string(cfg.exclude), R, ds.num_nodes);
-      for (std::size_t r = 0; r < ds.hetero->edge_types.size(); ++r) {
-        reverse_relation_.push_back(
-            cfg.exclude == exclude_kind::reverse
-                ? reverse_edge_type(*ds.hetero, static_cast<std::int64_t>(r))
-                : -1);
-      }
-    }
     COOPGNN_EXPECTS(
         merged || (g.num_relations == static_cast<std::int32_t>(ds.hetero->edge_types.size()) &&
                    (g.typed() || g.num_edges() == 0)),
@@ -234,54 +164,22 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                   ds.name);
   COOPGNN_EXPECTS(g.num_nodes == ds.num_nodes, "graph has {} vertices, dataset {}", g.num_nodes,
                   ds.num_nodes);
-  if (link) {
-    COOPGNN_EXPECTS(ds.link.has_value(),
-                    "dataset '{}' has no link-prediction task; make one with `coopgnn "
-                    "split-edges`",
-                    ds.name);
-    COOPGNN_EXPECTS(!ds.link->train.empty(),
-                    "dataset '{}': the link-prediction task has no "
-                    "training pairs",
-                    ds.name);
-    COOPGNN_EXPECTS(cfg.negatives >= 1, "--negatives {} must be at least 1", cfg.negatives);
-    COOPGNN_EXPECTS(!cfg.linear_head,
-                    "--linear-head is for node classification; in link prediction the decoder "
-                    "follows the last GNN layer (set its width with --out-dim)");
-    COOPGNN_EXPECTS(cfg.topk >= 1, "--topk {} must be at least 1", cfg.topk);
-    COOPGNN_EXPECTS(cfg.out_dim >= 0 && cfg.decoder_hidden >= 0,
-                    "--out-dim {} and --decoder-hidden {} must be non-negative", cfg.out_dim,
-                    cfg.decoder_hidden);
-    // Fail now rather than after training when a set cannot be scored.
-    for (const pair_set* set : {&ds.link->valid, &ds.link->test}) {
-      if (!set->empty()) (void)link_metric_name(*ds.link, *set, cfg.topk);
-    }
-    COOPGNN_EXPECTS(!ds.link->user_item() || cfg.decoder == models::decoder_kind::dot,
-                    "dataset '{}' is user-item data, evaluated by ranking every item: use "
-                    "--decoder dot",
-                    ds.name);
-    items_.resize(static_cast<std::size_t>(ds.link->train.size()));
-    std::iota(items_.begin(), items_.end(), vid_t{0});
-  } else {
-    COOPGNN_EXPECTS(!ds.labels.empty() && ds.num_classes >= 2,
-                    "dataset '{}' has no classification labels{}", ds.name,
-                    ds.link ? " (it has a link-prediction task: --task link_prediction)" : "");
-    COOPGNN_EXPECTS(!ds.train.empty(), "dataset '{}' has an empty training split", ds.name);
-    for (vid_t v : ds.train) {
-      COOPGNN_EXPECTS(ds.labels[v] >= 0, "training vertex {} has no label", v);
-    }
-    items_ = ds.train;
-  }
+  task_ = link ? make_link_task(ds, g, cfg) : make_node_task(ds, g, cfg);
   COOPGNN_EXPECTS(!(cfg.drop_last && cfg.wrap_around),
                   "--drop-last and wrap_around both set: an epoch's tail is either dropped or "
                   "filled, not both");
-  COOPGNN_EXPECTS(!cfg.drop_last || static_cast<std::int64_t>(items_.size()) >= cfg.batch_size,
-                  "--drop-last with --batch-size {} above the {} training {} leaves no batch in "
-                  "an epoch",
-                  cfg.batch_size, items_.size(), link ? "pairs" : "vertices");
+  COOPGNN_EXPECTS(
+      !cfg.drop_last || static_cast<std::int64_t>(task_->items().size()) >= cfg.batch_size,
+      "--drop-last with --batch-size {} above the {} training {} leaves no batch in "
+      "an epoch",
+      cfg.batch_size, task_->items().size(), link ? "pairs" : "vertices");
   if (cfg.mode == minibatch_mode::cooperative) {
     // Typed graphs: every PE owns its share of every node type (docs/design.md section 5).
     owners_ = ds.hetero ? ownership(ds.num_nodes, cfg.num_pes, cfg.seed, ds.hetero->node_offsets)
                         : ownership(ds.num_nodes, cfg.num_pes, cfg.seed);
+    protocol_ = make_cooperative_protocol(owners_);
+  } else {
+    protocol_ = make_independent_protocol();
   }
   COOPGNN_EXPECTS(cfg.comm_timeout_s >= 0 && cfg.comm_timeout_s <= 1e9,
                   "--peer-timeout {} s must be in [0, 1e9] (0 = wait forever)", cfg.comm_timeout_s);
@@ -386,67 +284,17 @@ const models::gnn_model& trainer::host_model(int pe) const {
   return *host_copy_;
 }
 
-std::string trainer::metric_name() const {
-  if (cfg_.task == task_kind::link_prediction) return link_task_metric_name(*ds_.link, cfg_.topk);
-  if (cfg_.macro_f1) return "macro_f1";
-  return ds_.num_classes == 2 ? "roc_auc" : "accuracy";
-}
+std::string trainer::metric_name() const { return task_->metric_name(); }
 
 const models::embedding_table* trainer::embeddings(int pe) const { return pes_.at(pe)->emb.get(); }
 
-std::int64_t epoch_batch_count(std::int64_t items, std::int64_t batch_size, bool drop_last) {
-  COOPGNN_EXPECTS(items >= 0, "epoch_batch_count: {} items is negative", items);
-  COOPGNN_EXPECTS(batch_size >= 1, "--batch-size must be at least 1, got {}", batch_size);
-  return drop_last ? items / batch_size : (items + batch_size - 1) / batch_size;
-}
-
-std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_size,
-                               std::int64_t index, bool wrap_around) {
-  COOPGNN_EXPECTS(batch_size >= 1, "--batch-size must be at least 1, got {}", batch_size);
-  COOPGNN_EXPECTS(index >= 0, "epoch_batch: batch index {} is negative", index);
-  auto const n = static_cast<std::int64_t>(order.size());
-  if (wrap_around) {
-    auto const b = std::min(batch_size, n);
-    std::vector<vid_t> batch(static_cast<std::size_t>(b));
-    // index * b in 128 bits, so that no index overflows before the reduction mod n.
-    auto const start = static_cast<std::int64_t>(
-        (static_cast<unsigned __int128>(index) * static_cast<unsigned __int128>(b)) %
-        static_cast<unsigned __int128>(std::max<std::int64_t>(n, 1)));
-    for (std::int64_t i = 0; i < b; ++i) batch[i] = order[(start + i) % n];
-    return batch;
-  }
-  auto const count = epoch_batch_count(n, batch_size, false);
-  COOPGNN_EXPECTS(index < count,
-                  "epoch_batch: batch {} of an epoch of {} items in batches of {} "
-                  "(it holds {})",
-                  index, n, batch_size, count);
-  auto const lo = index * batch_size, hi = std::min(n, lo + batch_size);
-  return {order.begin() + lo, order.begin() + hi};
-}
-
 std::int64_t trainer::batches_per_epoch() const {
-  return epoch_batch_count(static_cast<std::int64_t>(items_.size()), cfg_.batch_size,
+  return epoch_batch_count(static_cast<std::int64_t>(task_->items().size()), cfg_.batch_size,
                            cfg_.drop_last);
 }
 
-std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch) {
-  auto const st = rng::make_stream(seed, rng::purpose::shuffle, 0);
-  std::vector<std::pair<std::uint64_t, vid_t>> keyed;
-  keyed.reserve(train.size());
-  for (vid_t v : train) {
-    auto const r =
-        rng::draw4(st, static_cast<std::uint64_t>(v), 0, static_cast<std::uint32_t>(epoch));
-    keyed.emplace_back((static_cast<std::uint64_t>(r[0]) << 32) | r[1], v);
-  }
-  std::sort(keyed.begin(), keyed.end());
-  std::vector<vid_t> order;
-  order.reserve(keyed.size());
-  for (auto const& kv : keyed) order.push_back(kv.second);
-  return order;
-}
-
 std::vector<vid_t> trainer::epoch_order(int epoch) const {
-  return coopgnn::epoch_order(items_, cfg_.seed, epoch);
+  return coopgnn::epoch_order(task_->items(), cfg_.seed, epoch);
 }
 
 std::vector<vid_t> trainer::epoch_batch(std::span<const vid_t> order, std::int64_t index) const {
@@ -525,34 +373,9 @@ void trainer::exit_if_hung(std::mutex& mu, std::condition_variable& cv,
   }
 }
 
-link_batch trainer::link_pairs(const pe_state& pe, std::span<const vid_t> global_batch,
-                               std::uint32_t batch_index) const {
-  int const P = cfg_.num_pes;
-  int const p = pe.comm.rank();
-  auto const B = static_cast<std::int64_t>(global_batch.size());
-  std::vector<vid_t> mine;
-  if (cfg_.mode == minibatch_mode::cooperative) {
-    for (vid_t i : global_batch) {
-      COOPGNN_EXPECTS(i >= 0 && i < ds_.link->train.size(),
-                      "link batch: positive {} is outside the {} training pairs", i,
-                      ds_.link->train.size());
-      if (owners_.owner(ds_.link->train.src[static_cast<std::size_t>(i)]) == p) mine.push_back(i);
-    }
-  } else {
-    auto const lo = B * p / P, hi = B * (p + 1) / P;
-    mine.assign(global_batch.begin() + lo, global_batch.begin() + hi);
-  }
-  return make_link_batch(*ds_.link, mine, cfg_.negatives, pe.run_seed, batch_index, ds_.num_nodes,
-                         ds_.hetero ? &*ds_.hetero : nullptr);
-}
-
 void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                       const step_options& opt) {
-  int const P = cfg_.num_pes;
-  int const p = pe.comm.rank();
   auto const L = cfg_.fanouts.size();
-  bool const coop = cfg_.mode == minibatch_mode::cooperative;
-  bool const link = cfg_.task == task_kind::link_prediction;
   auto const B = static_cast<std::int64_t>(global_batch.size());
   // The loss's normaliser: the batch, or the larger batch it is a share of (GGS over MPI).
   COOPGNN_EXPECTS(opt.normalise_by == 0 || opt.normalise_by >= B,
@@ -561,238 +384,68 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   auto const norm_B = opt.normalise_by > 0 ? opt.normalise_by : B;
   const exec_context& ctx = pe.ctx;
   communicator& rows = pe.rows_comm();
-  std::vector<const communicator*> comms{&pe.comm};
-  if (pe.device_comm != nullptr) comms.push_back(pe.device_comm);
-  step_meter m(std::move(comms), pe.clock);
-  work_counters w;
-  std::int64_t staging = 0;
+  step_meter m(pe.metered_comms(), pe.clock);
+  metered_exchange x(ctx, rows, pe.exchange_ws, m);
+  step_context sc = pe.stage_context(cfg_.num_pes, batch_index, m, x);
 
-  // 1. This PE's seeds. Node classification: the batch's vertices it owns (cooperative) or its
-  //    slice (independent). Link prediction: the distinct endpoints of the pairs it scores
-  //    (independent), or the endpoints any PE asked it for (cooperative; the pairs' route).
-  std::vector<vid_t> seeds;
-  link_batch lb;
-  exchange_route pair_route;
-  if (link) {
-    int const span = m.stage_begin();
-    COOPGNN_NVTX_RANGE("sample/pairs");
-    lb = link_pairs(pe, global_batch, batch_index);
-    if (coop) {
-      // The pairs are host data: their endpoints go to the owners over the host communicator,
-      // and the route is placed in the PE's space for the row exchanges.
-      owner_exchange x = exchange_with_owners(pe.host_ctx, pe.comm, host_view(owners_.map()),
-                                              host_view(std::as_const(lb.targets)));
-      m.traffic.push_back({-1, "ids", x.id_bytes});
-      seeds = std::move(x.owned).release_host();
-      pair_route = make_route(ctx, copy_plan(ctx, x.plan), static_cast<std::int64_t>(seeds.size()));
-    } else {
-      seeds = lb.targets;
-    }
-    m.mark_sent();
-    m.stage_end(m.t.sample, m.cpu.sample, span);
-  } else if (coop) {
-    for (vid_t v : global_batch) {
-      if (owners_.owner(v) == p) seeds.push_back(v);
-    }
-  } else {
-    auto const lo = B * p / P, hi = B * (p + 1) / P;
-    seeds.assign(global_batch.begin() + lo, global_batch.begin() + hi);
-  }
-  batch_key const key{cfg_.sampler,
-                      cfg_.fanouts,
-                      pe.run_seed,
-                      batch_index,
-                      {cfg_.batch_dependency, cfg_.layer_dependency},
-                      {},
-                      cfg_.relation_fanouts};
-  // Link prediction with --exclude: the global batch's positives (and reverses) leave every
-  // layer's sample, on every PE alike.
-  std::vector<std::uint64_t> excluded;
-  if (link && cfg_.exclude != exclude_kind::none) {
-    // Typed: u -> v in the positive's relation r, and v -> u in r's reverse edge type when the
-    // schema has one (reverse_edge_type).
-    // Untyped graphs are the case R = 1, r = 0, whose key is the untyped key bit for bit.
-    bool const typed = !ds_.link->train.relation.empty();
-    std::int32_t const R = typed ? g_.num_relations : 1;
-    for (vid_t i : global_batch) {
-      auto const k = static_cast<std::size_t>(i);
-      vid_t const u = ds_.link->train.src[k];
-      vid_t const v = ds_.link->train.dst[k];
-      std::int32_t const r = typed ? ds_.link->train.relation[k] : 0;
-      excluded.push_back(edge_exclusion_key(u, v, r, R));
-      std::int64_t const rev = typed ? reverse_relation_[static_cast<std::size_t>(r)]
-                               : cfg_.exclude == exclude_kind::reverse ? 0
-                                                                       : -1;
-      if (rev >= 0) excluded.push_back(edge_exclusion_key(v, u, static_cast<std::int32_t>(rev), R));
-    }
-    std::sort(excluded.begin(), excluded.end());
-    excluded.erase(std::unique(excluded.begin(), excluded.end()), excluded.end());
-  }
-  step_batch in;
-  sample(pe, seeds, key, excluded, opt, m, w, in);
-  auto const& blocks = in.blocks;
-  if (ds_.hetero) count_by_type(*ds_.hetero, ctx, in.mb, w);
+  // 1-2. Seeds, sampling and the input rows: a value the compute stages consume.
+  prepared_batch b = prepare(sc, pe, global_batch, opt);
+  step_record r{.work = std::move(b.work), .working_set = b.working_set};
 
-  // 2. Feature loading: storage rows (or embedding rows) for the input nodes, then
-  //    (cooperative) owner -> requester.
-  tensor<float> h;
-  {
-    int const span = m.stage_begin();
-    COOPGNN_NVTX_RANGE("cache/load_features");
-    h = pe.emb ? pe.emb->gather(in.mb.input_nodes.view()) : load_features(pe, in, w);
-    w.feature_rows += h.rows();
-    // At the stored width: 2 bytes per element for a float16 / bfloat16 table (the rows are
-    // widened to float32 by the gather, after they were read).
-    w.feature_bytes += h.rows() * (pe.emb ? h.cols() * static_cast<std::int64_t>(sizeof(float))
-                                          : features_->row_bytes());
-    if (coop) {
-      staging = std::max(staging, detail::staging_of(in.routes[L - 1], h.cols()));
-      h = exchange_pull(ctx, rows, in.routes[L - 1], std::move(h), &pe.exchange_ws);
-      m.record(static_cast<int>(L - 1), "features");
-    }
-    m.stage_end(m.t.feature_load, m.cpu.feature_load, span);
-  }
-  std::int64_t working_set = in.sample_bytes + static_cast<std::int64_t>(h.bytes());
-
-  // 3. Forward: model layer i consumes block L-1-i; then the head (node classification) or the
-  //    endpoints' rows reach the scoring PE and the decoder scores the pairs (link prediction).
+  // 3. Forward: model layer i consumes block L-1-i; its rows go to the next layer's requesters;
+  //    then the task's head or decoder.
   models::step_key const sk{pe.run_seed, batch_index, true};
   std::vector<models::layer_cache> caches(L);
-  models::linear_cache<float> head_cache;
-  models::decoder_cache<float> dec_cache;
-  tensor<float> logits;
-  buffer<std::int64_t> pair_src, pair_dst, pair_rel;
-  buffer<float> scores;
-  std::int64_t z_rows = 0;
-  buffer_view<const vid_t> const seed_ids{blocks[0].src_ids, seeds.size(), blocks[0].space};
   {
     int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("model/forward");
+    tensor<float> h = std::move(b.inputs);
     for (std::size_t i = 0; i < L; ++i) {
-      std::size_t const b = L - 1 - i;
-      h = pe.model.forward_layer(static_cast<int>(i), ctx, blocks[b], h.view(), sk, &caches[i]);
+      std::size_t const l = L - 1 - i;
+      h = pe.model.forward_layer(static_cast<int>(i), ctx, b.blocks[l], h.view(), sk, &caches[i]);
       auto const& conv = pe.model.layer(static_cast<int>(i));
-      m.layers.push_back({static_cast<int>(b), blocks[b].num_dst, blocks[b].num_src,
-                          blocks[b].num_edges, conv.in_dim(), conv.out_dim(),
-                          conv.transform_first(), i > 0 || pe.emb != nullptr});
-      working_set += caches[i].bytes();
-      if (coop && b > 0) {
-        staging = std::max(staging, detail::staging_of(in.routes[b - 1], h.cols()));
-        h = exchange_pull(ctx, rows, in.routes[b - 1], std::move(h), &pe.exchange_ws);
-        m.record(static_cast<int>(b - 1), "forward");
-      }
+      m.layers.push_back({static_cast<int>(l), b.blocks[l].num_dst, b.blocks[l].num_src,
+                          b.blocks[l].num_edges, conv.in_dim(), conv.out_dim(),
+                          conv.transform_first(), i > 0 || sc.learns_inputs()});
+      r.working_set += caches[i].bytes();
+      if (l > 0) h = protocol_->pull(sc, b, static_cast<int>(l - 1), "forward", std::move(h));
     }
-    if (link) {
-      if (coop) {
-        staging = std::max(staging, detail::staging_of(pair_route, h.cols()));
-        h = exchange_pull(ctx, rows, pair_route, std::move(h), &pe.exchange_ws);
-        m.record(-1, "forward");
-      }
-      z_rows = h.rows();
-      pair_src = upload<std::int64_t>(ctx, lb.src_rows);
-      pair_dst = upload<std::int64_t>(ctx, lb.dst_rows);
-      pair_rel = upload<std::int64_t>(ctx, lb.relations);
-      scores = pe.model.decoder()->forward(ctx, h.view(), pair_src.view(), pair_dst.view(),
-                                           pair_rel.view(), &dec_cache);
-      working_set += dec_cache.bytes() + static_cast<std::int64_t>(h.bytes() + scores.bytes());
-    } else if (auto* head = pe.model.head()) {
-      logits = head->forward(ctx, h.view(), seed_ids, sk, &head_cache);
-    } else {
-      logits = std::move(h);
-    }
-    working_set += static_cast<std::int64_t>(head_cache.x.bytes() + logits.bytes());
+    r.working_set += b.task->forward(sc, *protocol_, b, std::move(h));
     m.stage_end(m.t.forward, m.cpu.forward, span);
   }
 
-  // 4. Loss on this PE's seeds (or pairs), normalised by the global batch's seeds (or pairs);
-  //    backward mirrors forward.
-  double loss = 0;
+  // 4. Loss on this PE's share, normalised by the global batch; backward mirrors forward, and
+  //    learnable input rows' gradients go where the protocol applies them.
   std::int64_t grad_peak = 0;
-  tensor<float> input_grad;  // with embeddings: dL/d(input rows), one row per input node
+  embedding_gradients input_grads;
   {
     int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("model/backward");
     pe.model.zero_grad();
-    tensor<float> grad;
-    if (link) {
-      auto const pairs_total = static_cast<float>(norm_B * (1 + cfg_.negatives));
-      buffer<float> const labels_placed = upload<float>(ctx, lb.labels);
-      buffer<float> gs(ctx, scores.size());
-      loss = bce_with_logits<float>(ctx, scores.view(), labels_placed.view(), 1.0f / pairs_total,
-                                    gs.view());
-      grad = pe.model.decoder()->backward(ctx, gs.view(), pair_src.view(), pair_dst.view(),
-                                          pair_rel.view(), z_rows, dec_cache);
-      if (coop) {
-        grad = exchange_push(ctx, rows, pair_route, std::move(grad), &pe.exchange_ws);
-        m.record(-1, "backward");
-      }
-    } else {
-      std::vector<std::int64_t> labels(seeds.size());
-      for (std::size_t i = 0; i < seeds.size(); ++i) labels[i] = ds_.labels[seeds[i]];
-      buffer<std::int64_t> const labels_placed = to_space(ctx, std::move(labels));
-      grad = tensor<float>(ctx, logits.rows(), logits.cols());
-      loss = softmax_cross_entropy<float>(ctx, logits.view(), labels_placed.view(),
-                                          1.0f / static_cast<float>(norm_B), grad.view());
-      if (auto* head = pe.model.head()) grad = head->backward(ctx, grad.view(), head_cache);
-    }
-    for (std::size_t ii = L; ii-- > 0;) {
-      std::size_t const b = L - 1 - ii;
+    tensor<float> grad = b.task->backward(sc, *protocol_, b, norm_B, r.loss);
+    for (std::size_t i = L; i-- > 0;) {
+      std::size_t const l = L - 1 - i;
       // Layer 0 consumes the input rows: a gradient flows further only into embeddings.
-      grad = pe.model.backward_layer(static_cast<int>(ii), ctx, blocks[b], grad.view(), caches[ii],
-                                     ii > 0 || pe.emb != nullptr);
+      grad = pe.model.backward_layer(static_cast<int>(i), ctx, b.blocks[l], grad.view(), caches[i],
+                                     i > 0 || sc.learns_inputs());
       grad_peak = std::max(grad_peak, static_cast<std::int64_t>(grad.bytes()));
-      if (b + 1 < L && coop) {
-        staging = std::max(staging, detail::staging_of(in.routes[b], grad.cols()));
-        grad = exchange_push(ctx, rows, in.routes[b], std::move(grad), &pe.exchange_ws);
-        m.record(static_cast<int>(b), "backward");
-      }
+      if (l + 1 < L)
+        grad = protocol_->push(sc, b, static_cast<int>(l), "backward", std::move(grad));
     }
-    if (pe.emb && coop) {
-      // The input rows' gradients go back to the PE that loaded them.
-      grad = exchange_push(ctx, rows, in.routes[L - 1], std::move(grad), &pe.exchange_ws);
-      m.record(static_cast<int>(L - 1), "features_backward");
-    }
-    if (pe.emb) input_grad = std::move(grad);
+    input_grads = protocol_->route_embedding_gradients(sc, b, std::move(grad));
     m.stage_end(m.t.backward, m.cpu.backward, span);
   }
+  r.working_set += grad_peak;
 
-  // 5. Gradient all-reduce (in place, on the communicator of the PE's space) and the same Adam
-  //    step on every replica.
-  double loss_sum = loss;
-  buffer<vid_t> emb_ids;
-  buffer<float> emb_grads;
+  // 5. Gradient and loss all-reduce (in place, on the communicator of the PE's space), then the
+  //    same Adam step on every replica.
   {
     int const span = m.stage_begin();
     COOPGNN_NVTX_RANGE("comm/allreduce_gradients");
-    // Gradients and the loss through the same communicator, in the PE's space.
-    COOPGNN_EXPECTS(rows.serves(ctx), "PE {}: its communicator does not move its memory", p);
+    COOPGNN_EXPECTS(rows.serves(ctx), "PE {}: its communicator does not move its memory", sc.rank);
     auto const grads = pe.model.params().grads();
     rows.allreduce_sum(std::span<float>(grads.data, grads.size));
-    if (pe.emb && !coop) {
-      // Independent: every PE's (input id, gradient row) pairs on every PE, so the replicas
-      // apply the same list. (Cooperative: a PE's input rows are its own, owner-partitioned.)
-      m.mark_sent();
-      emb_ids = allgatherv_rows<vid_t>(ctx, rows, in.mb.input_nodes.view());
-      emb_grads = allgatherv_rows<float>(ctx, rows, input_grad.view().flat(), input_grad.cols());
-      m.record(static_cast<int>(L - 1), "embedding_allgather");
-      // Staging: P copies of what this PE sends, plus everything it receives.
-      auto const sent = static_cast<std::int64_t>(input_grad.bytes() + in.mb.input_nodes.bytes());
-      staging = std::max(staging,
-                         P * sent + static_cast<std::int64_t>(emb_ids.bytes() + emb_grads.bytes()));
-    }
-    buffer<double> loss_placed = upload<double>(ctx, std::span<const double>(&loss_sum, 1));
-    rows.allreduce_sum(std::span<double>(loss_placed.data(), 1));
-    loss_sum = download<double>(ctx, loss_placed.view()).at(0);
-    // The all-reduced loss is the same on every PE, so every PE stops here together (no PE is
-    // left in a collective). Anomaly detection in PyTorch's spirit: never a silently ruined
-    // model. This PE's own share names who produced it.
-    if (!std::isfinite(loss_sum)) {
-      auto const nb = std::max<std::int64_t>(1, batches_per_epoch());
-      throw error(fmt::format(
-          "training diverged: the loss of epoch {} batch {} (minibatch {}) is {}, PE {}'s share "
-          "{}; lower --lr or check the features (--allow-nonfinite skips the load check)",
-          batch_index / nb + 1, batch_index % nb, batch_index, loss_sum, p, loss));
-    }
+    r.loss_sum = allreduce_loss(pe, r.loss, batch_index);
     m.stage_end(m.t.communication, m.cpu.communication, span);  // all of it is communication
   }
   {
@@ -800,152 +453,46 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     COOPGNN_NVTX_RANGE("model/optimizer");
     if (opt.update) {
       pe.opt.step();
-      if (pe.emb && coop) {
-        // The owner updates its rows only: S^L_p is owned by p, so the replicas' updated rows
-        // are disjoint and the owners' rows are the table (embedding_values()).
-        pe.emb->apply(in.mb.input_nodes.view(), input_grad.view());
-      } else if (pe.emb) {
-        auto const n = static_cast<std::int64_t>(emb_ids.size());
-        pe.emb->apply(emb_ids.view(), tensor_view<const float>{emb_grads.data(), n, pe.emb->dim(),
-                                                               emb_grads.space()});
-      }
+      input_grads.apply(pe.emb.get());
     }
     m.stage_end(m.t.optimizer, m.cpu.optimizer, span);
   }
-  matrix<float> logits_h;
-  std::vector<float> grads_h;
-  if (opt.trace != nullptr) {
-    logits_h = link ? matrix<float>(static_cast<std::int64_t>(scores.size()), 1,
-                                    download<float>(ctx, scores.view()))
-                    : to_host(ctx, std::move(logits));
-    grads_h = download<float>(ctx, pe.model.params().grads());
-    auto& tr = (*opt.trace)[static_cast<std::size_t>(p)];
-    tr.pairs = lb.pairs;
-    tr.pair_labels = lb.labels;
-  }
-  finish_step(pe, opt, m, w,
-              link ? std::span<const vid_t>(lb.targets) : std::span<const vid_t>(seeds),
-              in.host_blocks, loss, loss_sum, std::move(logits_h), std::move(grads_h),
-              working_set + grad_peak, staging);
+  r.staging = x.staging_bytes();
+  finish_step(pe, opt, m, b, r);
 }
 
-void trainer::place_graphs() {
-  graphs_.assign(pes_.size(), nullptr);
-  if (!cfg_.sample_on_device) return;
-  bool const coop = cfg_.mode == minibatch_mode::cooperative;
-  // PEs of one device share a copy: keyed by the CUDA device, or one for the emulated device.
-  std::vector<std::pair<int, std::shared_ptr<placed_graph>>> by_device;
-  for (std::size_t p = 0; p < pes_.size(); ++p) {
-    const exec_context& ctx = pes_[p]->ctx;
-    if (ctx.space() == memory_space::host) continue;
-    int const device = ctx.cuda() != nullptr ? ctx.cuda()->device() : -1;
-    std::shared_ptr<placed_graph> shared;
-    for (auto const& [d, pg] : by_device) {
-      if (d == device) shared = pg;
-    }
-    if (!shared) {
-      bind_device(static_cast<int>(p));
-      shared = std::make_shared<placed_graph>();
-      shared->graph = upload_graph(ctx, g_);
-      if (coop) shared->owners = upload<std::uint16_t>(ctx, owners_.map());
-      synchronize(ctx);  // the other PEs on this device read it from their streams
-      by_device.emplace_back(device, shared);
-    }
-    graphs_[p] = shared;
-  }
+double trainer::allreduce_loss(pe_state& pe, double share, std::uint32_t batch_index) const {
+  buffer<double> placed = upload<double>(pe.ctx, std::span<const double>(&share, 1));
+  pe.rows_comm().allreduce_sum(std::span<double>(placed.data(), 1));
+  double const loss_sum = download<double>(pe.ctx, placed.view()).at(0);
+  // The all-reduced loss is the same on every PE, so every PE stops here together (no PE is
+  // left in a collective). Anomaly detection in PyTorch's spirit: never a silently ruined
+  // model. This PE's own share names who produced it.
+  if (std::isfinite(loss_sum)) return loss_sum;
+  auto const nb = std::max<std::int64_t>(1, batches_per_epoch());
+  throw error(fmt::format(
+      "training diverged: the loss of epoch {} batch {} (minibatch {}) is {}, PE {}'s share "
+      "{}; lower --lr or check the features (--allow-nonfinite skips the load check)",
+      batch_index / nb + 1, batch_index % nb, batch_index, loss_sum, pe.comm.rank(), share));
 }
 
-void trainer::sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key0,
-                     std::span<const std::uint64_t> excluded, const step_options& opt,
-                     step_meter& m, work_counters& w, step_batch& in) {
-  auto const L = cfg_.fanouts.size();
-  bool const coop = cfg_.mode == minibatch_mode::cooperative;
-  int const p = pe.comm.rank();
-  const exec_context& ctx = pe.ctx;
-  // Where the protocol runs: the PE's own space when its graph is there, else the host.
-  const placed_graph* pg = graphs_[static_cast<std::size_t>(p)].get();
-  bool const here = ctx.space() == memory_space::host || pg != nullptr;
-  const exec_context& sctx = here ? ctx : pe.host_ctx;
-  communicator& scomm = here ? pe.rows_comm() : pe.comm;
-  csc_view const graph = pg != nullptr ? pg->graph.view() : view(g_);
-  buffer_view<const std::uint16_t> const owner_of =
-      pg != nullptr ? pg->owners.view() : host_view(owners_.map());
-  {
-    int const span = m.stage_begin();
-    COOPGNN_NVTX_RANGE("sample/minibatch");
-    buffer<vid_t> const seeds_placed = upload<vid_t>(sctx, seeds);
-    buffer<std::uint64_t> const excluded_placed = upload<std::uint64_t>(sctx, excluded);
-    batch_key key = key0;
-    key.excluded = excluded_placed.view();
-    in.mb = coop ? sample_cooperative(sctx, scomm, graph, owner_of, seeds_placed.view(), key)
-                 : sample_independent(sctx, graph, seeds_placed.view(), key);
-    if (!here) {
-      // Sampled on the host for a device PE: the blocks and input ids go to the device.
-      for (auto& b : in.mb.blocks) b = copy_block(ctx, b);
-      for (auto& pl : in.mb.plans) pl = copy_plan(ctx, pl);
-      buffer<vid_t> ids = clone<vid_t>(ctx, in.mb.input_nodes.view());
-      in.input_host = std::move(in.mb.input_nodes).release_host();
-      in.mb.input_nodes = std::move(ids);
-    } else if (ctx.space() != memory_space::host && !device_tier() && features_) {
-      // The host and mmap tiers load through the host feature store: the ids go there.
-      in.input_host = download<vid_t>(ctx, in.mb.input_nodes.view());
-    }
-    m.stage_end(m.t.sample, m.cpu.sample, span);
-  }
-  w += in.mb.work;
-  for (std::size_t l = 0; l < in.mb.id_bytes.size(); ++l) {
-    m.traffic.push_back({static_cast<int>(l), "ids", in.mb.id_bytes[l]});
-  }
-  m.mark_sent();
-  in.sample_bytes = in.mb.bytes();
-  if (opt.trace != nullptr && opt.capture_edges) {  // outside the stage clocks
-    for (auto const& b : in.mb.blocks) in.host_blocks.push_back(to_host(ctx, b));
-  }
-  // The routes of the cooperative exchanges, in the PE's space.
-  int const span = m.stage_begin();
-  COOPGNN_NVTX_RANGE("sample/routes");
-  for (auto const& b : in.mb.blocks) in.blocks.push_back(b.view());
-  for (std::size_t l = 0; coop && l < L; ++l) {
-    std::int64_t const owner_rows = l + 1 < L ? in.mb.blocks[l + 1].num_dst
-                                              : static_cast<std::int64_t>(in.mb.input_nodes.size());
-    in.routes.push_back(make_route(ctx, std::move(in.mb.plans[l]), owner_rows));
-  }
-  m.stage_end(m.t.sample, m.cpu.sample, span);
-}
-
-tensor<float> trainer::load_features(pe_state& pe, const step_batch& in, work_counters& w) {
-  if (device_tier()) return load_device_tier(pe, in, w);
-  auto const before = pe.store.stats();
-  matrix<float> rows = pe.store.load(in.input_ids_on_host());
-  w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
-  w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
-  return to_space(pe.ctx, std::move(rows));
-}
-
-void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
-                          const work_counters& w0, std::span<const vid_t> seeds,
-                          std::span<const block> blocks, double loss, double loss_sum,
-                          matrix<float> logits, std::vector<float> grads, std::int64_t working_set,
-                          std::int64_t staging) {
+void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m, prepared_batch& b,
+                          const step_record& r) {
   // The step's one synchronisation: every stage span has ended on the PE's stream (CUDA).
   synchronize(pe.ctx);
   m.settle();
-  work_counters w = w0;
-  w.alltoall_bytes += m.sent_bytes() - m.sent_start;
-  w.allreduce_bytes += m.allreduce_bytes() - m.allreduce_start;
-  w.alltoall_calls += m.alltoall_calls() - m.calls_start;
-  w.collectives += m.collectives() - m.collectives_start;
+  work_counters const w = m.with_traffic(r.work);
   pe.seconds += m.t;
   pe.work += w;
-  pe.loss += loss_sum;
-  pe.last_loss = loss_sum;
+  pe.loss += r.loss_sum;
+  pe.last_loss = r.loss_sum;
 
   if (opt.trace == nullptr) return;
-  auto const L = blocks.size();
+  auto const L = b.host_blocks.size();
   pe_trace& tr = (*opt.trace)[static_cast<std::size_t>(pe.comm.rank())];
   tr.edges.assign(L, {});
   for (std::size_t l = 0; l < L && opt.capture_edges; ++l) {
-    block const& blk = blocks[l];
+    block const& blk = b.host_blocks[l];
     std::int64_t const R = blk.num_relations;  // typed blocks: R rows per destination
     for (std::int64_t s = 0; s < blk.num_dst; ++s) {
       for (eid_t e = blk.indptr[s * R]; e < blk.indptr[(s + 1) * R]; ++e) {
@@ -953,18 +500,17 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m,
       }
     }
   }
-  tr.seeds.assign(seeds.begin(), seeds.end());
-  tr.logits = std::move(logits);
-  tr.grads = std::move(grads);
+  b.task->trace(pe.ctx, b, tr);
+  tr.grads = download<float>(pe.ctx, pe.model.params().grads());
   tr.work = w;
-  tr.loss = loss;
+  tr.loss = r.loss;
   tr.seconds = m.t;
   tr.cpu_seconds = m.cpu;
   tr.traffic = std::move(m.traffic);
   tr.layers = std::move(m.layers);
   tr.parameters = static_cast<std::int64_t>(pe.model.params().grads().size);
-  tr.working_set_bytes = working_set;
-  tr.staging_bytes = staging;
+  tr.working_set_bytes = r.working_set;
+  tr.staging_bytes = r.staging;
 }
 
 void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_index,
@@ -1011,13 +557,11 @@ void trainer::apply_gradients(std::span<const float> grads) {
 
 matrix<float> trainer::embedding_values() const {
   COOPGNN_EXPECTS(pes_.at(0)->emb != nullptr, "trainer::embedding_values: no --embedding-dim");
-  auto get = [&](std::size_t q) {
+  // Cooperative: row r is current on its owner's replica only; independent: replicas are equal.
+  return protocol_->assemble(pes_.size(), [&](std::size_t q) {
     bind_device(static_cast<int>(q));
     return pes_[q]->emb->to_host_matrix();
-  };
-  // Cooperative: row r is current on its owner's replica only; independent: replicas are equal.
-  if (cfg_.mode != minibatch_mode::cooperative) return get(0);
-  return owner_rows(pes_.size(), owners_, get);
+  });
 }
 
 matrix<float> trainer::inference_input(int pe) const {
@@ -1038,34 +582,22 @@ int eval_threads(bool cuda, int pes) {
 }
 }  // namespace
 
+std::pair<link_eval, link_eval> trainer::evaluate_task(int pe) const {
+  const models::gnn_model& model = host_model(pe);
+  return task_->evaluate(model, inference_input(pe), eval_threads(dev_ != nullptr, cfg_.num_pes));
+}
+
 std::pair<double, double> trainer::evaluate(int pe) const {
   COOPGNN_EXPECTS(cfg_.task == task_kind::node_classification,
                   "trainer::evaluate is node classification's; use evaluate_link");
-  const models::gnn_model& model = host_model(pe);
-  matrix<float> const x = inference_input(pe);
-  auto const logits = model.infer_full(g_, x, eval_threads(dev_ != nullptr, cfg_.num_pes));
-  auto metric = [&](const std::vector<vid_t>& rows) -> double {
-    if (rows.empty()) return std::numeric_limits<double>::quiet_NaN();
-    if (cfg_.macro_f1) return models::macro_f1(logits, ds_.labels, rows);
-    if (ds_.num_classes == 2) {
-      std::vector<float> scores;
-      std::vector<std::int64_t> labels;
-      for (vid_t v : rows) {
-        scores.push_back(logits(v, 1) - logits(v, 0));
-        labels.push_back(ds_.labels[v]);
-      }
-      return models::roc_auc(scores, labels);
-    }
-    return models::accuracy(logits, ds_.labels, rows);
-  };
-  return {metric(ds_.valid), metric(ds_.test)};
+  auto const [val, test] = evaluate_task(pe);
+  return {val.value, test.value};
 }
 
 std::pair<link_eval, link_eval> trainer::evaluate_link(int pe) const {
   COOPGNN_EXPECTS(cfg_.task == task_kind::link_prediction,
                   "trainer::evaluate_link needs a link-prediction run");
-  return evaluate_link_model(host_model(pe), g_, inference_input(pe), *ds_.link, cfg_.topk,
-                             eval_threads(dev_ != nullptr, cfg_.num_pes));
+  return evaluate_task(pe);
 }
 
 epoch_report trainer::run_epoch(int epoch, bool evaluate_now,
@@ -1147,15 +679,11 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   if (done < nb) return with_rss(std::move(rep));  // stopped: the epoch is not over
   if (evaluate_now || (cfg_.eval_every > 0 && epoch % cfg_.eval_every == 0)) {
     scoped_timer et(nullptr);
-    if (cfg_.task == task_kind::link_prediction) {
-      auto [val, test] = evaluate_link(0);
-      rep.val_metric = val.value;
-      rep.test_metric = test.value;
-      rep.val_metrics = std::move(val.all);
-      rep.test_metrics = std::move(test.all);
-    } else {
-      std::tie(rep.val_metric, rep.test_metric) = evaluate(0);
-    }
+    auto [val, test] = evaluate_task(0);
+    rep.val_metric = val.value;
+    rep.test_metric = test.value;
+    rep.val_metrics = std::move(val.all);
+    rep.test_metrics = std::move(test.all);
     rep.eval_seconds = et.seconds();
   }
   return with_rss(std::move(rep));
@@ -1170,14 +698,12 @@ trainer_state trainer::state() const {
   s.adam_v = download<float>(pe0.ctx, pe0.opt.second_moment());
   s.adam_steps = pe0.opt.steps();
   if (!pe0.emb) return s;
-  bool const coop = cfg_.mode == minibatch_mode::cooperative;
   auto table = [&](auto view_of) {
-    auto get = [&](std::size_t q) {
+    return protocol_->assemble(pes_.size(), [&](std::size_t q) {
       bind_device(static_cast<int>(q));
       const pe_state& pe = *pes_[q];
       return download<float>(pe.ctx, view_of(*pe.emb));
-    };
-    return coop ? owner_rows(pes_.size(), owners_, get) : get(0);
+    });
   };
   s.emb = table([](const models::embedding_table& e) { return e.values(); });
   s.emb_m = table([](const models::embedding_table& e) { return e.first_moment(); });

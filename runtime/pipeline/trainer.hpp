@@ -102,34 +102,6 @@ struct epoch_position {
   work_counters work;           ///< their work summed over PEs (cache counters: see README)
 };
 
-/// The training seeds of epoch `epoch` in batching order: `train` sorted by the 64-bit key
-/// draw4(make_stream(seed, purpose::shuffle, 0), v, 0, epoch) (ties by id), so every PE and every
-/// tool that replays a run (bench cache) derives the same global batches from the run seed.
-/// Global batch b of the epoch is epoch_batch(order, B, b, wrap_around) with minibatch index
-/// (epoch - 1) * epoch_batch_count(|train|, B, drop_last) + b (trainer::run_epoch).
-/// @param train  [N] training vertex ids; O(N log N).
-std::vector<vid_t> epoch_order(std::span<const vid_t> train, std::uint64_t seed, int epoch);
-
-/// Global batches in an epoch of `items` items (train_config::drop_last): ceil(items /
-/// batch_size), the last one short when batch_size does not divide items (DGL's and PyG's
-/// default), or floor(items / batch_size) with drop_last. 0 when items == 0 (and with drop_last
-/// when items < batch_size). wrap_around has ceil's count. O(1).
-/// @throws logic_error for items < 0 or batch_size < 1.
-std::int64_t epoch_batch_count(std::int64_t items, std::int64_t batch_size, bool drop_last);
-
-/// Global batch `index` of the epoch order `order` (host memory, any length N), as a new vector:
-///  - without wrap_around: order[index B, min((index + 1) B, N)), so batches
-///    0 .. epoch_batch_count(N, B, false) - 1 hold every item exactly once, the last with
-///    N - (count - 1) B items; the same for drop_last (whose count stops one earlier);
-///  - with wrap_around: min(B, N) items order[(index min(B, N) + i) mod N], i = 0 .. min(B, N) - 1:
-///    every batch is full (the tail is filled from the start of the order, repeating items), for
-///    any index >= 0, so a benchmark can run more batches than an epoch holds. N == 0 gives an
-///    empty batch.
-/// @throws logic_error for batch_size < 1, index < 0, or (without wrap_around) index >= the
-///         epoch's batch count.
-std::vector<vid_t> epoch_batch(std::span<const vid_t> order, std::int64_t batch_size,
-                               std::int64_t index, bool wrap_around);
-
 /// The model configuration a trainer builds every replica with for (ds, cfg): conv kind, widths
 /// (in_dim = embedding_dim when > 0, else ds's feature width F; the output width is ds's classes,
 /// or out_dim (default hidden) for link prediction, with cfg's decoder), layers = |fanouts|,
@@ -142,6 +114,14 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
 /// features (0 when none has any). Featureless types learn embeddings of this width.
 /// @throws logic_error when ds is untyped, or naming two featured types of different widths.
 std::int64_t hetero_input_dim(const dataset& ds);
+
+// The step's stages and strategies (runtime/pipeline/step.hpp, internal to the pipeline).
+struct prepared_batch;
+struct step_context;
+struct step_meter;
+struct step_record;
+class minibatch_protocol;
+class training_task;
 
 /// Trains a GNN with P PE threads, for node classification or link prediction
 /// (train_config::task; docs/design.md sections 6 and 7).
@@ -166,9 +146,11 @@ std::int64_t hetero_input_dim(const dataset& ds);
 /// replicated: every PE starts from the same initialisation, all-reduces gradients and applies the
 /// same Adam step, so replicas stay equal.
 ///
-/// One step for every backend (docs/design.md section 2): sampling, then the feature load, the
-/// cooperative row exchanges, the model's forward and backward, the gradient all-reduce and Adam
-/// run through exec_context-dispatched kernels on the PE's memory space. Backends
+/// One step for every backend (docs/design.md section 2) and for every protocol and task, as
+/// stages over a minibatch_protocol and a training_task (runtime/pipeline/step.hpp, docs/design.md
+/// section 6.6): sampling, then the feature load, the cooperative row exchanges, the model's
+/// forward and backward, the gradient all-reduce and Adam run through exec_context-dispatched
+/// kernels on the PE's memory space. Backends
 /// (train_config::compute_backend):
 ///  - host: everything on the host (the reference);
 ///  - emulated: the host kernels on memory marked as device memory (tests: the CUDA path's
@@ -316,9 +298,7 @@ class trainer {
 
  private:
   struct pe_state;      // trainer_internal.hpp
-  struct step_batch;    // what a step carries from sampling to the model (trainer_internal.hpp)
   struct placed_graph;  // the graph copied to a device for sampling there (trainer_internal.hpp)
-  struct step_meter;    // per-step stage clocks and traffic marks (trainer_internal.hpp)
   struct device_state;  // CUDA backend resources (trainer_devices.cpp)
   struct device_state_deleter {
     void operator()(device_state* d) const noexcept;
@@ -330,23 +310,28 @@ class trainer {
   /// cannot be joined). No limit with --peer-timeout 0.
   void exit_if_hung(std::mutex& mu, std::condition_variable& cv,
                     const std::vector<char>& finished) const;
-  /// One training step of one PE, the same for every backend.
+  /// One training step of one PE, the same for every backend and for every protocol and task
+  /// (step.hpp): prepare, then forward, loss and backward, gradient all-reduce, optimizer.
   void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
                const step_options& opt);
-  /// Sampling of this PE's seeds into `in` (timed; counts the id traffic) with the one pair of
-  /// protocols: in the PE's space (host, or its device with sample_on_device), or on the host
-  /// with the blocks then copied to the device; then the routes are placed in the PE's space.
-  /// `excluded`: ascending edge keys removed from every layer's sample (link prediction).
-  void sample(pe_state& pe, std::span<const vid_t> seeds, const batch_key& key,
-              std::span<const std::uint64_t> excluded, const step_options& opt, step_meter& meter,
-              work_counters& w, step_batch& in);
+  /// The stages a batch needs before it computes (seeds, sample, load features), as a value a
+  /// later compute stage consumes.
+  prepared_batch prepare(step_context& sc, pe_state& pe, std::span<const vid_t> global_batch,
+                         const step_options& opt);
+  /// Sampling of b.seeds into b (timed; counts the id traffic) with the protocol: in the PE's
+  /// space (host, or its device with sample_on_device), or on the host with the blocks then
+  /// copied to the device; then the routes are placed in the PE's space. `excluded`: ascending
+  /// edge keys removed from every layer's sample (link prediction).
+  void sample(step_context& sc, pe_state& pe, std::span<const std::uint64_t> excluded,
+              const step_options& opt, prepared_batch& b);
   /// Copies the graph (and the owner map) to every device whose PEs sample there.
   void place_graphs();
-  /// The input rows of `in` in the PE's space: the host store (and its cache) for the host and
-  /// mmap tiers, the device tiers' gather (and the GPU cache) otherwise.
-  tensor<float> load_features(pe_state& pe, const step_batch& in, work_counters& w);
+  /// The input rows of `b` in the PE's space (timed, counted), then (cooperative) owner ->
+  /// requester into b.inputs: the embedding table's rows, the host store (and its cache) for
+  /// the host and mmap tiers, the device tiers' gather (and the GPU cache) otherwise.
+  void load_features(step_context& sc, pe_state& pe, prepared_batch& b);
   /// The device and pinned tiers' gather (trainer_devices.cpp).
-  tensor<float> load_device_tier(pe_state& pe, const step_batch& in, work_counters& w);
+  tensor<float> load_device_tier(pe_state& pe, const prepared_batch& b, work_counters& w);
   /// True when the feature table is read by device kernels (device or pinned tier).
   [[nodiscard]] bool device_tier() const;
   /// CUDA backend, before the PEs exist: the contexts, the tier and the device feature tables;
@@ -365,18 +350,18 @@ class trainer {
   /// features_ for the host-readable tiers host and mmap (loads the .npy when it was left in
   /// the file and the tier is host).
   void set_host_features(storage_tier tier);
-  /// Link prediction: this PE's pairs of the global batch (cooperative: those whose source it
-  /// owns) with their negatives.
-  link_batch link_pairs(const pe_state& pe, std::span<const vid_t> global_batch,
-                        std::uint32_t batch_index) const;
+  /// The task's validation and test metrics of replica `pe` (evaluate, evaluate_link).
+  std::pair<link_eval, link_eval> evaluate_task(int pe) const;
+  /// The global-batch loss: every PE's `share` summed by an all-reduce in the PE's space.
+  /// @throws error (training diverged), naming the batch and this PE's share, when the sum is
+  ///         not finite (on every PE alike, so none is left in a collective).
+  double allreduce_loss(pe_state& pe, double share, std::uint32_t batch_index) const;
   /// The input rows as a host matrix for full-neighbour inference: the features, or replica
   /// `pe`'s embedding table.
   matrix<float> inference_input(int pe) const;
   /// What every step ends with: counters, loss, and the trace when asked for.
-  void finish_step(pe_state& pe, const step_options& opt, step_meter& meter, const work_counters& w,
-                   std::span<const vid_t> seeds, std::span<const block> blocks, double loss,
-                   double loss_sum, matrix<float> logits, std::vector<float> grads,
-                   std::int64_t working_set, std::int64_t staging);
+  void finish_step(pe_state& pe, const step_options& opt, step_meter& meter, prepared_batch& b,
+                   const step_record& r);
 
   const dataset& ds_;
   const csc_graph& g_;
@@ -393,10 +378,8 @@ class trainer {
   mutable std::unique_ptr<models::gnn_model> host_copy_;     // host_model() off the host backend
   std::vector<std::shared_ptr<const placed_graph>> graphs_;  // [P]; null: the PE samples on
                                                              // the host graph
-  std::vector<vid_t> items_;  // the training items: ds.train, or 0..|link.train|-1
-  // Typed link prediction: the reverse edge type of each relation (reverse_edge_type; -1 none),
-  // whose edges --exclude reverse also removes.
-  std::vector<std::int64_t> reverse_relation_;
+  std::unique_ptr<training_task> task_;           // node classification or link prediction
+  std::unique_ptr<minibatch_protocol> protocol_;  // independent or cooperative
 };
 
 }  // namespace coopgnn

@@ -230,7 +230,7 @@ bool trainer::device_tier() const {
 
 bool trainer::device_cache_holds_rows() const { return dev_ && !dev_->caches.empty(); }
 
-tensor<float> trainer::load_device_tier(pe_state& pe, const step_batch& in, work_counters& w) {
+tensor<float> trainer::load_device_tier(pe_state& pe, const prepared_batch& in, work_counters& w) {
   int const p = pe.comm.rank();
   auto const& ctx = *dev_->ctxs[static_cast<std::size_t>(p)];
   auto const sync = [&] { cuda::detail::synchronize(ctx.compute()); };
@@ -292,7 +292,7 @@ exec_context trainer::compute_context(int p) const {
 }
 bool trainer::device_tier() const { return false; }
 bool trainer::device_cache_holds_rows() const { return false; }
-tensor<float> trainer::load_device_tier(pe_state& /*pe*/, const step_batch& /*in*/,
+tensor<float> trainer::load_device_tier(pe_state& /*pe*/, const prepared_batch& /*in*/,
                                         work_counters& /*w*/) {
   COOPGNN_FAIL("--backend cuda: this build has no CUDA backend");
 }

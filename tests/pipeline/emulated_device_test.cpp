@@ -143,9 +143,10 @@ TEST(EmulatedDevice, EpochsTrainAndEvaluateLikeTheHost) {
   EXPECT_LT(host_losses.back(), host_losses.front());
 }
 
-// The stage clocks (trainer_internal.hpp step_meter over runtime/core/stage_clock.hpp): on both
-// host-run backends every stage of a traced step gets a non-negative time, the stages that do
-// work get a positive one, and together they fit inside the step's wall time measured here.
+// The stage clocks (step_meter of runtime/pipeline/metered_exchange.hpp over
+// runtime/core/stage_clock.hpp): on both host-run backends every stage of a traced step gets a
+// non-negative time, the stages that do work get a positive one, and together they fit inside the
+// step's wall time measured here.
 TEST(EmulatedDevice, StageSecondsFitTheStep) {
   emulated_usecase const u{"sage", sampler_kind::ns, {4, 3}, 64, false, minibatch_mode::cooperative,
                            3};
