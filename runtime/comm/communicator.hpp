@@ -94,7 +94,7 @@ struct comm_stats {
   std::int64_t alltoall_bytes_sent = 0;  ///< bytes sent to other PEs by alltoallv
   std::int64_t alltoall_bytes_recv = 0;  ///< bytes received from other PEs by alltoallv
   std::int64_t allreduce_bytes = 0;      ///< payload bytes this PE contributed to all-reduces
-  std::int64_t alltoall_calls = 0;        ///< alltoallv calls (alltoallv_agreed included)
+  std::int64_t alltoall_calls = 0;       ///< alltoallv calls (alltoallv_agreed included)
   /// Every collective call on a group of more than one PE: the counts alltoall, alltoallv
   /// (agreed or not), all-reduce, broadcast and barrier, one each. A one-PE group counts none
   /// (nothing crosses a link; its calls are copies).
@@ -140,8 +140,7 @@ class communicator {
   /// @throws comm_error if a peer failed or recv_counts disagree with what the peers send;
   ///         logic_error for spans of the wrong length or a stream the communicator cannot use.
   void alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
-                 std::span<const std::int64_t> recv_counts, datatype dtype,
-                 cuda::stream_t stream) {
+                 std::span<const std::int64_t> recv_counts, datatype dtype, cuda::stream_t stream) {
     do_alltoallv(send, send_counts, recv, recv_counts, dtype, stream, true);
   }
   /// alltoallv on bytes (datatype::uint8) after default_stream().
@@ -225,8 +224,8 @@ class communicator {
   // The type-erased core: one virtual call per collective, with the contracts of the public
   // calls above. `checked` is false for alltoallv_agreed.
   virtual void do_alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) = 0;
-  virtual void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts,
-                            void* recv, std::span<const std::int64_t> recv_counts, datatype dtype,
+  virtual void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
+                            std::span<const std::int64_t> recv_counts, datatype dtype,
                             cuda::stream_t stream, bool checked) = 0;
   virtual void do_allreduce_sum(const void* send, void* recv, std::size_t count, datatype dtype,
                                 cuda::stream_t stream) = 0;
@@ -234,13 +233,16 @@ class communicator {
                             int root, cuda::stream_t stream) = 0;
   virtual void do_barrier() = 0;
 
-  /// counts [size()] elements of `dtype` as bytes (what the byte-moving implementations use).
-  [[nodiscard]] static std::vector<std::int64_t> to_bytes(std::span<const std::int64_t> counts,
-                                                          datatype dtype) {
-    std::vector<std::int64_t> bytes(counts.begin(), counts.end());
-    for (auto& b : bytes) b *= static_cast<std::int64_t>(size_of(dtype));
-    return bytes;
-  }
+  /// The byte counts of an all-to-all-v: send_counts and recv_counts ([size()] elements of
+  /// `dtype` each) times size_of(dtype), what the byte-moving implementations use.
+  struct byte_counts {
+    std::vector<std::int64_t> send, recv;
+  };
+  /// @throws logic_error "alltoallv needs P counts per PE, got send S recv R" for spans of
+  ///         another length than size().
+  [[nodiscard]] byte_counts alltoallv_bytes(std::span<const std::int64_t> send_counts,
+                                            std::span<const std::int64_t> recv_counts,
+                                            datatype dtype) const;
 
   /// Counts one collective call in stats_.collectives (when size() > 1). Every collective of
   /// an implementation calls it once, at its start.

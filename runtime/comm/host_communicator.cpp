@@ -121,10 +121,9 @@ void host_communicator::do_alltoallv(const void* send_data,
   count_collective();
   expect_host_stream(stream, "alltoallv");
   auto const p = static_cast<std::size_t>(size());
-  COOPGNN_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
-                  "alltoallv needs {} counts per PE", p);
-  auto const send_bytes = to_bytes(send_counts, dtype);
-  auto const recv_bytes = to_bytes(recv_counts, dtype);
+  auto const bytes = alltoallv_bytes(send_counts, recv_counts, dtype);
+  auto const& send_bytes = bytes.send;
+  auto const& recv_bytes = bytes.recv;
   const auto* send = static_cast<const std::byte*>(send_data);
   auto* recv = static_cast<std::byte*>(recv_data);
   group_->ptr_[rank_] = send;
@@ -192,8 +191,8 @@ void host_communicator::reduce_scatter_gather(const T* send, T* recv, std::size_
   // Every PE sees every size, so all of them detect a mismatch and none reads a buffer.
   for (std::size_t q = 0; q < p; ++q) {
     if (group_->scalar_[q] != static_cast<std::int64_t>(n)) {
-      auto why = fmt::format("allreduce size mismatch: PE {} has {} values, PE {} has {}", rank_,
-                             n, q, group_->scalar_[q]);
+      auto why = fmt::format("allreduce size mismatch: PE {} has {} values, PE {} has {}", rank_, n,
+                             q, group_->scalar_[q]);
       group_->abort(why);
       throw comm_error(why);
     }

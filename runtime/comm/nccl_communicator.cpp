@@ -209,11 +209,9 @@ void nccl_communicator::do_alltoallv(const void* send_data,
   count_collective();
   caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv");
   auto const p = static_cast<std::size_t>(size());
-  COOPGNN_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
-                  "alltoallv needs {} counts per PE, got send {} recv {}", p, send_counts.size(),
-                  recv_counts.size());
-  auto const send_bytes = to_bytes(send_counts, dtype);
-  auto const recv_bytes = to_bytes(recv_counts, dtype);
+  auto const bytes = alltoallv_bytes(send_counts, recv_counts, dtype);
+  auto const& send_bytes = bytes.send;
+  auto const& recv_bytes = bytes.recv;
   const auto* send = static_cast<const std::byte*>(send_data);
   auto* recv = static_cast<std::byte*>(recv_data);
   comm_detail::guarded(
@@ -291,8 +289,7 @@ void nccl_communicator::do_allreduce_sum(const void* send, void* recv, std::size
         [&] {
           check_sizes_equal(n, "allreduce");
           if (n == 0) return;  // equal on every PE: all skip
-          bool const rank_order =
-              reduce_ == nccl_allreduce::rank_order && dtype != datatype::int64;
+          bool const rank_order = reduce_ == nccl_allreduce::rank_order && dtype != datatype::int64;
           if (rank_order) {
             cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n),
                                            ctx_.comm());

@@ -52,10 +52,11 @@ enum class nccl_allreduce {
 /// One PE's NCCL endpoint. Memory spaces, ordering and waits as peer_communicator: byte buffers
 /// and all-reduce spans are DEVICE memory of this PE's device; counts are host spans exchanged
 /// on the host; each call first makes ctx.comm() wait for the stream it is given (ctx.compute()
-/// for the calls without a stream), enqueues the NCCL work on ctx.comm(), then polls cudaStreamQuery + ncclCommGetAsyncError (with the group's abort
-/// flag and timeout) until it completes, so outputs are ready and inputs reusable on return.
-/// After a failure the NCCL communicator is aborted and every later call throws comm_error.
-/// Not thread-safe: used by its PE thread only. Defined only in CUDA builds.
+/// for the calls without a stream), enqueues the NCCL work on ctx.comm(), then polls
+/// cudaStreamQuery + ncclCommGetAsyncError (with the group's abort flag and timeout) until it
+/// completes, so outputs are ready and inputs reusable on return. After a failure the NCCL
+/// communicator is aborted and every later call throws comm_error. Not thread-safe: used by its PE
+/// thread only. Defined only in CUDA builds.
 class nccl_communicator final : public communicator {
  public:
   /// The memory of CUDA contexts.

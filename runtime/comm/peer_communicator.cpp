@@ -66,7 +66,7 @@ void peer_communicator::do_alltoall(std::span<const std::int64_t> send,
                                     std::span<std::int64_t> recv) {
   scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
   count_collective();
-  host_.alltoall(send, recv);       // host counts: the host rendezvous is the whole job
+  host_.alltoall(send, recv);  // host counts: the host rendezvous is the whole job
 }
 
 void peer_communicator::do_alltoallv(const void* send_data,
@@ -78,11 +78,9 @@ void peer_communicator::do_alltoallv(const void* send_data,
   count_collective();
   caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv");
   auto const p = static_cast<std::size_t>(size());
-  COOPGNN_EXPECTS(send_counts.size() == p && recv_counts.size() == p,
-                  "alltoallv needs {} counts per PE, got send {} recv {}", p, send_counts.size(),
-                  recv_counts.size());
-  auto const send_bytes = to_bytes(send_counts, dtype);
-  auto const recv_bytes = to_bytes(recv_counts, dtype);
+  auto const bytes = alltoallv_bytes(send_counts, recv_counts, dtype);
+  auto const& send_bytes = bytes.send;
+  auto const& recv_bytes = bytes.recv;
   const auto* send = static_cast<const std::byte*>(send_data);
   auto* recv = static_cast<std::byte*>(recv_data);
   comm_detail::guarded(
