@@ -42,4 +42,35 @@ void expect_cuda_type(const char* fn) {
   COOPGNN_FAIL("{}: this build has no CUDA backend", fn);
 }
 
+/// The CUDA branch of an entry in a build without CUDA: dispatch() fails with no_cuda_build.
+struct no_cuda_branch {};
+
+}  // namespace coopgnn::detail
+
+/// Wraps the CUDA callable of detail::dispatch: the callable itself in CUDA builds, a
+/// no_cuda_branch in host-only builds, where the `cuda::` functions it calls are not declared.
+#ifdef COOPGNN_WITH_CUDA
+#define COOPGNN_CUDA_BRANCH(...) __VA_ARGS__
+#else
+#define COOPGNN_CUDA_BRANCH(...) ::coopgnn::detail::no_cuda_branch {}
+#endif
+
+namespace coopgnn::detail {
+
+/// The host/CUDA choice of a kernel entry (after the entry's checks): returns on_host() when
+/// ctx runs kernels as host code (backend host or emulated), on_cuda() on the CUDA backend.
+/// Both callables return the entry's result type. On the CUDA backend of a build without CUDA
+/// (on_cuda is a no_cuda_branch) it throws logic_error "<fn>: this build has no CUDA backend"
+/// (unreachable in practice: a cuda exec_context cannot be made there). Pass on_cuda through
+/// COOPGNN_CUDA_BRANCH(...).
+template <class Cuda, class Host>
+decltype(auto) dispatch(const exec_context& ctx, const char* fn, Cuda&& on_cuda, Host&& on_host) {
+  if (ctx.runs_on_host()) return std::forward<Host>(on_host)();
+  if constexpr (std::is_same_v<std::remove_cvref_t<Cuda>, no_cuda_branch>) {
+    no_cuda_build(fn);
+  } else {
+    return std::forward<Cuda>(on_cuda)();
+  }
+}
+
 }  // namespace coopgnn::detail

@@ -258,22 +258,20 @@ void gemm(const exec_context& ctx, op op_a, op op_b, T alpha, tensor_view<const 
                   m, k, kb, n);
   COOPGNN_EXPECTS(c.rows == m && c.cols == n, "gemm: C is [{}, {}] but op(A) * op(B) is [{}, {}]",
                   c.rows, c.cols, m, n);
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>("gemm");
     if (m == 0 || n == 0) return;  // as the host: nothing to write (cuBLAS wants ld >= 1)
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::gemm(ctx.cuda()->cublas(), op_a, op_b, m, n, k, alpha, a.data,
                  std::max<std::int64_t>(a.cols, 1), b.data, std::max<std::int64_t>(b.cols, 1), beta,
                  c.data, c.cols, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build("gemm");
-#endif
-  }
-  gemm_host<T>(ctx.threads(), op_a, op_b, m, n, k, alpha, a.data, std::max<std::int64_t>(a.cols, 1),
-               b.data, std::max<std::int64_t>(b.cols, 1), beta, c.data, c.cols);
+  });
+  detail::dispatch(ctx, "gemm", on_cuda, [&] {
+    gemm_host<T>(ctx.threads(), op_a, op_b, m, n, k, alpha, a.data,
+                 std::max<std::int64_t>(a.cols, 1), b.data, std::max<std::int64_t>(b.cols, 1), beta,
+                 c.data, c.cols);
+  });
 }
 
 template void gemm<float>(const exec_context&, op, op, float, tensor_view<const float>,

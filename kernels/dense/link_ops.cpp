@@ -25,26 +25,23 @@ void row_dot(const exec_context& ctx, tensor_view<const T> a, tensor_view<const 
   COOPGNN_EXPECTS(static_cast<std::int64_t>(out.size) == a.rows,
                   "{}: out has {} values for {} rows", fn, out.size, a.rows);
   if (a.rows == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::row_dot(a.data, b.data, a.rows, a.cols, out.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const d = a.cols;
-  parallel_rows(a.rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t i = r0; i < r1; ++i) {
-      const T* ar = a.data + i * d;
-      const T* br = b.data + i * d;
-      T acc{0};
-      for (std::int64_t j = 0; j < d; ++j) acc += ar[j] * br[j];
-      out.data[i] = acc;
-    }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const d = a.cols;
+    parallel_rows(a.rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const T* ar = a.data + i * d;
+        const T* br = b.data + i * d;
+        T acc{0};
+        for (std::int64_t j = 0; j < d; ++j) acc += ar[j] * br[j];
+        out.data[i] = acc;
+      }
+    });
   });
 }
 
@@ -57,23 +54,20 @@ void scale_rows(const exec_context& ctx, buffer_view<const T> s, tensor_view<con
   COOPGNN_EXPECTS(static_cast<std::int64_t>(s.size) == x.rows, "{}: s has {} values for {} rows",
                   fn, s.size, x.rows);
   if (x.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::scale_rows(s.data, x.data, x.rows, x.cols, y.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const d = x.cols;
-  parallel_rows(x.rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t i = r0; i < r1; ++i) {
-      T const si = s.data[i];
-      for (std::int64_t j = 0; j < d; ++j) y.data[i * d + j] = si * x.data[i * d + j];
-    }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const d = x.cols;
+    parallel_rows(x.rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t i = r0; i < r1; ++i) {
+        T const si = s.data[i];
+        for (std::int64_t j = 0; j < d; ++j) y.data[i * d + j] = si * x.data[i * d + j];
+      }
+    });
   });
 }
 
@@ -85,18 +79,15 @@ void hadamard(const exec_context& ctx, tensor_view<const T> a, tensor_view<const
   detail::expect_same_shape<T>(fn, a, "a", b, "b");
   detail::expect_same_shape<T>(fn, a, "a", out, "out");
   if (a.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::hadamard(a.data, b.data, a.size(), out.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  for (std::int64_t e = 0; e < a.size(); ++e) out.data[e] = a.data[e] * b.data[e];
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    for (std::int64_t e = 0; e < a.size(); ++e) out.data[e] = a.data[e] * b.data[e];
+  });
 }
 
 template <typename T>
@@ -108,31 +99,28 @@ void scatter_add_rows(const exec_context& ctx, tensor_view<const T> x,
                   ids.size, x.rows);
   COOPGNN_EXPECTS(out.cols == x.cols, "{}: out has {} columns but x has {}", fn, out.cols, x.cols);
   if (x.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       // The positions grouped by id make the scatter a gather with one writer per output row.
       auto const g = group_by_value(ctx, out.rows, ids);
       cuda::scatter_add_rows(x.data, x.cols, g.offsets.data(), g.positions.data(), out.rows,
                              out.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  for (std::int64_t i = 0; i < x.rows; ++i) {
-    std::int64_t const r = ids.data[i];
-    COOPGNN_EXPECTS(0 <= r && r < out.rows, "{}: id {} at position {} is outside [0, {})", fn, r, i,
-                    out.rows);
-  }
-  std::int64_t const d = x.cols;
-  for (std::int64_t i = 0; i < x.rows; ++i) {
-    T* o = out.data + ids.data[i] * d;
-    const T* xr = x.data + i * d;
-    for (std::int64_t j = 0; j < d; ++j) o[j] += xr[j];
-  }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    for (std::int64_t i = 0; i < x.rows; ++i) {
+      std::int64_t const r = ids.data[i];
+      COOPGNN_EXPECTS(0 <= r && r < out.rows, "{}: id {} at position {} is outside [0, {})", fn, r,
+                      i, out.rows);
+    }
+    std::int64_t const d = x.cols;
+    for (std::int64_t i = 0; i < x.rows; ++i) {
+      T* o = out.data + ids.data[i] * d;
+      const T* xr = x.data + i * d;
+      for (std::int64_t j = 0; j < d; ++j) o[j] += xr[j];
+    }
+  });
 }
 
 namespace {
@@ -156,25 +144,22 @@ void prelu_forward(const exec_context& ctx, tensor_view<const T> x, buffer_view<
   detail::expect_same_shape<T>(fn, x, "x", y, "y");
   bool const per_channel = prelu_per_channel(fn, alpha.size, x.cols);
   if (x.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::prelu_forward(x.data, x.rows, x.cols, alpha.data, per_channel, y.data,
                           ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const d = x.cols;
-  parallel_rows(x.rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t e = r0 * d; e < r1 * d; ++e) {
-      T const v = x.data[e];
-      T const a = alpha.data[per_channel ? e % d : 0];
-      y.data[e] = v > T{0} ? v : a * v;
-    }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const d = x.cols;
+    parallel_rows(x.rows, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t e = r0 * d; e < r1 * d; ++e) {
+        T const v = x.data[e];
+        T const a = alpha.data[per_channel ? e % d : 0];
+        y.data[e] = v > T{0} ? v : a * v;
+      }
+    });
   });
 }
 
@@ -194,28 +179,25 @@ void prelu_backward(const exec_context& ctx, tensor_view<const T> grad_out, tens
   COOPGNN_EXPECTS(alpha_grad.size == alpha.size, "{}: alpha_grad has {} values but alpha {}", fn,
                   alpha_grad.size, alpha.size);
   if (x.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::prelu_backward(grad_out.data, x.data, x.rows, x.cols, alpha.data, per_channel,
                            grad_in.data, alpha_grad.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const d = x.cols;
-  std::vector<T> sums(alpha.size, T{0});
-  for (std::int64_t e = 0; e < x.size(); ++e) {
-    std::size_t const c = per_channel ? static_cast<std::size_t>(e % d) : 0;
-    T const v = x.data[e];
-    T const g = grad_out.data[e];
-    if (v <= T{0}) sums[c] += v * g;
-    grad_in.data[e] = v > T{0} ? g : alpha.data[c] * g;
-  }
-  for (std::size_t c = 0; c < sums.size(); ++c) alpha_grad.data[c] += sums[c];
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const d = x.cols;
+    std::vector<T> sums(alpha.size, T{0});
+    for (std::int64_t e = 0; e < x.size(); ++e) {
+      std::size_t const c = per_channel ? static_cast<std::size_t>(e % d) : 0;
+      T const v = x.data[e];
+      T const g = grad_out.data[e];
+      if (v <= T{0}) sums[c] += v * g;
+      grad_in.data[e] = v > T{0} ? g : alpha.data[c] * g;
+    }
+    for (std::size_t c = 0; c < sums.size(); ++c) alpha_grad.data[c] += sums[c];
+  });
 }
 
 template <typename T>
@@ -243,39 +225,36 @@ void layer_norm_forward(const exec_context& ctx, tensor_view<const T> x, buffer_
   COOPGNN_EXPECTS(eps >= T{0}, "{}: eps = {} is negative", fn, eps);
   COOPGNN_EXPECTS(m == 0 || y.data != x.data, "{}: y is the same matrix as x", fn);
   if (m == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::layer_norm_forward(x.data, m, d, gamma.data, beta.data, eps, y.data, mean.data,
                                rstd.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  parallel_rows(m, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t i = r0; i < r1; ++i) {
-      const T* xr = x.data + i * d;
-      T* yr = y.data + i * d;
-      double sum = 0.0;
-      for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(xr[j]);
-      double const mu = sum / static_cast<double>(d);
-      double sq = 0.0;
-      for (std::int64_t j = 0; j < d; ++j) {
-        double const c = static_cast<double>(xr[j]) - mu;
-        sq += c * c;
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    parallel_rows(m, ctx.threads(), [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t i = r0; i < r1; ++i) {
+        const T* xr = x.data + i * d;
+        T* yr = y.data + i * d;
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(xr[j]);
+        double const mu = sum / static_cast<double>(d);
+        double sq = 0.0;
+        for (std::int64_t j = 0; j < d; ++j) {
+          double const c = static_cast<double>(xr[j]) - mu;
+          sq += c * c;
+        }
+        double const var = sq / static_cast<double>(d);
+        T const mu_t = static_cast<T>(mu);
+        T const rs_t = static_cast<T>(1.0 / std::sqrt(var + static_cast<double>(eps)));
+        mean.data[i] = mu_t;
+        rstd.data[i] = rs_t;
+        for (std::int64_t j = 0; j < d; ++j) {
+          yr[j] = (xr[j] - mu_t) * rs_t * gamma.data[j] + beta.data[j];
+        }
       }
-      double const var = sq / static_cast<double>(d);
-      T const mu_t = static_cast<T>(mu);
-      T const rs_t = static_cast<T>(1.0 / std::sqrt(var + static_cast<double>(eps)));
-      mean.data[i] = mu_t;
-      rstd.data[i] = rs_t;
-      for (std::int64_t j = 0; j < d; ++j) {
-        yr[j] = (xr[j] - mu_t) * rs_t * gamma.data[j] + beta.data[j];
-      }
-    }
+    });
   });
 }
 
@@ -310,51 +289,48 @@ void layer_norm_backward(const exec_context& ctx, tensor_view<const T> grad_out,
   COOPGNN_EXPECTS(m == 0 || d >= 1, "{}: x has {} rows but no columns", fn, m);
   COOPGNN_EXPECTS(m == 0 || grad_in.data != x.data, "{}: grad_in is the same matrix as x", fn);
   if (m == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::layer_norm_backward(grad_out.data, x.data, m, d, gamma.data, mean.data, rstd.data,
                                 grad_in.data, gamma_grad.data, beta_grad.data,
                                 ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::vector<T> gsum(static_cast<std::size_t>(d), T{0});
-  std::vector<T> bsum(static_cast<std::size_t>(d), T{0});
-  for (std::int64_t i = 0; i < m; ++i) {
-    const T* gr = grad_out.data + i * d;
-    const T* xr = x.data + i * d;
-    T* gi = grad_in.data + i * d;
-    T const mu = mean.data[i];
-    T const rs = rstd.data[i];
-    double c1 = 0.0;  // sum_j gy
-    double c2 = 0.0;  // sum_j gy xh
-    for (std::int64_t j = 0; j < d; ++j) {
-      auto const uj = static_cast<std::size_t>(j);
-      T const xh = (xr[j] - mu) * rs;
-      T const gy = gr[j] * gamma.data[j];
-      gsum[uj] += gr[j] * xh;
-      bsum[uj] += gr[j];
-      c1 += static_cast<double>(gy);
-      c2 += static_cast<double>(gy) * static_cast<double>(xh);
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::vector<T> gsum(static_cast<std::size_t>(d), T{0});
+    std::vector<T> bsum(static_cast<std::size_t>(d), T{0});
+    for (std::int64_t i = 0; i < m; ++i) {
+      const T* gr = grad_out.data + i * d;
+      const T* xr = x.data + i * d;
+      T* gi = grad_in.data + i * d;
+      T const mu = mean.data[i];
+      T const rs = rstd.data[i];
+      double c1 = 0.0;  // sum_j gy
+      double c2 = 0.0;  // sum_j gy xh
+      for (std::int64_t j = 0; j < d; ++j) {
+        auto const uj = static_cast<std::size_t>(j);
+        T const xh = (xr[j] - mu) * rs;
+        T const gy = gr[j] * gamma.data[j];
+        gsum[uj] += gr[j] * xh;
+        bsum[uj] += gr[j];
+        c1 += static_cast<double>(gy);
+        c2 += static_cast<double>(gy) * static_cast<double>(xh);
+      }
+      c1 /= static_cast<double>(d);
+      c2 /= static_cast<double>(d);
+      // Row i of grad_in may be row i of grad_out: every read of it above precedes these writes.
+      for (std::int64_t j = 0; j < d; ++j) {
+        T const xh = (xr[j] - mu) * rs;
+        double const gy = static_cast<double>(gr[j] * gamma.data[j]);
+        gi[j] = static_cast<T>(static_cast<double>(rs) * (gy - c1 - static_cast<double>(xh) * c2));
+      }
     }
-    c1 /= static_cast<double>(d);
-    c2 /= static_cast<double>(d);
-    // Row i of grad_in may be row i of grad_out: every read of it above precedes these writes.
     for (std::int64_t j = 0; j < d; ++j) {
-      T const xh = (xr[j] - mu) * rs;
-      double const gy = static_cast<double>(gr[j] * gamma.data[j]);
-      gi[j] = static_cast<T>(static_cast<double>(rs) * (gy - c1 - static_cast<double>(xh) * c2));
+      gamma_grad.data[j] += gsum[static_cast<std::size_t>(j)];
+      beta_grad.data[j] += bsum[static_cast<std::size_t>(j)];
     }
-  }
-  for (std::int64_t j = 0; j < d; ++j) {
-    gamma_grad.data[j] += gsum[static_cast<std::size_t>(j)];
-    beta_grad.data[j] += bsum[static_cast<std::size_t>(j)];
-  }
+  });
 }
 
 template <typename T>
@@ -370,9 +346,8 @@ T bce_with_logits(const exec_context& ctx, buffer_view<const T> logits, buffer_v
                   fn, grad.size, logits.size);
   auto const n = static_cast<std::int64_t>(logits.size);
   if (n == 0) return T{0};
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       buffer<double> row_loss(ctx, logits.size);
       buffer<float> total(ctx, 1);
@@ -381,25 +356,26 @@ T bce_with_logits(const exec_context& ctx, buffer_view<const T> logits, buffer_v
       return download<float>(ctx, total.view()).at(0);
     }
     return T{0};
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  for (std::int64_t i = 0; i < n; ++i) {
-    T const y = labels.data[i];
-    COOPGNN_EXPECTS(y == T{0} || y == T{1}, "{}: label at position {} is {}, not 0 or 1", fn, i, y);
-  }
-  double total = 0.0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    auto const x = static_cast<double>(logits.data[i]);
-    auto const y = static_cast<double>(labels.data[i]);
-    total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::abs(x)));
-    if (want_grad) {
-      double const sig = x >= 0.0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
-      grad.data[i] = static_cast<T>(static_cast<double>(scale) * (sig - y));
+  });
+  return detail::dispatch(ctx, fn, on_cuda, [&] {
+    for (std::int64_t i = 0; i < n; ++i) {
+      T const y = labels.data[i];
+      COOPGNN_EXPECTS(y == T{0} || y == T{1}, "{}: label at position {} is {}, not 0 or 1", fn, i,
+                      y);
     }
-  }
-  return static_cast<T>(static_cast<double>(scale) * total);
+    double total = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto const x = static_cast<double>(logits.data[i]);
+      auto const y = static_cast<double>(labels.data[i]);
+      total += std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::abs(x)));
+      if (want_grad) {
+        double const sig =
+            x >= 0.0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+        grad.data[i] = static_cast<T>(static_cast<double>(scale) * (sig - y));
+      }
+    }
+    return static_cast<T>(static_cast<double>(scale) * total);
+  });
 }
 
 void adam_update_rows(const exec_context& ctx, tensor_view<float> value,
@@ -420,27 +396,24 @@ void adam_update_rows(const exec_context& ctx, tensor_view<float> value,
                   "{}: grad is [{}, {}], expected [{}, {}] (one row per selected row)", fn,
                   grad.rows, grad.cols, r, d);
   if (r == 0 || d == 0) return;
-  if (!ctx.runs_on_host()) {
-#ifdef COOPGNN_WITH_CUDA
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     cuda::adam_update_rows(value.data, grad.data, m.data, v.data, d, rows.data, r, params,
                            ctx.cuda()->compute());
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  for (std::int64_t k = 0; k < r; ++k) {
-    COOPGNN_EXPECTS(0 <= rows.data[k] && rows.data[k] < value.rows,
-                    "{}: row {} at position {} is outside [0, {})", fn, rows.data[k], k,
-                    value.rows);
-  }
-  for (std::int64_t k = 0; k < r; ++k) {
-    std::int64_t const base = rows.data[k] * d;
-    for (std::int64_t j = 0; j < d; ++j) {
-      adam_element(value.data[base + j], grad.data[k * d + j], m.data[base + j], v.data[base + j],
-                   params);
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    for (std::int64_t k = 0; k < r; ++k) {
+      COOPGNN_EXPECTS(0 <= rows.data[k] && rows.data[k] < value.rows,
+                      "{}: row {} at position {} is outside [0, {})", fn, rows.data[k], k,
+                      value.rows);
     }
-  }
+    for (std::int64_t k = 0; k < r; ++k) {
+      std::int64_t const base = rows.data[k] * d;
+      for (std::int64_t j = 0; j < d; ++j) {
+        adam_element(value.data[base + j], grad.data[k * d + j], m.data[base + j], v.data[base + j],
+                     params);
+      }
+    }
+  });
 }
 
 #define COOPGNN_INSTANTIATE_LINK_OPS(T)                                                            \

@@ -87,34 +87,32 @@ void gather_rows_in(const exec_context& ctx, tensor_view<const S> table, feature
                   "{}: out is [{}, {}] for {} ids of a table with {} columns", fn, out.rows,
                   out.cols, ids.size, table.cols);
   if (out.size() == 0) return;
-  if (!ctx.runs_on_host()) {
-#ifdef COOPGNN_WITH_CUDA
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     buffer<unsigned long long> first_bad(ctx, 1);  // never read: the ids are the caller's promise
     cuda::table_view const tv{table.data, table.rows, table.cols, table.cols, dtype};
     cuda::gather_rows_async(tv, ids.data, out.rows, out.data, first_bad.data(),
                             ctx.cuda()->compute());
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const cols = table.cols;
-  with_widening(dtype, [&](auto widen) {
-    using W = decltype(widen);
-    if constexpr (std::is_same_v<typename W::source, S>) {
-      parallel_rows(
-          out.rows, ctx.threads(),
-          [&](std::int64_t i0, std::int64_t i1) {
-            for (std::int64_t i = i0; i < i1; ++i) {
-              vid_t const v = ids.data[i];
-              COOPGNN_EXPECTS(v >= 0 && v < table.rows,
-                              "{}: id {} at position {} is outside [0, {})", fn, v, i, table.rows);
-              const S* r = table.data + v * cols;
-              std::transform(r, r + cols, out.data + i * cols, widen);
-            }
-          },
-          rows_for_work(4 * cols));
-    }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const cols = table.cols;
+    with_widening(dtype, [&](auto widen) {
+      using W = decltype(widen);
+      if constexpr (std::is_same_v<typename W::source, S>) {
+        parallel_rows(
+            out.rows, ctx.threads(),
+            [&](std::int64_t i0, std::int64_t i1) {
+              for (std::int64_t i = i0; i < i1; ++i) {
+                vid_t const v = ids.data[i];
+                COOPGNN_EXPECTS(v >= 0 && v < table.rows,
+                                "{}: id {} at position {} is outside [0, {})", fn, v, i,
+                                table.rows);
+                const S* r = table.data + v * cols;
+                std::transform(r, r + cols, out.data + i * cols, widen);
+              }
+            },
+            rows_for_work(4 * cols));
+      }
+    });
   });
 }
 }  // namespace

@@ -479,18 +479,16 @@ std::int64_t block_buffers::bytes() const {
 sampled_buffers sample_neighbors(const exec_context& ctx, const csc_view& g,
                                  buffer_view<const vid_t> seeds, const sample_params& params) {
   detail::expect_spaces(ctx, "sample_neighbors", {{"the graph", g.space}, {"seeds", seeds.space}});
-  if (ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&]() -> sampled_buffers {
+    auto d = cuda::sample_neighbors(*ctx.cuda(), device_graph(g), {seeds.data, seeds.size}, params);
+    return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
+            buffer<float>::adopt(std::move(d.weights))};
+  });
+  return detail::dispatch(ctx, "sample_neighbors", on_cuda, [&]() -> sampled_buffers {
     auto s = sample_host(ctx.threads(), g, raw(seeds), params);
     return {to_space(ctx, std::move(s.indptr)), to_space(ctx, std::move(s.nbrs)),
             to_space(ctx, std::move(s.weights))};
-  }
-#ifdef COOPGNN_WITH_CUDA
-  auto d = cuda::sample_neighbors(*ctx.cuda(), device_graph(g), {seeds.data, seeds.size}, params);
-  return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
-          buffer<float>::adopt(std::move(d.weights))};
-#else
-  detail::no_cuda_build("sample_neighbors");
-#endif
+  });
 }
 
 std::string exclusion_key_message(exclusion_key_fault fault, vid_t t, vid_t s, std::int32_t r,
@@ -542,7 +540,17 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
                   "{}: the sample has {} neighbours and {} weights", fn, sampled.nbrs.size(),
                   sampled.weights.size());
   auto const R = static_cast<std::int32_t>(seeds.size == 0 ? 1 : rows / seeds.size);
-  if (ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&]() -> sampled_buffers {
+    auto d = cuda::exclude_edges(
+        *ctx.cuda(), {seeds.data, seeds.size},
+        cuda::device_sampled_view({sampled.indptr.data(), sampled.indptr.size()},
+                                  {sampled.nbrs.data(), sampled.nbrs.size()},
+                                  {sampled.weights.data(), sampled.weights.size()}),
+        {keys.data, keys.size}, R);
+    return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
+            buffer<float>::adopt(std::move(d.weights))};
+  });
+  return detail::dispatch(ctx, fn, on_cuda, [&]() -> sampled_buffers {
     // The checks in the order the CUDA path ranks them (sample.cu, exclude_check): keys, rows'
     // offsets, then every sampled edge's key as the loop below meets it.
     auto const k = raw(keys);
@@ -583,19 +591,7 @@ sampled_buffers exclude_edges(const exec_context& ctx, buffer_view<const vid_t> 
     }
     return {to_space(ctx, std::move(indptr)), to_space(ctx, std::move(nbrs)),
             to_space(ctx, std::move(weights))};
-  }
-#ifdef COOPGNN_WITH_CUDA
-  auto d = cuda::exclude_edges(
-      *ctx.cuda(), {seeds.data, seeds.size},
-      cuda::device_sampled_view({sampled.indptr.data(), sampled.indptr.size()},
-                                {sampled.nbrs.data(), sampled.nbrs.size()},
-                                {sampled.weights.data(), sampled.weights.size()}),
-      {keys.data, keys.size}, R);
-  return {buffer<eid_t>::adopt(std::move(d.indptr)), buffer<vid_t>::adopt(std::move(d.nbrs)),
-          buffer<float>::adopt(std::move(d.weights))};
-#else
-  detail::no_cuda_build(fn);
-#endif
+  });
 }
 
 block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view<const vid_t> dst,
@@ -605,7 +601,19 @@ block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view
       {{"the graph", g.space}, {"dst", dst.space}, {"the sample", s.nbrs.space()}});
   block_buffers out;
   out.num_dst = static_cast<std::int64_t>(dst.size);
-  if (ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
+    auto d = cuda::make_block(*ctx.cuda(), device_graph(g), {dst.data, dst.size},
+                              cuda::device_sampled_view({s.indptr.data(), s.indptr.size()},
+                                                        {s.nbrs.data(), s.nbrs.size()},
+                                                        {s.weights.data(), s.weights.size()}));
+    out.num_relations = d.num_relations;
+    out.src_ids = buffer<vid_t>::adopt(std::move(d.src_ids));
+    out.indptr = buffer<eid_t>::adopt(std::move(d.indptr));
+    out.indices = buffer<std::int64_t>::adopt(std::move(d.indices));
+    out.weights = buffer<float>::adopt(std::move(d.weights));
+    out.src_degree = buffer<std::int64_t>::adopt(std::move(d.src_degree));
+  });
+  detail::dispatch(ctx, "make_block", on_cuda, [&] {
     block b = make_block_host(g, raw(dst), raw(s.indptr), raw(s.nbrs), raw(s.weights));
     out.num_relations = b.num_relations;
     out.src_ids = to_space(ctx, std::move(b.src_ids));
@@ -613,23 +621,8 @@ block_buffers make_block(const exec_context& ctx, const csc_view& g, buffer_view
     out.indices = to_space(ctx, std::move(b.indices));
     out.weights = to_space(ctx, std::move(b.weights));
     out.src_degree = to_space(ctx, std::move(b.src_degree));
-    return out;
-  }
-#ifdef COOPGNN_WITH_CUDA
-  auto d = cuda::make_block(
-      *ctx.cuda(), device_graph(g), {dst.data, dst.size},
-      cuda::device_sampled_view({s.indptr.data(), s.indptr.size()}, {s.nbrs.data(), s.nbrs.size()},
-                                {s.weights.data(), s.weights.size()}));
-  out.num_relations = d.num_relations;
-  out.src_ids = buffer<vid_t>::adopt(std::move(d.src_ids));
-  out.indptr = buffer<eid_t>::adopt(std::move(d.indptr));
-  out.indices = buffer<std::int64_t>::adopt(std::move(d.indices));
-  out.weights = buffer<float>::adopt(std::move(d.weights));
-  out.src_degree = buffer<std::int64_t>::adopt(std::move(d.src_degree));
+  });
   return out;
-#else
-  detail::no_cuda_build("make_block");
-#endif
 }
 
 block to_host(const exec_context& ctx, const block_buffers& b) {
@@ -686,7 +679,13 @@ owner_split split_by_owner(const exec_context& ctx, buffer_view<const std::uint1
                            int num_pes, buffer_view<const vid_t> ids) {
   detail::expect_spaces(ctx, "split_by_owner", {{"owner_of", owner_of.space}, {"ids", ids.space}});
   COOPGNN_EXPECTS(num_pes >= 1 && num_pes <= 65535, "split_by_owner: {} PEs", num_pes);
-  if (ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&]() -> owner_split {
+    auto d = cuda::split_by_owner(*ctx.cuda(), {owner_of.data, owner_of.size}, num_pes,
+                                  {ids.data, ids.size});
+    return {std::move(d.counts), buffer<std::int64_t>::adopt(std::move(d.perm)),
+            buffer<vid_t>::adopt(std::move(d.sorted_ids))};
+  });
+  return detail::dispatch(ctx, "split_by_owner", on_cuda, [&]() -> owner_split {
     auto const P = static_cast<std::size_t>(num_pes);
     auto const m = ids.size;
     auto const n = static_cast<vid_t>(owner_of.size);
@@ -714,20 +713,17 @@ owner_split split_by_owner(const exec_context& ctx, buffer_view<const std::uint1
     out.perm = to_space(ctx, std::move(perm));
     out.sorted_ids = to_space(ctx, std::move(sorted));
     return out;
-  }
-#ifdef COOPGNN_WITH_CUDA
-  auto d = cuda::split_by_owner(*ctx.cuda(), {owner_of.data, owner_of.size}, num_pes,
-                                {ids.data, ids.size});
-  return {std::move(d.counts), buffer<std::int64_t>::adopt(std::move(d.perm)),
-          buffer<vid_t>::adopt(std::move(d.sorted_ids))};
-#else
-  detail::no_cuda_build("split_by_owner");
-#endif
+  });
 }
 
 unique_ids unique_with_inverse(const exec_context& ctx, buffer_view<const vid_t> ids) {
   detail::expect_space(ctx, ids.space, "unique_with_inverse", "ids");
-  if (ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&]() -> unique_ids {
+    auto d = cuda::unique_with_inverse(*ctx.cuda(), {ids.data, ids.size});
+    return {buffer<vid_t>::adopt(std::move(d.unique)),
+            buffer<std::int64_t>::adopt(std::move(d.inverse))};
+  });
+  return detail::dispatch(ctx, "unique_with_inverse", on_cuda, [&]() -> unique_ids {
     std::vector<vid_t> uniq(ids.data, ids.data + ids.size);
     std::sort(uniq.begin(), uniq.end());
     uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
@@ -736,14 +732,7 @@ unique_ids unique_with_inverse(const exec_context& ctx, buffer_view<const vid_t>
       inverse[r] = std::lower_bound(uniq.begin(), uniq.end(), ids.data[r]) - uniq.begin();
     }
     return {to_space(ctx, std::move(uniq)), to_space(ctx, std::move(inverse))};
-  }
-#ifdef COOPGNN_WITH_CUDA
-  auto d = cuda::unique_with_inverse(*ctx.cuda(), {ids.data, ids.size});
-  return {buffer<vid_t>::adopt(std::move(d.unique)),
-          buffer<std::int64_t>::adopt(std::move(d.inverse))};
-#else
-  detail::no_cuda_build("unique_with_inverse");
-#endif
+  });
 }
 
 }  // namespace coopgnn

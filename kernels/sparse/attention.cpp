@@ -77,24 +77,21 @@ self_loop_csr add_self_loops(const exec_context& ctx, const csr_view& c) {
   self_loop_csr r{c.num_rows, c.num_cols,
                   buffer<eid_t>(ctx, static_cast<std::size_t>(c.num_rows + 1)),
                   buffer<std::int64_t>(ctx, static_cast<std::size_t>(c.num_edges + c.num_rows))};
-  if (!ctx.runs_on_host()) {
-#ifdef COOPGNN_WITH_CUDA
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     cuda::add_self_loops(c.indptr, c.indices, c.num_rows, r.indptr.data(), r.indices.data(),
                          ctx.cuda()->compute());
-    return r;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  eid_t* ip = r.indptr.data();
-  std::int64_t* ix = r.indices.data();
-  ip[0] = 0;
-  for (std::int64_t s = 0; s < c.num_rows; ++s) {
-    eid_t const out0 = c.indptr[s] + s;
-    ix[out0] = s;
-    for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) ix[e + s + 1] = c.indices[e];
-    ip[s + 1] = c.indptr[s + 1] + s + 1;
-  }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    eid_t* ip = r.indptr.data();
+    std::int64_t* ix = r.indices.data();
+    ip[0] = 0;
+    for (std::int64_t s = 0; s < c.num_rows; ++s) {
+      eid_t const out0 = c.indptr[s] + s;
+      ix[out0] = s;
+      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) ix[e + s + 1] = c.indices[e];
+      ip[s + 1] = c.indptr[s + 1] + s + 1;
+    }
+  });
   return r;
 }
 
@@ -108,24 +105,22 @@ void attention_project(const exec_context& ctx, tensor_view<const T> x, buffer_v
   COOPGNN_EXPECTS(out.rows == x.rows && out.cols == heads, "{}: out is [{}, {}], expected [{}, {}]",
                   fn, out.rows, out.cols, x.rows, heads);
   if (x.rows == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::attention_project(x.data, a.data, x.rows, heads, f, out.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  for (std::int64_t i = 0; i < x.rows; ++i) {
-    for (std::int64_t k = 0; k < heads; ++k) {
-      T acc{0};
-      for (std::int64_t j = k * f; j < (k + 1) * f; ++j) acc += x.data[i * x.cols + j] * a.data[j];
-      out.data[i * heads + k] = acc;
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    for (std::int64_t i = 0; i < x.rows; ++i) {
+      for (std::int64_t k = 0; k < heads; ++k) {
+        T acc{0};
+        for (std::int64_t j = k * f; j < (k + 1) * f; ++j)
+          acc += x.data[i * x.cols + j] * a.data[j];
+        out.data[i * heads + k] = acc;
+      }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -142,33 +137,30 @@ void attention_project_backward(const exec_context& ctx, tensor_view<const T> x,
   COOPGNN_EXPECTS(g.rows == x.rows, "{}: g has {} rows for {} rows of x", fn, g.rows, x.rows);
   bool const want_x = wants_grad_x(ctx, fn, x, grad_x);
   if (x.rows == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::attention_project_backward(x.data, a.data, g.data, x.rows, heads, f,
                                        want_x ? grad_x.data : nullptr, grad_a.data,
                                        ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const cols = x.cols;
-  if (want_x) {
-    for (std::int64_t i = 0; i < x.rows; ++i) {
-      for (std::int64_t j = 0; j < cols; ++j) {
-        grad_x.data[i * cols + j] += g.data[i * heads + j / f] * a.data[j];
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const cols = x.cols;
+    if (want_x) {
+      for (std::int64_t i = 0; i < x.rows; ++i) {
+        for (std::int64_t j = 0; j < cols; ++j) {
+          grad_x.data[i * cols + j] += g.data[i * heads + j / f] * a.data[j];
+        }
       }
     }
-  }
-  for (std::int64_t j = 0; j < cols; ++j) {
-    T acc{0};
-    for (std::int64_t i = 0; i < x.rows; ++i)
-      acc += g.data[i * heads + j / f] * x.data[i * cols + j];
-    grad_a.data[j] += acc;
-  }
+    for (std::int64_t j = 0; j < cols; ++j) {
+      T acc{0};
+      for (std::int64_t i = 0; i < x.rows; ++i)
+        acc += g.data[i * heads + j / f] * x.data[i * cols + j];
+      grad_a.data[j] += acc;
+    }
+  });
 }
 
 template <typename T>
@@ -186,30 +178,27 @@ void attention_scores(const exec_context& ctx, const csr_view& c, tensor_view<co
   COOPGNN_EXPECTS(slope >= T{0},
                   "{}: negative slope {} (the backward reads the sign of the output)", fn, slope);
   if (c.num_edges == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::attention_scores(c.indptr, c.indices, c.num_rows, c.num_edges, el.data, er.data, heads,
                              slope, mask_self_loops, scores.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const ne = c.num_edges;
-  for (std::int64_t s = 0; s < c.num_rows; ++s) {
-    for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
-      std::int64_t const t = c.indices[e];
-      bool const masked = mask_self_loops && t == s && e != c.indptr[s];
-      for (std::int64_t k = 0; k < heads; ++k) {
-        T const z = el.data[s * heads + k] + er.data[t * heads + k];
-        scores.data[k * ne + e] =
-            masked ? -std::numeric_limits<T>::infinity() : (z > T{0} ? z : slope * z);
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const ne = c.num_edges;
+    for (std::int64_t s = 0; s < c.num_rows; ++s) {
+      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
+        std::int64_t const t = c.indices[e];
+        bool const masked = mask_self_loops && t == s && e != c.indptr[s];
+        for (std::int64_t k = 0; k < heads; ++k) {
+          T const z = el.data[s * heads + k] + er.data[t * heads + k];
+          scores.data[k * ne + e] =
+              masked ? -std::numeric_limits<T>::infinity() : (z > T{0} ? z : slope * z);
+        }
       }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -231,46 +220,43 @@ void attention_scores_backward(const exec_context& ctx, const csr_view& c,
   check_edge_size(fn, "scores", scores.size, heads * c.num_edges);
   check_edge_size(fn, "grad", grad.size, heads * c.num_edges);
   if (c.num_edges == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       auto const t = by_source(ctx, c);
       cuda::attention_scores_backward(
           c.indptr, c.num_rows, c.num_cols, c.num_edges, t.offsets.data(), t.positions.data(),
           scores.data, grad.data, heads, slope, grad_el.data, grad_er.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const ne = c.num_edges;
-  auto gz = [&](std::int64_t k, eid_t e) {
-    T const g = grad.data[k * ne + e];
-    return scores.data[k * ne + e] > T{0} ? g : g * slope;
-  };
-  for (std::int64_t s = 0; s < c.num_rows; ++s) {
-    for (std::int64_t k = 0; k < heads; ++k) {
-      T acc{0};
-      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) acc += gz(k, e);
-      grad_el.data[s * heads + k] += acc;
-    }
-  }
-  // Ascending e per source: accumulate into zeroed partial sums, then add (the CUDA gather's
-  // order).
-  std::vector<T> part(static_cast<std::size_t>(c.num_cols * heads), T{0});
-  for (std::int64_t s = 0; s < c.num_rows; ++s) {
-    for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
-      std::int64_t const t = c.indices[e];
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const ne = c.num_edges;
+    auto gz = [&](std::int64_t k, eid_t e) {
+      T const g = grad.data[k * ne + e];
+      return scores.data[k * ne + e] > T{0} ? g : g * slope;
+    };
+    for (std::int64_t s = 0; s < c.num_rows; ++s) {
       for (std::int64_t k = 0; k < heads; ++k) {
-        part[static_cast<std::size_t>(t * heads + k)] += gz(k, e);
+        T acc{0};
+        for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) acc += gz(k, e);
+        grad_el.data[s * heads + k] += acc;
       }
     }
-  }
-  for (std::int64_t i = 0; i < c.num_cols * heads; ++i) {
-    grad_er.data[i] += part[static_cast<std::size_t>(i)];
-  }
+    // Ascending e per source: accumulate into zeroed partial sums, then add (the CUDA gather's
+    // order).
+    std::vector<T> part(static_cast<std::size_t>(c.num_cols * heads), T{0});
+    for (std::int64_t s = 0; s < c.num_rows; ++s) {
+      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
+        std::int64_t const t = c.indices[e];
+        for (std::int64_t k = 0; k < heads; ++k) {
+          part[static_cast<std::size_t>(t * heads + k)] += gz(k, e);
+        }
+      }
+    }
+    for (std::int64_t i = 0; i < c.num_cols * heads; ++i) {
+      grad_er.data[i] += part[static_cast<std::size_t>(i)];
+    }
+  });
 }
 
 template <typename T>
@@ -287,36 +273,33 @@ void attention_dropout(const exec_context& ctx, const csr_view& c, buffer_view<c
   check_edge_size(fn, "keep", keep.size, heads * c.num_edges);
   COOPGNN_EXPECTS(p >= 0.0f && p < 1.0f, "{}: p = {} is outside [0, 1)", fn, p);
   if (c.num_edges == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::attention_dropout(c.indptr, c.indices, c.num_rows, c.num_edges, src_ids.data, heads,
                               key.run_seed, key.batch, key.layer_index, p, scale, alpha.data,
                               keep.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const ne = c.num_edges;
-  for (std::int64_t q = 0; q * 4 < heads; ++q) {
-    rng::stream const st = rng::make_stream(key.run_seed, rng::purpose::attention_dropout,
-                                            64 * key.layer_index + static_cast<std::uint32_t>(q));
-    for (std::int64_t s = 0; s < c.num_rows; ++s) {
-      auto const dst = static_cast<std::uint64_t>(src_ids.data[s]);
-      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
-        auto const src = static_cast<std::uint32_t>(src_ids.data[c.indices[e]]);
-        auto const w = rng::draw4(st, dst, src, key.batch);
-        for (std::int64_t k = 4 * q; k < std::min<std::int64_t>(4 * q + 4, heads); ++k) {
-          bool const kept = rng::to_unit(w[static_cast<std::size_t>(k - 4 * q)]) >= p;
-          keep.data[k * ne + e] = kept ? 1 : 0;
-          alpha.data[k * ne + e] = kept ? alpha.data[k * ne + e] * scale : T{0};
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const ne = c.num_edges;
+    for (std::int64_t q = 0; q * 4 < heads; ++q) {
+      rng::stream const st = rng::make_stream(key.run_seed, rng::purpose::attention_dropout,
+                                              64 * key.layer_index + static_cast<std::uint32_t>(q));
+      for (std::int64_t s = 0; s < c.num_rows; ++s) {
+        auto const dst = static_cast<std::uint64_t>(src_ids.data[s]);
+        for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
+          auto const src = static_cast<std::uint32_t>(src_ids.data[c.indices[e]]);
+          auto const w = rng::draw4(st, dst, src, key.batch);
+          for (std::int64_t k = 4 * q; k < std::min<std::int64_t>(4 * q + 4, heads); ++k) {
+            bool const kept = rng::to_unit(w[static_cast<std::size_t>(k - 4 * q)]) >= p;
+            keep.data[k * ne + e] = kept ? 1 : 0;
+            alpha.data[k * ne + e] = kept ? alpha.data[k * ne + e] * scale : T{0};
+          }
         }
       }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -332,28 +315,25 @@ void attention_aggregate(const exec_context& ctx, const csr_view& c, buffer_view
                   y.cols, c.num_rows, c.num_cols);
   COOPGNN_EXPECTS(x.data != y.data || y.size() == 0, "{}: y is x", fn);
   if (y.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::attention_aggregate(c.indptr, c.indices, c.num_rows, c.num_edges, alpha.data, x.data,
                                 heads, f, y.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const ne = c.num_edges;
-  std::int64_t const cols = x.cols;
-  for (std::int64_t s = 0; s < c.num_rows; ++s) {
-    T* yr = y.data + s * cols;
-    std::fill(yr, yr + cols, T{0});
-    for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
-      const T* xr = x.data + c.indices[e] * cols;
-      for (std::int64_t j = 0; j < cols; ++j) yr[j] += alpha.data[(j / f) * ne + e] * xr[j];
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const ne = c.num_edges;
+    std::int64_t const cols = x.cols;
+    for (std::int64_t s = 0; s < c.num_rows; ++s) {
+      T* yr = y.data + s * cols;
+      std::fill(yr, yr + cols, T{0});
+      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
+        const T* xr = x.data + c.indices[e] * cols;
+        for (std::int64_t j = 0; j < cols; ++j) yr[j] += alpha.data[(j / f) * ne + e] * xr[j];
+      }
     }
-  }
+  });
 }
 
 template <typename T>
@@ -374,9 +354,8 @@ void attention_aggregate_backward(const exec_context& ctx, const csr_view& c,
                   g.cols, c.num_rows, c.num_cols);
   bool const want_x = wants_grad_x(ctx, fn, x, grad_x);
   if (c.num_edges == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       grouped_positions t;
       if (want_x) t = by_source(ctx, c);
@@ -386,35 +365,33 @@ void attention_aggregate_backward(const exec_context& ctx, const csr_view& c,
                                          g.data, heads, f, grad_alpha.data,
                                          want_x ? grad_x.data : nullptr, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const ne = c.num_edges;
-  std::int64_t const cols = x.cols;
-  for (std::int64_t s = 0; s < c.num_rows; ++s) {
-    const T* gr = g.data + s * cols;
-    for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
-      const T* xr = x.data + c.indices[e] * cols;
-      for (std::int64_t k = 0; k < heads; ++k) {
-        T acc{0};
-        for (std::int64_t j = k * f; j < (k + 1) * f; ++j) acc += gr[j] * xr[j];
-        grad_alpha.data[k * ne + e] = acc;
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const ne = c.num_edges;
+    std::int64_t const cols = x.cols;
+    for (std::int64_t s = 0; s < c.num_rows; ++s) {
+      const T* gr = g.data + s * cols;
+      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
+        const T* xr = x.data + c.indices[e] * cols;
+        for (std::int64_t k = 0; k < heads; ++k) {
+          T acc{0};
+          for (std::int64_t j = k * f; j < (k + 1) * f; ++j) acc += gr[j] * xr[j];
+          grad_alpha.data[k * ne + e] = acc;
+        }
       }
     }
-  }
-  if (!want_x) return;
-  // Per source, ascending e, into zeroed partial sums, then added (the CUDA gather's order).
-  std::vector<T> part(static_cast<std::size_t>(x.size()), T{0});
-  for (std::int64_t s = 0; s < c.num_rows; ++s) {
-    const T* gr = g.data + s * cols;
-    for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
-      T* pr = part.data() + c.indices[e] * cols;
-      for (std::int64_t j = 0; j < cols; ++j) pr[j] += alpha.data[(j / f) * ne + e] * gr[j];
+    if (!want_x) return;
+    // Per source, ascending e, into zeroed partial sums, then added (the CUDA gather's order).
+    std::vector<T> part(static_cast<std::size_t>(x.size()), T{0});
+    for (std::int64_t s = 0; s < c.num_rows; ++s) {
+      const T* gr = g.data + s * cols;
+      for (eid_t e = c.indptr[s]; e < c.indptr[s + 1]; ++e) {
+        T* pr = part.data() + c.indices[e] * cols;
+        for (std::int64_t j = 0; j < cols; ++j) pr[j] += alpha.data[(j / f) * ne + e] * gr[j];
+      }
     }
-  }
-  for (std::int64_t i = 0; i < x.size(); ++i) grad_x.data[i] += part[static_cast<std::size_t>(i)];
+    for (std::int64_t i = 0; i < x.size(); ++i) grad_x.data[i] += part[static_cast<std::size_t>(i)];
+  });
 }
 
 template <typename T>
@@ -422,20 +399,17 @@ void elu_inplace(const exec_context& ctx, tensor_view<T> x) {
   constexpr const char* fn = "elu_inplace";
   detail::expect_space(ctx, x.space, fn, "x");
   if (x.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>)
       cuda::elu_inplace(x.data, x.size(), ctx.cuda()->compute());
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  for (std::int64_t i = 0; i < x.size(); ++i) {
-    T const v = x.data[i];
-    x.data[i] = v > T{0} ? v : std::exp(v) - T{1};
-  }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    for (std::int64_t i = 0; i < x.size(); ++i) {
+      T const v = x.data[i];
+      x.data[i] = v > T{0} ? v : std::exp(v) - T{1};
+    }
+  });
 }
 
 template <typename T>
@@ -447,21 +421,18 @@ void elu_backward(const exec_context& ctx, tensor_view<const T> grad_out, tensor
   detail::expect_same_shape<T>(fn, grad_out, "grad_out", y, "y");
   detail::expect_same_shape<T>(fn, grad_out, "grad_out", grad_in, "grad_in");
   if (y.size() == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::elu_backward(grad_out.data, y.data, y.size(), grad_in.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  for (std::int64_t i = 0; i < y.size(); ++i) {
-    T const v = y.data[i];
-    grad_in.data[i] = v > T{0} ? grad_out.data[i] : grad_out.data[i] * (v + T{1});
-  }
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    for (std::int64_t i = 0; i < y.size(); ++i) {
+      T const v = y.data[i];
+      grad_in.data[i] = v > T{0} ? grad_out.data[i] : grad_out.data[i] * (v + T{1});
+    }
+  });
 }
 
 #define COOPGNN_INSTANTIATE_ATTENTION(T)                                                           \

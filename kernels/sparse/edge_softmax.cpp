@@ -91,26 +91,23 @@ void edge_softmax(const exec_context& ctx, const csr_view& c, buffer_view<const 
   COOPGNN_EXPECTS(static_cast<std::int64_t>(scores.size) == c.num_edges && out.size == scores.size,
                   "{}: scores has {} and out {} entries for {} edges", fn, scores.size, out.size,
                   c.num_edges);
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     coopgnn::detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::edge_softmax(c.indptr, c.num_rows, c.num_edges, scores.data, out.data,
                          ctx.cuda()->compute());
     }
-    return;
-#else
-    coopgnn::detail::no_cuda_build(fn);
-#endif
-  }
-  auto const offsets = offsets_of(c);
-  detail::check_indptr(fn, offsets, c.num_edges);
-  parallel_rows(
-      c.num_rows, ctx.threads(),
-      [&](std::int64_t s0, std::int64_t s1) {
-        detail::edge_softmax_rows<T>(offsets.data(), s0, s1, scores.data, out.data);
-      },
-      detail::softmax_min_rows(c));
+  });
+  coopgnn::detail::dispatch(ctx, fn, on_cuda, [&] {
+    auto const offsets = offsets_of(c);
+    detail::check_indptr(fn, offsets, c.num_edges);
+    parallel_rows(
+        c.num_rows, ctx.threads(),
+        [&](std::int64_t s0, std::int64_t s1) {
+          detail::edge_softmax_rows<T>(offsets.data(), s0, s1, scores.data, out.data);
+        },
+        detail::softmax_min_rows(c));
+  });
 }
 
 template <typename T>
@@ -126,27 +123,24 @@ void edge_softmax_backward(const exec_context& ctx, const csr_view& c, buffer_vi
                       grad_scores.size == y.size,
                   "{}: y, grad_y and grad_scores have {}, {} and {} entries for {} edges", fn,
                   y.size, grad_y.size, grad_scores.size, c.num_edges);
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     coopgnn::detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       cuda::edge_softmax_backward(c.indptr, c.num_rows, c.num_edges, y.data, grad_y.data,
                                   grad_scores.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    coopgnn::detail::no_cuda_build(fn);
-#endif
-  }
-  auto const offsets = offsets_of(c);
-  detail::check_indptr(fn, offsets, c.num_edges);
-  parallel_rows(
-      c.num_rows, ctx.threads(),
-      [&](std::int64_t s0, std::int64_t s1) {
-        detail::edge_softmax_backward_rows<T>(offsets.data(), s0, s1, y.data, grad_y.data,
-                                              grad_scores.data);
-      },
-      detail::softmax_min_rows(c));
+  });
+  coopgnn::detail::dispatch(ctx, fn, on_cuda, [&] {
+    auto const offsets = offsets_of(c);
+    detail::check_indptr(fn, offsets, c.num_edges);
+    parallel_rows(
+        c.num_rows, ctx.threads(),
+        [&](std::int64_t s0, std::int64_t s1) {
+          detail::edge_softmax_backward_rows<T>(offsets.data(), s0, s1, y.data, grad_y.data,
+                                                grad_scores.data);
+        },
+        detail::softmax_min_rows(c));
+  });
 }
 
 template void edge_softmax<float>(const exec_context&, const csr_view&, buffer_view<const float>,

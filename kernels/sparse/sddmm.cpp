@@ -85,9 +85,8 @@ void sddmm(const exec_context& ctx, const csr_view& c, tensor_view<const T> a,
                   "{}: a is [{}, {}] and x is [{}, {}] for a [{}, {}] sparse operand", fn, a.rows,
                   a.cols, x.rows, x.cols, c.num_rows, c.num_cols);
   if (c.num_edges == 0) return;
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     coopgnn::detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       COOPGNN_EXPECTS(c.num_rows <= c.num_cols,
                       "{}: the CUDA kernel takes a block's shape (rows <= columns), got [{}, {}]",
@@ -96,28 +95,26 @@ void sddmm(const exec_context& ctx, const csr_view& c, tensor_view<const T> a,
                                c.indptr,   c.indices,  edge_scale.data};
       cuda::sddmm(v, a.data, x.data, x.cols, !edge_scale.empty(), out.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    coopgnn::detail::no_cuda_build(fn);
-#endif
-  }
-  if (ctx.get_backend() == backend::host) {
-    detail::check_indptr(fn,
-                         std::span<const eid_t>(c.indptr, static_cast<std::size_t>(c.num_rows + 1)),
-                         c.num_edges);
-  }
-  // Rows [s0, s1) alone: the offsets from s0 (absolute edge ids) and a's rows from s0; each edge
-  // is one dot product, so any split gives the same bits.
-  std::int64_t const per_row =
-      x.cols * std::max<std::int64_t>(1, c.num_edges / std::max<std::int64_t>(c.num_rows, 1));
-  parallel_rows(
-      c.num_rows, ctx.threads(),
-      [&](std::int64_t s0, std::int64_t s1) {
-        detail::sddmm_rows(fn, c.indptr + s0, s1 - s0, c.indices, a.data + s0 * a.cols, x.data,
-                           x.rows, x.cols, edge_scale.empty() ? nullptr : edge_scale.data,
-                           out.data);
-      },
-      rows_for_work(per_row));
+  });
+  coopgnn::detail::dispatch(ctx, fn, on_cuda, [&] {
+    if (ctx.get_backend() == backend::host) {
+      detail::check_indptr(
+          fn, std::span<const eid_t>(c.indptr, static_cast<std::size_t>(c.num_rows + 1)),
+          c.num_edges);
+    }
+    // Rows [s0, s1) alone: the offsets from s0 (absolute edge ids) and a's rows from s0; each edge
+    // is one dot product, so any split gives the same bits.
+    std::int64_t const per_row =
+        x.cols * std::max<std::int64_t>(1, c.num_edges / std::max<std::int64_t>(c.num_rows, 1));
+    parallel_rows(
+        c.num_rows, ctx.threads(),
+        [&](std::int64_t s0, std::int64_t s1) {
+          detail::sddmm_rows(fn, c.indptr + s0, s1 - s0, c.indices, a.data + s0 * a.cols, x.data,
+                             x.rows, x.cols, edge_scale.empty() ? nullptr : edge_scale.data,
+                             out.data);
+        },
+        rows_for_work(per_row));
+  });
 }
 
 template void sddmm<float>(const exec_context&, const csr_view&, tensor_view<const float>,

@@ -182,9 +182,8 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
   COOPGNN_EXPECTS(x.rows == a.num_cols && y.rows == a.num_rows,
                   "{}: x is [{}, {}] and y is [{}, {}] for a [{}, {}] sparse operand", fn, x.rows,
                   x.cols, y.rows, y.cols, a.num_rows, a.num_cols);
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       // The CUDA kernel's block view asks num_dst <= num_src (a block's destinations are a
       // prefix of its sources); spmm reads x only at indices[e] < num_cols, so a generic CSR with
@@ -194,20 +193,18 @@ void spmm(const exec_context& ctx, const csr_view& a, buffer_view<const T> value
                                a.indices,   values.data};
       cuda::spmm(v, x.data, x.cols, y.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const per_row =
-      x.cols * std::max<std::int64_t>(1, a.num_edges / std::max<std::int64_t>(a.num_rows, 1));
-  parallel_rows(
-      a.num_rows, ctx.threads(),
-      [&](std::int64_t r0, std::int64_t r1) {
-        detail::spmm_rows_raw<T, T>(fn, a.indptr, a.indices, values.data, x.data, x.rows, x.cols,
-                                    y.data, r0, r1);
-      },
-      rows_for_work(per_row));
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const per_row =
+        x.cols * std::max<std::int64_t>(1, a.num_edges / std::max<std::int64_t>(a.num_rows, 1));
+    parallel_rows(
+        a.num_rows, ctx.threads(),
+        [&](std::int64_t r0, std::int64_t r1) {
+          detail::spmm_rows_raw<T, T>(fn, a.indptr, a.indices, values.data, x.data, x.rows, x.cols,
+                                      y.data, r0, r1);
+        },
+        rows_for_work(per_row));
+  });
 }
 
 template <typename T>
@@ -218,9 +215,8 @@ void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<
   COOPGNN_EXPECTS(y_grad.rows == a.num_rows && x_grad.rows == a.num_cols,
                   "{}: y_grad is [{}, {}] and x_grad is [{}, {}] for a [{}, {}] sparse operand", fn,
                   y_grad.rows, y_grad.cols, x_grad.rows, x_grad.cols, a.num_rows, a.num_cols);
-  if (!ctx.runs_on_host()) {
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     detail::expect_cuda_type<T>(fn);
-#ifdef COOPGNN_WITH_CUDA
     if constexpr (std::is_same_v<T, float>) {
       if (a.num_edges == 0 || y_grad.cols == 0) return;
       COOPGNN_EXPECTS(a.num_rows <= a.num_cols,
@@ -235,58 +231,56 @@ void spmm_transpose_add(const exec_context& ctx, const csr_view& a, buffer_view<
       cuda::spmm_transpose_add(v, t.offsets.data(), t.positions.data(), y_grad.data, y_grad.cols,
                                x_grad.data, ctx.cuda()->compute());
     }
-    return;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::int64_t const d = y_grad.cols;
-  std::int64_t const min_rows = rows_for_work(
-      d * std::max<std::int64_t>(1, a.num_edges / std::max<std::int64_t>(a.num_cols, 1)));
-  if (ctx.threads() <= 1 || a.num_cols < 2 * min_rows || d == 0) {
-    detail::spmm_t_add_raw<T, T>(fn, a.indptr, a.num_rows, a.indices, values.data, y_grad.data, d,
-                                 x_grad.data, x_grad.rows);
-    return;
-  }
-  // Parallel: a gather over the edges grouped by source (ascending edge order within a source),
-  // so that each x_grad row adds its terms in ascending edge order, exactly the order of the
-  // sequential scatter above (which visits edges in ascending order): the same bits, no atomics.
-  std::vector<eid_t> offsets(static_cast<std::size_t>(a.num_cols) + 1, 0);
-  for (std::int64_t e = 0; e < a.num_edges; ++e) {
-    std::int64_t const t = a.indices[e];
-    COOPGNN_EXPECTS(0 <= t && t < a.num_cols, "{}: edge {} writes source {} of {}", fn, e, t,
-                    a.num_cols);
-    ++offsets[static_cast<std::size_t>(t) + 1];
-  }
-  for (std::int64_t t = 0; t < a.num_cols; ++t) {
-    offsets[static_cast<std::size_t>(t) + 1] += offsets[static_cast<std::size_t>(t)];
-  }
-  std::vector<std::int64_t> edge(static_cast<std::size_t>(a.num_edges));
-  std::vector<std::int64_t> row(static_cast<std::size_t>(a.num_edges));
-  {
-    std::vector<eid_t> next(offsets.begin(), offsets.end() - 1);
-    for (std::int64_t s = 0; s < a.num_rows; ++s) {
-      for (eid_t e = a.indptr[s]; e < a.indptr[s + 1]; ++e) {
-        auto const at = static_cast<std::size_t>(next[static_cast<std::size_t>(a.indices[e])]++);
-        edge[at] = e;
-        row[at] = s;
+  });
+  detail::dispatch(ctx, fn, on_cuda, [&] {
+    std::int64_t const d = y_grad.cols;
+    std::int64_t const min_rows = rows_for_work(
+        d * std::max<std::int64_t>(1, a.num_edges / std::max<std::int64_t>(a.num_cols, 1)));
+    if (ctx.threads() <= 1 || a.num_cols < 2 * min_rows || d == 0) {
+      detail::spmm_t_add_raw<T, T>(fn, a.indptr, a.num_rows, a.indices, values.data, y_grad.data, d,
+                                   x_grad.data, x_grad.rows);
+      return;
+    }
+    // Parallel: a gather over the edges grouped by source (ascending edge order within a source),
+    // so that each x_grad row adds its terms in ascending edge order, exactly the order of the
+    // sequential scatter above (which visits edges in ascending order): the same bits, no atomics.
+    std::vector<eid_t> offsets(static_cast<std::size_t>(a.num_cols) + 1, 0);
+    for (std::int64_t e = 0; e < a.num_edges; ++e) {
+      std::int64_t const t = a.indices[e];
+      COOPGNN_EXPECTS(0 <= t && t < a.num_cols, "{}: edge {} writes source {} of {}", fn, e, t,
+                      a.num_cols);
+      ++offsets[static_cast<std::size_t>(t) + 1];
+    }
+    for (std::int64_t t = 0; t < a.num_cols; ++t) {
+      offsets[static_cast<std::size_t>(t) + 1] += offsets[static_cast<std::size_t>(t)];
+    }
+    std::vector<std::int64_t> edge(static_cast<std::size_t>(a.num_edges));
+    std::vector<std::int64_t> row(static_cast<std::size_t>(a.num_edges));
+    {
+      std::vector<eid_t> next(offsets.begin(), offsets.end() - 1);
+      for (std::int64_t s = 0; s < a.num_rows; ++s) {
+        for (eid_t e = a.indptr[s]; e < a.indptr[s + 1]; ++e) {
+          auto const at = static_cast<std::size_t>(next[static_cast<std::size_t>(a.indices[e])]++);
+          edge[at] = e;
+          row[at] = s;
+        }
       }
     }
-  }
-  parallel_rows(
-      a.num_cols, ctx.threads(),
-      [&](std::int64_t t0, std::int64_t t1) {
-        for (std::int64_t t = t0; t < t1; ++t) {
-          T* __restrict xrow = x_grad.data + t * d;
-          for (eid_t q = offsets[static_cast<std::size_t>(t)];
-               q < offsets[static_cast<std::size_t>(t) + 1]; ++q) {
-            T const v = values.data[edge[static_cast<std::size_t>(q)]];
-            const T* __restrict grow = y_grad.data + row[static_cast<std::size_t>(q)] * d;
-            for (std::int64_t j = 0; j < d; ++j) xrow[j] += v * grow[j];
+    parallel_rows(
+        a.num_cols, ctx.threads(),
+        [&](std::int64_t t0, std::int64_t t1) {
+          for (std::int64_t t = t0; t < t1; ++t) {
+            T* __restrict xrow = x_grad.data + t * d;
+            for (eid_t q = offsets[static_cast<std::size_t>(t)];
+                 q < offsets[static_cast<std::size_t>(t) + 1]; ++q) {
+              T const v = values.data[edge[static_cast<std::size_t>(q)]];
+              const T* __restrict grow = y_grad.data + row[static_cast<std::size_t>(q)] * d;
+              for (std::int64_t j = 0; j < d; ++j) xrow[j] += v * grow[j];
+            }
           }
-        }
-      },
-      min_rows);
+        },
+        min_rows);
+  });
 }
 
 grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_values,
@@ -295,8 +289,7 @@ grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_value
   detail::expect_space(ctx, values.space, fn, "values");
   COOPGNN_EXPECTS(num_values >= 0, "{}: {} values", fn, num_values);
   auto const m = static_cast<std::int64_t>(values.size);
-  if (!ctx.runs_on_host()) {
-#ifdef COOPGNN_WITH_CUDA
+  auto const on_cuda = COOPGNN_CUDA_BRANCH([&] {
     grouped_positions g{buffer<eid_t>(ctx, static_cast<std::size_t>(num_values + 1)),
                         buffer<std::int64_t>(ctx, values.size)};
     // A CSR with no destinations whose column indices are `values` (build_transpose reads only
@@ -307,26 +300,25 @@ grouped_positions group_by_value(const exec_context& ctx, std::int64_t num_value
     cuda::build_transpose(v, workspace.data(), bytes, g.offsets.data(), g.positions.data(),
                           ctx.cuda()->compute());
     return g;
-#else
-    detail::no_cuda_build(fn);
-#endif
-  }
-  std::vector<eid_t> offsets(static_cast<std::size_t>(num_values) + 1, 0);
-  for (std::int64_t e = 0; e < m; ++e) {
-    std::int64_t const v = values.data[e];
-    COOPGNN_EXPECTS(v >= 0 && v < num_values, "{}: value {} at position {} is outside [0, {})", fn,
-                    v, e, num_values);
-    ++offsets[static_cast<std::size_t>(v) + 1];
-  }
-  for (std::int64_t v = 0; v < num_values; ++v) {
-    offsets[static_cast<std::size_t>(v) + 1] += offsets[static_cast<std::size_t>(v)];
-  }
-  std::vector<std::int64_t> positions(values.size);
-  std::vector<eid_t> next(offsets.begin(), offsets.end() - 1);
-  for (std::int64_t e = 0; e < m; ++e) {
-    positions[static_cast<std::size_t>(next[static_cast<std::size_t>(values.data[e])]++)] = e;
-  }
-  return {to_space(ctx, std::move(offsets)), to_space(ctx, std::move(positions))};
+  });
+  return detail::dispatch(ctx, fn, on_cuda, [&]() -> grouped_positions {
+    std::vector<eid_t> offsets(static_cast<std::size_t>(num_values) + 1, 0);
+    for (std::int64_t e = 0; e < m; ++e) {
+      std::int64_t const v = values.data[e];
+      COOPGNN_EXPECTS(v >= 0 && v < num_values, "{}: value {} at position {} is outside [0, {})",
+                      fn, v, e, num_values);
+      ++offsets[static_cast<std::size_t>(v) + 1];
+    }
+    for (std::int64_t v = 0; v < num_values; ++v) {
+      offsets[static_cast<std::size_t>(v) + 1] += offsets[static_cast<std::size_t>(v)];
+    }
+    std::vector<std::int64_t> positions(values.size);
+    std::vector<eid_t> next(offsets.begin(), offsets.end() - 1);
+    for (std::int64_t e = 0; e < m; ++e) {
+      positions[static_cast<std::size_t>(next[static_cast<std::size_t>(values.data[e])]++)] = e;
+    }
+    return {to_space(ctx, std::move(offsets)), to_space(ctx, std::move(positions))};
+  });
 }
 
 #define COOPGNN_INSTANTIATE_SPMM(T)                                                                \

@@ -53,10 +53,19 @@ void poll_until(host_comm_group& group, int rank, const char* what,
 
 bool stream_done(cuda::stream_t s) { return COOPGNN_CUDA_QUERY(cudaStreamQuery(s)); }
 
-void join_comm_into_compute(const cuda::cuda_context& ctx, cuda::event_t scratch) noexcept {
-  if (scratch == nullptr) return;
+void join_comm_into(const cuda::cuda_context& ctx, cuda::stream_t caller,
+                    cuda::event_t scratch) noexcept {
+  if (scratch == nullptr || caller == nullptr) return;
   COOPGNN_CUDA_CHECK_NO_THROW(cudaEventRecord(scratch, ctx.comm()));
-  COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamWaitEvent(ctx.compute(), scratch, 0));
+  COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamWaitEvent(caller, scratch, 0));
+}
+
+cuda::stream_t caller_stream(cuda::stream_t stream, int rank, const char* what) {
+  COOPGNN_EXPECTS(stream != nullptr,
+                  "{} on PE {}: a device collective needs the stream its inputs were produced on "
+                  "(got the null stream)",
+                  what, rank);
+  return stream;
 }
 
 }  // namespace coopgnn::comm_detail

@@ -31,11 +31,17 @@ void poll_until(host_comm_group& group, int rank, const char* what,
 bool stream_done(cuda::stream_t s);
 
 /// After a failed collective, copies or kernels may still be queued on ctx.comm() (they wait for
-/// a peer that will never come, or finish late). Makes ctx.compute() wait for them (records
-/// `scratch` on comm, compute waits), so that stream-ordered frees of the caller's buffers on
-/// the compute stream cannot hand their memory out while the comm stream still writes it.
-/// Never throws (failures are logged).
-void join_comm_into_compute(const cuda::cuda_context& ctx, cuda::event_t scratch) noexcept;
+/// a peer that will never come, or finish late). Makes `caller` (the stream the collective was
+/// ordered after) wait for them (records `scratch` on comm, `caller` waits), so that
+/// stream-ordered frees of the caller's buffers on that stream cannot hand their memory out
+/// while the comm stream still writes it. Never throws (failures are logged).
+void join_comm_into(const cuda::cuda_context& ctx, cuda::stream_t caller,
+                    cuda::event_t scratch) noexcept;
+
+/// The stream a device collective is ordered after: `stream` itself.
+/// @throws logic_error "<what> on PE <rank>: ..." for a null stream (the legacy default stream,
+///         which this project never uses: it would serialise every PE's work).
+cuda::stream_t caller_stream(cuda::stream_t stream, int rank, const char* what);
 
 /// Runs one collective's body on PE `rank`. A comm_error passes through (after on_fail() and a
 /// group abort, a no-op when the group already failed); any other exception (cuda_error, NCCL

@@ -3,13 +3,13 @@
 
 #include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/log.hpp"
 
 namespace coopgnn::fault_injection {
 namespace {
@@ -115,16 +115,13 @@ void at_step(plan::target who, int index, std::int64_t step, const std::function
     case plan::kind::raise:
       throw error(fmt::format("fault injected ({}): {} {} {} step {}", var, name, index, at, step));
     case plan::kind::exit:
-      std::fprintf(stderr, "fault injected (%s): %s %d exits %s step %lld\n", var, name, index, at,
-                   static_cast<long long>(step));
-      std::fflush(stderr);
+      log::error("fault injected ({}): {} {} exits {} step {}", var, name, index, at, step);
       std::_Exit(3);
     case plan::kind::stall:
     case plan::kind::hang: {
       bool const hang = p->what == plan::kind::hang;
-      std::fprintf(stderr, "fault injected (%s): %s %d %s %s step %lld\n", var, name, index,
-                   hang ? "hangs" : "stalls", at, static_cast<long long>(step));
-      std::fflush(stderr);
+      log::warn("fault injected ({}): {} {} {} {} step {}", var, name, index,
+                hang ? "hangs" : "stalls", at, step);
       auto const until = std::chrono::steady_clock::now() + std::chrono::seconds(600);
       while (std::chrono::steady_clock::now() < until && !(!hang && released && released())) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -18,6 +18,7 @@ host_comm_group::host_comm_group(int size, std::chrono::milliseconds timeout)
                   timeout.count());
   here_.assign(static_cast<std::size_t>(size), 0);
   ptr_.assign(static_cast<std::size_t>(size), nullptr);
+  recv_.assign(static_cast<std::size_t>(size), nullptr);
   counts_.assign(static_cast<std::size_t>(size), nullptr);
   scalar_.assign(static_cast<std::size_t>(size), 0);
 }
@@ -87,7 +88,15 @@ host_communicator::host_communicator(std::shared_ptr<host_comm_group> group, int
                   group_->size());
 }
 
-void host_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
+void host_communicator::expect_host_stream(cuda::stream_t stream, const char* what) const {
+  COOPGNN_EXPECTS(stream == nullptr,
+                  "{} on PE {}: the host communicator moves heap memory and takes no stream "
+                  "(got a non-null stream)",
+                  what, rank_);
+}
+
+void host_communicator::do_alltoall(std::span<const std::int64_t> send,
+                                    std::span<std::int64_t> recv) {
   COOPGNN_NVTX_RANGE("comm/alltoall");
   scoped_timer t(&stats_.seconds);
   count_collective();
@@ -103,14 +112,20 @@ void host_communicator::alltoall(std::span<const std::int64_t> send, std::span<s
   group_->wait(rank_, "alltoall");
 }
 
-void host_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
-                                  std::byte* recv, std::span<const std::int64_t> recv_bytes) {
+void host_communicator::do_alltoallv(const void* send_data,
+                                     std::span<const std::int64_t> send_counts, void* recv_data,
+                                     std::span<const std::int64_t> recv_counts, datatype dtype,
+                                     cuda::stream_t stream, bool /*checked: always*/) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
   count_collective();
+  expect_host_stream(stream, "alltoallv");
   auto const p = static_cast<std::size_t>(size());
-  COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
-                  "alltoallv needs {} counts per PE", p);
+  auto const bytes = alltoallv_bytes(send_counts, recv_counts, dtype);
+  auto const& send_bytes = bytes.send;
+  auto const& recv_bytes = bytes.recv;
+  const auto* send = static_cast<const std::byte*>(send_data);
+  auto* recv = static_cast<std::byte*>(recv_data);
   group_->ptr_[rank_] = send;
   group_->counts_[rank_] = send_bytes.data();
   group_->wait(rank_, "alltoallv");
@@ -144,46 +159,69 @@ void host_communicator::alltoallv(const std::byte* send, std::span<const std::in
   ++stats_.alltoall_calls;
 }
 
-template <typename T>
-void host_communicator::allreduce_impl(std::span<T> data) {
+// Reduce-scatter, then all-gather, through the published buffers. Chunk c = [c n / P,
+// (c + 1) n / P) belongs to PE c: after the first wait PE c sums chunk c of every PE's send in
+// rank order into its own recv (the only writer of that chunk there; in place, only PE c reads
+// chunk c of its own buffer, so overwriting it element by element after reading is safe). After
+// the second wait every chunk is final in its owner's recv, and each PE copies the chunks of
+// the others into its recv (each PE writes only its own recv, and the chunks it reads are never
+// written again). The third wait keeps every buffer alive until all copies are done. Per PE:
+// n additions and n copies whatever P (the sum of every PE's whole buffer was n P additions).
+void host_communicator::do_allreduce_sum(const void* send, void* recv, std::size_t count,
+                                         datatype dtype, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
   scoped_timer t(&stats_.seconds);
   count_collective();
-  auto const p = size();
-  std::vector<T> sum(data.size(), T{});  // allocated before peers can read our buffer
-  group_->ptr_[rank_] = data.data();
-  group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
+  expect_host_stream(stream, "allreduce");
+  visit_summable(dtype, "allreduce", [&](auto zero) {
+    using T = decltype(zero);
+    reduce_scatter_gather<T>(static_cast<const T*>(send), static_cast<T*>(recv), count);
+  });
+  if (size() > 1) stats_.allreduce_bytes += static_cast<std::int64_t>(count * size_of(dtype));
+}
+
+template <typename T>
+void host_communicator::reduce_scatter_gather(const T* send, T* recv, std::size_t n) {
+  auto const p = static_cast<std::size_t>(size());
+  auto const me = static_cast<std::size_t>(rank_);
+  group_->ptr_[me] = send;
+  group_->recv_[me] = recv;
+  group_->scalar_[me] = static_cast<std::int64_t>(n);
   group_->wait(rank_, "allreduce");
   // Every PE sees every size, so all of them detect a mismatch and none reads a buffer.
-  for (int q = 0; q < p; ++q) {
-    if (group_->scalar_[q] != static_cast<std::int64_t>(data.size())) {
-      auto why = fmt::format("allreduce size mismatch: PE {} has {} values, PE {} has {}", rank_,
-                             data.size(), q, group_->scalar_[q]);
+  for (std::size_t q = 0; q < p; ++q) {
+    if (group_->scalar_[q] != static_cast<std::int64_t>(n)) {
+      auto why = fmt::format("allreduce size mismatch: PE {} has {} values, PE {} has {}", rank_, n,
+                             q, group_->scalar_[q]);
       group_->abort(why);
       throw comm_error(why);
     }
   }
-  for (int q = 0; q < p; ++q) {
-    const T* src = static_cast<const T*>(group_->ptr_[q]);
-    for (std::size_t i = 0; i < data.size(); ++i) sum[i] += src[i];
+  auto const chunk_begin = [n, p](std::size_t c) { return c * n / p; };
+  for (std::size_t i = chunk_begin(me); i < chunk_begin(me + 1); ++i) {
+    T sum{};
+    for (std::size_t q = 0; q < p; ++q) sum += static_cast<const T*>(group_->ptr_[q])[i];
+    recv[i] = sum;
   }
-  group_->wait(rank_,
-               "allreduce");  // every PE has read every input before anyone overwrites its own
-  std::copy(sum.begin(), sum.end(), data.begin());
-  if (p > 1) stats_.allreduce_bytes += static_cast<std::int64_t>(data.size() * sizeof(T));
+  group_->wait(rank_, "allreduce");  // every chunk is summed
+  for (std::size_t c = 0; c < p; ++c) {
+    std::size_t const b = chunk_begin(c), e = chunk_begin(c + 1);
+    if (c == me || b == e) continue;
+    std::memcpy(recv + b, static_cast<const T*>(group_->recv_[c]) + b, (e - b) * sizeof(T));
+  }
+  group_->wait(rank_, "allreduce");  // every PE has copied: buffers may be reused
 }
 
-void host_communicator::allreduce_sum(std::span<float> data) { allreduce_impl(data); }
-void host_communicator::allreduce_sum(std::span<double> data) { allreduce_impl(data); }
-void host_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_impl(data); }
-
-void host_communicator::broadcast(std::span<std::byte> data, int root) {
+void host_communicator::do_broadcast(const void* send, void* recv, std::size_t count,
+                                     datatype dtype, int root, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
   scoped_timer t(&stats_.seconds);
   count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
-  group_->ptr_[rank_] = data.data();
-  group_->scalar_[rank_] = static_cast<std::int64_t>(data.size());
+  expect_host_stream(stream, "broadcast");
+  auto const bytes = count * size_of(dtype);
+  group_->ptr_[rank_] = send;
+  group_->scalar_[rank_] = static_cast<std::int64_t>(bytes);
   group_->wait(rank_, "broadcast");
   // Every PE sees every size after the wait and decides alike: either all copy, or none does
   // (a PE must never copy from the root's buffer after the root has left with an error).
@@ -197,11 +235,12 @@ void host_communicator::broadcast(std::span<std::byte> data, int root) {
     group_->abort(why);
     throw comm_error(why);
   }
-  if (rank_ != root && !data.empty()) std::memcpy(data.data(), group_->ptr_[root], data.size());
+  const void* const src = group_->ptr_[root];
+  if (bytes > 0 && recv != src) std::memcpy(recv, src, bytes);
   group_->wait(rank_, "broadcast");
 }
 
-void host_communicator::barrier() {
+void host_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
   count_collective();

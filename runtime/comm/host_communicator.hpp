@@ -71,6 +71,7 @@ class host_comm_group {
   std::string why_;
   // Per-PE slots published between the two barriers of a collective.
   std::vector<const void*> ptr_;
+  std::vector<const void*> recv_;  // all-reduce: each PE's output, read in the all-gather
   std::vector<const std::int64_t*> counts_;
   std::vector<std::int64_t> scalar_;
 };
@@ -84,22 +85,30 @@ class host_communicator final : public communicator {
   host_communicator(std::shared_ptr<host_comm_group> group, int rank);
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return group_->size(); }
-  void alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
-  /// Checks recv_bytes against the senders' counts at the rendezvous (comm_error on a mismatch,
-  /// before any copy past a segment). alltoallv_agreed is this call: the check costs nothing
-  /// here (the counts are published for the copies anyway), so it stays.
-  void alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes, std::byte* recv,
-                 std::span<const std::int64_t> recv_bytes) override;
-  void allreduce_sum(std::span<float> data) override;
-  void allreduce_sum(std::span<double> data) override;
-  void allreduce_sum(std::span<std::int64_t> data) override;
-  void broadcast(std::span<std::byte> data, int root) override;
-  void barrier() override;
   void abort(const std::string& why) override { group_->abort(why); }
+
+ protected:
+  void do_alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
+  /// Checks recv_counts against the senders' counts at the rendezvous (comm_error on a
+  /// mismatch, before any copy past a segment), also for alltoallv_agreed: the check costs
+  /// nothing here (the counts are published for the copies anyway), so it stays.
+  void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
+                    std::span<const std::int64_t> recv_counts, datatype dtype,
+                    cuda::stream_t stream, bool checked) override;
+  /// Reduce-scatter + all-gather: PE c sums chunk c (of P near-equal chunks) over PEs
+  /// 0..P-1 in rank order, then every PE copies every chunk; n additions and n copies per PE,
+  /// three rendezvous. Bitwise equal to the rank-order sum of whole buffers.
+  void do_allreduce_sum(const void* send, void* recv, std::size_t count, datatype dtype,
+                        cuda::stream_t stream) override;
+  void do_broadcast(const void* send, void* recv, std::size_t count, datatype dtype, int root,
+                    cuda::stream_t stream) override;
+  void do_barrier() override;
 
  private:
   template <typename T>
-  void allreduce_impl(std::span<T> data);
+  void reduce_scatter_gather(const T* send, T* recv, std::size_t n);
+  /// logic_error unless `stream` is null (this communicator moves heap memory on the host).
+  void expect_host_stream(cuda::stream_t stream, const char* what) const;
 
   std::shared_ptr<host_comm_group> group_;
   int rank_;

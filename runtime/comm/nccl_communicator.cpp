@@ -5,13 +5,13 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <cstdio>
 #include <cstring>
 
 #include "runtime/comm/device_comm.hpp"
 #include "runtime/comm/device_detail.hpp"
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/timer.hpp"
 
@@ -48,19 +48,18 @@ std::string nccl_message(ncclResult_t r, ncclComm_t comm) {
 namespace coopgnn {
 namespace {
 
-template <typename T>
-ncclDataType_t nccl_type();
-template <>
-ncclDataType_t nccl_type<float>() {
-  return ncclFloat32;
-}
-template <>
-ncclDataType_t nccl_type<double>() {
-  return ncclFloat64;
-}
-template <>
-ncclDataType_t nccl_type<std::int64_t>() {
-  return ncclInt64;
+ncclDataType_t nccl_type(datatype t) {
+  switch (t) {
+    case datatype::uint8:
+      return ncclUint8;
+    case datatype::int64:
+      return ncclInt64;
+    case datatype::float32:
+      return ncclFloat32;
+    case datatype::float64:
+      return ncclFloat64;
+  }
+  return ncclUint8;
 }
 
 std::shared_ptr<host_comm_group> host_group_of(const std::shared_ptr<nccl_comm_group>& g) {
@@ -117,14 +116,14 @@ nccl_communicator::~nccl_communicator() {
 
 void nccl_communicator::on_failure() noexcept {
   abort_comm();  // in-flight NCCL kernels exit
-  comm_detail::join_comm_into_compute(ctx_, ready_);
+  comm_detail::join_comm_into(ctx_, caller_, ready_);
 }
 
 void nccl_communicator::abort_comm() noexcept {
   if (comm_ == nullptr) return;
   ncclResult_t const st = ncclCommAbort(comm_);
   if (st != ncclSuccess) {
-    std::fprintf(stderr, "coopgnn: ncclCommAbort on PE %d: %s\n", rank(), ncclGetErrorString(st));
+    log::error("ncclCommAbort on PE {}: {}", rank(), ncclGetErrorString(st));
   }
   comm_ = nullptr;
 }
@@ -156,7 +155,7 @@ void nccl_communicator::begin(const char* what) {
                     what, rank(), group_->host()->reason()));
   }
   ctx_.make_current();
-  COOPGNN_CUDA_CHECK(cudaEventRecord(ready_, ctx_.compute()));
+  COOPGNN_CUDA_CHECK(cudaEventRecord(ready_, caller_));
   COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), ready_, 0));
 }
 
@@ -192,35 +191,29 @@ void nccl_communicator::check_sizes_equal(std::int64_t mine, const char* what) {
   }
 }
 
-void nccl_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
+void nccl_communicator::do_alltoall(std::span<const std::int64_t> send,
+                                    std::span<std::int64_t> recv) {
   scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
   count_collective();
   host_.alltoall(send, recv);
 }
 
-void nccl_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
-                                  std::byte* recv, std::span<const std::int64_t> recv_bytes) {
-  alltoallv_impl(send, send_bytes, recv, recv_bytes, true);
-}
-
-void nccl_communicator::alltoallv_agreed(const std::byte* send,
-                                         std::span<const std::int64_t> send_bytes, std::byte* recv,
-                                         std::span<const std::int64_t> recv_bytes) {
-  alltoallv_impl(send, send_bytes, recv, recv_bytes, false);
-}
-
-// check: exchange the counts on the host and compare them with recv_bytes before any NCCL call
-// (alltoallv); without it (alltoallv_agreed) the grouped send/recv starts at once.
-void nccl_communicator::alltoallv_impl(const std::byte* send,
-                                       std::span<const std::int64_t> send_bytes, std::byte* recv,
-                                       std::span<const std::int64_t> recv_bytes, bool check) {
+// checked: exchange the counts on the host and compare them with recv_bytes before any NCCL
+// call (alltoallv); without it (alltoallv_agreed) the grouped send/recv starts at once.
+void nccl_communicator::do_alltoallv(const void* send_data,
+                                     std::span<const std::int64_t> send_counts, void* recv_data,
+                                     std::span<const std::int64_t> recv_counts, datatype dtype,
+                                     cuda::stream_t stream, bool check) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
   count_collective();
+  caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv");
   auto const p = static_cast<std::size_t>(size());
-  COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
-                  "alltoallv needs {} counts per PE, got send {} recv {}", p, send_bytes.size(),
-                  recv_bytes.size());
+  auto const bytes = alltoallv_bytes(send_counts, recv_counts, dtype);
+  auto const& send_bytes = bytes.send;
+  auto const& recv_bytes = bytes.recv;
+  const auto* send = static_cast<const std::byte*>(send_data);
+  auto* recv = static_cast<std::byte*>(recv_data);
   comm_detail::guarded(
       *group_->host(), rank(), "alltoallv", [this] { on_failure(); },
       [&] {
@@ -281,64 +274,66 @@ void nccl_communicator::alltoallv_impl(const std::byte* send,
   ++stats_.alltoall_calls;
 }
 
-template <typename T>
-void nccl_communicator::allreduce_impl(std::span<T> data) {
+void nccl_communicator::do_allreduce_sum(const void* send, void* recv, std::size_t count,
+                                         datatype dtype, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
   scoped_timer t(&stats_.seconds);
   count_collective();
+  caller_ = comm_detail::caller_stream(stream, rank(), "allreduce");
   auto const p = size();
-  auto const n = static_cast<std::int64_t>(data.size());
-  comm_detail::guarded(
-      *group_->host(), rank(), "allreduce", [this] { on_failure(); },
-      [&] {
-        check_sizes_equal(n, "allreduce");
-        if (n == 0) return;  // equal on every PE: all skip
-        bool const rank_order =
-            reduce_ == nccl_allreduce::rank_order && nccl_type<T>() != ncclInt64;
-        if (rank_order) {
-          cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n), ctx_.comm());
-          begin("allreduce");
-          COOPGNN_NCCL_CHECK(ncclAllGather(data.data(), staging.data(), static_cast<std::size_t>(n),
-                                           nccl_type<T>(), comm_, ctx_.comm()),
-                             comm_);
-          wait_ready("allreduce");  // the gather is enqueued before the sum that reads it
-          comm_detail::rank_order_sum(staging.data(), p, n, data.data(), ctx_.comm());
-          finish("allreduce");
-        } else {  // integers are exact in any order
-          begin("allreduce");
-          COOPGNN_NCCL_CHECK(ncclAllReduce(data.data(), data.data(), static_cast<std::size_t>(n),
-                                           nccl_type<T>(), ncclSum, comm_, ctx_.comm()),
-                             comm_);
-          finish("allreduce");
-        }
-      });
-  if (p > 1) stats_.allreduce_bytes += n * static_cast<std::int64_t>(sizeof(T));
+  auto const n = static_cast<std::int64_t>(count);
+  visit_summable(dtype, "allreduce", [&](auto zero) {
+    using T = decltype(zero);
+    comm_detail::guarded(
+        *group_->host(), rank(), "allreduce", [this] { on_failure(); },
+        [&] {
+          check_sizes_equal(n, "allreduce");
+          if (n == 0) return;  // equal on every PE: all skip
+          bool const rank_order = reduce_ == nccl_allreduce::rank_order && dtype != datatype::int64;
+          if (rank_order) {
+            cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n),
+                                           ctx_.comm());
+            begin("allreduce");
+            COOPGNN_NCCL_CHECK(ncclAllGather(send, staging.data(), static_cast<std::size_t>(n),
+                                             nccl_type(dtype), comm_, ctx_.comm()),
+                               comm_);
+            wait_ready("allreduce");  // the gather is enqueued before the sum that reads it
+            comm_detail::rank_order_sum(staging.data(), p, n, static_cast<T*>(recv), ctx_.comm());
+            finish("allreduce");
+          } else {  // integers are exact in any order
+            begin("allreduce");
+            COOPGNN_NCCL_CHECK(ncclAllReduce(send, recv, static_cast<std::size_t>(n),
+                                             nccl_type(dtype), ncclSum, comm_, ctx_.comm()),
+                               comm_);
+            finish("allreduce");
+          }
+        });
+  });
+  if (p > 1) stats_.allreduce_bytes += n * static_cast<std::int64_t>(size_of(dtype));
 }
 
-void nccl_communicator::allreduce_sum(std::span<float> data) { allreduce_impl(data); }
-void nccl_communicator::allreduce_sum(std::span<double> data) { allreduce_impl(data); }
-void nccl_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_impl(data); }
-
-void nccl_communicator::broadcast(std::span<std::byte> data, int root) {
+void nccl_communicator::do_broadcast(const void* send, void* recv, std::size_t count,
+                                     datatype dtype, int root, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
   scoped_timer t(&stats_.seconds);
   count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
-  auto const n = static_cast<std::int64_t>(data.size());
+  caller_ = comm_detail::caller_stream(stream, rank(), "broadcast");
+  auto const n = static_cast<std::int64_t>(count * size_of(dtype));
   comm_detail::guarded(
       *group_->host(), rank(), "broadcast", [this] { on_failure(); },
       [&] {
         check_sizes_equal(n, "broadcast");
         if (n == 0) return;
         begin("broadcast");
-        COOPGNN_NCCL_CHECK(ncclBroadcast(data.data(), data.data(), static_cast<std::size_t>(n),
-                                         ncclUint8, root, comm_, ctx_.comm()),
+        COOPGNN_NCCL_CHECK(ncclBroadcast(send, recv, static_cast<std::size_t>(n), ncclUint8, root,
+                                         comm_, ctx_.comm()),
                            comm_);
         finish("broadcast");
       });
 }
 
-void nccl_communicator::barrier() {
+void nccl_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
   count_collective();

@@ -51,11 +51,12 @@ enum class nccl_allreduce {
 
 /// One PE's NCCL endpoint. Memory spaces, ordering and waits as peer_communicator: byte buffers
 /// and all-reduce spans are DEVICE memory of this PE's device; counts are host spans exchanged
-/// on the host; each call first makes ctx.comm() wait for ctx.compute(), enqueues the NCCL work
-/// on ctx.comm(), then polls cudaStreamQuery + ncclCommGetAsyncError (with the group's abort
-/// flag and timeout) until it completes, so outputs are ready and inputs reusable on return.
-/// After a failure the NCCL communicator is aborted and every later call throws comm_error.
-/// Not thread-safe: used by its PE thread only. Defined only in CUDA builds.
+/// on the host; each call first makes ctx.comm() wait for the stream it is given (ctx.compute()
+/// for the calls without a stream), enqueues the NCCL work on ctx.comm(), then polls
+/// cudaStreamQuery + ncclCommGetAsyncError (with the group's abort flag and timeout) until it
+/// completes, so outputs are ready and inputs reusable on return. After a failure the NCCL
+/// communicator is aborted and every later call throws comm_error. Not thread-safe: used by its PE
+/// thread only. Defined only in CUDA builds.
 class nccl_communicator final : public communicator {
  public:
   /// The memory of CUDA contexts.
@@ -81,49 +82,46 @@ class nccl_communicator final : public communicator {
   [[nodiscard]] int rank() const override { return host_.rank(); }
   [[nodiscard]] int size() const override { return host_.size(); }
 
-  /// Host-side exchange of one int64 per peer (host spans [P]); no NCCL call.
-  void alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
-
-  /// Grouped ncclSend / ncclRecv of bytes (ncclUint8): segment q of `send` (device,
-  /// send_bytes[q] bytes, segments back to back) goes to PE q, segment q of `recv` (device)
-  /// comes from PE q. Empty segments post nothing. The counts are first checked on the host
-  /// against what the peers send (one host alltoall), so a mismatch is a comm_error on the PE
-  /// that sees it (and then on all, through the group abort) rather than an NCCL hang.
-  void alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes, std::byte* recv,
-                 std::span<const std::int64_t> recv_bytes) override;
-
-  /// alltoallv without the count check: the counts were agreed earlier (the interface's
-  /// contract), so no host alltoall and no rendezvous precede the grouped ncclSend / ncclRecv.
-  /// Counts that disagree are the caller's bug: the receive may be truncated or garbage, or the
-  /// wait ends in comm_error at the group's timeout. Everything else as alltoallv.
-  void alltoallv_agreed(const std::byte* send, std::span<const std::int64_t> send_bytes,
-                        std::byte* recv, std::span<const std::int64_t> recv_bytes) override;
-
-  /// In-place sum of `data` (device, same n on every PE); order per nccl_allreduce.
-  /// Sizes are checked on the host first (comm_error on a mismatch).
-  void allreduce_sum(std::span<float> data) override;
-  void allreduce_sum(std::span<double> data) override;
-  void allreduce_sum(std::span<std::int64_t> data) override;
-
-  /// ncclBroadcast of device bytes from PE `root`, in place. Sizes checked on the host first.
-  /// @throws logic_error for a root outside [0, P); comm_error for a size mismatch.
-  void broadcast(std::span<std::byte> data, int root) override;
-
-  /// Host barrier (the comm stream is idle between collectives).
-  void barrier() override;
+  /// The compute stream of the context: what the calls without a stream are ordered after.
+  [[nodiscard]] cuda::stream_t default_stream() const override { return ctx_.compute(); }
   void abort(const std::string& why) override { group_->host()->abort(why); }
 
+ protected:
+  /// Host-side exchange of one int64 per peer (host spans [P]); no NCCL call.
+  void do_alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
+
+  /// Grouped ncclSend / ncclRecv of bytes (ncclUint8): segment q of `send` (device,
+  /// send_counts[q] elements, segments back to back) goes to PE q, segment q of `recv` (device)
+  /// comes from PE q. Empty segments post nothing. With `checked` (alltoallv) the counts are
+  /// first checked on the host against what the peers send (one host alltoall), so a mismatch
+  /// is a comm_error on the PE that sees it (and then on all, through the group abort) rather
+  /// than an NCCL hang. Without it (alltoallv_agreed) no host alltoall and no rendezvous precede
+  /// the grouped calls: counts that disagree are the caller's bug (the receive may be truncated
+  /// or garbage, or the wait ends in comm_error at the group's timeout).
+  void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
+                    std::span<const std::int64_t> recv_counts, datatype dtype,
+                    cuda::stream_t stream, bool checked) override;
+
+  /// Sum of `send` (device, same n on every PE) into `recv`; order per nccl_allreduce.
+  /// Sizes are checked on the host first (comm_error on a mismatch).
+  void do_allreduce_sum(const void* send, void* recv, std::size_t count, datatype dtype,
+                        cuda::stream_t stream) override;
+
+  /// ncclBroadcast of device memory from PE `root`. Sizes checked on the host first.
+  /// @throws logic_error for a root outside [0, P); comm_error for a size mismatch.
+  void do_broadcast(const void* send, void* recv, std::size_t count, datatype dtype, int root,
+                    cuda::stream_t stream) override;
+
+  /// Host barrier (the comm stream is idle between collectives).
+  void do_barrier() override;
+
  private:
-  template <typename T>
-  void allreduce_impl(std::span<T> data);
   void begin(const char* what);
   void finish(const char* what);
   void wait_ready(const char* what);
   void abort_comm() noexcept;
-  void on_failure() noexcept;  // abort_comm, then order compute after comm
+  void on_failure() noexcept;  // abort_comm, then order the caller's stream after comm
   void check_sizes_equal(std::int64_t mine, const char* what);
-  void alltoallv_impl(const std::byte* send, std::span<const std::int64_t> send_bytes,
-                      std::byte* recv, std::span<const std::int64_t> recv_bytes, bool check);
 
   host_communicator host_;
   std::shared_ptr<nccl_comm_group> group_;
@@ -131,6 +129,7 @@ class nccl_communicator final : public communicator {
   nccl_allreduce reduce_;
   ncclComm* comm_ = nullptr;
   cuda::event_t ready_ = nullptr;
+  cuda::stream_t caller_ = nullptr;  // the stream of the current collective (after its check)
 };
 
 }  // namespace coopgnn

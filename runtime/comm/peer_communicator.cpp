@@ -42,11 +42,11 @@ peer_communicator::~peer_communicator() {
   if (ready_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(ready_));
 }
 
-// Publishes this PE's slot for one collective: the comm stream waits for the compute stream,
+// Publishes this PE's slot for one collective: the comm stream waits for the caller's stream,
 // `ready_` marks that point, and peers may read `data` after waiting on it.
 void peer_communicator::begin(const void* data, const std::int64_t* bytes, std::int64_t size) {
   ctx_.make_current();
-  COOPGNN_CUDA_CHECK(cudaEventRecord(ready_, ctx_.compute()));
+  COOPGNN_CUDA_CHECK(cudaEventRecord(ready_, caller_));
   COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), ready_, 0));
   slot_ = slot{data, bytes, size, ctx_.device(), ready_};
   group_->publish(rank(), &slot_);
@@ -58,23 +58,31 @@ void peer_communicator::finish_device(const char* what) {
       [this] { on_failure(); });
 }
 
-void peer_communicator::on_failure() noexcept { comm_detail::join_comm_into_compute(ctx_, ready_); }
-
-void peer_communicator::alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
-  scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
-  count_collective();
-  host_.alltoall(send, recv);       // host counts: the host rendezvous is the whole job
+void peer_communicator::on_failure() noexcept {
+  comm_detail::join_comm_into(ctx_, caller_, ready_);
 }
 
-void peer_communicator::alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes,
-                                  std::byte* recv, std::span<const std::int64_t> recv_bytes) {
+void peer_communicator::do_alltoall(std::span<const std::int64_t> send,
+                                    std::span<std::int64_t> recv) {
+  scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
+  count_collective();
+  host_.alltoall(send, recv);  // host counts: the host rendezvous is the whole job
+}
+
+void peer_communicator::do_alltoallv(const void* send_data,
+                                     std::span<const std::int64_t> send_counts, void* recv_data,
+                                     std::span<const std::int64_t> recv_counts, datatype dtype,
+                                     cuda::stream_t stream, bool /*checked: always*/) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
   scoped_timer t(&stats_.seconds);
   count_collective();
+  caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv");
   auto const p = static_cast<std::size_t>(size());
-  COOPGNN_EXPECTS(send_bytes.size() == p && recv_bytes.size() == p,
-                  "alltoallv needs {} counts per PE, got send {} recv {}", p, send_bytes.size(),
-                  recv_bytes.size());
+  auto const bytes = alltoallv_bytes(send_counts, recv_counts, dtype);
+  auto const& send_bytes = bytes.send;
+  auto const& recv_bytes = bytes.recv;
+  const auto* send = static_cast<const std::byte*>(send_data);
+  auto* recv = static_cast<std::byte*>(recv_data);
   comm_detail::guarded(
       *group_, rank(), "alltoallv", [this] { on_failure(); },
       [&] {
@@ -118,19 +126,29 @@ void peer_communicator::alltoallv(const std::byte* send, std::span<const std::in
   ++stats_.alltoall_calls;
 }
 
-template <typename T>
-void peer_communicator::allreduce_impl(std::span<T> data) {
+void peer_communicator::do_allreduce_sum(const void* send, void* recv, std::size_t count,
+                                         datatype dtype, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
   scoped_timer t(&stats_.seconds);
   count_collective();
+  caller_ = comm_detail::caller_stream(stream, rank(), "allreduce");
+  auto const n = static_cast<std::int64_t>(count);
+  visit_summable(dtype, "allreduce", [&](auto zero) {
+    using T = decltype(zero);
+    allreduce_typed(static_cast<const T*>(send), static_cast<T*>(recv), n);
+  });
+  if (size() > 1) stats_.allreduce_bytes += n * static_cast<std::int64_t>(size_of(dtype));
+}
+
+template <typename T>
+void peer_communicator::allreduce_typed(const T* send, T* recv, std::int64_t n) {
   auto const p = size();
-  auto const n = static_cast<std::int64_t>(data.size());
   comm_detail::guarded(
       *group_, rank(), "allreduce", [this] { on_failure(); },
       [&] {
         // [P, n] staging, allocated before peers can read this PE's buffer.
         cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n), ctx_.comm());
-        begin(data.data(), nullptr, n);
+        begin(send, nullptr, n);
         group_->wait(rank(), "allreduce");
         for (int q = 0; q < p; ++q) {  // every PE sees every size: all detect a mismatch
           if (slot_of(*group_, q).size != n) {
@@ -148,33 +166,30 @@ void peer_communicator::allreduce_impl(std::span<T> data) {
         finish_device("allreduce");
         group_->wait(
             rank(), "allreduce");  // every PE has read every input before anyone overwrites its own
-        comm_detail::rank_order_sum(staging.data(), p, n, data.data(), ctx_.comm());
+        comm_detail::rank_order_sum(staging.data(), p, n, recv, ctx_.comm());
         finish_device("allreduce");
       });
-  if (p > 1) stats_.allreduce_bytes += n * static_cast<std::int64_t>(sizeof(T));
 }
 
-void peer_communicator::allreduce_sum(std::span<float> data) { allreduce_impl(data); }
-void peer_communicator::allreduce_sum(std::span<double> data) { allreduce_impl(data); }
-void peer_communicator::allreduce_sum(std::span<std::int64_t> data) { allreduce_impl(data); }
-
-void peer_communicator::broadcast(std::span<std::byte> data, int root) {
+void peer_communicator::do_broadcast(const void* send, void* recv, std::size_t count,
+                                     datatype dtype, int root, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
   scoped_timer t(&stats_.seconds);
   count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
-  auto const n = static_cast<std::int64_t>(data.size());
+  caller_ = comm_detail::caller_stream(stream, rank(), "broadcast");
+  auto const n = static_cast<std::int64_t>(count * size_of(dtype));
   comm_detail::guarded(
       *group_, rank(), "broadcast", [this] { on_failure(); },
       [&] {
-        begin(data.data(), nullptr, n);
+        begin(send, nullptr, n);
         group_->wait(rank(), "broadcast");
         auto const& src = slot_of(*group_, root);  // valid until the second wait
         std::int64_t const root_size = src.size;
         bool const ok = root_size == n;
-        if (ok && rank() != root && n > 0) {
-          COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), src.ready, 0));
-          copy_device_bytes(data.data(), ctx_.device(), src.data, src.device, n, ctx_.comm());
+        if (ok && n > 0 && recv != src.data) {
+          if (rank() != root) COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), src.ready, 0));
+          copy_device_bytes(recv, ctx_.device(), src.data, src.device, n, ctx_.comm());
           finish_device("broadcast");
         }
         group_->wait(rank(),
@@ -187,7 +202,7 @@ void peer_communicator::broadcast(std::span<std::byte> data, int root) {
       });
 }
 
-void peer_communicator::barrier() {
+void peer_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
   count_collective();

@@ -22,13 +22,14 @@ namespace coopgnn {
 /// with cudaDeviceEnablePeerAccess + cudaMemPoolSetAccess where P2P exists; without P2P,
 /// cudaMemcpyPeerAsync stages through host memory).
 ///
-/// Ordering: every collective first makes ctx.comm() wait for the work already enqueued on
-/// ctx.compute() (an event), so inputs written by kernels on the compute stream need no extra
-/// synchronisation; work on other streams must be joined into compute() by the caller. Each
+/// Ordering: every collective first makes ctx.comm() wait for the work already enqueued on the
+/// stream it is given (an event; ctx.compute() for the calls without a stream), so inputs
+/// written by kernels on that stream need no extra synchronisation; work on other streams must
+/// be joined into it by the caller. Each
 /// collective returns when its data has arrived (the comm stream is polled, see below), so the
 /// outputs are readable by any stream afterwards and every input buffer may be reused. After a
-/// comm_error, copies of the failed call may still be queued on ctx.comm(); the compute stream
-/// is made to wait for them, so stream-ordered frees on compute() stay safe, but the host must
+/// comm_error, copies of the failed call may still be queued on ctx.comm(); the given stream
+/// is made to wait for them, so stream-ordered frees on it stay safe, but the host must
 /// not reuse those buffers (or free them other than stream-ordered) before ctx.comm() drains.
 /// Peers' comm streams may likewise still be reading this PE's inputs of the failed call
 /// (their copies wait on events, so they finish): release no pool or device memory to the
@@ -61,37 +62,8 @@ class peer_communicator final : public communicator {
   [[nodiscard]] int rank() const override { return host_.rank(); }
   [[nodiscard]] int size() const override { return host_.size(); }
 
-  /// Host-side exchange of one int64 per peer (host spans [P]); no device work.
-  void alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
-
-  /// All-to-all-v on device bytes: each PE pulls segment rank() of every peer's `send` into its
-  /// `recv` at the offsets given by recv_bytes (P copies on the comm stream, in peer order).
-  /// send: device, sum(send_bytes) bytes; recv: device, sum(recv_bytes) bytes; send_bytes /
-  /// recv_bytes: host [P], bytes >= 0. send and recv must not overlap. Empty segments copy
-  /// nothing (null pointers are fine when a side is empty).
-  /// @throws comm_error when recv_bytes[q] differs from what PE q sends (after every PE has
-  ///         finished reading, so no buffer is used after its owner returns) or a peer failed;
-  ///         logic_error for spans of the wrong length.
-  /// alltoallv_agreed is this call (the interface's default): the check rides the rendezvous
-  /// that the peer copies need anyway, so it costs nothing and stays.
-  void alltoallv(const std::byte* send, std::span<const std::int64_t> send_bytes, std::byte* recv,
-                 std::span<const std::int64_t> recv_bytes) override;
-
-  /// In-place sum of `data` (device, n elements, same n on every PE):
-  /// data[i] = ((T{} + x_0[i]) + x_1[i]) + ... + x_{P-1}[i], in rank order on every PE, so the
-  /// result is bitwise equal to the host loop in rank order and identical on every PE.
-  /// Allocates a staging buffer of P * n elements from ctx.pool() on the comm stream.
-  /// @throws comm_error when the sizes differ between PEs (every PE detects it).
-  void allreduce_sum(std::span<float> data) override;
-  void allreduce_sum(std::span<double> data) override;
-  void allreduce_sum(std::span<std::int64_t> data) override;
-
-  /// Copies PE root's `data` (device bytes) into every PE's `data`. Equal sizes required.
-  /// @throws logic_error for a root outside [0, P); comm_error for a size mismatch.
-  void broadcast(std::span<std::byte> data, int root) override;
-
-  /// Host barrier (the comm stream is idle between collectives, so nothing else to wait for).
-  void barrier() override;
+  /// The compute stream of the context: what the calls without a stream are ordered after.
+  [[nodiscard]] cuda::stream_t default_stream() const override { return ctx_.compute(); }
   void abort(const std::string& why) override { group_->abort(why); }
 
   /// The slot a PE publishes at the rendezvous of a collective (internal, public for the .cpp).
@@ -103,17 +75,52 @@ class peer_communicator final : public communicator {
     cuda::event_t ready = nullptr;        ///< recorded after the producer work of `data`
   };
 
+ protected:
+  /// Host-side exchange of one int64 per peer (host spans [P]); no device work.
+  void do_alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) override;
+
+  /// All-to-all-v on device memory: each PE pulls segment rank() of every peer's `send` into
+  /// its `recv` at the offsets given by recv_counts (P copies on the comm stream, in peer
+  /// order). send: device, sum(send_counts) elements; recv: device, sum(recv_counts); counts:
+  /// host [P], >= 0. send and recv must not overlap. Empty segments copy nothing (null pointers
+  /// are fine when a side is empty).
+  /// @throws comm_error when recv_counts[q] differs from what PE q sends (after every PE has
+  ///         finished reading, so no buffer is used after its owner returns) or a peer failed;
+  ///         logic_error for spans of the wrong length or a null stream.
+  /// alltoallv_agreed is this call: the check rides the rendezvous that the peer copies need
+  /// anyway, so it costs nothing and stays.
+  void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
+                    std::span<const std::int64_t> recv_counts, datatype dtype,
+                    cuda::stream_t stream, bool checked) override;
+
+  /// Sum of `send` (device, n elements, same n on every PE) into `recv`:
+  /// recv[i] = ((T{} + x_0[i]) + x_1[i]) + ... + x_{P-1}[i], in rank order on every PE, so the
+  /// result is bitwise equal to the host loop in rank order and identical on every PE.
+  /// Allocates a staging buffer of P * n elements from ctx.pool() on the comm stream.
+  /// @throws comm_error when the sizes differ between PEs (every PE detects it).
+  void do_allreduce_sum(const void* send, void* recv, std::size_t count, datatype dtype,
+                        cuda::stream_t stream) override;
+
+  /// Copies PE root's `send` (device) into every PE's `recv`. Equal sizes required.
+  /// @throws logic_error for a root outside [0, P); comm_error for a size mismatch.
+  void do_broadcast(const void* send, void* recv, std::size_t count, datatype dtype, int root,
+                    cuda::stream_t stream) override;
+
+  /// Host barrier (the comm stream is idle between collectives, so nothing else to wait for).
+  void do_barrier() override;
+
  private:
   template <typename T>
-  void allreduce_impl(std::span<T> data);
+  void allreduce_typed(const T* send, T* recv, std::int64_t n);
   void begin(const void* data, const std::int64_t* bytes, std::int64_t size);
   void finish_device(const char* what);
-  void on_failure() noexcept;  // order compute after the comm stream's leftover copies
+  void on_failure() noexcept;  // order the caller's stream after the comm stream's leftovers
 
   host_communicator host_;  // the rendezvous, alltoall of counts, barrier
   std::shared_ptr<host_comm_group> group_;
   const cuda::cuda_context& ctx_;
   cuda::event_t ready_ = nullptr;
+  cuda::stream_t caller_ = nullptr;  // the stream of the current collective (after its check)
   slot slot_;
 };
 

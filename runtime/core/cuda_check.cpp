@@ -2,9 +2,8 @@
 #if defined(COOPGNN_WITH_CUDA)
 #include "runtime/core/cuda_check.hpp"
 
-#include <cstdio>
-
 #include "runtime/core/error.hpp"
+#include "runtime/core/log.hpp"
 
 namespace coopgnn::detail {
 
@@ -24,8 +23,8 @@ void throw_cuda(cudaError_t status, const char* call, const char* file, int line
 
 void log_cuda(cudaError_t status, const char* call, const char* file, int line) noexcept {
   (void)cudaGetLastError();
-  std::fprintf(stderr, "coopgnn: %s failed [%s:%d]: %s: %s\n", call, basename_of(file).c_str(),
-               line, cudaGetErrorName(status), cudaGetErrorString(status));
+  log::error("{} failed [{}:{}]: {}: {}", call, basename_of(file), line, cudaGetErrorName(status),
+             cudaGetErrorString(status));
 }
 
 void throw_library(const char* library, int status, const char* call, const char* file,

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/log.hpp"
 
 #if COOPGNN_WITH_MPI
 #include <mpi.h>
@@ -154,8 +155,7 @@ struct deadline {
       "coopgnn tma rank {}: {} did not complete within {:g} s (--peer-timeout; waited {:.1f} "
       "s): a peer rank is dead or hung; aborting the job",
       d.rank, what, d.seconds, waited);
-  std::fprintf(stderr, "%s\n", msg.c_str());
-  std::fflush(stderr);
+  log::error("{}", msg);
   if (d.opt != nullptr && d.opt->on_fatal) {
     nlohmann::json j;
     j["event"] = "peer_timeout";
