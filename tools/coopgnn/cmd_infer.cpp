@@ -55,6 +55,19 @@ loaded_model load_model(const infer_options& o) {
                     manifest, id["dataset.num_nodes"].dump(), id.value("dataset", std::string()),
                     dir, ds.num_nodes);
   }
+  // The same content: a dataset of the same name and sizes with other edges or features is
+  // refused (the model's numbers would mean nothing on it).
+  if (id.contains("dataset.content")) {
+    std::string const saved = id["dataset.content"].get<std::string>();
+    std::string const here = dataset_fingerprint(ds);
+    if (saved != here) {
+      COOPGNN_IO_FAIL(
+          "{}: the model was trained on other content than {} holds: its {} differ (dataset "
+          "'{}', fingerprint {} in the model, {} here)",
+          manifest, dir, fingerprint_difference(saved, here), id.value("dataset", std::string()),
+          saved, here);
+    }
+  }
   if (lm.saved.embeddings) {
     lm.input = std::move(*lm.saved.embeddings);
   } else {
