@@ -335,6 +335,8 @@ int run_tma(tma_options& o) {
     start["gpus"] = std::move(g);
   }
   start["batch_size_per_trainer"] = o.train.cfg.batch_size;
+  start["gemm_math"] = to_string(o.train.cfg.gemm);
+  start["options"] = arithmetic_options(o.train.cfg);
   start["parameters"] = server->num_parameters();
   start["created"] = bench::utc_now_iso8601();
   if (!ggs) {
