@@ -23,8 +23,7 @@ void validate(const modes_options& o) {
                   o.batch_per_pe);
   COOPGNN_EXPECTS(o.batch_dependency >= 0, "--batch-dependency must be non-negative, got {}",
                   o.batch_dependency);
-  COOPGNN_EXPECTS(o.sampler == sampler_kind::labor || o.batch_dependency == 1,
-                  "--batch-dependency is LABOR's (dependent minibatching); add --sampler labor");
+  check_labor_dependency(o.sampler, o.batch_dependency, false);  // the option table's rule
   COOPGNN_EXPECTS(o.cache_rows >= 0, "--cache-rows {} is negative", o.cache_rows);
   COOPGNN_EXPECTS(o.cache_rows == 0 || o.cache_policy != cache_policy_kind::none,
                   "--cache-rows/--cache-fraction without --cache-policy: nothing would be cached");

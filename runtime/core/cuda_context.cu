@@ -105,8 +105,9 @@ cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_b
     COOPGNN_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
 
     COOPGNN_CUBLAS_CHECK(cublasCreate(&cublas_));
-    // Plain FP32 (no TF32 tensor-core rounding): the layers' results stay within the host
-    // reference's float tolerance (models/device_model.hpp).
+    // Plain FP32 (no TF32 tensor-core rounding) unless the run asks for it (set_tf32_math,
+    // --gemm-math tf32): the layers' results stay within the host reference's float tolerance
+    // (models/device_model.hpp).
     COOPGNN_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
     COOPGNN_CUBLAS_CHECK(cublasSetStream(cublas_, compute_));
     COOPGNN_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
@@ -118,6 +119,11 @@ cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_b
 }
 
 cuda_context::~cuda_context() { release(); }
+
+void cuda_context::set_tf32_math(bool tf32) const {
+  COOPGNN_CUBLAS_CHECK(
+      cublasSetMathMode(cublas_, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+}
 
 void cuda_context::release() noexcept {
   // Handles and streams are destroyed with their own device current (the destructor may run on

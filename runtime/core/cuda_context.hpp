@@ -140,6 +140,12 @@ class cuda_context {
   [[nodiscard]] stream_t h2d() const { return h2d_; }
   [[nodiscard]] stream_t comm() const { return comm_; }
   [[nodiscard]] cublas_handle_t cublas() const { return cublas_; }
+  /// Sets the math mode of cublas() for every GEMM issued on it from now on: `tf32` true selects
+  /// CUBLAS_TF32_TENSOR_OP_MATH (FP32 inputs rounded to TF32, 10-bit mantissa, on the Tensor
+  /// Cores; FP32 accumulation; --gemm-math tf32), false CUBLAS_DEFAULT_MATH (plain FP32, the
+  /// default at construction). Host-side call, no stream work. @throws cuda_error when cuBLAS
+  /// refuses it.
+  void set_tf32_math(bool tf32) const;
   [[nodiscard]] cusparse_handle_t cusparse() const { return cusparse_; }
   [[nodiscard]] mem_pool_t pool() const { return pool_; }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -337,61 +338,119 @@ work_counters work_counters_of(const json& j, const fs::path& file) {
   return w;
 }
 
-json run_identity(const dataset& ds, const train_config& cfg, const json& extra) {
-  json j = {
-      {"dataset", ds.name},
-      {"dataset.num_nodes", ds.num_nodes},
-      {"dataset.num_edges", ds.num_edges()},
-      {"dataset.feature_dim", ds.feature_dim()},
-      {"dataset.num_classes", ds.num_classes},
-      {"--task", to_string(cfg.task)},
-      {"--mode", to_string(cfg.mode)},
-      {"--pes", cfg.num_pes},
-      {"--backend", to_string(cfg.compute_backend)},
-      {"--pes-per-gpu", cfg.pes_per_gpu},
-      {"--model", models::to_string(cfg.model)},
-      {"--hidden", cfg.hidden},
-      {"--linear-head", cfg.linear_head},
-      {"--fanouts", cfg.fanouts},
-      {"--sampler", to_string(cfg.sampler)},
-      {"--batch-dependency", cfg.batch_dependency},
-      {"--layer-dependency", cfg.layer_dependency},
-      {"--batch-size", cfg.batch_size},
-      {"--lr", cfg.lr},
-      {"--weight-decay", cfg.weight_decay},
-      {"--weight-decay-scope", cfg.weight_decay_first_layer ? "first" : "all"},
-      {"--dropout", cfg.dropout},
-      {"--seed", cfg.seed},
-      {"--layer-norm", cfg.layer_norm},
-      {"--activation", models::to_string(cfg.activation)},
-      {"--embedding-dim", cfg.embedding_dim},
+namespace {
+
+/// FNV-1a, 64 bits (Fowler, Noll and Vo), over `n` bytes, continuing from `h`.
+std::uint64_t fnv1a(std::uint64_t h, const void* p, std::size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= b[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+template <class T>
+std::uint64_t fnv1a_value(std::uint64_t h, const T& v) {
+  return fnv1a(h, &v, sizeof(v));
+}
+
+/// Rows hashed of each feature table: evenly spaced, the first and the last included.
+constexpr std::int64_t kFingerprintRows = 64;
+
+/// Hashes rows i * (n - 1) / (k - 1) of an in-memory [n, F] table (all rows when n <= k).
+template <class T>
+std::uint64_t hash_rows(std::uint64_t h, const matrix<T>& m) {
+  std::int64_t const n = m.rows();
+  h = fnv1a_value(h, n);
+  h = fnv1a_value(h, m.cols());
+  if (n == 0) return h;
+  std::int64_t const k = std::min(n, kFingerprintRows);
+  for (std::int64_t i = 0; i < k; ++i) {
+    std::int64_t const r = k == 1 ? 0 : i * (n - 1) / (k - 1);
+    h = fnv1a(h, m.row(r), static_cast<std::size_t>(m.cols()) * sizeof(T));
+  }
+  return h;
+}
+
+/// hash_rows of the [n, F] table the .npy file `file` holds (features left in their file,
+/// --feature-storage mmap): the same rows at their stored width, so the value equals that of
+/// the table read into memory at that width. @throws io_error naming the file.
+std::uint64_t hash_file_rows(std::uint64_t h, const fs::path& file) {
+  npy_header const hd = read_npy_header(file);
+  std::int64_t const n = hd.shape.empty() ? 1 : hd.shape[0];
+  std::int64_t const cols = n == 0 ? 0 : hd.num_elements() / n;
+  h = fnv1a_value(h, n);
+  h = fnv1a_value(h, cols);
+  if (n == 0) return h;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) COOPGNN_IO_FAIL("{}: cannot read the feature rows to fingerprint them", file.string());
+  std::vector<char> row(static_cast<std::size_t>(cols) * npy_dtype_size(hd.dtype));
+  std::int64_t const k = std::min(n, kFingerprintRows);
+  for (std::int64_t i = 0; i < k; ++i) {
+    std::int64_t const r = k == 1 ? 0 : i * (n - 1) / (k - 1);
+    in.seekg(static_cast<std::streamoff>(hd.data_offset + static_cast<std::size_t>(r) * row.size()));
+    in.read(row.data(), static_cast<std::streamsize>(row.size()));
+    if (in.gcount() != static_cast<std::streamsize>(row.size())) {
+      COOPGNN_IO_FAIL("{}: row {} cannot be read to fingerprint the features", file.string(), r);
+    }
+    h = fnv1a(h, row.data(), row.size());
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string dataset_fingerprint(const dataset& ds) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a offset basis
+  h = fnv1a_value(h, static_cast<std::int64_t>(ds.num_nodes));
+  h = fnv1a(h, ds.src.data(), ds.src.size() * sizeof(vid_t));
+  h = fnv1a(h, ds.dst.data(), ds.dst.size() * sizeof(vid_t));
+  std::uint64_t f = 14695981039346656037ULL;
+  if (ds.features.rows() > 0) {
+    f = hash_rows(f, ds.features);
+  } else if (ds.features16.rows() > 0) {
+    f = hash_rows(f, ds.features16);
+  } else if (!ds.feature_file.empty() && ds.feature_dim() > 0) {
+    f = hash_file_rows(f, ds.feature_file);
+  }
+  if (ds.hetero) {
+    for (const matrix<float>& m : ds.hetero->features) f = hash_rows(f, m);
+  }
+  return fmt::format("edges:{:016x} features:{:016x}", h, f);
+}
+
+std::string fingerprint_difference(const std::string& a, const std::string& b) {
+  auto part = [](const std::string& s, const char* key) {
+    auto const at = s.find(key);
+    return at == std::string::npos ? std::string() : s.substr(at, s.find(' ', at) - at);
   };
-  if (cfg.model == models::conv_kind::gat) {
-    j["--heads"] = cfg.heads;
-    j["--out-heads"] = cfg.out_heads;
-    j["--attn-dropout"] = cfg.attn_dropout;
-    j["--negative-slope"] = cfg.negative_slope;
-    j["--residual"] = cfg.residual;
+  std::vector<std::string> what;
+  for (const char* key : {"edges:", "features:"}) {
+    if (part(a, key) != part(b, key)) what.emplace_back(std::string(key).substr(0, std::strlen(key) - 1));
   }
-  if (cfg.model == models::conv_kind::rgcn) {
-    j["--num-bases"] = cfg.num_bases;
-    // Recorded only when used: R-GCN checkpoints from before the option stay resumable.
-    if (cfg.num_blocks > 0) j["--num-blocks"] = cfg.num_blocks;
-  }
+  if (what.empty() && a != b) what.emplace_back("content");
+  return fmt::format("{}", fmt::join(what, " and "));
+}
+
+json run_identity(const dataset& ds, const train_config& cfg, const json& extra) {
+  // The options that change the arithmetic come from the option table (config.hpp); the rest is
+  // what the run was resolved to (task, protocol, PEs, backend) and the dataset.
+  json j = arithmetic_options(cfg);
+  j["dataset"] = ds.name;
+  j["dataset.num_nodes"] = ds.num_nodes;
+  j["dataset.num_edges"] = ds.num_edges();
+  j["dataset.feature_dim"] = ds.feature_dim();
+  j["dataset.num_classes"] = ds.num_classes;
+  j["--task"] = to_string(cfg.task);
+  j["--mode"] = to_string(cfg.mode);
+  j["--pes"] = cfg.num_pes;
+  j["--backend"] = to_string(cfg.compute_backend);
   if (!cfg.relation_fanouts.empty()) j["--relation-fanout"] = cfg.relation_fanouts;
-  if (cfg.task == task_kind::link_prediction) {
-    j["--decoder"] = models::to_string(cfg.decoder);
-    j["--decoder-hidden"] = cfg.decoder_hidden;
-    j["--out-dim"] = cfg.out_dim;
-    j["--negatives"] = cfg.negatives;
-    j["--exclude"] = to_string(cfg.exclude);
-    j["--topk"] = cfg.topk;
-  }
-  // Only when set, so that checkpoints written before these options existed still resume.
-  if (cfg.drop_last) j["--drop-last"] = true;
+  // Only when set, so that checkpoints written before it existed still resume.
   if (cfg.wrap_around) j["wrap_around"] = true;
-  if (cfg.embedding_weight_decay != 0) j["--embedding-weight-decay"] = cfg.embedding_weight_decay;
   for (auto const& [k, v] : extra.items()) j[k] = v;
+  if (!j.contains("dataset.content")) j["dataset.content"] = dataset_fingerprint(ds);
   return j;
 }
 
@@ -401,8 +460,14 @@ std::string identity_difference(const json& saved, const json& current) {
       return fmt::format("the checkpoint does not record {} (this run: {})", k, v.dump());
     }
     if (saved[k] != v) {
-      return fmt::format("{} is {} in the checkpoint, {} in this run", k, saved[k].dump(),
-                         v.dump());
+      std::string const what =
+          k == "dataset.content" && saved[k].is_string() && v.is_string()
+              ? fmt::format(" (same name and sizes, other {})",
+                            fingerprint_difference(saved[k].get<std::string>(),
+                                                   v.get<std::string>()))
+              : std::string();
+      return fmt::format("{} is {} in the checkpoint, {} in this run{}", k, saved[k].dump(),
+                         v.dump(), what);
     }
   }
   for (auto const& [k, v] : saved.items()) {

@@ -35,19 +35,34 @@
 
 namespace coopgnn {
 
-/// The options of a run that decide its numbers, keyed by their command-line names ("--mode",
-/// "--pes", "--fanouts", ...; "dataset", "dataset.num_nodes", ... for the dataset), plus
-/// `extra` (tool-level options such as "--feature", merged in). A resumed run must match the
+/// The options of a run that decide its numbers, keyed by their command-line names: the option
+/// table's arithmetic options (arithmetic_options, config.hpp), "--task", "--mode", "--pes",
+/// "--backend", "--relation-fanout" (typed runs), "dataset", "dataset.num_nodes", ... for the
+/// dataset and "dataset.content" (dataset_fingerprint, computed here unless `extra` holds it),
+/// plus `extra` (tool-level options such as "--feature", merged in). A resumed run must match the
 /// checkpoint in every one of them (check_resumable). Options that change only timings, cache
 /// counters or what is printed (--epochs, --eval-every, --metrics-out, --no-progress, --quiet,
 /// --sample-threads, --threads-per-pe, --peer-timeout, --cache-*, --feature-storage,
 /// --sample-on) are not part of it.
 /// Values are JSON strings, numbers, booleans and (--fanouts) an array of integers; GAT and
 /// link-prediction options appear only for those runs, "--drop-last" and "wrap_around" only
-/// when set (true). Host memory; reads only sizes of `ds`;
-/// does not throw beyond std::bad_alloc.
+/// when set (true), "--gemm-math" only when tf32. Host memory; reads the edges and sampled
+/// feature rows of `ds` for the fingerprint (@throws io_error as dataset_fingerprint does).
 nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
                             const nlohmann::json& extra = nlohmann::json::object());
+
+/// The dataset's content fingerprint: "edges:H1 features:H2", H1 the FNV-1a 64-bit hash
+/// (hexadecimal) of |V| and the edge arrays src and dst (all of them, as loaded), H2 that of
+/// kFingerprintRows = 64 evenly spaced rows (first and last included; every row of a smaller
+/// table) of the feature table at its stored width, of each node type's features on typed
+/// graphs, or, for features left in their .npy file (--feature-storage mmap), of the same rows
+/// read from the file (equal to the in-memory value). O(|E| + 64 F) host reads; deterministic.
+/// Two datasets of the same name and sizes but other edges or feature rows differ in it.
+/// @throws io_error naming the feature file when it cannot be read.
+std::string dataset_fingerprint(const dataset& ds);
+/// What differs between two dataset_fingerprint strings: "edges", "features", "edges and
+/// features" ("" when equal). Does not throw beyond std::bad_alloc.
+std::string fingerprint_difference(const std::string& a, const std::string& b);
 
 /// Throws io_error "MANIFEST: cannot resume: FIELD is A in the checkpoint, B in this run" for
 /// the first field of `saved` that `current` lacks or holds differently (and for a field of

@@ -3,8 +3,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "cache/policy.hpp"
@@ -50,6 +54,14 @@ std::string to_string(minibatch_mode m);
 ///         or with no device (the message gives `no_device_reason`).
 backend resolve_backend(const std::string& name, int cuda_devices,
                         const std::string& no_device_reason);
+
+/// The arithmetic of the model's dense GEMMs (--gemm-math): fp32 (IEEE single precision), or
+/// tf32 (cuBLAS CUBLAS_TF32_TENSOR_OP_MATH on the CUDA backend: inputs rounded to TF32's 10-bit
+/// mantissa on the Tensor Cores, FP32 accumulation; the host backend keeps FP32).
+enum class gemm_math { fp32, tf32 };
+std::string to_string(gemm_math m);  ///< "fp32" / "tf32"
+/// Parses "fp32" or "tf32". @throws logic_error naming --gemm-math otherwise.
+gemm_math parse_gemm_math(const std::string& name);
 
 /// Everything that decides a training run. Defaults are what `coopgnn train` uses.
 struct train_config {
@@ -147,7 +159,65 @@ struct train_config {
   std::int64_t profile_first = -1;
   std::int64_t profile_last = -1;
   std::function<void(bool)> profile_hook;
+  /// The model's dense GEMMs: FP32, or TF32 Tensor Core math on the CUDA backend.
+  gemm_math gemm = gemm_math::fp32;
 };
+
+/// One option of train_config as the command line, the checks, checkpoints, saved models and
+/// the TMA ranks' fingerprint see it: the one declaration of that option (train_option_table).
+/// A command registers it on its parser (tools/coopgnn/train_options.hpp, add_table_option), the
+/// run checks it (validate_train_config) and, when it changes the arithmetic, records it
+/// (arithmetic_options: run_identity, the ranks' fingerprint).
+struct option_decl {
+  /// A train_config member holding the value as the option gives it.
+  using member = std::variant<int train_config::*, std::int64_t train_config::*,
+                              std::uint64_t train_config::*, float train_config::*,
+                              double train_config::*, bool train_config::*,
+                              std::vector<int> train_config::*>;
+  /// A value given by name (an enum of train_config): its names and how to read and set it.
+  struct named {
+    std::string (*get)(const train_config&);
+    void (*set)(train_config&, const std::string&);  ///< throws logic_error for a bad name
+    std::vector<std::string> choices;
+  };
+  std::string name;  ///< the command-line name, "--weight-decay"
+  std::string help;
+  std::variant<member, named> value;
+  /// Whether it changes the numbers a run computes: then it is part of a checkpoint's and a
+  /// saved model's identity and of the TMA ranks' fingerprint.
+  bool changes_arithmetic = false;
+  bool flag = false;  ///< a bool given as a flag (--residual), not as true/false (--layer-norm)
+  /// Numbers (each element of a vector): the closed or open range of valid values.
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  bool lo_open = false, hi_open = false;
+  /// When it is recorded (arithmetic options): nullptr = always; else only where this is true
+  /// (GAT's options for GAT runs, --drop-last when set, ...), so that records of runs without
+  /// it stay comparable.
+  bool (*recorded)(const train_config&) = nullptr;
+};
+
+/// The option table: every option of train_config that `train`, `compare`, `tma` and (a subset)
+/// `bench modes` take, in help order. Adding a hyperparameter adds its train_config member and
+/// one entry here. Does not throw.
+const std::vector<option_decl>& train_option_table();
+/// The entry named `name` ("--hidden"). @throws logic_error for a name the table lacks.
+const option_decl& train_option(std::string_view name);
+/// "" when `v` lies in d's range, else "value V is outside [LO, HI)" (brackets by openness).
+std::string option_range_error(const option_decl& d, double v);
+/// d's value in `c` as JSON: a number, a bool, an integer array or (named values) the name.
+nlohmann::json option_value(const option_decl& d, const train_config& c);
+/// The arithmetic options of `c` that are recorded for it, keyed by name: what a checkpoint, a
+/// saved model and the TMA fingerprint hold of the options. Does not throw beyond bad_alloc.
+nlohmann::json arithmetic_options(const train_config& c);
+/// Runs every table entry's range check on `c` and the rules between options: LABOR's
+/// --batch-dependency/--layer-dependency need --sampler labor; --num-bases/--num-blocks are
+/// R-GCN's and exclude each other; --metric macro_f1 scores node classification.
+/// @throws logic_error naming the option (and value) of the first violation.
+void validate_train_config(const train_config& c);
+/// The rule that --batch-dependency K != 1 and --layer-dependency are LABOR's.
+/// @throws logic_error naming both options and --sampler labor.
+void check_labor_dependency(sampler_kind sampler, std::int64_t kappa, bool layer_dependency);
 
 /// Work of one PE (or summed over PEs) in a batch or an epoch (docs/design.md section 6.5,
 /// "Work accounting"). Counts, not bytes, unless the name says bytes.

@@ -117,6 +117,7 @@ void trainer::setup_cuda_features() {
   for (int p = 0; p < P; ++p) {
     dev_->ctxs.push_back(
         std::make_unique<cuda::cuda_context>(ordinals[static_cast<std::size_t>(p / K)], p));
+    dev_->ctxs.back()->set_tf32_math(cfg_.gemm == gemm_math::tf32);  // --gemm-math
   }
   if (cfg_.embedding_dim > 0) return;  // learnable embeddings: no feature table
   // Half of the free memory of the fullest device may hold the table (the rest: minibatches).

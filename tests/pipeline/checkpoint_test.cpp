@@ -413,6 +413,61 @@ TEST(CheckpointFiles, ResumeRefusesAChangedConfigNamingTheField) {
   EXPECT_NE(why.find("dataset is"), std::string::npos) << why;
 }
 
+TEST(CheckpointFiles, IdentityKeysAreTheOnesRecordedBeforeTheOptionTable) {
+  // The keys a node-classification GraphSAGE run recorded when run_identity listed them by hand:
+  // checkpoints written then still resume (dataset.content aside, which is new).
+  const dataset& ds = node_data().ds;
+  train_config c;
+  auto const j = run_identity(ds, c);
+  std::vector<std::string> keys;
+  for (auto const& [k, v] : j.items()) keys.push_back(k);
+  std::vector<std::string> const expected = {
+      "--activation", "--backend", "--batch-dependency", "--batch-size", "--dropout",
+      "--embedding-dim", "--fanouts", "--hidden", "--layer-dependency", "--layer-norm",
+      "--linear-head", "--lr", "--mode", "--model", "--pes", "--pes-per-gpu", "--sampler",
+      "--seed", "--task", "--weight-decay", "--weight-decay-scope", "dataset", "dataset.content",
+      "dataset.feature_dim", "dataset.num_classes", "dataset.num_edges", "dataset.num_nodes"};
+  EXPECT_EQ(keys, expected);
+  EXPECT_EQ(j["--weight-decay-scope"], "all");
+  EXPECT_EQ(j["--fanouts"], nlohmann::json::array({10, 10}));
+  EXPECT_FLOAT_EQ(j["--lr"].get<float>(), 0.01f);
+  // GAT and link prediction add theirs; --gemm-math appears only when tf32.
+  c.model = models::conv_kind::gat;
+  c.gemm = gemm_math::tf32;
+  auto const g = run_identity(ds, c);
+  for (const char* k : {"--heads", "--out-heads", "--attn-dropout", "--negative-slope",
+                        "--residual"}) {
+    EXPECT_TRUE(g.contains(k)) << k;
+  }
+  EXPECT_EQ(g["--gemm-math"], "tf32");
+  EXPECT_FALSE(g.contains("--decoder"));
+}
+
+TEST(DatasetFingerprint, ChangesWithEdgesAndSampledFeatureRowsOnly) {
+  dataset a = node_data().ds;
+  std::string const fa = dataset_fingerprint(a);
+  EXPECT_EQ(fa, dataset_fingerprint(a));  // deterministic
+  EXPECT_EQ(fa.rfind("edges:", 0), 0U) << fa;
+  // Another name: the same content.
+  dataset named = a;
+  named.name = "renamed";
+  EXPECT_EQ(dataset_fingerprint(named), fa);
+  // The last row is always sampled.
+  dataset f = a;
+  f.features.row(f.features.rows() - 1)[0] += 1.0f;
+  std::string const ff = dataset_fingerprint(f);
+  EXPECT_NE(ff, fa);
+  EXPECT_EQ(fingerprint_difference(fa, ff), "features");
+  // One edge moved.
+  dataset e = a;
+  ASSERT_FALSE(e.dst.empty());
+  e.dst[0] = e.dst[0] == 0 ? 1 : 0;
+  std::string const fe = dataset_fingerprint(e);
+  EXPECT_EQ(fingerprint_difference(fa, fe), "edges");
+  EXPECT_EQ(fingerprint_difference(fe, ff), "edges and features");
+  EXPECT_EQ(fingerprint_difference(fa, fa), "");
+}
+
 TEST(MetricsLines, AppendedWholeWithNewlines) {
   test::temp_dir dir;
   auto const file = dir / "m.jsonl";

@@ -35,6 +35,10 @@ struct bench_modes_args {
   bool paper_settings = false;
   int feature_bytes = 0;              // --feature-bytes; 0: the dataset's stored width
   bool sampler_given = false, kappa_given = false;  // with --paper-settings: errors
+  bool gemm_math_given = false;  // --gemm-math: else each machine's gemm_math
+  /// The option table's options this command shares with `train` (add_table_option), copied
+  /// into opt by take_table_options.
+  train_config cfg;
   bench::modes_options opt;
 };
 
@@ -79,6 +83,26 @@ void write_outputs(const bench_modes_args& a, const bench::modes_options& opt, c
              (dir / (stem + ".csv")).string(), (dir / (stem + "_model.csv")).string(), res.seconds);
 }
 
+/// The option table's values of a.cfg into a.opt (the model's options, the seed, LABOR's kappa
+/// and --gemm-math), checked by validate_train_config with --sampler.
+/// @throws logic_error naming the option.
+void take_table_options(bench_modes_args& a) {
+  a.cfg.sampler = parse_sampler_kind(a.sampler);
+  validate_train_config(a.cfg);
+  COOPGNN_EXPECTS(a.cfg.model != models::conv_kind::mlp,
+                  "--model mlp: bench modes measures message passing; use sage, gcn, gat or rgcn");
+  a.opt.model = models::to_string(a.cfg.model);
+  a.opt.hidden = a.cfg.hidden;
+  a.opt.heads = a.cfg.heads;
+  a.opt.out_heads = a.cfg.out_heads;
+  a.opt.attn_dropout = a.cfg.attn_dropout;
+  a.opt.num_bases = a.cfg.num_bases;
+  a.opt.num_blocks = a.cfg.num_blocks;
+  a.opt.seed = a.cfg.seed;
+  a.opt.batch_dependency = a.cfg.batch_dependency;
+  a.opt.gemm_math = a.gemm_math_given ? to_string(a.cfg.gemm) : std::string();
+}
+
 void run_bench_modes(bench_modes_args& a) {
   auto const devices = query_devices();
   a.opt.compute_backend = resolve_backend(a.backend, devices.count, devices.reason);
@@ -91,7 +115,6 @@ void run_bench_modes(bench_modes_args& a) {
     a.machine_file = rel.string();
   }
   a.opt.machines = bench::select_machines(bench::load_machines(a.machine_file), a.machines);
-  bench::apply_gemm_math(a.opt.machines, a.opt.gemm_math);
   a.opt.cost.placement = bench::parse_feature_placement(a.placement);
   a.opt.cache_policy = parse_cache_policy_kind(a.cache_policy);
   if (a.paper_settings) {
@@ -103,9 +126,9 @@ void run_bench_modes(bench_modes_args& a) {
                         (a.opt.cache_rows > 0 || a.cache_fraction > 0),
                     "--paper-settings runs two settings with a feature cache: give "
                     "--cache-policy (e.g. setassoc) and --cache-rows N or --cache-fraction F");
-  } else {
-    check_labor_dependency(a.sampler, a.opt.batch_dependency, false);
   }
+  take_table_options(a);  // LABOR's rule included
+  bench::apply_gemm_math(a.opt.machines, a.opt.gemm_math);
   check_writable_dir(a.out, "--out");
 
   scoped_timer load(nullptr);
@@ -132,8 +155,6 @@ void run_bench_modes(bench_modes_args& a) {
   }
   COOPGNN_EXPECTS(ds.hetero || a.opt.model != "rgcn",
                   "--model rgcn needs a typed dataset ('{}' is untyped)", ds.name);
-  COOPGNN_EXPECTS(a.opt.model == "rgcn" || (a.opt.num_bases == 0 && a.opt.num_blocks == 0),
-                  "--num-bases and --num-blocks are R-GCN's (add --model rgcn)");
   csc_graph const& g = merged ? *merged : data->g;
   fmt::print(
       "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
@@ -206,26 +227,10 @@ void add_bench_modes_command(CLI::App& bench) {
   cmd->add_option("--batches", a->opt.batches, "Measured batches per (mode, P)")
       ->capture_default_str();
   cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")->capture_default_str();
-  cmd->add_option("--model", a->opt.model,
-                  "sage, gcn, gat or rgcn (typed datasets; the others run on a typed dataset's "
-                  "relations merged into one untyped graph)")
-      ->check(CLI::IsMember({"sage", "gcn", "gat", "rgcn"}))
-      ->capture_default_str();
-  cmd->add_option("--num-bases", a->opt.num_bases, "rgcn: basis decomposition (0 = none)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--num-blocks", a->opt.num_blocks,
-                  "rgcn: block-diagonal decomposition (0 = none)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--hidden", a->opt.hidden, "Hidden width (GAT: per head)")->capture_default_str();
-  cmd->add_option("--heads", a->opt.heads, "GAT: heads of the hidden layers (concatenated)")
-      ->capture_default_str();
-  cmd->add_option("--out-heads", a->opt.out_heads, "GAT: heads of the output layer (averaged)")
-      ->capture_default_str();
-  cmd->add_option("--attn-dropout", a->opt.attn_dropout, "GAT: dropout on attention weights")
-      ->capture_default_str();
-  cmd->add_option("--seed", a->opt.seed, "Run seed")->capture_default_str();
+  for (const char* name : {"--model", "--num-bases", "--num-blocks", "--hidden", "--heads",
+                           "--out-heads", "--attn-dropout", "--seed", "--batch-dependency"}) {
+    add_table_option(*cmd, train_option(name), a->cfg);
+  }
   cmd->add_option("--backend", a->backend,
                   "host, cuda (every P on the visible GPUs, ceil(P / GPUs) PEs per GPU) or auto")
       ->check(CLI::IsMember({"auto", "host", "cuda"}))
@@ -244,7 +249,6 @@ void add_bench_modes_command(CLI::App& bench) {
                   "PCIe, the paper's) or device (HBM)")
       ->check(CLI::IsMember({"uva", "device"}))
       ->capture_default_str();
-  add_batch_dependency_option(*cmd, a->opt.batch_dependency);
   add_cache_options(*cmd, a->cache_policy, a->cache_fraction, a->opt.cache_rows);
   cmd->add_option("--feature-bytes", a->feature_bytes,
                   "Modelled bytes per input-feature element as stored (default: the dataset's "
@@ -253,11 +257,11 @@ void add_bench_modes_command(CLI::App& bench) {
                   "which the runtime does in float32. Recorded in the JSON "
                   "(cost_model.feature_bytes and its source)")
       ->check(CLI::Range(1, 8));
-  cmd->add_option("--gemm-math", a->opt.gemm_math,
-                  "GEMM rate of every modelled machine: fp32 (fp32_tflops) or tf32 (the Tensor "
-                  "Cores' tf32_tflops, the paper's); default: each machine's gemm_math in the "
-                  "machine file")
-      ->check(CLI::IsMember({"fp32", "tf32"}));
+  add_table_option(*cmd, train_option("--gemm-math"), a->cfg)
+      ->description(std::string(train_option("--gemm-math").help) +
+                    ". Here: the GEMM rate of every modelled machine, fp32 (fp32_tflops) or tf32 "
+                    "(the Tensor Cores' tf32_tflops, the paper's); default: each machine's "
+                    "gemm_math in the machine file");
   cmd->add_flag("--paper-settings", a->paper_settings,
                 "Run the four settings of the cooperative paper for both protocols, one after "
                 "the other: NS kappa 1 without cache; LABOR kappa 1 without cache; LABOR kappa 1 "
@@ -272,6 +276,7 @@ void add_bench_modes_command(CLI::App& bench) {
   cmd->callback([a, cmd] {
     a->sampler_given = cmd->count("--sampler") > 0;
     a->kappa_given = cmd->count("--batch-dependency") > 0;
+    a->gemm_math_given = cmd->count("--gemm-math") > 0;
     run_bench_modes(*a);
   });
 }

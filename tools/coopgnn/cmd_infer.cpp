@@ -99,7 +99,21 @@ loaded_model load_model(const infer_options& o) {
   std::string const dir = o.dataset.empty() ? default_dataset_dir() : o.dataset;
   lm.data = load_dataset(dir, ropt);
   auto& ds = lm.data->ds;
-  if (!same_graph(id, ds)) check_other_graph(lm, manifest, dir);
+  if (!same_graph(id, ds)) {
+    check_other_graph(lm, manifest, dir);
+  } else if (id.contains("dataset.content")) {
+    // The same name and sizes but other edges or features: refused (the model's numbers would
+    // mean nothing on it, and a user who meant another graph would have named it otherwise).
+    std::string const saved = id["dataset.content"].get<std::string>();
+    std::string const here = dataset_fingerprint(ds);
+    if (saved != here) {
+      COOPGNN_IO_FAIL(
+          "{}: the model was trained on other content than {} holds: its {} differ (dataset "
+          "'{}', fingerprint {} in the model, {} here)",
+          manifest, dir, fingerprint_difference(saved, here), id.value("dataset", std::string()),
+          saved, here);
+    }
+  }
   if (lm.saved.embeddings) {
     lm.input = std::move(*lm.saved.embeddings);
   } else {

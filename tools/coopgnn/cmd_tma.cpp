@@ -23,8 +23,10 @@
 #include "runtime/graph/partition.hpp"
 #include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/report.hpp"
+#include "runtime/pipeline/trainer.hpp"
 #include "runtime/tma/engine.hpp"
 #include "runtime/tma/evaluator.hpp"
+#include "runtime/tma/fingerprint.hpp"
 #include "runtime/tma/workers.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/train_options.hpp"
@@ -156,8 +158,6 @@ int run_tma(tma_options& o) {
                     "coopgnn tma trains link prediction (the paper's task): dataset '{}' has no "
                     "link-prediction task or --task says otherwise",
                     data->ds.name);
-    o.train.cfg.fanouts = o.train.fanouts;
-    o.train.cfg.sampler = parse_sampler_kind(o.train.sampler);
     resolve_pes(o.train);
     o.train.cfg.eval_every = 0;
   } catch (const std::exception& e) {
@@ -168,6 +168,31 @@ int run_tma(tma_options& o) {
     return 2;
   }
   const dataset& ds = data->ds;
+
+  // The ranks agree on what they train before any of them builds a trainer: options that change
+  // the arithmetic, the model's size, the task and the dataset's content (a rank started with
+  // another --hidden would otherwise corrupt the averages).
+  std::string mine;
+  try {
+    exec_context const host(backend::host);
+    models::gnn_model const model(host, model_config_for(ds, o.train.cfg));
+    mine = tma::rank_fingerprint(ds, o.train.cfg, o.scheme, model.num_parameters(),
+                                 o.train.dataset_content)
+               .dump();
+  } catch (const std::exception& e) {
+    setup_error = e.what();
+  }
+  if (!s.all(setup_error.empty())) {
+    if (!setup_error.empty()) std::fprintf(stderr, "rank %d: %s\n", rank, setup_error.c_str());
+    return 2;
+  }
+  if (std::string const why = tma::fingerprint_mismatch(s.all_gather(mine)); !why.empty()) {
+    if (rank == 0) {
+      fmt::print(stderr, "coopgnn tma: {}\n", why);
+      std::fflush(stderr);
+    }
+    return 2;
+  }
 
   // CUDA backend: every rank that trains takes its own GPUs of its node (the trainers; the
   // server evaluates on the host and trains only for LLCG's correction steps); two ranks on one
@@ -311,6 +336,8 @@ int run_tma(tma_options& o) {
     start["gpus"] = std::move(g);
   }
   start["batch_size_per_trainer"] = o.train.cfg.batch_size;
+  start["gemm_math"] = to_string(o.train.cfg.gemm);
+  start["options"] = arithmetic_options(o.train.cfg);
   start["parameters"] = server->num_parameters();
   start["created"] = bench::utc_now_iso8601();
   if (!ggs) {

@@ -34,13 +34,6 @@
 
 namespace coopgnn::cli {
 
-void add_batch_dependency_option(CLI::App& cmd, std::int64_t& kappa) {
-  cmd.add_option("--batch-dependency", kappa,
-                 "LABOR dependent minibatching kappa: 1 = independent batches, K > 1 = "
-                 "variates rotate over windows of K batches, 0 = never refresh")
-      ->capture_default_str();
-}
-
 void add_cache_options(CLI::App& cmd, std::string& policy, double& fraction,
                        std::int64_t& rows) {
   cmd.add_option("--cache-policy", policy,
@@ -67,65 +60,52 @@ std::int64_t resolve_cache_rows(const std::string& policy, double fraction, std:
   return rows;
 }
 
-void check_labor_dependency(const std::string& sampler, std::int64_t kappa,
-                            bool layer_dependency) {
-  if (sampler != "ns") return;
-  COOPGNN_EXPECTS(kappa == train_config{}.batch_dependency && !layer_dependency,
-                  "--batch-dependency and --layer-dependency are LABOR's (dependent "
-                  "minibatching); add --sampler labor");
-}
-
 namespace {
 
-/// A probability that is not certain: [0, 1) (dropout; 1 would drop everything).
-const CLI::Validator kProbabilityBelowOne(
-    [](std::string& text) -> std::string {
-      char* end = nullptr;
-      double const p = std::strtod(text.c_str(), &end);
-      if (end == text.c_str() || !(p >= 0.0 && p < 1.0)) {
-        return "value " + text + " is outside [0, 1)";
-      }
-      return {};
-    },
-    "in [0, 1)");
-
-/// Upper bound of --epochs: that of a checkpoint's epoch (runtime/pipeline/checkpoint.hpp).
-constexpr int kMaxEpochs = static_cast<int>(kMaxCheckpointEpoch);
+/// A CLI11 validator for the range of table entry `d` (option_range_error); text that is not a
+/// number passes to the option's own conversion, which names it.
+CLI::Validator range_validator(const option_decl& d) {
+  return CLI::Validator(
+      [&d](std::string& text) -> std::string {
+        char* end = nullptr;
+        double const v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str()) return {};
+        return option_range_error(d, v);
+      },
+      "");
+}
 
 }  // namespace
 
+CLI::Option* add_table_option(CLI::App& cmd, const option_decl& d, train_config& cfg) {
+  if (const auto* n = std::get_if<option_decl::named>(&d.value)) {
+    auto* const set = n->set;
+    return cmd
+        .add_option_function<std::string>(
+            d.name, [set, &cfg](const std::string& v) { set(cfg, v); }, d.help)
+        ->check(CLI::IsMember(n->choices))
+        ->default_str(n->get(cfg));
+  }
+  return std::visit(
+      [&](auto m) -> CLI::Option* {
+        using T = std::decay_t<decltype(cfg.*m)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          if (d.flag) return cmd.add_flag(d.name, cfg.*m, d.help);
+        }
+        CLI::Option* o = cmd.add_option(d.name, cfg.*m, d.help);
+        if constexpr (std::is_same_v<T, std::vector<int>>) o->delimiter(',');
+        if constexpr (std::is_floating_point_v<T>) o->check(finite_number());
+        if (std::isfinite(d.lo) || std::isfinite(d.hi)) o->check(range_validator(d));
+        return o->capture_default_str();
+      },
+      std::get<option_decl::member>(d.value));
+}
+
 void add_common_options(CLI::App* cmd, train_options& o) {
+  for (const option_decl& d : train_option_table()) add_table_option(*cmd, d, o.cfg);
   cmd->add_option("--dataset", o.dataset,
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
                   "default: the bundled Cora");
-  cmd->add_option("--model", o.model,
-                  "GNN layer: sage (GraphSAGE-mean), gcn, gat (multi-head attention, "
-                  "Velickovic et al. 2018), rgcn (relational GCN, Schlichtkrull et al. 2018: "
-                  "the model of heterogeneous datasets), or mlp (no message passing: each "
-                  "vertex's own row; use it with --fanouts 0,0,... so nothing is sampled)")
-      ->check(CLI::IsMember({"sage", "gcn", "mlp", "gat", "rgcn"}))
-      ->capture_default_str();
-  cmd->add_option("--hidden", o.cfg.hidden, "Hidden width (gat: per attention head)")
-      ->capture_default_str();
-  cmd->add_option("--heads", o.cfg.heads,
-                  "gat: attention heads of the hidden layers (concatenated: heads x --hidden)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--out-heads", o.cfg.out_heads,
-                  "gat: attention heads of the output layer "
-                  "(averaged)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--attn-dropout", o.cfg.attn_dropout,
-                  "gat: dropout probability on the normalised attention coefficients")
-      ->check(CLI::Range(0.0f, 0.999f))
-      ->capture_default_str();
-  cmd->add_option("--negative-slope", o.cfg.negative_slope,
-                  "gat: LeakyReLU slope of the attention scores")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_flag("--residual", o.cfg.residual,
-                "gat: add a learned residual projection of each destination's input");
   cmd->add_option("--task", o.task,
                   "The task to train: a task name from the dataset's metadata.yaml (`coopgnn "
                   "info` lists them), node_classification or link_prediction (the first task of "
@@ -142,95 +122,17 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "clamped to >= 1; what Kipf & Welling do for the citation graphs)")
       ->check(CLI::IsMember({"none", "row"}))
       ->capture_default_str();
-  cmd->add_option("--layer-norm", o.cfg.layer_norm,
-                  "LayerNorm after every hidden GNN layer, before its activation (the TMA "
-                  "paper's Conv -> LayerNorm -> PReLU -> Dropout); true or false")
-      ->capture_default_str();
-  cmd->add_option("--activation", o.activation,
-                  "Activation of the hidden GNN layers: relu, or prelu (one learnable slope per "
-                  "layer, 0.25 at start)")
-      ->check(CLI::IsMember({"relu", "prelu"}))
-      ->capture_default_str();
-  cmd->add_option("--embedding-dim", o.cfg.embedding_dim,
-                  "Learn an input embedding of this width per vertex instead of reading node "
-                  "features (needed when the dataset has none); 0 = use the features. Rows are "
-                  "updated only when a step touched them (lazy Adam)")
-      ->capture_default_str();
-  cmd->add_option("--decoder", o.decoder,
-                  "Link prediction: edge decoder, dot (<z_u, z_v>), mlp (Linear -> PReLU -> "
-                  "Linear on z_u * z_v, the TMA paper's decoder) or distmult (sum_k z_u[k] "
-                  "w_r[k] z_v[k], one learnt diagonal per relation: R-GCN's decoder on typed "
-                  "graphs)")
-      ->check(CLI::IsMember({"dot", "mlp", "distmult"}))
-      ->capture_default_str();
-  cmd->add_option("--decoder-hidden", o.cfg.decoder_hidden,
-                  "Link prediction: width of the mlp decoder; 0 = --hidden")
-      ->capture_default_str();
-  cmd->add_option("--out-dim", o.cfg.out_dim,
-                  "Link prediction: width of the encoder's output embedding; 0 = --hidden")
-      ->capture_default_str();
-  cmd->add_option("--negatives", o.cfg.negatives,
-                  "Link prediction: uniform tail-corrupted negatives per positive edge (never the "
-                  "source itself; items only on user-item data)")
-      ->capture_default_str();
-  cmd->add_option("--exclude", o.exclude,
-                  "Link prediction: remove the global batch's positive edges from every layer's "
-                  "sample: none (keep them; DGL's default), self (u->v), reverse (u->v and "
-                  "v->u; use it on undirected graphs; on typed graphs u->v in the pair's "
-                  "relation and v->u in its reverse edge type, the one edge type running the "
-                  "other way, when there is one). Kept edges of a seed are reweighted to sum 1")
-      ->check(CLI::IsMember({"none", "self", "reverse"}))
-      ->capture_default_str();
-  cmd->add_option("--topk", o.cfg.topk,
-                  "Link prediction on user-item data: K of Recall@K and NDCG@K")
-      ->capture_default_str();
-  cmd->add_flag("--linear-head", o.cfg.linear_head,
-                "Add a linear head after the last GNN layer (the last layer then outputs "
-                "--hidden features)");
-  cmd->add_option("--fanouts", o.fanouts,
-                  "Neighbours sampled per layer, seeds' layer first; the number of layers is "
-                  "the length; -1 = all neighbours, 0 = none (sources = destinations)")
-      ->delimiter(',')
-      ->capture_default_str();
   cmd->add_option("--relation-fanout", o.relation_fanout,
                   "Typed graphs: REL=K0,K1,... sets relation REL's fanout per layer (REL an edge "
                   "type src:relation:dst, or a relation name only one edge type has; -1 all, 0 "
                   "none); the others keep --fanouts. Repeat per relation")
       ->take_all();
-  cmd->add_option("--metric", o.metric,
-                  "Node classification's validation/test score: auto (accuracy; ROC-AUC for two "
-                  "classes) or macro_f1 (Macro-F1; Micro-F1 equals accuracy)")
-      ->check(CLI::IsMember({"auto", "macro_f1"}))
-      ->capture_default_str();
-  cmd->add_option("--num-bases", o.cfg.num_bases,
-                  "rgcn: basis decomposition of the relation weights, W_r = sum_b a_rb V_b "
-                  "(Schlichtkrull et al., eq. 3); 0 = one full weight per relation")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--num-blocks", o.cfg.num_blocks,
-                  "rgcn: block-diagonal decomposition, W_r = diag(Q_r1..Q_rB) with Q_rb of "
-                  "[in/B, out/B] (Schlichtkrull et al., eq. 4); B must divide every conv's "
-                  "widths; excludes --num-bases; 0 = none")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--sampler", o.sampler, "ns (uniform neighbour sampling) or labor (LABOR-0)")
-      ->check(CLI::IsMember({"ns", "labor"}))
-      ->capture_default_str();
-  add_batch_dependency_option(*cmd, o.cfg.batch_dependency);
-  cmd->add_flag("--layer-dependency", o.cfg.layer_dependency,
-                "LABOR: every layer uses the same variates");
   add_cache_options(*cmd, o.cache_policy, o.cache_fraction, o.cfg.cache_rows);
   cmd->add_option("--feature-storage", o.feature_storage,
                   "Where the feature table lives: auto (by size), host, mmap (the dataset's .npy "
                   "mapped read-only), device or pinned (CUDA backend)")
       ->check(CLI::IsMember({"auto", "device", "pinned", "host", "mmap"}))
       ->capture_default_str();
-  cmd->add_option("--batch-size", o.cfg.batch_size, "Global minibatch size B (all PEs together)")
-      ->capture_default_str();
-  cmd->add_flag("--drop-last", o.cfg.drop_last,
-                "Train floor(|train| / B) full batches per epoch, dropping the short last one "
-                "(default: ceil(|train| / B) batches, the last one short, as DGL's and PyG's "
-                "loaders do)");
   cmd->add_option("--backend", o.backend,
                   "Where the model, feature loading and the row exchanges run: host, cuda, "
                   "auto (cuda when a GPU is visible and the build has CUDA, else host), or "
@@ -248,11 +150,6 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                 "available is an error)");
   cmd->add_flag("--allow-nonfinite", o.allow_nonfinite,
                 "Train even when the feature table holds NaN or Inf (checked at load otherwise)");
-  cmd->add_option("--pes-per-gpu", o.cfg.pes_per_gpu,
-                  "CUDA backend: PEs sharing each GPU (PE p runs on GPU p / K); K > 1 exercises "
-                  "cooperative minibatching on a single GPU through the peer-copy communicator")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
   cmd->add_option("--sample-on", o.sample_on,
                   "CUDA backend: where minibatches are sampled: device (the GPU sampling, "
                   "unique-and-compact and owner-split kernels; ids routed by the device "
@@ -264,50 +161,6 @@ void add_common_options(CLI::App* cmd, train_options& o) {
                   "CUDA backend communicator: auto (NCCL when every PE has its own GPU, else "
                   "peer-copy), nccl or peer")
       ->check(CLI::IsMember({"auto", "nccl", "peer"}))
-      ->capture_default_str();
-  cmd->add_option("--peer-timeout", o.cfg.comm_timeout_s,
-                  "Seconds a PE (tma: an MPI rank) waits for its peers in one collective before "
-                  "the run fails with an error naming the collective and the PEs it waited for "
-                  "(a hung or dead peer); 0 = wait forever. A peer that fails with an error "
-                  "stops the others at once, whatever the timeout")
-      ->check(CLI::Range(0.0, 1e9))
-      ->capture_default_str();
-  cmd->add_option("--epochs", o.cfg.epochs, "Training epochs")
-      ->check(CLI::Range(0, kMaxEpochs))
-      ->capture_default_str();
-  cmd->add_option("--lr", o.cfg.lr, "Adam learning rate (finite, > 0)")
-      ->check(finite_number())
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--weight-decay", o.cfg.weight_decay,
-                  "L2 weight decay added to gradients (finite, >= 0)")
-      ->check(finite_number())
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--embedding-weight-decay", o.cfg.embedding_weight_decay,
-                  "L2 decay of the learnt --embedding-dim rows a step touches (finite, >= 0; "
-                  "default 0: not decayed, as DGL's and PyG's sparse embeddings)")
-      ->check(finite_number())
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--weight-decay-scope", o.weight_decay_scope,
-                  "Which parameters --weight-decay applies to: all, or first (the first GNN "
-                  "layer only, as Kipf & Welling's GCN and PyG's examples/gcn.py; learnable "
-                  "input embeddings are then not decayed)")
-      ->check(CLI::IsMember({"all", "first"}))
-      ->capture_default_str();
-  cmd->add_option("--dropout", o.cfg.dropout,
-                  "Dropout probability on every layer's input, in [0, 1)")
-      ->check(finite_number())
-      ->check(kProbabilityBelowOne)
-      ->capture_default_str();
-  cmd->add_option("--seed", o.cfg.seed,
-                  "Run seed: keys sampling, dropout, shuffling, ownership and initialisation")
-      ->capture_default_str();
-  cmd->add_option(
-         "--eval-every", o.cfg.eval_every,
-         "Evaluate (full-neighbour inference) every N epochs; 0 = only after the last epoch, "
-         "which is always evaluated")
       ->capture_default_str();
   cmd->add_option("--threads-per-pe", o.threads_per_pe,
                   "Host threads per PE for BLAS and the parallel host kernels (1 <= N <= 4 x the "
@@ -378,15 +231,9 @@ std::string thread_budget_line(const train_config& c) {
 }
 
 void parse_typed_options(train_options& o) {
-  o.cfg.model = models::parse_conv_kind(o.model);
   o.cfg.cache_policy = parse_cache_policy_kind(o.cache_policy);
   o.cfg.feature_storage = parse_storage_tier(o.feature_storage);
   o.cfg.device_comm = parse_device_comm_choice(o.device_comm);
-  o.cfg.decoder = models::parse_decoder_kind(o.decoder);
-  o.cfg.activation = models::parse_activation_kind(o.activation);
-  o.cfg.exclude = parse_exclude_kind(o.exclude);
-  o.cfg.weight_decay_first_layer = o.weight_decay_scope == "first";
-  o.cfg.macro_f1 = o.metric == "macro_f1";
   o.cfg.threads_per_pe = parse_threads_per_pe(o.threads_per_pe);
   int const most = max_threads_per_option();
   COOPGNN_EXPECTS(o.cfg.sample_threads >= 0 && o.cfg.sample_threads <= most,
@@ -513,6 +360,7 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   ropt.feature = o.feature;
   ropt.heterogeneous = true;  // typed graphs train with --model rgcn (the trainer checks)
   auto data = load_dataset(o.dataset, ropt);
+  o.dataset_content = dataset_fingerprint(data->ds);  // as read: before any transform
   for (const std::string& note : data->ds.notes) fmt::print(stderr, "note: {}\n", note);
   o.cfg.cache_rows =
       resolve_cache_rows(o.cache_policy, o.cache_fraction, o.cfg.cache_rows, data->ds.num_nodes);
@@ -535,19 +383,18 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
                     to_string(data->ds.feature_type));
     normalize_feature_rows(data->ds.features);
   }
-  check_labor_dependency(o.sampler, o.cfg.batch_dependency, o.cfg.layer_dependency);
   resolve_task(o, data->ds);
-  o.cfg.relation_fanouts = resolve_relation_fanouts(o.relation_fanout, data->ds, o.fanouts);
-  COOPGNN_EXPECTS(o.cfg.num_bases == 0 || o.model == "rgcn",
-                  "--num-bases is R-GCN's (add --model rgcn)");
-  COOPGNN_EXPECTS(o.cfg.num_blocks == 0 || o.model == "rgcn",
-                  "--num-blocks is R-GCN's (add --model rgcn)");
-  COOPGNN_EXPECTS(o.cfg.num_blocks == 0 || o.cfg.num_bases == 0,
-                  "--num-blocks and --num-bases are two decompositions of the same weights; "
-                  "choose one");
-  COOPGNN_EXPECTS(!o.cfg.macro_f1 || o.cfg.task == task_kind::node_classification,
-                  "--metric macro_f1 scores node classification; link prediction reports its "
-                  "own metrics");
+  validate_train_config(o.cfg);
+  o.cfg.relation_fanouts = resolve_relation_fanouts(o.relation_fanout, data->ds, o.cfg.fanouts);
+  if (o.cfg.gemm == gemm_math::tf32 && !o.quiet) {
+    auto const devices = query_devices();
+    if (resolve_backend(o.backend, devices.count, devices.reason) != backend::cuda) {
+      fmt::print(stderr,
+                 "note: --gemm-math tf32 applies to the CUDA backend's cuBLAS GEMMs; the {} "
+                 "backend computes them in FP32\n",
+                 o.backend == "auto" ? "host" : o.backend);
+    }
+  }
   if (data->ds.hetero && !o.quiet) {
     auto const& h = *data->ds.hetero;
     std::vector<std::string> fixed, learnt;
@@ -674,6 +521,7 @@ nlohmann::json identity_of(const dataset& ds, const train_options& o) {
   nlohmann::json extra = {
       {"--feature", ds.feature_name},
       {"--normalize-features", o.normalize_features},
+      {"dataset.content", o.dataset_content},
       {"dataset.task",
        ds.link && o.cfg.task == task_kind::link_prediction ? ds.link->name : ds.task_name}};
   return run_identity(ds, o.cfg, extra);
@@ -764,11 +612,8 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   return m;
 }
 
-/// --fanouts, --sampler, --backend and the PE count into o.cfg: what --dry-run and training
-/// resolve alike. @throws logic_error naming the option.
+/// --backend and the PE count into o.cfg: what --dry-run and training resolve alike. @throws logic_error naming the option.
 void resolve_run(train_options& o) {
-  o.cfg.fanouts = o.fanouts;
-  o.cfg.sampler = parse_sampler_kind(o.sampler);
   resolve_pes(o);
 }
 
@@ -951,7 +796,7 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
         "{} minibatching: backend={} P={} model={} hidden={} fanouts={} sampler={} batch={} "
         "params={} batches/epoch={} {}\n",
         to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
-        models::to_string(o.cfg.model), o.cfg.hidden, fmt::join(o.cfg.fanouts, ","), o.sampler,
+        models::to_string(o.cfg.model), o.cfg.hidden, fmt::join(o.cfg.fanouts, ","), to_string(o.cfg.sampler),
         o.cfg.batch_size, tr.model(0).num_parameters(), nb, thread_budget_line(o.cfg));
     if (o.cfg.cache_policy != cache_policy_kind::none && !tr.device_cache_holds_rows()) {
       fmt::print(
@@ -1001,6 +846,8 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     if (jsonl != nullptr) {
       nlohmann::json line = to_json(last);
       line["run_id"] = o.run_id;
+      line["gemm_math"] = to_string(o.cfg.gemm);
+      line["options"] = arithmetic_options(o.cfg);
       jsonl->append(line.dump());
     }
     total.epoch = e;

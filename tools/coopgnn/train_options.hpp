@@ -15,8 +15,6 @@ namespace coopgnn::cli {
 struct train_options {
   std::string dataset;
   std::string mode = "cooperative";
-  std::string sampler = "ns";
-  std::vector<int> fanouts = {10, 10};
   /// --relation-fanout REL=K0,K1,... (typed graphs; resolve_relation_fanouts into cfg)
   std::vector<std::string> relation_fanout;
   std::string metrics_out;
@@ -28,19 +26,14 @@ struct train_options {
   std::string backend = "auto";
   std::string threads_per_pe = "auto";  ///< --threads-per-pe N|auto, into cfg.threads_per_pe
   std::string sample_on = "device";
-  // Names as given on the command line; parsed once into cfg's types (parse_typed_options).
-  std::string model = "sage";
+  // Names as given on the command line; parsed once into cfg's types (parse_typed_options). The
+  // options of train_config itself are the option table's (train_option_table), bound to cfg.
   std::string cache_policy = "none";
   std::string feature_storage = "auto";
   std::string device_comm = "auto";
   std::string task = "auto";  ///< a task name of metadata.yaml, a task kind, or auto
   std::string feature;        ///< input node feature name; "" = feat (dataset_read_options)
   std::string normalize_features = "none";  ///< none or row (normalize_feature_rows)
-  std::string weight_decay_scope = "all";   ///< all or first
-  std::string decoder = "dot";
-  std::string activation = "relu";
-  std::string exclude = "none";
-  std::string metric = "auto";   ///< node classification: auto (accuracy / roc_auc) or macro_f1
   bool allow_nonfinite = false;  ///< skip the NaN/Inf check of the feature table
   bool dry_run = false;          ///< train: print the resolved run and its memory estimate, stop
   // `train` only (README "Checkpoints and interrupts"):
@@ -49,17 +42,21 @@ struct train_options {
   std::string resume;                  ///< --resume DIR: continue the run checkpointed there
   bool overwrite_checkpoints = false;  ///< --overwrite-checkpoints: replace another run's
   std::string save_model;  ///< --save-model DIR: the trained model for `embed` / `predict`
+  /// The dataset's content fingerprint (dataset_fingerprint), computed once by load().
+  std::string dataset_content;
   int pes = -1;  ///< -1: not given (the backend's default); given values must be >= 1 (4 host PEs,
                  ///< or one per GPU x --pes-per-gpu)
   train_config cfg;
 };
 
-/// Registers the model, sampling, cache, backend and optimizer options on `cmd` into `o`.
+/// Registers the option table's entry `d` on `cmd`, bound to its member of `cfg` (named values
+/// through d's setter): CLI11 option or flag with d's help, d's range as a validator (and
+/// finite_number() for floats), choices as CLI::IsMember, and cfg's current value as the shown
+/// default. `cfg` must outlive parsing. Returns the option, for a command's own additions.
+CLI::Option* add_table_option(CLI::App& cmd, const option_decl& d, train_config& cfg);
+/// Registers the model, sampling, cache, backend and optimizer options on `cmd` into `o`: every
+/// entry of the option table (into o.cfg) and the tool-level options.
 void add_common_options(CLI::App* cmd, train_options& o);
-/// Registers --batch-dependency K (LABOR's kappa: 1 = independent batches, K > 1 = variates
-/// rotate over windows of K batches, 0 = never refresh) into `kappa`: the declaration `train`,
-/// `compare`, `tma` and `bench modes` share.
-void add_batch_dependency_option(CLI::App& cmd, std::int64_t& kappa);
 /// Registers the per-PE feature cache's options into `policy` (--cache-policy: none, lru, clock,
 /// sieve, s3fifo or setassoc), `fraction` (--cache-fraction F: capacity as a fraction of |V|;
 /// < 0 = not given) and `rows` (--cache-rows N: capacity in rows per PE): shared by `train`,
@@ -70,9 +67,6 @@ void add_cache_options(CLI::App& cmd, std::string& policy, double& fraction, std
 ///         capacity > 0 with policy "none".
 std::int64_t resolve_cache_rows(const std::string& policy, double fraction, std::int64_t rows,
                                 std::int64_t num_nodes);
-/// @throws logic_error naming --batch-dependency / --layer-dependency when they differ from
-///         their defaults with sampler "ns" (they are LABOR's).
-void check_labor_dependency(const std::string& sampler, std::int64_t kappa, bool layer_dependency);
 /// The option names into train_config's types (each parsed once).
 /// @throws logic_error naming the option for an unknown name.
 void parse_typed_options(train_options& o);

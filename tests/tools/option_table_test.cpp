@@ -1,0 +1,172 @@
+// The option table (runtime/pipeline/config.hpp) as the command line sees it: every table entry
+// is an option of train, compare and tma with the table's default; --gemm-math is recorded in
+// --metrics-out and in checkpoints, and the host says once that it keeps FP32; a dataset of the
+// same name and sizes but other feature rows is refused by --resume and by predict / embed,
+// naming the features.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "runtime/graph/npy.hpp"
+#include "runtime/pipeline/config.hpp"
+#include "tests/common/cli.hpp"
+#include "tests/common/files.hpp"
+#include "tools/coopgnn/commands.hpp"
+
+namespace coopgnn {
+namespace {
+
+namespace fs = std::filesystem;
+using test::read_text;
+using test::run_train_cli;
+using test::temp_dir;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::vector<std::string> tiny(const std::string& dataset = "") {
+  return dataset.empty() ? test::tiny_run_args("train", "8", "1")
+                         : test::tiny_run_args("train", "8", "1", {}, dataset);
+}
+
+TEST(OptionTable, EveryEntryIsAnOptionOfTheTrainingCommands) {
+  CLI::App app;
+  cli::add_train_commands(app);
+  cli::add_tma_command(app);
+  for (const char* sub : {"train", "compare", "tma"}) {
+    CLI::App* cmd = app.get_subcommand(sub);
+    for (const option_decl& d : train_option_table()) {
+      CLI::Option const* opt = cmd->get_option_no_throw(d.name);
+      ASSERT_NE(opt, nullptr) << sub << " lacks " << d.name;
+      EXPECT_EQ(opt->get_description(), d.help) << sub << " " << d.name;
+    }
+  }
+  // Defaults as before the table: spelled out here, not read from train_config.
+  CLI::App* train = app.get_subcommand("train");
+  for (auto const& [name, def] : std::vector<std::pair<std::string, std::string>>{
+           {"--hidden", "64"},
+           {"--lr", "0.01"},
+           {"--weight-decay", "0.0005"},
+           {"--dropout", "0.5"},
+           {"--model", "sage"},
+           {"--sampler", "ns"},
+           {"--fanouts", "[10,10]"},
+           {"--batch-size", "1024"},
+           {"--weight-decay-scope", "all"},
+           {"--gemm-math", "fp32"},
+           {"--epochs", "100"}}) {
+    EXPECT_EQ(train->get_option(name)->get_default_str(), def) << name;
+  }
+  // Which options are recorded as changing the arithmetic (a fixed list, not the table's).
+  std::vector<std::string> arithmetic;
+  for (const option_decl& d : train_option_table()) {
+    if (d.changes_arithmetic) arithmetic.push_back(d.name);
+  }
+  for (const char* name : {"--hidden", "--lr", "--weight-decay", "--dropout", "--seed",
+                           "--fanouts", "--sampler", "--gemm-math", "--model"}) {
+    EXPECT_THAT(arithmetic, ::testing::Contains(std::string(name)));
+  }
+  for (const char* name : {"--epochs", "--eval-every", "--peer-timeout", "--metric"}) {
+    EXPECT_THAT(arithmetic, Not(::testing::Contains(std::string(name))));
+  }
+}
+
+TEST(OptionTable, RangesComeFromTheTable) {
+  // --batch-size below 1 is refused at parse time (a dry run used to print a nonsense estimate).
+  try {
+    (void)run_train_cli(with(tiny(), {"--batch-size", "-5", "--dry-run"}));
+    ADD_FAILURE() << "no parse error";
+  } catch (const CLI::ParseError& e) {
+    EXPECT_THAT(std::string(e.what()), AllOf(HasSubstr("--batch-size"), HasSubstr("-5")));
+  }
+  try {
+    (void)run_train_cli(with(tiny(), {"--gemm-math", "fp16"}));
+    ADD_FAILURE() << "no parse error";
+  } catch (const CLI::ParseError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("--gemm-math"));
+  }
+  // The rule between options, once (validate_train_config), from train and bench modes alike.
+  EXPECT_THAT(run_train_cli(with(tiny(), {"--batch-dependency", "4"})),
+              HasSubstr("add --sampler labor"));
+}
+
+TEST(OptionTable, GemmMathIsRecordedAndTheHostSaysItKeepsFp32) {
+  temp_dir d;
+  std::string out;
+  int const status = test::run_command(
+      std::string(COOPGNN_BINARY) + " train --backend host --pes 1 --fanouts 2,2 --batch-size 140 "
+          "--hidden 8 --epochs 1 --no-progress --gemm-math tf32 --metrics-out " +
+          (d / "m.jsonl").string() + " --checkpoint " + (d / "ck").string(),
+      out);
+  ASSERT_EQ(status, 0) << out;
+  std::string const note = "--gemm-math tf32 applies to the CUDA backend";
+  ASSERT_NE(out.find(note), std::string::npos) << out;
+  EXPECT_EQ(out.find(note), out.rfind(note)) << "said more than once:\n" << out;
+  auto const line = nlohmann::json::parse(read_text(d / "m.jsonl"));
+  EXPECT_EQ(line["gemm_math"], "tf32");
+  EXPECT_EQ(line["options"]["--gemm-math"], "tf32");
+  EXPECT_EQ(line["options"]["--hidden"], 8);
+  auto const manifest =
+      nlohmann::json::parse(read_text(d / "ck" / "ckpt-000001-000001" / "manifest.json"));
+  EXPECT_EQ(manifest["identity"]["--gemm-math"], "tf32");
+  // Resuming with FP32 GEMMs is another run.
+  auto const why = run_train_cli(
+      with(test::tiny_run_args("train", "8", "2"), {"--resume", (d / "ck").string()}));
+  EXPECT_THAT(why, AllOf(HasSubstr("cannot resume"), HasSubstr("--gemm-math")));
+}
+
+/// A copy of the bundled Cora under `dir` with every feature value doubled: the same name,
+/// sizes and edges, other feature rows.
+fs::path cora_with_other_features(const fs::path& dir) {
+  fs::path const src = fs::path(COOPGNN_SOURCE_DIR) / "data" / "cora";
+  fs::path const dst = dir / "cora";
+  fs::copy(src, dst, fs::copy_options::recursive);
+  auto const feat = dst / "data" / "feat.npy";
+  auto a = read_npy<float>(feat);
+  for (float& x : a.data) x = 2 * x + 1;
+  fs::remove(feat);
+  write_npy(feat, std::span<const float>(a.data), std::span<const std::int64_t>(a.shape));
+  return dst;
+}
+
+TEST(OptionTable, OtherContentOfTheSameNameAndSizesIsRefused) {
+  temp_dir d;
+  auto const other = cora_with_other_features(d.path());
+  auto const ck = d / "ck";
+  auto const model = d / "model";
+  ASSERT_EQ(run_train_cli(with(tiny(), {"--checkpoint", ck.string(), "--save-model",
+                                        model.string()})),
+            "");
+  // Resume on the other content: refused, naming the features (not the edges).
+  auto const resume = with(test::tiny_run_args("train", "8", "2", {}, other.string()),
+                           {"--resume", ck.string()});
+  auto const why = run_train_cli(resume);
+  EXPECT_THAT(why, AllOf(HasSubstr("cannot resume"), HasSubstr("dataset.content"),
+                         HasSubstr("other features")));
+  EXPECT_THAT(why, Not(HasSubstr("edges and")));
+  // The same content resumes.
+  EXPECT_EQ(run_train_cli(with(test::tiny_run_args("train", "8", "2"), {"--resume", ck.string()})),
+            "");
+  // predict and embed on the other content: refused, naming the features.
+  for (const char* cmd : {"predict", "embed"}) {
+    auto const msg = run_train_cli({cmd, "--model", model.string(), "--dataset", other.string(),
+                                    "--out", (d / (std::string(cmd) + ".npy")).string()});
+    EXPECT_THAT(msg, AllOf(HasSubstr("other content"), HasSubstr("features differ"))) << cmd;
+  }
+  EXPECT_EQ(run_train_cli({"predict", "--model", model.string(), "--out",
+                           (d / "p.npy").string()}),
+            "");
+}
+
+}  // namespace
+}  // namespace coopgnn
