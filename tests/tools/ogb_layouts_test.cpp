@@ -163,10 +163,18 @@ TEST(OgbBinary, BadFilesNameTheFile) {
 
 TEST(OgbBinary, ConvertsAndTrainsThroughTheCommandLine) {
   temp_dir d;
-  write_ogb_binary(d / "papers", true);
-  test::run_data_cli({"convert", (d / "papers").string(), (d / "out").string()});
-  EXPECT_EQ(test::run_train_cli(test::tiny_run_args("train", "8", "1", {}, (d / "out").string())),
-            "");
+  for (bool half : {false, true}) {
+    SCOPED_TRACE(half ? "float16 node_feat" : "float32 node_feat");
+    std::string const out = (d / (half ? "out16" : "out32")).string();
+    write_ogb_binary(d / "papers", true, half);
+    test::run_data_cli({"convert", (d / "papers").string(), out});
+    EXPECT_EQ(test::run_train_cli(test::tiny_run_args("train", "8", "1", {}, out)), "");
+  }
+  // The float16 table is written at its width: 8 x 2 x 2 bytes after the .npy header.
+  fs::path const feat = d / "out16" / "data" / "feat.npy";
+  ASSERT_TRUE(fs::exists(feat));
+  EXPECT_EQ(read_npy_header(feat).dtype, npy_dtype::float16);
+  EXPECT_EQ(fs::file_size(feat), read_npy_header(feat).data_offset + 32);
 }
 
 // ---- MAG240M ---------------------------------------------------------------------------------
