@@ -85,8 +85,8 @@ struct convert_report {
 /// read instead when raw/num-node-list.csv(.gz) is absent and raw/data.npz exists: members
 /// edge_index int64 [2, E], num_nodes_list [1] (|V|), optional num_edges_list [1] (checked),
 /// optional node_feat [N, F] (float16 kept at 2 bytes in features16, other dtypes as float32),
-/// edge_* members noted and not read; optional raw/node-label.npz member node_label [N] or
-/// [N, 1] (float64 with NaN, or integers with -1, for unlabelled). Stored (np.savez) and
+/// other members (edge_feat, node_year, ...) noted and not read; optional raw/node-label.npz
+/// member node_label [N] or [N, 1] (float64 with NaN, or integers with -1, for unlabelled). Stored (np.savez) and
 /// deflated (np.savez_compressed) members are both read whole into memory, not streamed.
 /// Edge directions: an edge list stored once (every src < dst, or every src > dst, self-loops
 /// aside; report->order) is symmetrized unless opt.directed (OGB's node-property graphs are used

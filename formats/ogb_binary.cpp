@@ -146,8 +146,9 @@ dataset convert_ogb_binary(const fs::path& dir, const convert_options& opt,
     }
   }
   for (const std::string& m : z.members()) {
-    if (m.starts_with("edge_") && m != "edge_index") {
-      note(rep, fmt::format("{}:{}: edge features are not read", data_name, m));
+    if (m != "edge_index" && m != "node_feat" && m != "num_nodes_list" && m != "num_edges_list") {
+      note(rep, fmt::format("{}:{}: not read ({})", data_name, m,
+                            m.starts_with("edge_") ? "edge features" : "extra node or graph data"));
     }
   }
 

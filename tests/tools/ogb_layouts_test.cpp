@@ -78,6 +78,7 @@ void write_ogb_binary(const fs::path& d, bool compressed, bool half = false,
       {"num_edges_list",
        npy_bytes(npy_dtype::int64, {1}, std::vector<std::int64_t>{declared_edges})},
   };
+  m.emplace_back("node_year", npy_bytes(npy_dtype::int64, {8, 1}, std::vector<std::int64_t>(8, 2020)));
   m.emplace_back("node_feat", half ? npy_bytes(npy_dtype::float16, {8, 2}, feat16)
                                    : npy_bytes(npy_dtype::float32, {8, 2}, feat));
   write_npz(d / "raw" / "data.npz", m, compressed);
@@ -113,6 +114,8 @@ TEST(OgbBinary, StoredAndCompressedArchivesConvertAlike) {
     EXPECT_THAT(rep.files_read[0], HasSubstr("data.npz"));
     EXPECT_THAT(rep.files_read[1], HasSubstr("node-label.npz"));
     EXPECT_EQ(detect_input_format(d.path()).name, "ogb");
+    EXPECT_THAT(fmt::format("{}", fmt::join(rep.notes, "\n")),
+                HasSubstr("data.npz:node_year: not read (extra node or graph data)"));
   }
 }
 
