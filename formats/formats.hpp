@@ -81,6 +81,13 @@ struct convert_report {
 /// optional raw/node-label.csv(.gz) (|V| lines, one integer class; "nan" or empty = unknown -1),
 /// optional split/<name>/{train,valid,test}.csv(.gz) (one vertex id per line). Gzip is read with
 /// zlib; the plain .csv is used when no .csv.gz exists. num_classes = max label + 1.
+/// OGB's binary layout (ogb/io/read_graph_raw.py read_binary_graph_raw; ogbn-papers100M) is
+/// read instead when raw/num-node-list.csv(.gz) is absent and raw/data.npz exists: members
+/// edge_index int64 [2, E], num_nodes_list [1] (|V|), optional num_edges_list [1] (checked),
+/// optional node_feat [N, F] (float16 kept at 2 bytes in features16, other dtypes as float32),
+/// other members (edge_feat, node_year, ...) noted and not read; optional raw/node-label.npz
+/// member node_label [N] or [N, 1] (float64 with NaN, or integers with -1, for unlabelled). Stored (np.savez) and
+/// deflated (np.savez_compressed) members are both read whole into memory, not streamed.
 /// Edge directions: an edge list stored once (every src < dst, or every src > dst, self-loops
 /// aside; report->order) is symmetrized unless opt.directed (OGB's node-property graphs are used
 /// symmetrized by their GNN baselines; ogbn-arxiv stores each citation once); a note says which.
@@ -89,7 +96,10 @@ struct convert_report {
 /// missing required file, unreadable gzip,
 ///         a non-integer or non-numeric token, a negative or out-of-range id, a ragged feature row,
 ///         a row count that disagrees with num-node-list (and between features and labels),
-///         several split folders without opt.split, or a missing split folder.
+///         several split folders without opt.split, or a missing split folder; binary layout:
+///         "raw/data.npz[:MEMBER]: ..." for a missing member, a wrong shape, a count that
+///         disagrees, an id out of range, a truncated or corrupt member; "node-label.npz:
+///         node_label: ..." for a wrong length or a label that is not a class id.
 dataset convert_ogb(const std::filesystem::path& dir, const convert_options& opt,
                     convert_report* report = nullptr);
 
@@ -182,6 +192,29 @@ dataset convert_musae(const std::filesystem::path& dir, const convert_options& o
 dataset convert_heco(const std::filesystem::path& dir, const convert_options& opt,
                      convert_report* report = nullptr);
 
+/// Converts an OGB-LSC MAG240M directory (the layout ogb/lsc/mag240m.py reads) into a
+/// heterogeneous dataset (hetero_schema): node types paper (P = the length of
+/// processed/paper/node_label.npy), author and institution (1 + the largest id of their edge
+/// lists; meta.pt, a pickled dict, is not read), in that order; from the int64 [2, E]
+/// processed/paper___cites___paper/edge_index.npy the edge type paper:cites:paper
+/// (symmetrized unless opt.directed), from author___writes___paper and
+/// author___affiliated_with___institution the edge types author:writes:paper,
+/// author:affiliated_with:institution and their reverses paper:rev_writes:author,
+/// institution:rev_affiliated_with:author; each relation's pairs sorted and deduplicated.
+/// Labels: node_label.npy (float16/32/64 or integer; NaN or -1 = unlabelled) on papers, -1
+/// elsewhere. Paper features: processed/paper/node_feat.npy [P, F] when not 16-bit; a float16
+/// file (the release's) is left out with a note, never widened (typed features are float32;
+/// train with --embedding-dim). node_year.npy is not read. Split: DIR/split/{train,valid}.npy
+/// and optional test.npy (1-D paper ids; split_dict.pt exported with numpy), task
+/// "node_classification" on type paper; no split/ folder gives a dataset without a split and
+/// a note. Every array is read whole into memory (not memory-mapped).
+/// @throws io_error naming the file: a missing processed/ folder, node_label.npy, relation
+///         edge_index.npy, split/train.npy or split/valid.npy; a wrong shape or dtype, a
+///         truncated array, a negative or out-of-range id, a label that is not a class id, a
+///         feature row count other than P, a split paper without a label.
+dataset convert_mag240m(const std::filesystem::path& dir, const convert_options& opt,
+                        convert_report* report = nullptr);
+
 /// Replaces ds.train / valid / test by a stratified keyed split: perm = keyed_permutation(
 /// ds.num_nodes, seed, purpose split, 0) (the permutation of keyed_split); the vertices of each
 /// class c, in perm order (n_c of them), give train the first round(n_c * train), valid the next
@@ -215,7 +248,7 @@ struct input_format {
 };
 
 /// Every input format, in the order `convert --help` lists them: ogb, snap, npz, lightgcn,
-/// musae, heco.
+/// musae, heco, mag240m.
 std::span<const input_format* const> input_formats();
 
 /// The format named `name`.

@@ -12,6 +12,60 @@ namespace coopgnn {
 
 using namespace formats::detail;  // NOLINT(google-build-using-namespace): the readers' helpers
 
+namespace formats::detail {
+
+void read_ogb_split(const fs::path& dir, const convert_options& opt, convert_report& rep,
+                    dataset& ds) {
+  std::error_code ec;
+  vid_t const n = ds.num_nodes;
+  fs::path const split_root = dir / "split";
+  if (fs::is_directory(split_root, ec)) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(split_root)) {
+      if (e.is_directory()) names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    std::string chosen = opt.split;
+    if (chosen.empty()) {
+      if (names.size() > 1) {
+        COOPGNN_IO_FAIL("{}: several split folders ({}); choose one with --split NAME",
+                        split_root.string(), fmt::join(names, ", "));
+      }
+      if (names.size() == 1) chosen = names[0];
+    } else if (std::find(names.begin(), names.end(), chosen) == names.end()) {
+      COOPGNN_IO_FAIL(
+          "{}: missing split folder '{}' (present: {})", (split_root / chosen).string(), chosen,
+          names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
+    }
+    if (!chosen.empty()) {
+      fs::path const sdir = split_root / chosen;
+      rep.split = chosen;
+      fs::path const tr = require_csv(sdir, "train", "the training ids");
+      fs::path const va = require_csv(sdir, "valid", "the validation ids");
+      fs::path const te = require_csv(sdir, "test", "the test ids");
+      for (const auto& p : {tr, va, te}) read_file(rep, p.string());
+      ds.train = read_id_list(tr, n);
+      ds.valid = read_id_list(va, n);
+      ds.test = read_id_list(te, n);
+      if (!ds.labels.empty()) {
+        for (const auto* part : {&ds.train, &ds.valid, &ds.test}) {
+          for (vid_t v : *part) {
+            if (ds.labels[static_cast<std::size_t>(v)] < 0) {
+              COOPGNN_IO_FAIL("{}: split vertex {} has no label (nan or -1) in node-label", sdir.string(),
+                              v);
+            }
+          }
+        }
+      }
+    }
+  } else if (!opt.split.empty()) {
+    COOPGNN_IO_FAIL("{}: missing directory (asked for --split {})", split_root.string(), opt.split);
+  }
+
+}
+
+}  // namespace formats::detail
+
 dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_report* report) {
   check_options(opt);
   std::error_code ec;
@@ -25,6 +79,9 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
         "{}: missing directory (an OGB node-property dataset has raw/edge.csv.gz, "
         "raw/num-node-list.csv.gz, ...)",
         raw.string());
+  }
+  if (!find_csv(raw, "num-node-list") && fs::is_regular_file(raw / "data.npz", ec)) {
+    return convert_ogb_binary(dir, opt, report);  // OGB's binary layout (ogbn-papers100M)
   }
   convert_report local;
   convert_report& rep = report != nullptr ? *report : local;
@@ -170,50 +227,7 @@ dataset convert_ogb(const fs::path& dir, const convert_options& opt, convert_rep
     ds.num_classes = classes_from_max_label(mx, l_file->string());
   }
 
-  // Split
-  fs::path const split_root = dir / "split";
-  if (fs::is_directory(split_root, ec)) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(split_root)) {
-      if (e.is_directory()) names.push_back(e.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    std::string chosen = opt.split;
-    if (chosen.empty()) {
-      if (names.size() > 1) {
-        COOPGNN_IO_FAIL("{}: several split folders ({}); choose one with --split NAME",
-                        split_root.string(), fmt::join(names, ", "));
-      }
-      if (names.size() == 1) chosen = names[0];
-    } else if (std::find(names.begin(), names.end(), chosen) == names.end()) {
-      COOPGNN_IO_FAIL(
-          "{}: missing split folder '{}' (present: {})", (split_root / chosen).string(), chosen,
-          names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
-    }
-    if (!chosen.empty()) {
-      fs::path const sdir = split_root / chosen;
-      rep.split = chosen;
-      fs::path const tr = require_csv(sdir, "train", "the training ids");
-      fs::path const va = require_csv(sdir, "valid", "the validation ids");
-      fs::path const te = require_csv(sdir, "test", "the test ids");
-      for (const auto& p : {tr, va, te}) read_file(rep, p.string());
-      ds.train = read_id_list(tr, n);
-      ds.valid = read_id_list(va, n);
-      ds.test = read_id_list(te, n);
-      if (!ds.labels.empty()) {
-        for (const auto* part : {&ds.train, &ds.valid, &ds.test}) {
-          for (vid_t v : *part) {
-            if (ds.labels[static_cast<std::size_t>(v)] < 0) {
-              COOPGNN_IO_FAIL("{}: split vertex {} has no label (nan) in node-label", sdir.string(),
-                              v);
-            }
-          }
-        }
-      }
-    }
-  } else if (!opt.split.empty()) {
-    COOPGNN_IO_FAIL("{}: missing directory (asked for --split {})", split_root.string(), opt.split);
-  }
+  read_ogb_split(dir, opt, rep, ds);
 
   finish_edges(ds, opt, rep, e_file.string(), stored_once_policy::symmetrize);
   validate_dataset(ds, dir.string());
@@ -227,8 +241,9 @@ namespace {
 
 bool detect_ogb(const fs::path& input) {
   std::error_code ec;
-  return fs::is_directory(input / "raw", ec) && find_csv(input / "raw", "num-node-list") &&
-         find_csv(input / "raw", "edge");
+  if (!fs::is_directory(input / "raw", ec)) return false;
+  return (find_csv(input / "raw", "num-node-list") && find_csv(input / "raw", "edge")) ||
+         fs::is_regular_file(input / "raw" / "data.npz", ec);
 }
 
 constexpr std::string_view kOgbOptions[] = {"--directed", "--split", "--features"};
@@ -238,9 +253,17 @@ constexpr std::string_view kOgbOptions[] = {"--directed", "--split", "--features
 const input_format& ogb_format() {
   static const input_format f{
       "ogb",
-      "an OGB node-property directory (raw/*.csv.gz, split/<name>/)",
-      "an OGB node-property directory (raw/edge.csv.gz, raw/node-feat.csv.gz,\n"
-      "raw/node-label.csv.gz, raw/num-node-list.csv.gz, split/<name>/{train,valid,test}).\n"
+      "an OGB node-property directory (raw/*.csv.gz or raw/data.npz, split/<name>/)",
+      "an OGB node-property directory in either of OGB's layouts:\n"
+      "  CSV: raw/edge.csv.gz, raw/num-node-list.csv.gz, raw/node-feat.csv.gz,\n"
+      "    raw/node-label.csv.gz (as ogbn-arxiv and ogbn-products are distributed);\n"
+      "  binary (read when raw/num-node-list.csv(.gz) is absent): raw/data.npz with\n"
+      "    edge_index int64 [2, E], num_nodes_list [1], num_edges_list [1], node_feat\n"
+      "    [N, F] float32 or float16 (kept at 2 bytes; optional), and\n"
+      "    raw/node-label.npz with node_label [N, 1] (NaN or -1 = unlabelled; as\n"
+      "    ogbn-papers100M is distributed). Each .npz member is read whole into memory\n"
+      "    (stored or deflated; not streamed): edge_index needs 16 bytes per edge.\n"
+      "The split comes from split/<name>/{train,valid,test}.csv(.gz) (--split NAME).\n"
       "An edge list stored once (every src < dst, or every src > dst) is SYMMETRIZED by\n"
       "default: OGB's node-property graphs are used undirected by their GNN baselines\n"
       "(ogbn-arxiv stores each citation once; a GCN on the one-way graph loses over 10\n"

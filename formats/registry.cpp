@@ -39,7 +39,8 @@ bool reads_option(const input_format& f, std::string_view option) {
 
 std::span<const input_format* const> input_formats() {
   static const input_format* const all[] = {&ogb_format(),      &snap_format(),  &npz_format(),
-                                            &lightgcn_format(), &musae_format(), &heco_format()};
+                                            &lightgcn_format(), &musae_format(), &heco_format(),
+                                            &mag240m_format()};
   return all;
 }
 

@@ -209,11 +209,41 @@ matrix<float> read_feature_file(const fs::path& file, const convert_options& opt
                                 convert_report& rep);
 
 /// The registry entry of each format (formats/<name>.cpp), listed by formats/registry.cpp.
+/// Reads the split of an OGB directory into ds.train/valid/test: split/<name>/{train,valid,
+/// test}.csv(.gz) (one vertex id per line), <name> = opt.split or the only folder present;
+/// nothing when split/ is absent. Ids must be below ds.num_nodes and, when ds.labels is set,
+/// labelled. Sets rep.split. @throws io_error naming the folder or file (several folders
+/// without opt.split, a missing folder or file, a bad id, an unlabelled split vertex).
+void read_ogb_split(const fs::path& dir, const convert_options& opt, convert_report& rep,
+                    dataset& ds);
+
+/// Class ids from a label array `a` of shape [n] or [n, 1] (any numeric dtype read as double):
+/// NaN and -1 become -1 (unlabelled). @throws io_error "WHAT: ..." for another shape or a value
+/// that is not a non-negative integer below 2^31.
+std::vector<std::int64_t> class_labels(const npy_array<double>& a, const std::string& what,
+                                       std::int64_t n);
+
+/// The largest entry of `labels` (-1 when empty or all unlabelled).
+std::int64_t max_label_of(const std::vector<std::int64_t>& labels);
+
+/// The bit patterns of the C-order 2-D float16 array whose whole .npy image is `image` (header
+/// `h`), copied at 2 bytes per element. @throws io_error "WHAT: ..." for another dtype or rank,
+/// Fortran order, or an image shorter than the header's shape needs.
+matrix<std::uint16_t> float16_rows(std::span<const std::byte> image, const npy_header& h,
+                                   const std::string& what);
+
+/// Reads OGB's binary node-property layout (raw/data.npz, raw/node-label.npz, the split of
+/// read_ogb_split); convert_ogb calls it when raw/num-node-list.csv(.gz) is absent and
+/// raw/data.npz exists. Documented with convert_ogb (formats/formats.hpp).
+dataset convert_ogb_binary(const fs::path& dir, const convert_options& opt,
+                           convert_report* report);
+
 const input_format& ogb_format();
 const input_format& snap_format();
 const input_format& npz_format();
 const input_format& lightgcn_format();
 const input_format& musae_format();
 const input_format& heco_format();
+const input_format& mag240m_format();
 
 }  // namespace coopgnn::formats::detail

@@ -780,7 +780,7 @@ TEST(ConvertMusae, RejectionsNameTheFile) {
   EXPECT_THAT(err(), HasSubstr("several files NAME_features.json (a_features.json, "
                                "b_features.json)"));
   EXPECT_THAT(error_of([&] { (void)convert_dataset("csv", dir, {}); }),
-              HasSubstr("expected ogb, snap, npz, lightgcn, musae or heco"));
+              HasSubstr("expected ogb, snap, npz, lightgcn, musae, heco or mag240m"));
 }
 
 // ---- HeCo (heterogeneous) -------------------------------------------------------------------

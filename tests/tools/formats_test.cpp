@@ -39,17 +39,18 @@ std::vector<std::string_view> registry_names() {
 }
 
 TEST(FormatRegistry, NamesOptionsAndLookUp) {
-  EXPECT_THAT(registry_names(), ElementsAre("ogb", "snap", "npz", "lightgcn", "musae", "heco"));
+  EXPECT_THAT(registry_names(), ElementsAre("ogb", "snap", "npz", "lightgcn", "musae", "heco",
+                                               "mag240m"));
   EXPECT_THAT(formats_reading("--features"), ElementsAre("ogb", "snap", "npz"));
-  EXPECT_THAT(formats_reading("--directed"), ElementsAre("ogb", "musae"));
+  EXPECT_THAT(formats_reading("--directed"), ElementsAre("ogb", "musae", "mag240m"));
   EXPECT_THAT(formats_reading("--stratified"), ElementsAre("musae"));
   EXPECT_THAT(formats_reading("--labels-per-class"), ElementsAre("heco"));
   EXPECT_EQ(find_input_format("npz").name, "npz");
   EXPECT_FALSE(find_input_format("snap").directory);
   EXPECT_TRUE(find_input_format("lightgcn").directory);
   EXPECT_THAT(error_of([] { (void)find_input_format("mtx"); }),
-              HasSubstr("unknown input format 'mtx' (expected ogb, snap, npz, lightgcn, musae or "
-                        "heco)"));
+              HasSubstr("unknown input format 'mtx' (expected ogb, snap, npz, lightgcn, musae, "
+                        "heco or mag240m)"));
   // The --features refusal names the formats that read it (from the registry).
   temp_dir d;
   convert_options opt;
@@ -72,10 +73,14 @@ TEST(FormatRegistry, DetectsEachFormatFromItsFileNames) {
   touch(d / "snap_musae", {"musae_git_edges.csv", "musae_git_target.csv", "musae_git_features.json"});
   touch(d / "karateclub", {"edges.csv", "target.csv", "new_target.csv", "features.json"});
   touch(d / "acm", {"labels.npy", "pa.txt", "ps.txt", "p_feat.npz", "train_20.npy"});
+  touch(d / "papers100M" / "raw", {"data.npz", "node-label.npz"});
+  touch(d / "mag" / "processed" / "paper", {"node_feat.npy", "node_label.npy"});
+  touch(d / "mag" / "processed" / "paper___cites___paper", {"edge_index.npy"});
   std::map<std::string, std::string> const expected = {
       {"ogb", "ogb"},           {"ogb_plain", "ogb"},          {"graph.txt", "snap"},
       {"graph.txt.gz", "snap"}, {"graph.npz", "npz"},          {"gowalla", "lightgcn"},
-      {"snap_musae", "musae"},  {"karateclub", "musae"},       {"acm", "heco"}};
+      {"snap_musae", "musae"},  {"karateclub", "musae"},       {"acm", "heco"},
+      {"papers100M", "ogb"},    {"mag", "mag240m"}};
   for (const auto& [input, format] : expected) {
     EXPECT_EQ(detect_input_format(d / input).name, format) << input;
   }
@@ -113,7 +118,7 @@ TEST(FormatRegistry, ConvertHelpListsEveryRegisteredFormat) {
   }
   EXPECT_THAT(help, HasSubstr("  ogb:  an OGB node-property directory"));
   EXPECT_THAT(help, HasSubstr("  musae: a MUSAE directory"));
-  EXPECT_THAT(help, HasSubstr("ogb, musae: keep the edges as stored"));
+  EXPECT_THAT(help, HasSubstr("ogb, musae, mag240m: keep the edges as stored"));
   EXPECT_THAT(help, HasSubstr("musae: stratified split"));
 }
 
