@@ -92,13 +92,13 @@ def parse_flow_layout(text: str) -> list[dict]:
         s = ln.split(" #", 1)[0].rstrip() if not ln.lstrip().startswith("#") else ""
         m = re.match(r"^\s*-\s+name:\s*(\S.*)$", s)
         if m:
-            machines.append({"name": m.group(1).strip(), "figures": {}})
+            machines.append({"name": m.group(1).strip().strip('"'), "figures": {}})
             continue
         if not machines:
             continue
         m = re.match(r"^\s+(gpu|gpus|link|gemm_math):\s*(\S.*)$", s)
         if m:
-            v = m.group(2).strip()
+            v = m.group(2).strip().strip('"')
             machines[-1][m.group(1)] = int(v) if m.group(1) == "gpus" else v
             continue
         m = re.match(r'^\s+(\w+):\s*\{value:\s*([-0-9.eE+]+)(,\s*assumption:\s*true)?,\s*'

@@ -73,6 +73,14 @@ class MachineFile(unittest.TestCase):
         self.assertNotIn("assumption", f["fp32_tflops"])  # a datasheet figure stays one
         self.assertTrue(f["flop_efficiency"]["assumption"])
 
+    def test_written_file_reads_back(self):
+        with open(self.yaml) as f:
+            back = machine_file.parse_flow_layout(f.read())
+        self.assertEqual(len(back), 1)
+        self.assertEqual(back[0]["name"], "measured-H100")
+        self.assertEqual(back[0]["gpus"], 8)
+        self.assertEqual(back[0]["figures"]["kernel_launch_us"]["value"], 2.25)
+
     def test_reader_without_pyyaml(self):
         with open(os.path.join(ROOT, "bench", "machines.yaml")) as f:
             entries = machine_file.parse_flow_layout(f.read())
