@@ -57,7 +57,7 @@ def write_variants(base_file: str, out_yaml: str) -> list[dict]:
     """The machine file of every base machine plus, per machine and assumption, one entry with
     the figure halved and one doubled (a fraction capped at 1); returns the base entries."""
     entries = machine_file.load_base_entries(base_file)
-    lines = ["# Sensitivity variants of " + os.path.relpath(base_file, ROOT) +
+    lines = ["# Sensitivity variants of " + os.path.relpath(os.path.abspath(base_file), ROOT) +
              " written by tools/crossover.py: each entry NAME~KEYxF is NAME with figures.KEY"
              " multiplied by F (fractions capped at 1).", "machines:"]
 
@@ -166,7 +166,10 @@ def main(argv=None) -> int:
     os.makedirs(a.out, exist_ok=True)
     runs_dir = os.path.join(a.out, "crossover_runs")
     os.makedirs(runs_dir, exist_ok=True)
-    variants = os.path.join(a.out, "crossover_machines.yaml")
+    # Paths as given (relative to the working directory) so that the commands recorded in the
+    # report and in bench modes' JSON name files of the repository, not of this machine.
+    a.machine = os.path.relpath(a.machine)
+    variants = os.path.relpath(os.path.join(a.out, "crossover_machines.yaml"))
     bases = write_variants(a.machine, variants)
     machines = [e["name"] for e in bases]
     log: list[str] = []
@@ -235,9 +238,17 @@ def write_report(a, rows, sens, machines, ref_run, log, elapsed, pngs):
          "no cache, batch dependency 1, GEMMs as each machine's gemm_math (fp32).", "",
          "Ratio = independent / cooperative modelled seconds per global batch: above 1 "
          "cooperative is faster.", ""]
-    if log:
-        L += ["Commands (one per hidden width and seeds per PE; "
-              f"{elapsed / 60:.1f} minutes in all):", "", "```"] + log + ["```", ""]
+    runs = [load_run(os.path.relpath(os.path.join(a.out, "crossover_runs")), f"h{h}-s{s}")
+            for h in HIDDEN for s in SEEDS_PER_PE]
+    took = f"; {elapsed / 60:.1f} minutes in all on this run" if log else ""
+    L += ["Produced by (from the repository root; the graph by `coopgnn generate rmat "
+          f"{a.dataset} --scale 20 --with-task --feature-dim 128`):", "", "```",
+          "nice -n 10 python3 " + " ".join(shlex.quote(x) for x in sys.argv if x != "--skip-runs"),
+          "```", "",
+          "which ran bench modes once per hidden width and seeds per PE (as recorded in each "
+          f"JSON's `command`{took}; bench modes measured "
+          f"{sum(r['seconds'] for r in runs) / 60:.1f} minutes):", "", "```"] + \
+        [r["command"] for r in runs] + ["```", ""]
     L += ["## Ratio per machine", ""]
     for mach in machines:
         L += [f"### {mach}", "", "| hidden | seeds/PE | " + " | ".join(f"P={p}" for p in PES) +
