@@ -22,14 +22,16 @@ Steps, in order of value (`--plan` prints them with their caps and exits):
                     the GPU, host == CUDA trainer, link prediction, device sampling protocols
   e2e_cli           coopgnn compare on Cora with 4 PEs on the GPU; a one-PE NCCL training run
   memcheck_kernels  compute-sanitizer memcheck of the kernel tests
-  microbench        ratios against baselines measured in the same run, with their targets
+  microbench        ratios against baselines measured in the same run, with their targets;
+                    writes measured_machine.yaml (tools/machine_file.py) from what it measured
   extras            (only on the budget left) cost model against the GPU, racecheck, memcheck
                     of the other GPU tests
 
 Output (OUT, else --out, else build/cuda/device_check): summary.txt and summary.json (each
 step's status, the failing tests by name with the first lines of each failure, the first
 compiler errors, the microbenchmark table), device_check_logs.tar.gz (every log, each cut to
-2 MiB), microbench.json, e2e.jsonl: at most 8 files.
+2 MiB), microbench.json, measured_machine.yaml (a machine file for `coopgnn bench modes
+--machine`, tools/machine_file.py), e2e.jsonl: at most 8 files.
 
 Options:
   --plan              print the steps with their time caps and exit
@@ -94,7 +96,8 @@ STEPS = [
          "epochs); coopgnn train --backend cuda --pes 1 --device-comm nccl (1 epoch)"),
     Step("memcheck_kernels", 35, "compute-sanitizer --tool memcheck test_kernels_gpu"),
     Step("microbench", 25, "coopgnn_microbench: gather vs copy, UVA vs H2D, all-to-all vs copy, "
-         "SpMM/SDDMM vs cuSPARSE, NS sampling rate"),
+         "all-to-all and kernel launch latency, SpMM/SDDMM vs cuSPARSE, NS sampling rate; "
+         "writes measured_machine.yaml"),
     Step("model_check", 90, "bench modes --backend cuda on R-MAT 2^18 against the DGX-H200 model",
          core=False),
     Step("racecheck", 45, "compute-sanitizer --tool racecheck on the shared-memory kernels",
@@ -112,7 +115,13 @@ TARGETS = [
     ("BM_spmm_vs_cusparse", "speedup", 1.0, "our SpMM vs cuSPARSE"),
     ("BM_sddmm_vs_cusparse", "speedup", 1.0, "our SDDMM vs cuSPARSE"),
 ]
-MICROBENCH_FILTER = "sample_ns_fanout10/18|gather_|alltoall/1048576/4|spmm_vs_cusparse|sddmm_vs"
+MICROBENCH_FILTER = ("sample_ns_fanout10/18|gather_|alltoall/1048576/4|alltoall/64/4|kernel_launch|"
+                     "spmm_vs_cusparse|sddmm_vs")
+# The machine file the microbench step writes from microbench.json (tools/machine_file.py), for
+# `coopgnn bench modes --machine OUT/measured_machine.yaml`.
+MEASURED_MACHINE = "measured_machine.yaml"
+# What the dry run reports as the GPU (nvidia-smi --query-gpu=name on a GPU machine).
+DRY_RUN_GPU = "NVIDIA H100 80GB HBM3"
 # The end-to-end GPU tests (tests/pipeline/*_gpu_test.cpp), by test name (ctest labels them all
 # `gpu`; parameterised names carry a prefix such as "Usecases/").
 E2E_TESTS = (r"(^|/)(TrainerCuda|TrainerCudaTiers|TrainerCudaEpochs|LinkCuda|"
@@ -544,6 +553,37 @@ print('; '.join(out))
                 r.status = "TIMED OUT" if rc == 124 else "FAILED"
                 r.detail += quote_errors(text, r"ERROR OCCURRED|error", 6)
         r.detail += microbench_table(js)
+        r.detail += self.write_measured_machine(js)
+
+    def gpu_name(self) -> str:
+        if self.args.dry_run:
+            return DRY_RUN_GPU
+        try:
+            p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i",
+                                "0"], capture_output=True, text=True, timeout=10)
+            name = p.stdout.strip().splitlines()[0].strip() if p.returncode == 0 else ""
+        except (OSError, subprocess.TimeoutExpired, IndexError):
+            name = ""
+        return name or "unknown GPU"
+
+    def write_measured_machine(self, js: str) -> list[str]:
+        """Writes OUT/measured_machine.yaml from microbench.json (tools/machine_file.py);
+        returns the summary lines (the file and its figures, or why none was written)."""
+        if not os.path.exists(js):
+            return [f"(no {MEASURED_MACHINE}: no microbench.json)"]
+        import machine_file
+        out = os.path.join(self.out, MEASURED_MACHINE)
+        try:
+            e = machine_file.write_machine_file(js, out, self.gpu_name())
+        except machine_file.InputError as err:
+            return [f"(no {MEASURED_MACHINE}: {err})"]
+        lines = [f"{MEASURED_MACHINE}: machine {e['name']} (bench modes --machine "
+                 f"{MEASURED_MACHINE} --machines {e['name']})"]
+        for k, f in e["figures"].items():
+            how = ("measured" if f["source"].startswith("measured by") else
+                   "kept (assumption)" if f.get("assumption") else "kept (datasheet)")
+            lines.append(f"  {k:<18} {f['value']:>10.4g}  {how}")
+        return lines
 
     def model_check(self, s: Step, r: Result):
         exe = os.path.join(BUILD, "coopgnn")

@@ -4,6 +4,9 @@
 // peer-copy communicator when they share one). Reported in the same run against a device-to-
 // device cudaMemcpy of the same bytes on one stream (ratio_vs_d2d): on one GPU that is the
 // ceiling of the peer-copy path; across NVLink GPUs the ratio shows the link against HBM.
+// Counters: alltoall_GBps (bytes that cross PEs per second), d2d_GBps, ratio_vs_d2d, and
+// us_per_call (microseconds per all-to-all call; with 64-byte segments that is the call's fixed
+// cost, the cost model's nccl_latency_us), pes, gpus (1 when the PEs share GPU 0).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
@@ -119,6 +122,7 @@ void alltoall_body(benchmark::State& state) {
   state.counters["alltoall_GBps"] = a2a_gbps;
   state.counters["d2d_GBps"] = copy_gbps;
   state.counters["ratio_vs_d2d"] = a2a_gbps / copy_gbps;
+  state.counters["us_per_call"] = a2a_s / n * 1e6;
   state.counters["pes"] = P;
   state.counters["gpus"] = spread ? P : 1;
   state.SetBytesProcessed(static_cast<std::int64_t>(moved * n));
@@ -138,6 +142,8 @@ void alltoall(benchmark::State& state) {
   guarded(state, [&] { alltoall_body(state); });
 }
 BENCHMARK(alltoall)
+    ->Args({64, 2})
+    ->Args({64, 4})
     ->Args({1 << 20, 2})
     ->Args({1 << 20, 4})
     ->Args({16 << 20, 4})
