@@ -84,7 +84,7 @@ cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_b
     nvtx::name_stream(h2d_, prefix + "/h2d");
     nvtx::name_stream(comm_, prefix + "/comm");
 
-    pool_ = std::make_unique<device_pool>(release_threshold_bytes);  // on `device`, current now
+    pool_ = std::make_shared<device_pool>(release_threshold_bytes);  // on `device`, current now
 
     COOPGNN_CUBLAS_CHECK(cublasCreate(&cublas_));
     // Plain FP32 (no TF32 tensor-core rounding): the layers' results stay within the host

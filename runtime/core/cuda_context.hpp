@@ -37,17 +37,20 @@ using cusparse_handle_t = cusparseContext*;  ///< = cusparseHandle_t
 /// several PEs share one GPU. Defined in device_pool.cpp with RMM (CUDA builds only; a host-only
 /// build links stubs that throw on allocation and never needs RMM).
 ///
+/// Ownership: shared by its cuda_context and every buffer allocated from it (make it with
+/// std::make_shared), so the pool object outlives every buffer; buffers must still be destroyed
+/// before their context, whose streams they free on.
 /// Threading: allocate, deallocate and the counters may be called from any thread (the adaptor
 /// locks); reset_peak_used must not race with another reset_peak_used. Non-copyable,
-/// non-movable: buffers keep a pointer to it.
-class device_pool {
+/// non-movable.
+class device_pool : public std::enable_shared_from_this<device_pool> {
  public:
   /// A pool on the calling thread's current device, keeping up to `release_threshold_bytes`
   /// cached across stream synchronisations (memory beyond that goes back to the driver).
   /// @throws cuda_error when the device has no memory-pool support or pool creation fails.
   explicit device_pool(std::uint64_t release_threshold_bytes);
-  /// Destroys the pool (cudaMemPoolDestroy): every allocation must have been freed and its
-  /// stream synchronised. Never throws.
+  /// Destroys the pool (cudaMemPoolDestroy; the driver releases the memory once frees still
+  /// queued on streams have run). Never throws.
   ~device_pool();
   device_pool(const device_pool&) = delete;
   device_pool& operator=(const device_pool&) = delete;
@@ -98,29 +101,33 @@ void synchronize(stream_t s);
 /// PE's device_pool and freed on the stream it was allocated on (cudaFreeAsync), so reuse is
 /// ordered after every kernel enqueued before the free on that stream. Work on other streams
 /// that reads the buffer must be ordered before its destruction by the caller (events). The
-/// pool must outlive the buffer. Contents are uninitialised. T must be trivially copyable.
+/// buffer shares ownership of its pool. Contents are uninitialised. T must be trivially copyable.
 template <class T>
 class device_buffer {
  public:
   device_buffer() = default;
-  /// Allocates n elements on stream s from `pool` (no synchronisation).
+  /// Allocates n elements on stream s from `pool` (no synchronisation); `pool` must be owned by
+  /// a std::shared_ptr (a cuda_context's is).
   /// @throws cuda_error when the pool cannot provide n * sizeof(T) bytes.
   device_buffer(const device_pool& pool, std::size_t n, stream_t s)
-      : data_(static_cast<T*>(pool.allocate(n * sizeof(T), s))), size_(n), stream_(s), pool_(&pool) {}
+      : data_(static_cast<T*>(pool.allocate(n * sizeof(T), s))),
+        size_(n),
+        stream_(s),
+        pool_(pool.shared_from_this()) {}
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
   device_buffer(device_buffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)),
         size_(std::exchange(o.size_, 0)),
         stream_(o.stream_),
-        pool_(o.pool_) {}
+        pool_(std::move(o.pool_)) {}
   device_buffer& operator=(device_buffer&& o) noexcept {
     if (this != &o) {
       reset();
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
       stream_ = o.stream_;
-      pool_ = o.pool_;
+      pool_ = std::move(o.pool_);
     }
     return *this;
   }
@@ -139,10 +146,10 @@ class device_buffer {
   [[nodiscard]] std::size_t bytes() const { return size_ * sizeof(T); }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] stream_t stream() const { return stream_; }
-  /// The pool the memory came from (nullptr for a default-constructed buffer).
-  [[nodiscard]] const device_pool* pool() const { return pool_; }
+  /// The pool the memory came from (null for a default-constructed buffer).
+  [[nodiscard]] const std::shared_ptr<const device_pool>& pool() const { return pool_; }
   /// Gives up ownership without freeing: returns the pointer (the new owner frees it with
-  /// pool()->deallocate(p, bytes, stream()), reading pool(), bytes() and stream() before this
+  /// pool()->deallocate(p, bytes, stream()), taking pool(), bytes() and stream() before this
   /// call) and leaves the buffer empty.
   [[nodiscard]] T* release() noexcept {
     size_ = 0;
@@ -153,7 +160,7 @@ class device_buffer {
   T* data_ = nullptr;
   std::size_t size_ = 0;
   stream_t stream_ = nullptr;
-  const device_pool* pool_ = nullptr;
+  std::shared_ptr<const device_pool> pool_;
 };
 
 /// Resources of one PE on one device: the device id, three named streams, cuBLAS and cuSPARSE
@@ -252,7 +259,7 @@ class cuda_context {
   stream_t comm_ = nullptr;
   cublas_handle_t cublas_ = nullptr;
   cusparse_handle_t cusparse_ = nullptr;
-  std::unique_ptr<device_pool> pool_;
+  std::shared_ptr<device_pool> pool_;
 };
 
 /// Move-only page-locked host allocation mapped into the device address space

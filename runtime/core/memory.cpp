@@ -69,7 +69,7 @@ raw_allocation allocate_device_bytes(const exec_context& ctx, std::size_t bytes)
     return a;
   }
 #ifdef COOPGNN_WITH_CUDA
-  a.pool = &ctx.cuda()->pool();
+  a.pool = ctx.cuda()->pool().shared_from_this();
   a.stream = ctx.cuda()->compute();
   a.ptr = a.pool->allocate(bytes, a.stream);
   return a;

@@ -43,9 +43,9 @@ namespace detail {
 struct raw_allocation {
   void* ptr = nullptr;
   std::size_t bytes = 0;
-  /// CUDA memory: the PE's pool, which frees it stream-ordered on `stream`; null for the
-  /// emulated device's heap blocks.
-  const cuda::device_pool* pool = nullptr;
+  /// CUDA memory: the PE's pool (shared ownership), which frees it stream-ordered on `stream`;
+  /// null for the emulated device's heap blocks.
+  std::shared_ptr<const cuda::device_pool> pool;
   cuda::stream_t stream = nullptr;
 };
 
