@@ -9,7 +9,10 @@
 #if defined(COOPGNN_WITH_CUDA)
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "runtime/core/cuda_context.hpp"
@@ -97,7 +100,7 @@ TEST(DevicePool, MemoryIsOnTheDeviceAndFromThePool) {
   EXPECT_EQ(attr.device, 0);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % 256, 0u);
   // The bytes sit in the cudaMemPool that handle() names (what peers are granted access to).
-  cuuint64_t in_use = 0;
+  std::uint64_t in_use = 0;  // the attribute is a cuuint64_t
   ASSERT_EQ(cudaMemPoolGetAttribute(ctx.pool().handle(), cudaMemPoolAttrUsedMemCurrent, &in_use),
             cudaSuccess);
   EXPECT_GE(in_use, a.bytes());
