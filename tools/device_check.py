@@ -5,8 +5,9 @@
 The GPU check of coopgnn: one run on a machine with one CUDA GPU (written for one H100/H200),
 at most --budget seconds (default 480) in all, the build included, so that 15 minutes of a lent
 GPU hold one full run, a fix and a second run. Run it from the repository root; it needs nothing
-outside the repository (standard-library python3, cmake, ninja, nvcc; the Debian packages of
-tools/device_deps.sh when carried as .devdeps/, unpacked into a private prefix, never into /).
+outside the repository (standard-library python3, cmake, ninja, nvcc; the Debian packages and
+RMM wheels of tools/device_deps.sh when carried as .devdeps/, unpacked into a private prefix,
+never into /).
 
 Steps, in order of value (`--plan` prints them with their caps and exits):
   preamble          nvidia-smi -L, driver and CUDA versions, uname -r, nvcc/cmake/ninja/g++
@@ -15,7 +16,8 @@ Steps, in order of value (`--plan` prints them with their caps and exits):
                     ('Device not supported', error 999) it is reported unavailable and every
                     sanitizer step is skipped instead of failing the run
   configure, build  cmake --preset cuda (sm_90; -DCOOPGNN_BLAS=OFF when blis.h is absent, and
-                    the summary says which), the GPU test executables, coopgnn, microbenchmarks
+                    the summary says which; -DCOOPGNN_RMM_ROOT=the carried RMM wheels), the GPU
+                    test executables, coopgnn, microbenchmarks
   gpu_tests         ctest -L gpu: kernel parity, sampling, gather, cache, communicators (the
                     peer-copy one and NCCL with one rank), context
   e2e_tests         the trainer on the GPU: cooperative == single PE with 1, 2, 4 PEs sharing
@@ -44,7 +46,8 @@ Options:
   --out DIR           output folder (default: $OUT, else build/cuda/device_check)
   --logs DIR          where the logs are written before archiving (default
                       build/cuda/device_check_logs; emptied first)
-Environment: OUT, DEVROOT (where .devdeps/*.deb are unpacked; default /tmp/coopgnn-devroot).
+Environment: OUT, DEVROOT (where .devdeps/*.deb and *.whl are unpacked; default
+/tmp/coopgnn-devroot).
 Exit status: 0 every step passed, 1 a step failed or timed out, 2 bad usage.
 A build cut short by its cap resumes where it stopped when the check is run again on the same
 machine (ninja keeps what was built), so a second run on a warm machine starts further on.
@@ -63,6 +66,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass, field
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -158,6 +162,7 @@ class Check:
         self.facts: dict[str, str] = {}
         self.sanitizer = None  # path when usable
         self.blas = "?"
+        self.rmm_root: str | None = None  # the unpacked RMM wheels (dependencies), if carried
 
     # ---- running ---------------------------------------------------------------------------
     def left(self) -> float:
@@ -230,13 +235,27 @@ class Check:
 
     # ---- steps -----------------------------------------------------------------------------
     def dependencies(self):
-        """Unpacks .devdeps/*.deb (tools/device_deps.sh) into a private prefix, never into /."""
+        """Unpacks .devdeps/*.deb (tools/device_deps.sh) into a private prefix, never into /,
+        and the RMM wheels (.devdeps/*.whl, zip archives) into its python/ folder, which
+        configure passes as COOPGNN_RMM_ROOT."""
         debs = sorted(glob.glob(os.path.join(ROOT, ".devdeps", "*.deb")))
+        wheels = sorted(glob.glob(os.path.join(ROOT, ".devdeps", "*.whl")))
+        root = os.environ.get("DEVROOT", "/tmp/coopgnn-devroot")
+        if wheels and not self.args.dry_run:
+            site = os.path.join(root, "python")
+            os.makedirs(site, exist_ok=True)
+            for whl in wheels:
+                with zipfile.ZipFile(whl) as z:
+                    z.extractall(site)
+            self.rmm_root = site
+        self.facts["RMM wheels"] = (f"{len(wheels)} carried" + (
+            f", unpacked into {self.rmm_root}" if self.rmm_root else
+            " (not unpacked: dry run)" if wheels else
+            " (none: configure asks python3 for librmm)"))
         if not debs or self.args.dry_run:
             self.facts["devdeps"] = f"{len(debs)} carried packages" + (
                 " (not unpacked: dry run)" if debs else " (none carried)")
             return
-        root = os.environ.get("DEVROOT", "/tmp/coopgnn-devroot")
         os.makedirs(root, exist_ok=True)
         for deb in debs:
             if shutil.which("dpkg-deb"):
@@ -392,6 +411,8 @@ print('; '.join(out))
         blis = self.find_blis()
         args = ["cmake", "--preset", "cuda",
                 f"-DCOOPGNN_DEBUG_SYNC={'ON' if self.args.debug_sync else 'OFF'}"]
+        if self.rmm_root:
+            args.append(f"-DCOOPGNN_RMM_ROOT={self.rmm_root}")
         if blis:
             self.blas = f"BLIS ({blis})"
         else:
@@ -399,13 +420,17 @@ print('; '.join(out))
             self.blas = ("reference loops: blis.h not found, configured with -DCOOPGNN_BLAS=OFF "
                          "(carry .devdeps from tools/device_deps.sh for BLIS)")
         if self.args.dry_run:
-            self.fake(s.name, f"$ {' '.join(args)}\n-- coopgnn: NCCL x.y.z: (dry run)\n")
+            self.fake(s.name, f"$ {' '.join(args)}\n-- coopgnn: NCCL x.y.z: (dry run)\n"
+                      "-- coopgnn: RMM x.y.z: (dry run)\n")
             return
         rc = self.run(s.name, args, s.cap)
         text = self.read_log(s.name)
         m = re.search(r"coopgnn: NCCL (\S+): (\S+)", text)
         if m:
             self.facts["NCCL (linked)"] = f"{m.group(1)}: {m.group(2)}"
+        m = re.search(r"coopgnn: RMM (\S+): (\S+)", text)
+        if m:
+            self.facts["RMM (linked)"] = f"{m.group(1)}: {m.group(2)}"
         if rc != 0:
             r.status = "TIMED OUT" if rc == 124 else "FAILED"
             self.compiler_errors += quote_errors(text, r"CMake Error|error", 12)
@@ -640,7 +665,7 @@ print('; '.join(out))
         lines = [f"================ device check summary ({elapsed:.0f} s of {self.budget} s)"
                  f"{' DRY RUN (GPU steps faked)' if self.args.dry_run else ''} ================"]
         for k in ("gpu", "driver CUDA", "CUDA probe", "kernel", "nvcc", "cmake", "ninja", "g++",
-                  "NCCL", "NCCL (linked)", "devdeps"):
+                  "NCCL", "NCCL (linked)", "RMM (linked)", "RMM wheels", "devdeps"):
             if k in self.facts:
                 lines.append(f"{k:<16} {self.facts[k]}")
         lines.append(f"{'host BLAS':<16} {self.blas}")

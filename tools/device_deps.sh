@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Fetches the Debian packages coopgnn builds against into .devdeps/ (git-ignored), for a GPU
-# machine that cannot reach a package registry: carry .devdeps there and tools/device_check.sh
-# unpacks them into a private prefix (never into /) before configuring.
+# Fetches the Debian packages coopgnn builds against, and the RMM wheels of the CUDA build, into
+# .devdeps/ (git-ignored), for a GPU machine that cannot reach a package registry: carry .devdeps
+# there and tools/device_check.sh unpacks them into a private prefix (never into /) before
+# configuring.
 #
 # Usage (here, on the development machine, from the repository root):
-#   tools/device_deps.sh            download into .devdeps/ (about 10 MB)
+#   tools/device_deps.sh            download into .devdeps/ (about 15 MB)
 #   tools/device_deps.sh --help
 # Then, with the device tool: run `tools/device_check.sh` with carry [".devdeps"].
 set -euo pipefail
@@ -24,8 +25,15 @@ PACKAGES=(
   libblis-pthread-dev libblis4-pthread  # host GEMM (COOPGNN_BLAS=ON, the default)
 )
 
+# RMM (each PE's device memory; CMakeLists.txt requires it in CUDA builds): the same wheels
+# tools/setup.sh installs, with their one dependency (rapids-logger). Platform-independent of
+# the Python version (py3-none), so any python3 may download them.
+WHEELS=("librmm-cu13==26.10.*")
+
 mkdir -p .devdeps
 cd .devdeps
-rm -f ./*.deb
+rm -f ./*.deb ./*.whl
 apt-get download "${PACKAGES[@]}"
-echo "device_deps: $(ls ./*.deb | wc -l) packages, $(du -sh . | cut -f1) in .devdeps/"
+python3 -m pip download --quiet --disable-pip-version-check --dest . "${WHEELS[@]}"
+echo "device_deps: $(ls ./*.deb | wc -l) packages and $(ls ./*.whl | wc -l) wheels," \
+  "$(du -sh . | cut -f1) in .devdeps/"

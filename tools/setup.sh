@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs every build and run dependency of coopgnn by package name. Idempotent: packages that are
-# already present are skipped, so a second run costs a few seconds.
+# Installs every build and run dependency of coopgnn by package name: Debian packages, and where a
+# CUDA toolkit is present the RMM wheel from PyPI. Idempotent: packages that are already present
+# are skipped, so a second run costs a few seconds.
 #
 # Usage: tools/setup.sh [--fuzz]   (Debian/Ubuntu; needs root or sudo for apt-get)
 #   --fuzz  also clang and its libFuzzer runtime (libclang-rt-dev), for the `fuzz` preset and
@@ -42,6 +43,17 @@ fi
 
 if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   echo "setup: CUDA toolkit found ($(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1 || nvcc --version | tail -1))"
+  # RMM for the CUDA build: the librmm-cu13 wheel (headers, librmm.so, CMake export files; about
+  # 5 MB with its one dependency, rapids-logger) in the python3 that CMakeLists.txt asks where it
+  # is, the first one on PATH. The host-only build needs none of it.
+  RMM_WHEEL="librmm-cu13==26.10.*"
+  if python3 -c "import librmm, rapids_logger, sys; sys.exit(not librmm.__version__.startswith('26.10.'))" \
+      2>/dev/null; then
+    echo "setup: $RMM_WHEEL present ($(python3 -c 'import librmm; print(librmm.__path__[0])'))"
+  else
+    echo "setup: installing $RMM_WHEEL into $(command -v python3)"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$RMM_WHEEL"
+  fi
 else
   echo "setup: no CUDA toolkit; building the host backend only"
 fi

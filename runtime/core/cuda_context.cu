@@ -18,17 +18,6 @@ namespace coopgnn {
 namespace cuda {
 namespace detail {
 
-void* pool_allocate(mem_pool_t pool, std::size_t bytes, stream_t s) {
-  if (bytes == 0) return nullptr;
-  void* p = nullptr;
-  COOPGNN_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, s));
-  return p;
-}
-
-void pool_free(void* p, stream_t s) noexcept {
-  if (p != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaFreeAsync(p, s));
-}
-
 void copy_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
   if (bytes == 0) return;
   COOPGNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
@@ -95,14 +84,7 @@ cuda_context::cuda_context(int device, int pe, std::uint64_t release_threshold_b
     nvtx::name_stream(h2d_, prefix + "/h2d");
     nvtx::name_stream(comm_, prefix + "/comm");
 
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.handleTypes = cudaMemHandleTypeNone;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    COOPGNN_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
-    std::uint64_t threshold = release_threshold_bytes;
-    COOPGNN_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+    pool_ = std::make_shared<device_pool>(release_threshold_bytes);  // on `device`, current now
 
     COOPGNN_CUBLAS_CHECK(cublasCreate(&cublas_));
     // Plain FP32 (no TF32 tensor-core rounding) unless the run asks for it (set_tf32_math,
@@ -138,28 +120,16 @@ void cuda_context::release() noexcept {
   if (cublas_ != nullptr && cublasDestroy(cublas_) != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "coopgnn: cublasDestroy failed\n");
   }
-  if (pool_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaMemPoolDestroy(pool_));
+  pool_.reset();
   for (stream_t s : {compute_, h2d_, comm_}) {
     if (s != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamDestroy(s));
   }
   cusparse_ = nullptr;
   cublas_ = nullptr;
-  pool_ = nullptr;
   compute_ = h2d_ = comm_ = nullptr;
 }
 
 void cuda_context::make_current() const { COOPGNN_CUDA_CHECK(cudaSetDevice(device_)); }
-
-std::uint64_t cuda_context::peak_used_bytes() const {
-  cuuint64_t v = 0;
-  COOPGNN_CUDA_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &v));
-  return static_cast<std::uint64_t>(v);
-}
-
-void cuda_context::reset_peak_used() const {
-  cuuint64_t zero = 0;  // resets the high watermark to the current use
-  COOPGNN_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &zero));
-}
 
 void cuda_context::synchronize() const {
   for (stream_t s : {compute_, h2d_, comm_}) detail::synchronize(s);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -28,12 +29,65 @@ using mem_pool_t = CUmemPoolHandle_st*;      ///< = cudaMemPool_t
 using cublas_handle_t = cublasContext*;      ///< = cublasHandle_t
 using cusparse_handle_t = cusparseContext*;  ///< = cusparseHandle_t
 
+/// The device memory of one PE: RMM's statistics_resource_adaptor over a
+/// cuda_async_memory_resource, which owns a stream-ordered CUDA memory pool (cudaMemPoolCreate,
+/// pinned device location, cudaMemPoolAttrReleaseThreshold = the constructor's threshold) of its
+/// own on the device. Allocations are cudaMallocFromPoolAsync and frees cudaFreeAsync on the
+/// caller's stream, counted by the adaptor on the way; every PE has its own pool, also when
+/// several PEs share one GPU. Defined in device_pool.cpp with RMM (CUDA builds only; a host-only
+/// build links stubs that throw on allocation and never needs RMM).
+///
+/// Ownership: shared by its cuda_context and every buffer allocated from it (make it with
+/// std::make_shared), so the pool object outlives every buffer; buffers must still be destroyed
+/// before their context, whose streams they free on.
+/// Threading: allocate, deallocate and the counters may be called from any thread (the adaptor
+/// locks); reset_peak_used must not race with another reset_peak_used. Non-copyable,
+/// non-movable.
+class device_pool : public std::enable_shared_from_this<device_pool> {
+ public:
+  /// A pool on the calling thread's current device, keeping up to `release_threshold_bytes`
+  /// cached across stream synchronisations (memory beyond that goes back to the driver).
+  /// @throws cuda_error when the device has no memory-pool support or pool creation fails.
+  explicit device_pool(std::uint64_t release_threshold_bytes);
+  /// Destroys the pool (cudaMemPoolDestroy; the driver releases the memory once frees still
+  /// queued on streams have run). Never throws.
+  ~device_pool();
+  device_pool(const device_pool&) = delete;
+  device_pool& operator=(const device_pool&) = delete;
+  device_pool(device_pool&&) = delete;
+  device_pool& operator=(device_pool&&) = delete;
+
+  /// `bytes` of device memory, stream-ordered on `s` (usable by work enqueued on `s` after this
+  /// call; other streams need an event). Uninitialised, 256-byte aligned; 0 bytes gives nullptr
+  /// and counts nothing. @throws cuda_error naming the byte count when the pool cannot grow.
+  [[nodiscard]] void* allocate(std::size_t bytes, stream_t s) const;
+  /// Frees `p`, which allocate(bytes, ...) returned, stream-ordered on `s` (its memory is reused
+  /// only by work ordered after everything enqueued on `s` before this call). `bytes` must be
+  /// the allocated size: the counters subtract it. nullptr is ignored. Never throws.
+  void deallocate(void* p, std::size_t bytes, stream_t s) const noexcept;
+
+  /// The cudaMemPool_t underneath, for cudaMemPoolSetAccess (peers on other devices reading
+  /// this PE's buffers). Implicit so that `cudaMemPoolSetAccess(ctx.pool(), ...)` reads as it
+  /// did when the context held a bare cudaMemPool_t.
+  [[nodiscard]] mem_pool_t handle() const { return handle_; }
+  operator mem_pool_t() const { return handle_; }  // NOLINT(google-explicit-constructor)
+
+  /// Bytes allocated and not yet freed (the adaptor's byte counter), exact request sizes.
+  [[nodiscard]] std::uint64_t used_bytes() const;
+  /// The most bytes in use at once since creation or the last reset_peak_used (exact request
+  /// sizes, not the pool's reservation): the PE's peak device memory.
+  [[nodiscard]] std::uint64_t peak_used_bytes() const;
+  /// Restarts the peak at the bytes in use now (pops the adaptor's counter frame of the last
+  /// reset, if any, and pushes a new one).
+  void reset_peak_used() const;
+
+ private:
+  struct resources;  // the RMM resources (device_pool.cpp)
+  std::unique_ptr<resources> r_;
+  mem_pool_t handle_ = nullptr;
+};
+
 namespace detail {
-/// cudaMallocFromPoolAsync(bytes) on `s` from `pool`; 0 bytes gives nullptr.
-/// @throws cuda_error (out of memory, invalid stream).
-void* pool_allocate(mem_pool_t pool, std::size_t bytes, stream_t s);
-/// cudaFreeAsync(p, s); nullptr is ignored. Never throws (logs a failure to stderr).
-void pool_free(void* p, stream_t s) noexcept;
 /// cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s): any direction under UVA.
 /// @throws cuda_error.
 void copy_async(void* dst, const void* src, std::size_t bytes, stream_t s);
@@ -44,32 +98,36 @@ void synchronize(stream_t s);
 }  // namespace detail
 
 /// Move-only owner of `size` elements of T in device memory, allocated stream-ordered from a
-/// memory pool and freed on the stream it was allocated on (cudaFreeAsync), so reuse is ordered
-/// after every kernel enqueued before the free on that stream. Work on other streams that reads
-/// the buffer must be ordered before its destruction by the caller (events).
-/// Contents are uninitialised. T must be trivially copyable.
+/// PE's device_pool and freed on the stream it was allocated on (cudaFreeAsync), so reuse is
+/// ordered after every kernel enqueued before the free on that stream. Work on other streams
+/// that reads the buffer must be ordered before its destruction by the caller (events). The
+/// buffer shares ownership of its pool. Contents are uninitialised. T must be trivially copyable.
 template <class T>
 class device_buffer {
  public:
   device_buffer() = default;
-  /// Allocates n elements on stream s from `pool` (no synchronisation).
+  /// Allocates n elements on stream s from `pool` (no synchronisation); `pool` must be owned by
+  /// a std::shared_ptr (a cuda_context's is).
   /// @throws cuda_error when the pool cannot provide n * sizeof(T) bytes.
-  device_buffer(mem_pool_t pool, std::size_t n, stream_t s)
-      : data_(static_cast<T*>(detail::pool_allocate(pool, n * sizeof(T), s))),
+  device_buffer(const device_pool& pool, std::size_t n, stream_t s)
+      : data_(static_cast<T*>(pool.allocate(n * sizeof(T), s))),
         size_(n),
-        stream_(s) {}
+        stream_(s),
+        pool_(pool.shared_from_this()) {}
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
   device_buffer(device_buffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)),
         size_(std::exchange(o.size_, 0)),
-        stream_(o.stream_) {}
+        stream_(o.stream_),
+        pool_(std::move(o.pool_)) {}
   device_buffer& operator=(device_buffer&& o) noexcept {
     if (this != &o) {
       reset();
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
       stream_ = o.stream_;
+      pool_ = std::move(o.pool_);
     }
     return *this;
   }
@@ -77,7 +135,7 @@ class device_buffer {
 
   /// Frees the memory (stream-ordered) and leaves an empty buffer.
   void reset() noexcept {
-    detail::pool_free(data_, stream_);
+    if (data_ != nullptr) pool_->deallocate(data_, bytes(), stream_);
     data_ = nullptr;
     size_ = 0;
   }
@@ -88,8 +146,11 @@ class device_buffer {
   [[nodiscard]] std::size_t bytes() const { return size_ * sizeof(T); }
   [[nodiscard]] bool empty() const { return size_ == 0; }
   [[nodiscard]] stream_t stream() const { return stream_; }
+  /// The pool the memory came from (null for a default-constructed buffer).
+  [[nodiscard]] const std::shared_ptr<const device_pool>& pool() const { return pool_; }
   /// Gives up ownership without freeing: returns the pointer (the new owner frees it with
-  /// detail::pool_free on stream()) and leaves the buffer empty.
+  /// pool()->deallocate(p, bytes, stream()), taking pool(), bytes() and stream() before this
+  /// call) and leaves the buffer empty.
   [[nodiscard]] T* release() noexcept {
     size_ = 0;
     return std::exchange(data_, nullptr);
@@ -99,10 +160,11 @@ class device_buffer {
   T* data_ = nullptr;
   std::size_t size_ = 0;
   stream_t stream_ = nullptr;
+  std::shared_ptr<const device_pool> pool_;
 };
 
 /// Resources of one PE on one device: the device id, three named streams, cuBLAS and cuSPARSE
-/// handles bound to the compute stream, and a private stream-ordered memory pool.
+/// handles bound to the compute stream, and a private stream-ordered memory pool (device_pool).
 ///
 /// Streams (all non-blocking with respect to the legacy default stream):
 ///  - compute(): kernels of the PE (sampling, gather from device memory, dense/sparse math);
@@ -110,9 +172,10 @@ class device_buffer {
 ///  - comm():    collectives (NCCL) of the PE.
 /// NVTX names "pe<k>/compute", "pe<k>/h2d", "pe<k>/comm" (docs/design.md section 12, NVTX).
 ///
-/// Memory pool: one cudaMemPool per context on its device (cudaMemPoolCreate, pinned device
-/// location), with cudaMemPoolAttrReleaseThreshold = `release_threshold_bytes`: memory the pool
-/// holds beyond that is returned to the driver at stream synchronisation points.
+/// Memory pool: one device_pool per context on its device (an RMM cuda_async_memory_resource
+/// under a statistics_resource_adaptor), with cudaMemPoolAttrReleaseThreshold =
+/// `release_threshold_bytes`: memory the pool holds beyond that is returned to the driver at
+/// stream synchronisation points.
 ///
 /// Threading: a context belongs to one PE thread; the constructor makes `device` current on the
 /// calling thread. Non-copyable and non-movable (handles are bound to its streams).
@@ -147,17 +210,18 @@ class cuda_context {
   /// refuses it.
   void set_tf32_math(bool tf32) const;
   [[nodiscard]] cusparse_handle_t cusparse() const { return cusparse_; }
-  [[nodiscard]] mem_pool_t pool() const { return pool_; }
+  /// The PE's device memory (converts to its cudaMemPool_t).
+  [[nodiscard]] const device_pool& pool() const { return *pool_; }
 
   /// Makes device() current on the calling thread (cudaSetDevice). @throws cuda_error.
   void make_current() const;
 
-  /// The high watermark of memory in use from this context's pool since creation or the last
-  /// reset_peak_used, in bytes (cudaMemPoolAttrUsedMemHigh): the PE's peak device memory.
-  /// @throws cuda_error.
-  [[nodiscard]] std::uint64_t peak_used_bytes() const;
-  /// Restarts the watermark at the memory in use now. @throws cuda_error.
-  void reset_peak_used() const;
+  /// The most bytes in use at once from this context's pool since creation or the last
+  /// reset_peak_used (device_pool::peak_used_bytes: RMM's statistics adaptor, exact request
+  /// sizes): the PE's peak device memory.
+  [[nodiscard]] std::uint64_t peak_used_bytes() const { return pool_->peak_used_bytes(); }
+  /// Restarts the peak at the bytes in use now.
+  void reset_peak_used() const { pool_->reset_peak_used(); }
 
   /// Blocks until all work on the three streams has finished.
   /// @throws cuda_error carrying the first asynchronous fault.
@@ -167,7 +231,7 @@ class cuda_context {
   /// @throws cuda_error when out of memory.
   template <class T>
   [[nodiscard]] device_buffer<T> allocate(std::size_t n, stream_t s = nullptr) const {
-    return device_buffer<T>(pool_, n, s != nullptr ? s : compute_);
+    return device_buffer<T>(*pool_, n, s != nullptr ? s : compute_);
   }
 
   /// A device copy of `host` enqueued on stream s (default compute()). The copy is asynchronous
@@ -201,7 +265,7 @@ class cuda_context {
   stream_t comm_ = nullptr;
   cublas_handle_t cublas_ = nullptr;
   cusparse_handle_t cusparse_ = nullptr;
-  mem_pool_t pool_ = nullptr;
+  std::shared_ptr<device_pool> pool_;
 };
 
 /// Move-only page-locked host allocation mapped into the device address space

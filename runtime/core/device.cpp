@@ -145,11 +145,6 @@ device_identity query_device_identity(int device) {
 // definitions let the device types (device_buffer, pinned_buffer and the structs holding them)
 // be declared, moved and destroyed in shared code of a host-only build. Allocating throws.
 namespace cuda::detail {
-void* pool_allocate(mem_pool_t, std::size_t bytes, stream_t) {
-  if (bytes == 0) return nullptr;
-  COOPGNN_FAIL("device memory requested in a build without CUDA");
-}
-void pool_free(void*, stream_t) noexcept {}
 void copy_async(void*, const void*, std::size_t bytes, stream_t) {
   if (bytes == 0) return;
   COOPGNN_FAIL("device copy requested in a build without CUDA");
@@ -168,6 +163,21 @@ const void* mapped_device_pointer(const void* host) { return host; }
 }  // namespace cuda::detail
 
 namespace cuda {
+// No device_pool is ever constructed; its destructor and deallocate run only on empty objects.
+struct device_pool::resources {};
+device_pool::device_pool(std::uint64_t) {
+  COOPGNN_FAIL("device_pool: this build has no CUDA backend");
+}
+device_pool::~device_pool() = default;
+void* device_pool::allocate(std::size_t bytes, stream_t) const {
+  if (bytes == 0) return nullptr;
+  COOPGNN_FAIL("device memory requested in a build without CUDA");
+}
+void device_pool::deallocate(void*, std::size_t, stream_t) const noexcept {}
+std::uint64_t device_pool::used_bytes() const { return 0; }
+std::uint64_t device_pool::peak_used_bytes() const { return 0; }
+void device_pool::reset_peak_used() const {}
+
 cuda_context::cuda_context(int device, int pe, std::uint64_t) : device_(device), pe_(pe) {
   COOPGNN_FAIL("cuda_context: this build has no CUDA backend");
 }

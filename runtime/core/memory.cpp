@@ -69,9 +69,9 @@ raw_allocation allocate_device_bytes(const exec_context& ctx, std::size_t bytes)
     return a;
   }
 #ifdef COOPGNN_WITH_CUDA
-  a.cuda = true;
+  a.pool = ctx.cuda()->pool().shared_from_this();
   a.stream = ctx.cuda()->compute();
-  a.ptr = cuda::detail::pool_allocate(ctx.cuda()->pool(), bytes, a.stream);
+  a.ptr = a.pool->allocate(bytes, a.stream);
   return a;
 #else
   COOPGNN_FAIL("allocate_device_bytes: this build has no CUDA backend");
@@ -80,10 +80,8 @@ raw_allocation allocate_device_bytes(const exec_context& ctx, std::size_t bytes)
 
 void free_bytes(raw_allocation& a) noexcept {
   if (a.ptr == nullptr) return;
-  if (a.cuda) {
-#ifdef COOPGNN_WITH_CUDA
-    cuda::detail::pool_free(a.ptr, a.stream);
-#endif
+  if (a.pool != nullptr) {
+    a.pool->deallocate(a.ptr, a.bytes, a.stream);
   } else {
     ::operator delete(a.ptr);
   }

@@ -43,12 +43,14 @@ namespace detail {
 struct raw_allocation {
   void* ptr = nullptr;
   std::size_t bytes = 0;
-  bool cuda = false;  ///< freed stream-ordered on `stream` (cudaFreeAsync)
+  /// CUDA memory: the PE's pool (shared ownership), which frees it stream-ordered on `stream`;
+  /// null for the emulated device's heap blocks.
+  std::shared_ptr<const cuda::device_pool> pool;
   cuda::stream_t stream = nullptr;
 };
 
 /// `bytes` of device memory for ctx (ctx.space() must be device): emulated: a heap block filled
-/// with 0xFF; cuda: ctx.cuda()->allocate on its compute stream. 0 bytes gives a null pointer.
+/// with 0xFF; cuda: from ctx.cuda()->pool() on its compute stream. 0 bytes gives a null pointer.
 /// @throws logic_error for a host context; cuda_error when the pool is exhausted.
 raw_allocation allocate_device_bytes(const exec_context& ctx, std::size_t bytes);
 /// Releases `a` (no-op when empty). Never throws.
@@ -173,7 +175,7 @@ class buffer {
     b.size_ = d.size();
     b.space_ = memory_space::device;
     b.raw_.stream = d.stream();
-    b.raw_.cuda = true;
+    b.raw_.pool = d.pool();
     b.raw_.bytes = d.bytes();
     b.raw_.ptr = d.release();
     b.data_ = static_cast<T*>(b.raw_.ptr);

@@ -26,7 +26,7 @@ TEST(CudaContext, StreamsHandlesAndPoolExist) {
   EXPECT_NE(ctx.h2d(), ctx.comm());
   EXPECT_NE(ctx.cublas(), nullptr);
   EXPECT_NE(ctx.cusparse(), nullptr);
-  EXPECT_NE(ctx.pool(), nullptr);
+  EXPECT_NE(ctx.pool().handle(), nullptr);
   EXPECT_NO_THROW(ctx.synchronize());
 }
 
