@@ -196,10 +196,11 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
     out.nbrs.resize(static_cast<std::size_t>(out.indptr[n * R]));
     out.weights.resize(out.nbrs.size());
     rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
-    int const kmax = std::max(1, *std::max_element(fanouts.begin(), fanouts.end()));
     for_chunks([&](std::int64_t, std::int64_t begin, std::int64_t end) {
-      std::vector<std::uint32_t> pos(static_cast<std::size_t>(kmax));
-      std::vector<std::uint32_t> table(ns_floyd_table_size(static_cast<std::uint32_t>(kmax)));
+      // Scratch grows to the largest k actually drawn (k < d <= the largest in-degree), so a
+      // fanout far above every degree costs nothing.
+      std::vector<std::uint32_t> pos;
+      std::vector<std::uint32_t> table;
       for (std::int64_t i = begin; i < end; ++i) {
         vid_t const s = seeds[i];
         for (std::int64_t r = 0; r < R; ++r) {
@@ -216,6 +217,10 @@ sampled_neighbors sample_host(int host_threads, const csc_view& g, std::span<con
             continue;
           }
           auto const kk = static_cast<std::uint32_t>(k);
+          if (pos.size() < kk) {
+            pos.resize(kk);
+            table.resize(ns_floyd_table_size(kk));
+          }
           ns_floyd_select(st, static_cast<std::uint64_t>(s), static_cast<std::uint32_t>(d), kk,
                           params.batch, pos.data(), table.data(),
                           static_cast<std::uint32_t>(seg.begin - g.indptr[s]));

@@ -72,7 +72,9 @@ void check_resumable(const nlohmann::json& saved, const nlohmann::json& current,
 
 /// The first difference between two run_identity objects, as check_resumable words it ("FIELD is
 /// A in the checkpoint, B in this run", "the checkpoint does not record FIELD (this run: B)",
-/// "FIELD is A in the checkpoint, unset in this run"); "" when they are equal. Does not throw
+/// "FIELD is A in the checkpoint, unset in this run"); "" when they are equal. A saved identity
+/// without dataset.content (a checkpoint older than the content fingerprint) is compared on the
+/// other fields only. Does not throw
 /// beyond std::bad_alloc.
 std::string identity_difference(const nlohmann::json& saved, const nlohmann::json& current);
 

@@ -253,7 +253,8 @@ std::vector<option_decl> make_table() {
        .help = "Neighbours sampled per layer, seeds' layer first; the number of layers is the "
                "length; -1 = all neighbours, 0 = none (sources = destinations)",
        .value = M{&train_config::fanouts},
-       .changes_arithmetic = true});
+       .changes_arithmetic = true,
+       .lo = -1});
   add({.name = "--metric",
        .help = "Node classification's validation/test score: auto (accuracy; ROC-AUC for two "
                "classes) or macro_f1 (Macro-F1; Micro-F1 equals accuracy)",
@@ -289,7 +290,8 @@ std::vector<option_decl> make_table() {
        .help = "LABOR dependent minibatching kappa: 1 = independent batches, K > 1 = variates "
                "rotate over windows of K batches, 0 = never refresh",
        .value = M{&train_config::batch_dependency},
-       .changes_arithmetic = true});
+       .changes_arithmetic = true,
+       .lo = 0});
   add({.name = "--layer-dependency",
        .help = "LABOR: every layer uses the same variates",
        .value = M{&train_config::layer_dependency},

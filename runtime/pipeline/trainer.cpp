@@ -16,6 +16,7 @@
 #include "models/layers.hpp"
 #include "runtime/comm/fault_injection.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/memory_limit.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "runtime/core/profile_window.hpp"
@@ -147,17 +148,10 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                     cfg.relation_fanouts.size(), cfg.fanouts.size(), g.num_relations);
   }
   COOPGNN_EXPECTS(cfg.num_pes >= 1, "--pes must be at least 1, got {}", cfg.num_pes);
-  COOPGNN_EXPECTS(cfg.batch_size >= 1, "--batch-size must be at least 1, got {}", cfg.batch_size);
   COOPGNN_EXPECTS(!cfg.fanouts.empty(), "--fanouts needs at least one layer");
-  for (int f : cfg.fanouts) {
-    COOPGNN_EXPECTS(f >= -1, "--fanouts: {} is not a count >= 0 or -1 (all neighbours)", f);
-  }
-  COOPGNN_EXPECTS(cfg.hidden >= 1, "--hidden must be at least 1, got {}", cfg.hidden);
-  COOPGNN_EXPECTS(cfg.dropout >= 0.0f && cfg.dropout < 1.0f, "--dropout {} is outside [0, 1)",
-                  cfg.dropout);
-  COOPGNN_EXPECTS(cfg.epochs >= 0, "--epochs must be non-negative, got {}", cfg.epochs);
+  // Every option's range and the rules between options: the option table's one check.
+  validate_train_config(cfg);
   bool const link = cfg.task == task_kind::link_prediction;
-  COOPGNN_EXPECTS(cfg.embedding_dim >= 0, "--embedding-dim {} is negative", cfg.embedding_dim);
   COOPGNN_EXPECTS(ds.feature_dim() > 0 || cfg_.embedding_dim > 0,
                   "dataset '{}' has no node features; learn embeddings with --embedding-dim D, "
                   "or attach features with `coopgnn generate task`",
@@ -181,8 +175,6 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   } else {
     protocol_ = make_independent_protocol();
   }
-  COOPGNN_EXPECTS(cfg.comm_timeout_s >= 0 && cfg.comm_timeout_s <= 1e9,
-                  "--peer-timeout {} s must be in [0, 1e9] (0 = wait forever)", cfg.comm_timeout_s);
   (void)fault_injection::from_env();  // a malformed COOPGNN_FAULT_INJECT fails here, not mid-run
   group_ = std::make_shared<host_comm_group>(
       cfg.num_pes,
@@ -236,9 +228,6 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
   place_graphs();
-  COOPGNN_EXPECTS(cfg.batch_dependency >= 0,
-                  "--batch-dependency {} is negative: 0 = never refresh, 1 = independent batches",
-                  cfg.batch_dependency);
   // Every PE must key sampling and dropout on the same seed: PE 0's is broadcast.
   pes_[0]->run_seed = cfg.seed;
   run_pes([](pe_state& pe) {
@@ -311,6 +300,7 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
     for (std::size_t p = 0; p < pes_.size(); ++p) {
       threads.emplace_back([&, p] {
         nvtx::name_thread(fmt::format("pe{}", p));
+        log::set_prefix(fmt::format("PE {}", p));
         try {
           bind_device(static_cast<int>(p));
           body(*pes_[p]);
@@ -361,14 +351,13 @@ void trainer::exit_if_hung(std::mutex& mu, std::condition_variable& cv,
     for (std::size_t p = 0; p < finished.size(); ++p) {
       if (finished[p] == 0) hung.push_back(p);
     }
-    std::fprintf(stderr,
-                 "coopgnn: error: PE%s %s still running %.3g s (--peer-timeout) after the run "
-                 "failed (%s): hung; exiting without waiting for %s\n",
-                 hung.size() == 1 ? "" : "s", fmt::format("{}", fmt::join(hung, ", ")).c_str(),
-                 static_cast<double>(limit.count()) / 1e3, group_->reason().c_str(),
-                 hung.size() == 1 ? "it" : "them");
     std::fflush(stdout);
-    std::fflush(stderr);
+    log::error(
+        "PE{} {} still running {:.3g} s (--peer-timeout) after the run failed ({}): hung; "
+        "exiting without waiting for {}",
+        hung.size() == 1 ? "" : "s", fmt::join(hung, ", "),
+        static_cast<double>(limit.count()) / 1e3, group_->reason(),
+        hung.size() == 1 ? "it" : "them");
     std::_Exit(1);
   }
 }

@@ -111,6 +111,22 @@ TEST(NsFloyd, SamplerEqualsTheReferenceForEveryFanout) {
   }
 }
 
+TEST(NsFloyd, AFanoutAboveEveryDegreeTakesEveryNeighbourWithoutScratchOfItsSize) {
+  // 2^30 exceeds every degree (at most a few dozen here): every neighbour is taken, exactly as
+  // with -1, and the sampler's scratch follows the k it draws, not the fanout (a scratch of the
+  // fanout's size would be 4 GiB per thread and more for the hash set).
+  auto const g = test::random_graph(300, 40, 5);
+  std::vector<vid_t> seeds(300);
+  std::iota(seeds.begin(), seeds.end(), 0);
+  sample_params const all{sampler_kind::ns, -1, 77, 1, 5};
+  sample_params const huge{sampler_kind::ns, 1 << 30, 77, 1, 5};
+  auto const want = sample_neighbors(exec_context{}, g, seeds, all);
+  auto const got = sample_neighbors(exec_context{}, g, seeds, huge);
+  EXPECT_EQ(got.indptr, want.indptr);
+  EXPECT_EQ(got.nbrs, want.nbrs);
+  EXPECT_EQ(got.weights, want.weights);
+}
+
 TEST(NsFloyd, LargeFanoutOfAHugeDegreeNextToZeroDegrees) {
   // Vertex 0: degree 5000; vertices 1 and 3: degree 0; vertex 2: degree 100000.
   auto const g = star_graph({5000, 0, 100000, 0});

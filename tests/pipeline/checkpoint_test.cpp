@@ -468,6 +468,21 @@ TEST(DatasetFingerprint, ChangesWithEdgesAndSampledFeatureRowsOnly) {
   EXPECT_EQ(fingerprint_difference(fa, fa), "");
 }
 
+TEST(CheckpointFiles, AnIdentityWithoutContentComparesTheOtherFields) {
+  // Hand-written identities: an older checkpoint records no dataset.content.
+  nlohmann::json const current = {{"dataset", "cora"}, {"--hidden", 64},
+                                  {"dataset.content", "edges:0011 feat:00aa"}};
+  nlohmann::json older = current;
+  older.erase("dataset.content");
+  EXPECT_EQ(identity_difference(older, current), "");
+  older["--hidden"] = 32;
+  EXPECT_NE(identity_difference(older, current).find("--hidden"), std::string::npos);
+  // A recorded fingerprint that differs is still a difference.
+  nlohmann::json other = current;
+  other["dataset.content"] = "edges:0011 feat:00bb";
+  EXPECT_NE(identity_difference(other, current).find("dataset.content"), std::string::npos);
+}
+
 TEST(MetricsLines, AppendedWholeWithNewlines) {
   test::temp_dir dir;
   auto const file = dir / "m.jsonl";
