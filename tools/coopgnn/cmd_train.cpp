@@ -30,6 +30,7 @@
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/output_paths.hpp"
+#include "tools/coopgnn/progress.hpp"
 #include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
@@ -61,6 +62,9 @@ std::int64_t resolve_cache_rows(const std::string& policy, double fraction, std:
 }
 
 namespace {
+
+/// Seconds between progress lines of an epoch when stderr is not a terminal.
+constexpr double kProgressLineSeconds = 10.0;
 
 /// A CLI11 validator for the range of table entry `d` (option_range_error); text that is not a
 /// number passes to the option's own conversion, which names it.
@@ -178,7 +182,9 @@ void add_common_options(CLI::App* cmd, train_options& o) {
   cmd->add_flag("--append-metrics", o.append_metrics,
                 "Let --metrics-out add this run's lines to a file that already holds lines "
                 "(another run's, or this run's before --resume); the run_id tells them apart");
-  cmd->add_flag("--no-progress", o.no_progress, "Do not draw progress bars");
+  cmd->add_flag("--no-progress", o.no_progress,
+                "Do not report progress within an epoch (on a terminal a bar with the rate and "
+                "ETA; with stderr redirected a line every 10 s of a long epoch)");
   cmd->add_flag("--quiet", o.quiet, "Print only the final summary");
 }
 
@@ -494,26 +500,6 @@ void resolve_pes(train_options& o) {
 }
 
 namespace {
-
-/// A one-line progress bar on stderr, drawn only on a terminal.
-class progress_bar {
- public:
-  progress_bar(bool enabled, std::string label)
-      : enabled_(enabled && isatty(fileno(stderr)) != 0), label_(std::move(label)) {}
-  void update(std::int64_t done, std::int64_t total) {
-    if (!enabled_ || total <= 0) return;
-    int const width = 30;
-    auto const filled = static_cast<int>(width * done / total);
-    fmt::print(stderr, "\r{} [{}{}] {}/{}", label_, std::string(filled, '#'),
-               std::string(width - filled, '.'), done, total);
-    if (done == total) fmt::print(stderr, "\r{}\r", std::string(label_.size() + width + 30, ' '));
-    std::fflush(stderr);
-  }
-
- private:
-  bool enabled_;
-  std::string label_;
-};
 
 /// The identity a checkpoint or saved model records for this run (run_identity plus the
 /// tool-level options that change the numbers).
@@ -834,7 +820,8 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
                                           : std::string("no --metrics-out")));
   };
   for (int e = pos.epoch; e <= o.cfg.epochs; ++e) {
-    progress_bar bar(!o.no_progress, fmt::format("epoch {}/{}", e, o.cfg.epochs));
+    progress_reporter bar(fmt::format("epoch {}/{}", e, o.cfg.epochs), !o.no_progress && !o.quiet,
+                          isatty(fileno(stderr)) != 0, kProgressLineSeconds, stderr);
     epoch_position at;
     pos.epoch = e;
     last = tr.run_epoch(
