@@ -63,8 +63,7 @@ TEST(Progress, OnATerminalABarRedrawnInPlaceAndErased) {
   r.update(2, 2);
   std::string const s = read_all(out);
   EXPECT_EQ(s.find('\n'), std::string::npos) << s;
-  EXPECT_NE(s.find("\re 1/2 (50%) 1/s ETA 1 s [###############...............]"),
-            std::string::npos)
+  EXPECT_NE(s.find("\re 1/2 (50%) 1/s ETA 1 s [###############...............]"), std::string::npos)
       << s;
   EXPECT_EQ(s.back(), '\r') << "the bar is erased when the loop completes";
   std::fclose(out);

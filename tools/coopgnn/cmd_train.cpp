@@ -820,7 +820,8 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
                                           : std::string("no --metrics-out")));
   };
   for (int e = pos.epoch; e <= o.cfg.epochs; ++e) {
-    progress_reporter bar(fmt::format("epoch {}/{}", e, o.cfg.epochs), !o.no_progress && !o.quiet,
+    bool const report = !o.no_progress && !o.quiet;
+    progress_reporter bar(fmt::format("epoch {}/{}", e, o.cfg.epochs), report,
                           isatty(fileno(stderr)) != 0, kProgressLineSeconds, stderr);
     epoch_position at;
     pos.epoch = e;

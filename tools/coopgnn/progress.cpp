@@ -10,8 +10,7 @@ namespace coopgnn::cli {
 namespace {
 
 double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string format_duration(double s) {
@@ -37,8 +36,7 @@ std::string format_progress(const std::string& label, std::int64_t done, std::in
 }
 
 progress_reporter::progress_reporter(std::string label, bool enabled, bool terminal,
-                                     double interval_s, std::FILE* out,
-                                     std::function<double()> now)
+                                     double interval_s, std::FILE* out, std::function<double()> now)
     : label_(std::move(label)),
       enabled_(enabled),
       terminal_(terminal),
@@ -55,7 +53,8 @@ void progress_reporter::update(std::int64_t done, std::int64_t total) {
     int const width = 30;
     auto const filled = static_cast<int>(width * done / total);
     std::string const text = format_progress(label_, done, total, t - start_);
-    fmt::print(out_, "\r{} [{}{}]", text, std::string(filled, '#'), std::string(width - filled, '.'));
+    fmt::print(out_, "\r{} [{}{}]", text, std::string(filled, '#'),
+               std::string(width - filled, '.'));
     // Erased when complete: the epoch's summary line takes its place.
     if (done == total) fmt::print(out_, "\r{}\r", std::string(text.size() + width + 8, ' '));
     std::fflush(out_);
