@@ -159,7 +159,8 @@ dataset convert_lightgcn(const std::filesystem::path& dir, const convert_options
 /// DIR/NAME_edges.csv (header "id_1,id_2", undirected, each edge stored once), NAME_target.csv
 /// (a header, one row per node; quoted fields allowed) and NAME_features.json ({"node id":
 /// [feature ids...]}, a sparse bag of words); the original release's names edges.csv,
-/// target.csv and features.json (karateclub's dataset/node_level layout) are read the same way. |V| = target rows; node ids (column opt.id_column,
+/// target.csv and features.json (karateclub's dataset/node_level layout) are read the same way.
+/// |V| = target rows; node ids (column opt.id_column,
 /// default "new_id" if present, else "id") must be 0..|V|-1, once each. Labels from column
 /// opt.label_column (default: the first present of kMusaeLabelColumns): integers are class ids
 /// as they are; otherwise the distinct values sorted by byte order become classes 0..C-1 (a note

@@ -238,6 +238,9 @@ matrix<std::uint16_t> float16_rows(std::span<const std::byte> image, const npy_h
 dataset convert_ogb_binary(const fs::path& dir, const convert_options& opt,
                            convert_report* report);
 
+/// The registry entries, one per file (formats/ogb.cpp, ...): each a function-local static,
+/// built on first use; formats/registry.cpp lists them in help order. Do not throw beyond
+/// std::bad_alloc.
 const input_format& ogb_format();
 const input_format& snap_format();
 const input_format& npz_format();

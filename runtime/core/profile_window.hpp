@@ -37,7 +37,11 @@ class profile_window {
   ///           host and emulated backends have nothing for a CUDA profiler to capture)
   /// @throws logic_error when first >= 0 and last < first.
   profile_window(std::int64_t first, std::int64_t last, hook h, bool cuda);
+  /// Called before global step `step` (0-based, counted over epochs): calls the hook with true
+  /// when step == first. Throws what the hook throws (cuda_error from cudaProfilerStart).
   void before_step(std::int64_t step) const;
+  /// Called after global step `step`: calls the hook with false when step == last. Throws what
+  /// the hook throws (cuda_error from cudaProfilerStop).
   void after_step(std::int64_t step) const;
 
  private:
