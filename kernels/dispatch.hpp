@@ -62,9 +62,10 @@ namespace coopgnn::detail {
 /// Both callables return the entry's result type. On the CUDA backend of a build without CUDA
 /// (on_cuda is a no_cuda_branch) it throws logic_error "<fn>: this build has no CUDA backend"
 /// (unreachable in practice: a cuda exec_context cannot be made there). Pass on_cuda through
-/// COOPGNN_CUDA_BRANCH(...).
+/// COOPGNN_CUDA_BRANCH(...). Counts one kernel call on ctx (exec_context::kernel_calls).
 template <class Cuda, class Host>
 decltype(auto) dispatch(const exec_context& ctx, const char* fn, Cuda&& on_cuda, Host&& on_host) {
+  ctx.count_kernel_call();
   if (ctx.runs_on_host()) return std::forward<Host>(on_host)();
   if constexpr (std::is_same_v<std::remove_cvref_t<Cuda>, no_cuda_branch>) {
     no_cuda_build(fn);

@@ -342,7 +342,7 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
   double const latency = m.nccl_latency_us * 1e-6;
   // Bytes over the link plus a fixed cost per counted collective call (with one PE there is
   // none: exchanges are skipped and nothing is all-reduced across PEs).
-  t.communication = c.alltoall_bytes / link + c.collectives * latency;
+  t.communication = c.alltoall_bytes / link + c.collective_calls * latency;
   if (c.pes > 1) t.communication += 2.0 * (c.pes - 1) / c.pes * c.allreduce_bytes / link;
   t.optimizer = K(28 * c.parameters);
   return t;
@@ -384,6 +384,7 @@ step_counts counts_of(const pe_trace& t, int P, bool cooperative, double feature
   }
   c.alltoall_calls = static_cast<double>(t.work.alltoall_calls);
   c.collectives = static_cast<double>(t.work.collectives);
+  c.collective_calls = static_cast<double>(t.work.collective_calls);
   c.allreduce_bytes = static_cast<double>(t.work.allreduce_bytes);
   c.parameters = static_cast<double>(t.parameters);
   c.exchanges = cooperative && P > 1;

@@ -91,10 +91,14 @@ struct step_counts {
   /// counts_of, its all-to-all bytes.
   double feature_element_bytes = 4;
   double alltoall_bytes = 0;        ///< bytes this PE sent to other PEs (all all-to-alls)
-  double alltoall_calls = 0;        ///< its all-to-all-v calls (informational: see collectives)
-  /// Every collective call of its step (work_counters::collectives: the counts all-to-alls,
-  /// all-to-all-v calls, all-reduces, ...); each is charged nccl_latency_us.
+  double alltoall_calls = 0;        ///< its all-to-all-v calls (informational)
+  /// Every collective operation of its step (work_counters::collectives: the counts exchanges,
+  /// all-to-all-v calls, all-reduces, ...), informational: a counts exchange that rides with its
+  /// ids is an operation but not a call.
   double collectives = 0;
+  /// Every collective call of its step (work_counters::collective_calls); each is charged
+  /// nccl_latency_us.
+  double collective_calls = 0;
   double allreduce_bytes = 0;       ///< gradient bytes it contributed to all-reduces
   double parameters = 0;            ///< model parameters (floats) the optimizer updates
   bool exchanges = false;           ///< cooperative with P > 1: rows are routed between layers
@@ -144,9 +148,10 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 ///   K(9 E' H); per-head SpMM K(12 E' + 4 E' H + 4 E' W + 4 n_dst W, 2 E' W); bias + ELU.
 ///   Backward: the same kernels' adjoints (two SpMM-shaped passes for d(alpha) and d(z)).
 ///   communication = alltoall_bytes / (nvlink_gbps 1e9 nccl_efficiency)
-///                   + collectives nccl_latency_us 1e-6 (every counted collective call: the
-///                     counts all-to-alls, all-to-all-v calls, the all-reduces of gradients
-///                     and loss)
+///                   + collective_calls nccl_latency_us 1e-6 (every counted collective call:
+///                     the id exchanges with their counts, the row all-to-all-v calls, the
+///                     all-reduces of gradients and loss; a counts exchange riding with its
+///                     ids is no call of its own)
 ///                   + (P > 1) ring all-reduce 2 (P - 1) / P allreduce_bytes / the same link
 ///   optimizer     = K(28 parameters) (Adam: read p, g, m, v; write p, m, v)
 /// K(b, f) = kernel_launch_us 1e-6 + kernel_seconds(m, b, f), one per kernel (a sampled layer

@@ -172,6 +172,9 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
               {"alltoall_calls", static_cast<double>(total.alltoall_calls) / nb},
               {"allreduce_bytes", static_cast<double>(total.allreduce_bytes) / nb},
               {"collectives", static_cast<double>(total.collectives) / nb},
+              {"collective_calls", static_cast<double>(total.collective_calls) / nb},
+              {"count_exchanges", static_cast<double>(total.count_exchanges) / nb},
+              {"kernel_calls", static_cast<double>(total.kernel_calls) / nb},
               {"kernel_launches", kernels.total() / nb},
               {"cache_hits", static_cast<double>(total.cache_hits) / nb},
               {"cache_misses", static_cast<double>(total.cache_misses) / nb}};
@@ -313,9 +316,14 @@ nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options
         {"sample", c.sample},     {"feature_load", c.feature_load},   {"forward", c.forward},
         {"backward", c.backward}, {"communication", c.communication}, {"optimizer", c.optimizer}};
     x["work_per_batch"] = row.work;
-    // Per PE and step: collective calls (counted by the communicators) and the kernels the cost
-    // model charges a launch for (model_kernels; not a runtime count), per stage.
+    // Per PE and step: collective operations, collective calls (what the model charges a
+    // latency for) and counts exchanges of their own, counted by the communicators; kernel entry
+    // calls counted by the PE's contexts; and the kernels the cost model charges a launch for
+    // (model_kernels; not a runtime count), per stage.
     x["collectives_per_pe_step"] = row.work.at("collectives") / row.pes;
+    x["collective_calls_per_pe_step"] = row.work.at("collective_calls") / row.pes;
+    x["count_exchanges_per_pe_step"] = row.work.at("count_exchanges") / row.pes;
+    x["kernel_calls_per_pe_step"] = row.work.at("kernel_calls") / row.pes;
     x["kernel_launches_per_pe_step"] = stages_json(row.kernel_launches, row.kernel_launches.total());
     x["alltoall_bytes_per_batch"] = nlohmann::ordered_json::array();
     for (auto const& [key, bytes] : row.traffic) {
@@ -355,15 +363,19 @@ std::string modes_to_csv(const modes_result& r) {
   std::string out =
       "mode,pes,sample_s,feature_load_s,forward_s,backward_s,communication_s,optimizer_s,"
       "total_s,sampled_edges,sampled_vertices,feature_rows,alltoall_bytes,imbalance_edges,"
-      "peak_bytes_max,collectives_per_pe_step,kernel_launches_per_pe_step\n";
+      "peak_bytes_max,collectives_per_pe_step,kernel_launches_per_pe_step,"
+      "collective_calls_per_pe_step,count_exchanges_per_pe_step,kernel_calls_per_pe_step\n";
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes,
-                       s.sample, s.feature_load, s.forward, s.backward, s.communication,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode,
+                       row.pes, s.sample, s.feature_load, s.forward, s.backward, s.communication,
                        s.optimizer, row.total_seconds, row.work.at("sampled_edges"),
                        row.work.at("sampled_vertices"), row.work.at("feature_rows"),
                        row.work.at("alltoall_bytes"), row.imbalance_edges, row.peak_bytes_max,
-                       row.work.at("collectives") / row.pes, row.kernel_launches.total());
+                       row.work.at("collectives") / row.pes, row.kernel_launches.total(),
+                       row.work.at("collective_calls") / row.pes,
+                       row.work.at("count_exchanges") / row.pes,
+                       row.work.at("kernel_calls") / row.pes);
   }
   return out;
 }
@@ -393,23 +405,25 @@ std::string modes_model_csv(const modes_options& o, const modes_result& r) {
 std::string format_modes_table(const modes_options& o, const modes_result& r) {
   std::string out =
       fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}"
-                  "{:>7}{:>7}\n",
+                  "{:>7}{:>7}{:>7}\n",
                   "mode", "P", "sample", "feature", "forward", "backward", "comm", "total", "edges",
-                  "rows", "a2a MB", "imb", "peak MB", "coll", "kern");
+                  "rows", "a2a MB", "imb", "peak MB", "coll", "kcall", "kern");
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
     out += fmt::format(
         "{:<12}{:>4}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}{:>12.0f}{:>12.0f}"
-        "{:>10.2f}{:>8.3f}{:>10.1f}{:>7.1f}{:>7.0f}\n",
+        "{:>10.2f}{:>8.3f}{:>10.1f}{:>7.1f}{:>7.0f}{:>7.0f}\n",
         row.mode, row.pes, s.sample, s.feature_load, s.forward, s.backward, s.communication,
         row.total_seconds, row.work.at("sampled_edges"), row.work.at("feature_rows"),
         row.work.at("alltoall_bytes") / 1e6, row.imbalance_edges, row.peak_bytes_max / 1e6,
-        row.work.at("collectives") / row.pes, row.kernel_launches.total());
+        row.work.at("collective_calls") / row.pes, row.work.at("kernel_calls") / row.pes,
+        row.kernel_launches.total());
   }
   out += fmt::format(
       "(MEASURED seconds per global batch on this machine's {} backend; coll: collective calls "
-      "per PE and step, counted; kern: kernels the cost model charges a launch for per PE and "
-      "step, modelled)\n",
+      "per PE and step, counted (a counts exchange riding with its ids is no call of its own); "
+      "kcall: kernel entry calls per PE and step, counted; kern: kernels the cost model charges "
+      "a launch for per PE and step, modelled)\n",
       to_string(o.compute_backend));
   if (o.machines.empty()) return out;
   auto table = [&](const std::string& title, auto&& get) {

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -94,11 +95,20 @@ struct comm_stats {
   std::int64_t alltoall_bytes_sent = 0;  ///< bytes sent to other PEs by alltoallv
   std::int64_t alltoall_bytes_recv = 0;  ///< bytes received from other PEs by alltoallv
   std::int64_t allreduce_bytes = 0;      ///< payload bytes this PE contributed to all-reduces
-  std::int64_t alltoall_calls = 0;       ///< alltoallv calls (alltoallv_agreed included)
-  /// Every collective call on a group of more than one PE: the counts alltoall, alltoallv
-  /// (agreed or not), all-reduce, broadcast and barrier, one each. A one-PE group counts none
-  /// (nothing crosses a link; its calls are copies).
+  /// alltoallv calls (alltoallv_agreed and alltoallv_with_counts included)
+  std::int64_t alltoall_calls = 0;
+  /// Every collective operation on a group of more than one PE: the counts alltoall, alltoallv
+  /// (agreed or not), all-reduce, broadcast and barrier, one each; alltoallv_with_counts counts
+  /// two, the counts exchange it carries and the data, so that this number is the protocol's
+  /// operations whether or not the counts ride with the data (`calls` counts the calls). A
+  /// one-PE group counts none (nothing crosses a link; its calls are copies).
   std::int64_t collectives = 0;
+  /// Collective calls on a group of more than one PE, one per call whatever it carries: what
+  /// pays a collective's fixed cost (a rendezvous, an NCCL launch). collectives - calls is the
+  /// number of counts exchanges that rode with their data (alltoallv_with_counts).
+  std::int64_t calls = 0;
+  /// Counts exchanges made as calls of their own (alltoall) on a group of more than one PE.
+  std::int64_t count_exchanges = 0;
   double seconds = 0.0;  ///< wall time inside collective calls (incl. waiting)
 };
 
@@ -106,7 +116,9 @@ struct comm_stats {
 /// must make the same sequence of calls (with the same datatype). A failure on any PE (an
 /// exception, a timeout) makes the pending and all later calls on every PE throw
 /// coopgnn::comm_error instead of hanging. Every call returns when its outputs are complete
-/// (readable from any stream) and its inputs reusable.
+/// (readable from any stream) and its inputs reusable, except where a device communicator says
+/// it returns once enqueued (alltoallv_agreed and alltoallv_with_counts on NCCL): then the
+/// outputs are ready, and the inputs reusable, for work ordered after the call on its stream.
 class communicator {
  public:
   virtual ~communicator() = default;
@@ -128,6 +140,7 @@ class communicator {
   /// every communicator (counts), no stream.
   /// @param send [size()] values, send[q] goes to PE q; @param recv [size()] output.
   void alltoall(std::span<const std::int64_t> send, std::span<std::int64_t> recv) {
+    if (size() > 1) ++stats_.count_exchanges;
     do_alltoall(send, recv);
   }
 
@@ -159,7 +172,9 @@ class communicator {
   /// with undefined results (a truncated or garbage receive, or an NCCL wait that ends in
   /// comm_error at the timeout). The host and peer-copy communicators keep the check, since the
   /// counts ride their rendezvous anyway: a mismatch there is comm_error on every PE, as in
-  /// alltoallv, and never a copy out of bounds.
+  /// alltoallv, and never a copy out of bounds. NCCL also returns as soon as the exchange is
+  /// enqueued, with `stream` ordered after it (no host wait for the device between a step's
+  /// agreed exchanges and its kernels); its failures are reported by the next call that waits.
   /// @throws comm_error if a peer failed (and, where checked, when the counts disagree).
   void alltoallv_agreed(const void* send, std::span<const std::int64_t> send_counts, void* recv,
                         std::span<const std::int64_t> recv_counts, datatype dtype,
@@ -170,6 +185,31 @@ class communicator {
   void alltoallv_agreed(const std::byte* send, std::span<const std::int64_t> send_bytes,
                         std::byte* recv, std::span<const std::int64_t> recv_bytes) {
     do_alltoallv(send, send_bytes, recv, recv_bytes, datatype::uint8, default_stream(), false);
+  }
+
+  /// Where alltoallv_with_counts receives: called once per call on the receiving PE with the
+  /// number of `dtype` elements that arrive (sum of the learnt counts, >= 0), after the counts
+  /// are known and before any data is copied; returns that many elements of serves() memory
+  /// (ordered on the call's stream: a device allocation on it is fine), which the caller owns.
+  /// It may return nullptr for 0 elements. If it throws, this PE rethrows that exception once
+  /// its peers have stopped reading its send, and aborts the group: the peers fail with
+  /// comm_error in this call or, at the latest, in their next one.
+  using recv_allocator = std::function<void*(std::int64_t elements)>;
+
+  /// All-to-all-v whose receivers learn the counts in the same call: the counts all-to-all and
+  /// the all-to-all-v of alltoall + alltoallv fused, so one collective call (one rendezvous or
+  /// NCCL group) where there were two. Each PE passes its send segments (back to back, segment q
+  /// of send_counts[q] elements for PE q); on return recv_counts[q] holds what PE q sent here,
+  /// and the buffer `alloc` returned holds the segments of PEs 0..P-1 back to back. Counts are
+  /// host spans [size()], >= 0; buffers serves() memory, ordered after `stream` (nullptr on the
+  /// host); send is reusable and the received data ready on return (as alltoallv). Counts
+  /// towards stats: one call, two collectives (the counts exchange and the data).
+  /// @throws comm_error if a peer failed (see recv_allocator for `alloc` throwing); logic_error
+  ///         for spans of the wrong length or a stream the communicator cannot use.
+  void alltoallv_with_counts(const void* send, std::span<const std::int64_t> send_counts,
+                             std::span<std::int64_t> recv_counts, const recv_allocator& alloc,
+                             datatype dtype, cuda::stream_t stream) {
+    do_alltoallv_with_counts(send, send_counts, recv_counts, alloc, dtype, stream);
   }
 
   /// Sum across PEs: recv[i] = ((T{} + send_0[i]) + send_1[i]) + ... + send_{P-1}[i], in rank
@@ -227,6 +267,10 @@ class communicator {
   virtual void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
                             std::span<const std::int64_t> recv_counts, datatype dtype,
                             cuda::stream_t stream, bool checked) = 0;
+  virtual void do_alltoallv_with_counts(const void* send, std::span<const std::int64_t> send_counts,
+                                        std::span<std::int64_t> recv_counts,
+                                        const recv_allocator& alloc, datatype dtype,
+                                        cuda::stream_t stream) = 0;
   virtual void do_allreduce_sum(const void* send, void* recv, std::size_t count, datatype dtype,
                                 cuda::stream_t stream) = 0;
   virtual void do_broadcast(const void* send, void* recv, std::size_t count, datatype dtype,
@@ -244,10 +288,13 @@ class communicator {
                                             std::span<const std::int64_t> recv_counts,
                                             datatype dtype) const;
 
-  /// Counts one collective call in stats_.collectives (when size() > 1). Every collective of
-  /// an implementation calls it once, at its start.
-  void count_collective() {
-    if (size() > 1) ++stats_.collectives;
+  /// Counts one collective call carrying `operations` collective operations (2 for
+  /// alltoallv_with_counts: the counts and the data) in stats_ (when size() > 1). Every
+  /// collective of an implementation calls it once, at its start.
+  void count_collective(int operations = 1) {
+    if (size() <= 1) return;
+    ++stats_.calls;
+    stats_.collectives += operations;
   }
   comm_stats stats_;
 };
@@ -274,16 +321,28 @@ std::vector<T> alltoallv_known(communicator& comm, std::span<const T> send,
 }
 
 /// Typed all-to-all-v: `send` holds elements for PEs 0..P-1 back to back (send_counts[q]
-/// elements for PE q). Exchanges the counts, then the data; returns what PEs 0..P-1 sent here,
-/// back to back, and writes the per-source counts to `recv_counts` [P].
+/// elements for PE q). The counts travel with the data (communicator::alltoallv_with_counts: one
+/// collective call); returns what PEs 0..P-1 sent here, back to back, and writes the per-source
+/// counts to `recv_counts` [P]. Host memory (the host communicator).
 template <typename T>
 std::vector<T> alltoallv(communicator& comm, std::span<const T> send,
                          std::span<const std::int64_t> send_counts,
                          std::vector<std::int64_t>& recv_counts) {
   auto const p = static_cast<std::size_t>(comm.size());
+  auto const item = static_cast<std::int64_t>(sizeof(T));
+  std::vector<std::int64_t> sb(send_counts.begin(), send_counts.end()), rb(p, 0);
+  for (auto& b : sb) b *= item;
+  std::vector<T> recv;
+  comm.alltoallv_with_counts(
+      send.data(), sb, rb,
+      [&recv, item](std::int64_t bytes) -> void* {
+        recv.resize(static_cast<std::size_t>(bytes / item));
+        return recv.data();
+      },
+      datatype::uint8, comm.default_stream());
   recv_counts.assign(p, 0);
-  comm.alltoall(send_counts, recv_counts);
-  return alltoallv_known(comm, send, send_counts, recv_counts);
+  for (std::size_t q = 0; q < p; ++q) recv_counts[q] = rb[q] / item;
+  return recv;
 }
 
 }  // namespace coopgnn

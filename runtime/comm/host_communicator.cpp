@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
@@ -155,6 +156,61 @@ void host_communicator::do_alltoallv(const void* send_data,
   if (!mismatch.empty()) {
     group_->abort(mismatch);
     throw comm_error(mismatch);
+  }
+  ++stats_.alltoall_calls;
+}
+
+// alltoallv with the counts read at the rendezvous instead of agreed before it: after the first
+// wait every PE's byte counts are published, so the receiver knows what arrives, allocates and
+// copies. A failure between the waits (the allocator) still passes the second wait, so that no
+// peer reads this PE's send buffer after it unwound.
+void host_communicator::do_alltoallv_with_counts(const void* send_data,
+                                                 std::span<const std::int64_t> send_counts,
+                                                 std::span<std::int64_t> recv_counts,
+                                                 const recv_allocator& alloc, datatype dtype,
+                                                 cuda::stream_t stream) {
+  COOPGNN_NVTX_RANGE("comm/alltoallv_with_counts");
+  scoped_timer t(&stats_.seconds);
+  count_collective(2);
+  expect_host_stream(stream, "alltoallv_with_counts");
+  auto const p = static_cast<std::size_t>(size());
+  COOPGNN_EXPECTS(recv_counts.size() == p, "alltoallv_with_counts needs {} receive counts, got {}",
+                  p, recv_counts.size());
+  auto const send_bytes = alltoallv_bytes(send_counts, recv_counts, dtype).send;
+  auto const item = static_cast<std::int64_t>(size_of(dtype));
+  group_->ptr_[rank_] = send_data;
+  group_->counts_[rank_] = send_bytes.data();
+  group_->wait(rank_, "alltoallv_with_counts");
+  std::exception_ptr failed;
+  try {
+    std::int64_t total = 0;
+    for (std::size_t q = 0; q < p; ++q) total += group_->counts_[q][rank_];
+    auto* recv = static_cast<std::byte*>(alloc(total / item));
+    std::int64_t out = 0;
+    for (std::size_t q = 0; q < p; ++q) {
+      const std::int64_t* counts = group_->counts_[q];
+      std::int64_t offset = 0;
+      for (int j = 0; j < rank_; ++j) offset += counts[j];
+      std::int64_t const bytes = counts[rank_];
+      recv_counts[q] = bytes / item;
+      if (bytes > 0) {
+        std::memcpy(recv + out, static_cast<const std::byte*>(group_->ptr_[q]) + offset,
+                    static_cast<std::size_t>(bytes));
+      }
+      if (static_cast<int>(q) != rank_) {
+        stats_.alltoall_bytes_recv += bytes;
+        stats_.alltoall_bytes_sent += send_bytes[q];
+      }
+      out += bytes;
+    }
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  group_->wait(rank_, "alltoallv_with_counts");  // every PE has copied: send buffers are free
+  if (failed) {
+    group_->abort(fmt::format("alltoallv_with_counts on PE {}: the receive allocation failed",
+                              rank_));
+    std::rethrow_exception(failed);
   }
   ++stats_.alltoall_calls;
 }

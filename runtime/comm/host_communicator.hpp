@@ -95,6 +95,11 @@ class host_communicator final : public communicator {
   void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
                     std::span<const std::int64_t> recv_counts, datatype dtype,
                     cuda::stream_t stream, bool checked) override;
+  /// One rendezvous of alltoallv's (publish, wait, copy, wait): each receiver reads its counts
+  /// from the senders' published counts, allocates, and copies.
+  void do_alltoallv_with_counts(const void* send, std::span<const std::int64_t> send_counts,
+                                std::span<std::int64_t> recv_counts, const recv_allocator& alloc,
+                                datatype dtype, cuda::stream_t stream) override;
   /// Reduce-scatter + all-gather: PE c sums chunk c (of P near-equal chunks) over PEs
   /// 0..P-1 in rank order, then every PE copies every chunk; n additions and n copies per PE,
   /// three rendezvous. Bitwise equal to the rank-order sum of whole buffers.

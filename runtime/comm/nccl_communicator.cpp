@@ -199,7 +199,9 @@ void nccl_communicator::do_alltoall(std::span<const std::int64_t> send,
 }
 
 // checked: exchange the counts on the host and compare them with recv_bytes before any NCCL
-// call (alltoallv); without it (alltoallv_agreed) the grouped send/recv starts at once.
+// call (alltoallv); without it (alltoallv_agreed) the grouped send/recv starts at once and the
+// call returns when it is enqueued, ordered before the caller's later work (no host wait for the
+// device: the agreed exchanges of a step run back to back with its kernels).
 void nccl_communicator::do_alltoallv(const void* send_data,
                                      std::span<const std::int64_t> send_counts, void* recv_data,
                                      std::span<const std::int64_t> recv_counts, datatype dtype,
@@ -212,8 +214,6 @@ void nccl_communicator::do_alltoallv(const void* send_data,
   auto const bytes = alltoallv_bytes(send_counts, recv_counts, dtype);
   auto const& send_bytes = bytes.send;
   auto const& recv_bytes = bytes.recv;
-  const auto* send = static_cast<const std::byte*>(send_data);
-  auto* recv = static_cast<std::byte*>(recv_data);
   comm_detail::guarded(
       *group_->host(), rank(), "alltoallv", [this] { on_failure(); },
       [&] {
@@ -230,48 +230,106 @@ void nccl_communicator::do_alltoallv(const void* send_data,
           group_->host()->wait(
               rank(), "alltoallv");  // a PE that found a mismatch has aborted: nobody starts NCCL
         }
-        begin("alltoallv");
-        std::vector<std::int64_t> send_off(p + 1, 0), recv_off(p + 1, 0);
-        for (std::size_t q = 0; q < p; ++q) {
-          send_off[q + 1] = send_off[q] + send_bytes[q];
-          recv_off[q + 1] = recv_off[q] + recv_bytes[q];
+        send_recv("alltoallv", static_cast<const std::byte*>(send_data), send_bytes,
+                  static_cast<std::byte*>(recv_data), recv_bytes);
+        if (check) {
+          finish("alltoallv");
+        } else {
+          enqueued("alltoallv");
         }
-        auto const me = static_cast<std::size_t>(rank());
-        if (recv_bytes[me] > 0) {  // the self segment is a local copy
-          COOPGNN_CUDA_CHECK(cudaMemcpyAsync(recv + recv_off[me], send + send_off[me],
-                                             static_cast<std::size_t>(recv_bytes[me]),
-                                             cudaMemcpyDeviceToDevice, ctx_.comm()));
-        }
-        COOPGNN_NCCL_CHECK(ncclGroupStart(), comm_);
-        try {
-          for (std::size_t q = 0; q < p; ++q) {
-            if (q == me) continue;
-            if (send_bytes[q] > 0) {
-              COOPGNN_NCCL_CHECK(
-                  ncclSend(send + send_off[q], static_cast<std::size_t>(send_bytes[q]), ncclUint8,
-                           static_cast<int>(q), comm_, ctx_.comm()),
-                  comm_);
-            }
-            if (recv_bytes[q] > 0) {
-              COOPGNN_NCCL_CHECK(
-                  ncclRecv(recv + recv_off[q], static_cast<std::size_t>(recv_bytes[q]), ncclUint8,
-                           static_cast<int>(q), comm_, ctx_.comm()),
-                  comm_);
-            }
-            stats_.alltoall_bytes_sent += send_bytes[q];
-            stats_.alltoall_bytes_recv += recv_bytes[q];
-          }
-        } catch (...) {
-          // Close the group before unwinding: an open group would swallow every later NCCL
-          // call of this thread (the group depth is thread-local), and ncclCommAbort in
-          // on_failure must not run inside it. The error is the one being rethrown.
-          (void)ncclGroupEnd();
-          throw;
-        }
-        COOPGNN_NCCL_CHECK(ncclGroupEnd(), comm_);
-        finish("alltoallv");
       });
   ++stats_.alltoall_calls;
+}
+
+// The counts go through the host rendezvous (as the checked alltoallv's check does), then the
+// receiver allocates on the caller's stream, and begin() (inside send_recv) orders the comm stream
+// after that allocation. Returns when the grouped send/recv is enqueued, like alltoallv_agreed.
+// A PE whose allocation fails aborts the group (guarded): its peers' NCCL waits see the abort.
+void nccl_communicator::do_alltoallv_with_counts(const void* send_data,
+                                                 std::span<const std::int64_t> send_counts,
+                                                 std::span<std::int64_t> recv_counts,
+                                                 const recv_allocator& alloc, datatype dtype,
+                                                 cuda::stream_t stream) {
+  COOPGNN_NVTX_RANGE("comm/alltoallv_with_counts");
+  scoped_timer t(&stats_.seconds);
+  count_collective(2);
+  caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv_with_counts");
+  auto const p = static_cast<std::size_t>(size());
+  COOPGNN_EXPECTS(recv_counts.size() == p, "alltoallv_with_counts needs {} receive counts, got {}",
+                  p, recv_counts.size());
+  auto const send_bytes = alltoallv_bytes(send_counts, recv_counts, dtype).send;
+  auto const item = static_cast<std::int64_t>(size_of(dtype));
+  comm_detail::guarded(
+      *group_->host(), rank(), "alltoallv_with_counts", [this] { on_failure(); },
+      [&] {
+        std::vector<std::int64_t> recv_bytes(p);
+        host_.alltoall(send_bytes, recv_bytes);
+        std::int64_t total = 0;
+        for (std::size_t q = 0; q < p; ++q) {
+          recv_counts[q] = recv_bytes[q] / item;
+          total += recv_bytes[q];
+        }
+        auto* recv = static_cast<std::byte*>(alloc(total / item));
+        send_recv("alltoallv_with_counts", static_cast<const std::byte*>(send_data), send_bytes,
+                  recv, recv_bytes);
+        enqueued("alltoallv_with_counts");
+      });
+  ++stats_.alltoall_calls;
+}
+
+// begin() (the comm stream after the caller's stream), the self segment as a local copy, then
+// one NCCL group of every non-empty send and receive on the comm stream.
+void nccl_communicator::send_recv(const char* what, const std::byte* send,
+                                  std::span<const std::int64_t> send_bytes, std::byte* recv,
+                                  std::span<const std::int64_t> recv_bytes) {
+  auto const p = static_cast<std::size_t>(size());
+  begin(what);
+  std::vector<std::int64_t> send_off(p + 1, 0), recv_off(p + 1, 0);
+  for (std::size_t q = 0; q < p; ++q) {
+    send_off[q + 1] = send_off[q] + send_bytes[q];
+    recv_off[q + 1] = recv_off[q] + recv_bytes[q];
+  }
+  auto const me = static_cast<std::size_t>(rank());
+  if (recv_bytes[me] > 0) {  // the self segment is a local copy
+    COOPGNN_CUDA_CHECK(cudaMemcpyAsync(recv + recv_off[me], send + send_off[me],
+                                       static_cast<std::size_t>(recv_bytes[me]),
+                                       cudaMemcpyDeviceToDevice, ctx_.comm()));
+  }
+  COOPGNN_NCCL_CHECK(ncclGroupStart(), comm_);
+  try {
+    for (std::size_t q = 0; q < p; ++q) {
+      if (q == me) continue;
+      if (send_bytes[q] > 0) {
+        COOPGNN_NCCL_CHECK(ncclSend(send + send_off[q], static_cast<std::size_t>(send_bytes[q]),
+                                    ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
+                           comm_);
+      }
+      if (recv_bytes[q] > 0) {
+        COOPGNN_NCCL_CHECK(ncclRecv(recv + recv_off[q], static_cast<std::size_t>(recv_bytes[q]),
+                                    ncclUint8, static_cast<int>(q), comm_, ctx_.comm()),
+                           comm_);
+      }
+      stats_.alltoall_bytes_sent += send_bytes[q];
+      stats_.alltoall_bytes_recv += recv_bytes[q];
+    }
+  } catch (...) {
+    // Close the group before unwinding: an open group would swallow every later NCCL
+    // call of this thread (the group depth is thread-local), and ncclCommAbort in
+    // on_failure must not run inside it. The error is the one being rethrown.
+    (void)ncclGroupEnd();
+    throw;
+  }
+  COOPGNN_NCCL_CHECK(ncclGroupEnd(), comm_);
+}
+
+// The NCCL work is enqueued (polled: the communicator is non-blocking), and the caller's stream
+// waits for the comm stream, so later work on it reads the outputs and may reuse the inputs. No
+// wait for the device: an asynchronous NCCL error or a peer that never arrives surfaces at the
+// next call that waits (finish(): the checked collectives, the all-reduces).
+void nccl_communicator::enqueued(const char* what) {
+  wait_ready(what);
+  COOPGNN_CUDA_CHECK(cudaEventRecord(ready_, ctx_.comm()));
+  COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(caller_, ready_, 0));
 }
 
 void nccl_communicator::do_allreduce_sum(const void* send, void* recv, std::size_t count,

@@ -97,10 +97,20 @@ class nccl_communicator final : public communicator {
   /// is a comm_error on the PE that sees it (and then on all, through the group abort) rather
   /// than an NCCL hang. Without it (alltoallv_agreed) no host alltoall and no rendezvous precede
   /// the grouped calls: counts that disagree are the caller's bug (the receive may be truncated
-  /// or garbage, or the wait ends in comm_error at the group's timeout).
+  /// or garbage, or the wait ends in comm_error at the group's timeout); and the call returns
+  /// once the grouped calls are enqueued, with `stream` made to wait for them (no host wait for
+  /// the device; see communicator::alltoallv_agreed): an NCCL error or a missing peer is then
+  /// reported by the next call that waits.
   void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
                     std::span<const std::int64_t> recv_counts, datatype dtype,
                     cuda::stream_t stream, bool checked) override;
+
+  /// The counts through the host rendezvous (one host alltoall: the same as the checked
+  /// alltoallv's check), the allocation on `stream`, then the grouped send/recv, enqueued and
+  /// ordered before `stream`'s later work as alltoallv_agreed is (no host wait for the device).
+  void do_alltoallv_with_counts(const void* send, std::span<const std::int64_t> send_counts,
+                                std::span<std::int64_t> recv_counts, const recv_allocator& alloc,
+                                datatype dtype, cuda::stream_t stream) override;
 
   /// Sum of `send` (device, same n on every PE) into `recv`; order per nccl_allreduce.
   /// Sizes are checked on the host first (comm_error on a mismatch).
@@ -117,7 +127,14 @@ class nccl_communicator final : public communicator {
 
  private:
   void begin(const char* what);
+  /// begin(), then the self segment and one grouped ncclSend / ncclRecv per peer on ctx.comm();
+  /// counts the traffic. Byte counts [P] host.
+  void send_recv(const char* what, const std::byte* send, std::span<const std::int64_t> send_bytes,
+                 std::byte* recv, std::span<const std::int64_t> recv_bytes);
   void finish(const char* what);
+  /// Waits until the NCCL calls are enqueued, then makes caller_ wait for ctx.comm() (no host
+  /// wait for the device).
+  void enqueued(const char* what);
   void wait_ready(const char* what);
   void abort_comm() noexcept;
   void on_failure() noexcept;  // abort_comm, then order the caller's stream after comm

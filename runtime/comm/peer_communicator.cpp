@@ -4,6 +4,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <exception>
+#include <vector>
+
 #include "runtime/comm/device_detail.hpp"
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/error.hpp"
@@ -36,10 +39,17 @@ peer_communicator::peer_communicator(std::shared_ptr<host_comm_group> group, int
     : host_(group, rank), group_(std::move(group)), ctx_(ctx) {
   ctx_.make_current();
   COOPGNN_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+  try {
+    COOPGNN_CUDA_CHECK(cudaEventCreateWithFlags(&allocated_, cudaEventDisableTiming));
+  } catch (...) {
+    COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(ready_));
+    throw;
+  }
 }
 
 peer_communicator::~peer_communicator() {
   if (ready_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(ready_));
+  if (allocated_ != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(allocated_));
 }
 
 // Publishes this PE's slot for one collective: the comm stream waits for the caller's stream,
@@ -98,30 +108,82 @@ void peer_communicator::do_alltoallv(const void* send_data,
           }
         }
         if (mismatch.empty()) {
-          std::int64_t out = 0;
-          for (std::size_t q = 0; q < p; ++q) {
-            auto const& peer = slot_of(*group_, static_cast<int>(q));
-            std::int64_t offset = 0;
-            for (int j = 0; j < rank(); ++j) offset += peer.bytes[j];
-            if (recv_bytes[q] > 0) {
-              if (q != static_cast<std::size_t>(rank())) {  // own data: ordered by begin()
-                COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), peer.ready, 0));
-              }
-              copy_device_bytes(recv + out, ctx_.device(),
-                                static_cast<const std::byte*>(peer.data) + offset, peer.device,
-                                recv_bytes[q], ctx_.comm());
-            }
-            if (q != static_cast<std::size_t>(rank())) {
-              stats_.alltoall_bytes_recv += recv_bytes[q];
-              stats_.alltoall_bytes_sent += send_bytes[q];
-            }
-            out += recv_bytes[q];
-          }
+          pull_segments(recv, recv_bytes, send_bytes);
           finish_device("alltoallv");
         }
         // Every PE has finished reading every send buffer once all pass this wait.
         group_->wait(rank(), "alltoallv");
         if (!mismatch.empty()) throw comm_error(mismatch);
+      });
+  ++stats_.alltoall_calls;
+}
+
+void peer_communicator::pull_segments(std::byte* recv, std::span<const std::int64_t> recv_bytes,
+                                      std::span<const std::int64_t> send_bytes) {
+  auto const p = static_cast<std::size_t>(size());
+  std::int64_t out = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    auto const& peer = slot_of(*group_, static_cast<int>(q));
+    std::int64_t offset = 0;
+    for (int j = 0; j < rank(); ++j) offset += peer.bytes[j];
+    if (recv_bytes[q] > 0) {
+      if (q != static_cast<std::size_t>(rank())) {  // own data: ordered by begin()
+        COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), peer.ready, 0));
+      }
+      copy_device_bytes(recv + out, ctx_.device(), static_cast<const std::byte*>(peer.data) + offset,
+                        peer.device, recv_bytes[q], ctx_.comm());
+    }
+    if (q != static_cast<std::size_t>(rank())) {
+      stats_.alltoall_bytes_recv += recv_bytes[q];
+      stats_.alltoall_bytes_sent += send_bytes[q];
+    }
+    out += recv_bytes[q];
+  }
+}
+
+// The counts ride the rendezvous: after the first wait the peers' published send bytes give
+// this PE's receive counts. The receive buffer is allocated on the caller's stream after
+// begin(), so the comm stream waits for it (allocated_) before the copies. A failed allocation
+// still passes the second wait (the peers may be reading this PE's send), then fails the group.
+void peer_communicator::do_alltoallv_with_counts(const void* send_data,
+                                                 std::span<const std::int64_t> send_counts,
+                                                 std::span<std::int64_t> recv_counts,
+                                                 const recv_allocator& alloc, datatype dtype,
+                                                 cuda::stream_t stream) {
+  COOPGNN_NVTX_RANGE("comm/alltoallv_with_counts");
+  scoped_timer t(&stats_.seconds);
+  count_collective(2);
+  caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv_with_counts");
+  auto const p = static_cast<std::size_t>(size());
+  COOPGNN_EXPECTS(recv_counts.size() == p, "alltoallv_with_counts needs {} receive counts, got {}",
+                  p, recv_counts.size());
+  auto const send_bytes = alltoallv_bytes(send_counts, recv_counts, dtype).send;
+  auto const item = static_cast<std::int64_t>(size_of(dtype));
+  comm_detail::guarded(
+      *group_, rank(), "alltoallv_with_counts", [this] { on_failure(); },
+      [&] {
+        begin(send_data, send_bytes.data(), 0);
+        group_->wait(rank(), "alltoallv_with_counts");
+        std::vector<std::int64_t> recv_bytes(p);
+        std::int64_t total = 0;
+        for (std::size_t q = 0; q < p; ++q) {
+          recv_bytes[q] = slot_of(*group_, static_cast<int>(q)).bytes[rank()];
+          recv_counts[q] = recv_bytes[q] / item;
+          total += recv_bytes[q];
+        }
+        std::exception_ptr failed;
+        try {
+          auto* recv = static_cast<std::byte*>(alloc(total / item));
+          COOPGNN_CUDA_CHECK(cudaEventRecord(allocated_, caller_));
+          COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), allocated_, 0));
+          pull_segments(recv, recv_bytes, send_bytes);
+          finish_device("alltoallv_with_counts");
+        } catch (...) {
+          failed = std::current_exception();
+        }
+        // Every PE has finished reading every send buffer once all pass this wait.
+        group_->wait(rank(), "alltoallv_with_counts");
+        if (failed) std::rethrow_exception(failed);
       });
   ++stats_.alltoall_calls;
 }

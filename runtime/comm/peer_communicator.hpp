@@ -93,6 +93,14 @@ class peer_communicator final : public communicator {
                     std::span<const std::int64_t> recv_counts, datatype dtype,
                     cuda::stream_t stream, bool checked) override;
 
+  /// alltoallv with the counts read at its rendezvous: each PE publishes its send bytes with its
+  /// buffer, so after the first wait the receiver knows its counts, allocates (on `stream`; the
+  /// comm stream waits for the allocation) and pulls its segments as alltoallv does. One
+  /// rendezvous where alltoall + alltoallv made two.
+  void do_alltoallv_with_counts(const void* send, std::span<const std::int64_t> send_counts,
+                                std::span<std::int64_t> recv_counts, const recv_allocator& alloc,
+                                datatype dtype, cuda::stream_t stream) override;
+
   /// Sum of `send` (device, n elements, same n on every PE) into `recv`:
   /// recv[i] = ((T{} + x_0[i]) + x_1[i]) + ... + x_{P-1}[i], in rank order on every PE, so the
   /// result is bitwise equal to the host loop in rank order and identical on every PE.
@@ -113,6 +121,10 @@ class peer_communicator final : public communicator {
   template <typename T>
   void allreduce_typed(const T* send, T* recv, std::int64_t n);
   void begin(const void* data, const std::int64_t* bytes, std::int64_t size);
+  /// Enqueues the copies of segment rank() of every peer's published send into `recv` (peer q's
+  /// recv_bytes[q] bytes back to back) on the comm stream and counts the traffic.
+  void pull_segments(std::byte* recv, std::span<const std::int64_t> recv_bytes,
+                     std::span<const std::int64_t> send_bytes);
   void finish_device(const char* what);
   void on_failure() noexcept;  // order the caller's stream after the comm stream's leftovers
 
@@ -120,6 +132,7 @@ class peer_communicator final : public communicator {
   std::shared_ptr<host_comm_group> group_;
   const cuda::cuda_context& ctx_;
   cuda::event_t ready_ = nullptr;
+  cuda::event_t allocated_ = nullptr;  // alltoallv_with_counts: after the receive allocation
   cuda::stream_t caller_ = nullptr;  // the stream of the current collective (after its check)
   slot slot_;
 };

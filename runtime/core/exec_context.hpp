@@ -4,6 +4,9 @@
 // model code only ever pass the context through; kernel entries dispatch on it.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
 #include <string>
 
 #include "runtime/core/types.hpp"
@@ -18,7 +21,8 @@ class cuda_context;
 std::string to_string(backend b);
 
 /// Execution resources of one PE. Nothing in it is global; each PE thread owns one. Cheap to
-/// copy (it refers to the cuda_context, which must outlive every copy).
+/// copy (it refers to the cuda_context, which must outlive every copy). A context and its
+/// copies share one tally of the kernel entries run on them (kernel_calls).
 class exec_context {
  public:
   /// A host or emulated-device context.
@@ -51,11 +55,22 @@ class exec_context {
     return c;
   }
 
+  /// Kernel entry calls run on this context and its copies since it was made: one per call of
+  /// a kernel entry (detail::dispatch in kernels/dispatch.hpp), whichever backend runs it (on
+  /// CUDA an entry is one or a few launches: a multi-pass sort counts one). Thread-safe.
+  [[nodiscard]] std::int64_t kernel_calls() const {
+    return kernel_calls_->load(std::memory_order_relaxed);
+  }
+  /// Adds one to kernel_calls() (kernels/dispatch.hpp). Thread-safe.
+  void count_kernel_call() const { kernel_calls_->fetch_add(1, std::memory_order_relaxed); }
+
  private:
   backend backend_;
   int pe_;
   int threads_;
   const cuda::cuda_context* cuda_ = nullptr;
+  std::shared_ptr<std::atomic<std::int64_t>> kernel_calls_ =
+      std::make_shared<std::atomic<std::int64_t>>(0);
 };
 
 }  // namespace coopgnn

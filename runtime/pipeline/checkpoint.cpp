@@ -307,6 +307,11 @@ constexpr std::pair<const char*, std::int64_t work_counters::*> kWorkFields[] = 
     {"allreduce_bytes", &work_counters::allreduce_bytes},
     {"cache_hits", &work_counters::cache_hits},
     {"cache_misses", &work_counters::cache_misses}};
+/// Fields that checkpoints written before they were counted lack (read when present).
+constexpr std::pair<const char*, std::int64_t work_counters::*> kOptionalWorkFields[] = {
+    {"collective_calls", &work_counters::collective_calls},
+    {"count_exchanges", &work_counters::count_exchanges},
+    {"kernel_calls", &work_counters::kernel_calls}};
 
 }  // namespace
 
@@ -314,6 +319,7 @@ json work_counters_json(const work_counters& w) {
   json j = json::object();
   for (auto const& [key, member] : kWorkFields) j[key] = w.*member;
   j["collectives"] = w.collectives;
+  for (auto const& [key, member] : kOptionalWorkFields) j[key] = w.*member;
   // Typed graphs: the counts per node type and per relation (absent when empty).
   if (!w.rows_per_type.empty()) j["rows_per_type"] = w.rows_per_type;
   if (!w.edges_per_relation.empty()) j["edges_per_relation"] = w.edges_per_relation;
@@ -325,6 +331,9 @@ work_counters work_counters_of(const json& j, const fs::path& file) {
   for (auto const& [key, member] : kWorkFields) w.*member = get_key<std::int64_t>(j, key, file);
   // Optional: checkpoints written before the collectives were counted hold none.
   if (j.contains("collectives")) w.collectives = get_key<std::int64_t>(j, "collectives", file);
+  for (auto const& [key, member] : kOptionalWorkFields) {
+    if (j.contains(key)) w.*member = get_key<std::int64_t>(j, key, file);
+  }
   // Optional (untyped runs, and checkpoints written before they were saved).
   for (auto const& [key, member] :
        {std::pair{"rows_per_type", &work_counters::rows_per_type},

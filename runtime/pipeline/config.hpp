@@ -230,10 +230,20 @@ struct work_counters {
                                       ///< tables and embeddings, x 2 for float16 / bfloat16
   std::int64_t alltoall_bytes = 0;    ///< bytes sent to other PEs by all-to-alls
   std::int64_t alltoall_calls = 0;    ///< all-to-all-v calls (0 with one PE: exchanges skipped)
-  /// Collective calls of the step on groups of more than one PE (comm_stats::collectives): the
-  /// counts all-to-all before each id exchange, every all-to-all-v, the all-reduces of the
-  /// gradients and the loss, broadcasts and barriers; 0 with one PE.
+  /// Collective operations of the step on groups of more than one PE (comm_stats::collectives):
+  /// the counts exchange of each id exchange (a call of its own, or carried with the ids), every
+  /// all-to-all-v, the all-reduces of the gradients and the loss, broadcasts and barriers; 0
+  /// with one PE.
   std::int64_t collectives = 0;
+  /// Collective calls of the step (comm_stats::calls): each pays a collective's fixed cost; a
+  /// counts exchange that rides with its ids (alltoallv_with_counts) is in `collectives` but
+  /// makes no call of its own. 0 with one PE.
+  std::int64_t collective_calls = 0;
+  /// Counts exchanges made as calls of their own (comm_stats::count_exchanges); 0 with one PE.
+  std::int64_t count_exchanges = 0;
+  /// Kernel entry calls on the PE's contexts (exec_context::kernel_calls): sampling, loading,
+  /// the model, the exchanges' gathers and the optimizer.
+  std::int64_t kernel_calls = 0;
   std::int64_t allreduce_bytes = 0;   ///< gradient bytes contributed to all-reduces
   std::int64_t cache_hits = 0;        ///< feature rows served by the PE's cache
   std::int64_t cache_misses = 0;      ///< feature rows read from storage

@@ -120,6 +120,48 @@ buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_vie
   return recv;
 }
 
+/// All-to-all-v of rows whose receivers learn the counts in the same collective call
+/// (communicator::alltoallv_with_counts: the counts all-to-all fused with the data): `send`
+/// (ctx.space()) holds send_counts[q] rows of `row` elements for PE q, back to back. Returns a
+/// new buffer in ctx.space() with the rows of PEs 0..P-1 back to back, and writes the rows
+/// from each PE to `recv_counts` [P]. Ordered on ctx as the communicator's calls are.
+/// Collective.
+/// @throws comm_error when a peer fails; logic_error when send is not in ctx.space(), the
+///         communicator does not serve ctx, or the counts do not add up to send.size / row.
+template <typename T>
+buffer<T> alltoallv_rows_with_counts(const exec_context& ctx, communicator& comm,
+                                     buffer_view<const T> send,
+                                     std::span<const std::int64_t> send_counts,
+                                     std::vector<std::int64_t>& recv_counts, std::int64_t row = 1) {
+  detail::expect_space(ctx, send.space, "alltoallv_rows_with_counts", "send");
+  COOPGNN_EXPECTS(comm.serves(ctx),
+                  "alltoallv_rows_with_counts: the communicator does not move this context's "
+                  "memory (PE {})",
+                  ctx.pe());
+  auto const p = send_counts.size();
+  auto const item = row * static_cast<std::int64_t>(sizeof(T));
+  std::vector<std::int64_t> sb(p), rb(p, 0);
+  std::int64_t sent = 0;
+  for (std::size_t q = 0; q < p; ++q) {
+    sb[q] = send_counts[q] * item;
+    sent += send_counts[q] * row;
+  }
+  COOPGNN_EXPECTS(sent == static_cast<std::int64_t>(send.size),
+                  "alltoallv_rows_with_counts: the counts send {} elements but the buffer holds {}",
+                  sent, send.size);
+  buffer<T> recv;
+  comm.alltoallv_with_counts(
+      send.data, sb, rb,
+      [&](std::int64_t bytes) -> void* {
+        recv = buffer<T>(ctx, static_cast<std::size_t>(bytes) / sizeof(T));
+        return recv.data();
+      },
+      datatype::uint8, comm.default_stream());
+  recv_counts.assign(p, 0);
+  for (std::size_t q = 0; q < p; ++q) recv_counts[q] = rb[q] / item;
+  return recv;
+}
+
 /// Caller-provided temporary storage of the row exchanges, in the spirit of CUB's temp storage
 /// (a caller-owned scratch region the algorithm uses) but grown on demand instead of sized by a
 /// first query: the send and receive staging of exchange_pull / exchange_push are views of two
@@ -134,7 +176,8 @@ buffer<T> alltoallv_rows(const exec_context& ctx, communicator& comm, buffer_vie
 /// exec_context); not thread-safe. Memory: ctx.space() of the calls (a slot is reallocated if a
 /// call comes from another space). Reuse is safe on every backend: the staging is written and
 /// read in ctx's compute order, and every communicator call has finished with its buffers when it
-/// returns (communicator.hpp). Destroy it before its context (device memory goes back to the
+/// returns, or (NCCL's agreed all-to-all-v) has ordered the compute stream after the work that
+/// uses them (communicator.hpp). Destroy it before its context (device memory goes back to the
 /// context's pool).
 class exchange_workspace {
  public:
@@ -170,23 +213,39 @@ class exchange_workspace {
 
 /// All-gather-v of rows: every PE's `send` (rows of `row` elements), concatenated in rank order,
 /// on every PE, so every PE holds the same buffer. Built on the all-to-all-v (the rows are
-/// replicated once per peer in a staging buffer of P * send.size elements); the row counts are
-/// exchanged first. Collective.
-/// @throws as alltoallv_rows; logic_error when send.size is not a multiple of row.
+/// replicated once per peer in a staging buffer of P * send.size elements). One collective call:
+/// with `known_rows` empty, the row counts travel with the rows (alltoallv_rows_with_counts);
+/// with `known_rows` [P] (the rows of each PE, agreed earlier in the step, e.g. by an all-gather
+/// of as many rows of another array), the all-to-all-v is agreed (alltoallv_rows). When
+/// `rows_out` is given, it receives the rows of each PE [P]. Collective.
+/// @throws as alltoallv_rows; logic_error when send.size is not a multiple of row, or known_rows
+///         has another length than P or disagrees with this PE's own rows.
 template <typename T>
 buffer<T> allgatherv_rows(const exec_context& ctx, communicator& comm, buffer_view<const T> send,
-                          std::int64_t row = 1) {
+                          std::int64_t row = 1, std::span<const std::int64_t> known_rows = {},
+                          std::vector<std::int64_t>* rows_out = nullptr) {
   COOPGNN_EXPECTS(row >= 1 && static_cast<std::int64_t>(send.size) % row == 0,
                   "allgatherv_rows: {} elements are not rows of {}", send.size, row);
   auto const P = static_cast<std::size_t>(comm.size());
   auto const rows = static_cast<std::int64_t>(send.size) / row;
   std::vector<std::int64_t> const send_counts(P, rows);
-  std::vector<std::int64_t> recv_counts(P, 0);
-  comm.alltoall(send_counts, recv_counts);
   buffer<T> staging(ctx, send.size * P);
   for (std::size_t q = 0; q < P; ++q)
     copy<T>(ctx, staging.view().sub(q * send.size, send.size), send);
-  return alltoallv_rows<T>(ctx, comm, staging.view(), send_counts, recv_counts, row);
+  std::vector<std::int64_t> recv_counts;
+  buffer<T> out;
+  if (known_rows.empty()) {
+    out = alltoallv_rows_with_counts<T>(ctx, comm, staging.view(), send_counts, recv_counts, row);
+  } else {
+    COOPGNN_EXPECTS(known_rows.size() == P &&
+                        known_rows[static_cast<std::size_t>(comm.rank())] == rows,
+                    "allgatherv_rows: {} known row counts for {} PEs, or this PE's {} rows differ",
+                    known_rows.size(), P, rows);
+    recv_counts.assign(known_rows.begin(), known_rows.end());
+    out = alltoallv_rows<T>(ctx, comm, staging.view(), send_counts, recv_counts, row);
+  }
+  if (rows_out != nullptr) *rows_out = std::move(recv_counts);
+  return out;
 }
 
 /// Owner -> requester (forward): request r is answered with owner_rows[recv_inv[r]]; the row

@@ -30,8 +30,10 @@ std::pair<buffer<vid_t>, tensor<float>> metered_exchange::allgather(buffer_view<
                                                                     int layer,
                                                                     const char* direction) {
   meter_.mark_sent();
-  buffer<vid_t> all_ids = allgatherv_rows<vid_t>(ctx_, rows_, ids);
-  buffer<float> all_rows = allgatherv_rows<float>(ctx_, rows_, rows.flat(), rows.cols);
+  // The ids carry the row counts; the rows' all-gather then knows them (one row per id).
+  std::vector<std::int64_t> counts;
+  buffer<vid_t> all_ids = allgatherv_rows<vid_t>(ctx_, rows_, ids, 1, {}, &counts);
+  buffer<float> all_rows = allgatherv_rows<float>(ctx_, rows_, rows.flat(), rows.cols, counts);
   meter_.record(layer, direction);
   auto const sent =
       static_cast<std::int64_t>(rows.flat().size * sizeof(float) + ids.size * sizeof(vid_t));

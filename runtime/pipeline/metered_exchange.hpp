@@ -25,18 +25,24 @@ namespace coopgnn {
 /// on the host; a device communicator waits for its stream, so the wait is inside the call).
 /// The CPU clock gets the thread's CPU time of the stage (collective copies included, waiting
 /// not; on the CUDA backend the host's enqueueing). Traffic is what this PE's communicators sent
-/// to other PEs, attributed to a layer and direction by record().
+/// to other PEs, attributed to a layer and direction by record(). Collective and kernel calls
+/// are what the communicators and `contexts` (the PE's, each with its own tally) counted.
 struct step_meter {
-  step_meter(std::vector<const communicator*> c, stage_clock& clk)
+  step_meter(std::vector<const communicator*> c, stage_clock& clk,
+             std::vector<const exec_context*> contexts = {})
       : clock(clk),
         comms(std::move(c)),
+        ctxs(std::move(contexts)),
         cpu_mark(thread_cpu_seconds()),
         comm_mark(comm_seconds()),
         sent_mark(sent_bytes()),
         sent_start(sent_mark),
         allreduce_start(allreduce_bytes()),
         calls_start(alltoall_calls()),
-        collectives_start(collectives()) {
+        collectives_start(collectives()),
+        collective_calls_start(collective_calls()),
+        count_exchanges_start(count_exchanges()),
+        kernel_calls_start(kernel_calls()) {
     clock.reset();  // a new step: its spans from 0
   }
   /// The sum of `field` of every metered communicator's stats.
@@ -60,6 +66,18 @@ struct step_meter {
   }
   [[nodiscard]] std::int64_t allreduce_bytes() const {
     return total([](const comm_stats& s) { return s.allreduce_bytes; });
+  }
+  [[nodiscard]] std::int64_t collective_calls() const {
+    return total([](const comm_stats& s) { return s.calls; });
+  }
+  [[nodiscard]] std::int64_t count_exchanges() const {
+    return total([](const comm_stats& s) { return s.count_exchanges; });
+  }
+  /// Kernel entry calls of the metered contexts so far.
+  [[nodiscard]] std::int64_t kernel_calls() const {
+    std::int64_t k = 0;
+    for (auto const* c : ctxs) k += c->kernel_calls();
+    return k;
   }
   /// Opens a stage's span. @returns its index for stage_end.
   [[nodiscard]] int stage_begin() { return clock.begin(); }
@@ -94,6 +112,9 @@ struct step_meter {
     w.allreduce_bytes += allreduce_bytes() - allreduce_start;
     w.alltoall_calls += alltoall_calls() - calls_start;
     w.collectives += collectives() - collectives_start;
+    w.collective_calls += collective_calls() - collective_calls_start;
+    w.count_exchanges += count_exchanges() - count_exchanges_start;
+    w.kernel_calls += kernel_calls() - kernel_calls_start;
     return w;
   }
 
@@ -105,6 +126,7 @@ struct step_meter {
   stage_clock& clock;
   std::vector<pending_stage> pending;
   std::vector<const communicator*> comms;
+  std::vector<const exec_context*> ctxs;
   stage_seconds t;
   stage_seconds cpu;
   std::vector<layer_traffic> traffic;
@@ -115,6 +137,9 @@ struct step_meter {
   std::int64_t allreduce_start;
   std::int64_t calls_start;
   std::int64_t collectives_start;
+  std::int64_t collective_calls_start;
+  std::int64_t count_exchanges_start;
+  std::int64_t kernel_calls_start;
   std::vector<layer_shape> layers;  // [L] filled by the forward pass
 };
 

@@ -90,11 +90,10 @@ owner_exchange exchange_with_owners(const exec_context& ctx, communicator& comm,
   auto split = split_by_owner(ctx, owner_of, comm.size(), ids);
   exchange_plan plan;
   plan.send_counts = std::move(split.counts);
-  plan.recv_counts.assign(P, 0);
-  comm.alltoall(plan.send_counts, plan.recv_counts);
   auto const sent0 = comm.stats().alltoall_bytes_sent;
-  buffer<vid_t> const recv_ids =
-      alltoallv_rows<vid_t>(ctx, comm, split.sorted_ids.view(), plan.send_counts, plan.recv_counts);
+  // The counts travel with the ids: one collective call, and the owner learns recv_counts.
+  buffer<vid_t> const recv_ids = alltoallv_rows_with_counts<vid_t>(
+      ctx, comm, split.sorted_ids.view(), plan.send_counts, plan.recv_counts);
   owner_exchange out;
   out.id_bytes = comm.stats().alltoall_bytes_sent - sent0;
   // Owner-side deduplication: the owned ids sorted, and the inverse map of every request.

@@ -93,9 +93,10 @@ struct batch_key {
 sample_params layer_params(const batch_key& key, std::size_t l);
 
 /// One cooperative id exchange (Algorithm 1 of the cooperative paper, lines 4-7): `ids` (this
-/// PE's requester-side list, duplicates allowed) is split by owner (stable), the counts (host) and
-/// the ids (an all-to-all-v of ctx.space() memory through `comm`) are exchanged, and what arrives
-/// is deduplicated. `plan` routes rows between the two sides: exchange_pull(make_route(ctx,
+/// PE's requester-side list, duplicates allowed) is split by owner (stable), the ids go to their
+/// owners with their counts in one collective call (alltoallv_rows_with_counts: an all-to-all-v
+/// of ctx.space() memory through `comm` whose receivers learn the counts), and what arrives is
+/// deduplicated. `plan` routes rows between the two sides: exchange_pull(make_route(ctx,
 /// plan, owned.size)) turns rows of `owned` into rows of `ids`, exchange_push sums them back.
 /// Collective over `comm` (every PE calls it); `comm` must move ctx.space() memory.
 /// With one PE (comm.size() == 1) every exchange is an identity and is skipped, on every backend
@@ -124,8 +125,9 @@ minibatch sample_independent(const exec_context& ctx, const csc_view& g,
 
 /// Cooperative minibatching, sampling phase (Algorithm 1 of the cooperative paper, lines 1-8):
 /// `owned_seeds` are the global batch's seeds owned by this PE (S^0_p). For each layer: sample
-/// and compact S~^l_p, split it by owner, exchange the counts (host) and the ids (an
-/// all-to-all-v of ctx.space() memory through `comm`), deduplicate what arrives into S^{l+1}_p
+/// and compact S~^l_p, split it by owner, send the ids with their counts (one
+/// alltoallv_with_counts of ctx.space() memory through `comm`: the owner learns its counts in
+/// the same call), deduplicate what arrives into S^{l+1}_p
 /// (sorted), and keep the plan (send_perm and recv_inv copied to the host). input_nodes = S^L_p.
 /// Collective: every PE of `comm` calls it for the same batch; `comm` must move ctx.space()
 /// memory (the host communicator for host and emulated memory, a device one for CUDA).

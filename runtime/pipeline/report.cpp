@@ -87,7 +87,10 @@ nlohmann::json to_json(const epoch_report& r) {
                {"alltoall_bytes", r.work.alltoall_bytes},
                {"allreduce_bytes", r.work.allreduce_bytes},
                {"alltoall_calls", r.work.alltoall_calls},
-               {"collectives", r.work.collectives}};
+               {"collectives", r.work.collectives},
+               {"collective_calls", r.work.collective_calls},
+               {"count_exchanges", r.work.count_exchanges},
+               {"kernel_calls", r.work.kernel_calls}};
   if (!r.node_types.empty()) {
     // Heterogeneous graphs: the counts by node type and relation, by name.
     nlohmann::json rows = nlohmann::json::object(), edges = nlohmann::json::object();
@@ -176,11 +179,16 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
                                      std::max(1, totals[i].epoch));
   });
   // Per PE and step: every PE makes the same collective calls.
-  row("collectives / PE / step", [&](std::size_t i) {
+  auto per_pe_step = [&](std::size_t i, std::int64_t v) {
     auto const steps = std::max<std::int64_t>(1, totals[i].batches) * std::max(1, totals[i].pes);
-    return fmt::format("{:.2f}", static_cast<double>(totals[i].work.collectives) /
-                                     static_cast<double>(steps));
-  });
+    return fmt::format("{:.2f}", static_cast<double>(v) / static_cast<double>(steps));
+  };
+  row("collectives / PE / step",
+      [&](std::size_t i) { return per_pe_step(i, totals[i].work.collectives); });
+  row("collective calls / PE / step",
+      [&](std::size_t i) { return per_pe_step(i, totals[i].work.collective_calls); });
+  row("kernel calls / PE / step",
+      [&](std::size_t i) { return per_pe_step(i, totals[i].work.kernel_calls); });
   // Ratios independent / cooperative when both are present.
   const epoch_report* ind = nullptr;
   const epoch_report* coop = nullptr;

@@ -17,7 +17,9 @@ namespace coopgnn {
 /// test: {...}} (link prediction: every metric evaluated; absent when none), seconds {sample,
 /// feature_load, forward, backward, communication, optimizer, epoch, eval}, work {seeds,
 /// sampled_edges, sampled_vertices, feature_rows, feature_bytes, alltoall_bytes, allreduce_bytes,
-/// alltoall_calls, collectives} (summed over PEs and batches; the last two are calls), cache {hits, misses, miss_rate} (summed over PEs; without a cache
+/// alltoall_calls, collectives, collective_calls, count_exchanges, kernel_calls} (summed over PEs
+/// and batches; the last five are counts of calls and operations, work_counters documents each),
+/// cache {hits, misses, miss_rate} (summed over PEs; without a cache
 /// every row is a miss), batches. NaN metrics (not evaluated) are written as null.
 nlohmann::json to_json(const epoch_report& r);
 

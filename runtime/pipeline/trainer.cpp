@@ -373,7 +373,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   auto const norm_B = opt.normalise_by > 0 ? opt.normalise_by : B;
   const exec_context& ctx = pe.ctx;
   communicator& rows = pe.rows_comm();
-  step_meter m(pe.metered_comms(), pe.clock);
+  step_meter m(pe.metered_comms(), pe.clock, pe.metered_contexts());
   metered_exchange x(ctx, rows, pe.exchange_ws, m);
   step_context sc = pe.stage_context(cfg_.num_pes, batch_index, m, x);
 

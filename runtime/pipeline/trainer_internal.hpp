@@ -75,6 +75,10 @@ struct trainer::pe_state {
     if (device_comm != nullptr) c.push_back(device_comm);
     return c;
   }
+  /// The contexts whose kernel calls a step counts (each has its own tally).
+  [[nodiscard]] std::vector<const exec_context*> metered_contexts() const {
+    return {&ctx, &host_ctx};
+  }
   /// What the stages of step `batch_index` (of `pes` PEs) use of this PE.
   step_context stage_context(int pes, std::uint32_t batch_index, step_meter& m,
                              metered_exchange& x) {

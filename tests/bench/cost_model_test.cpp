@@ -121,18 +121,24 @@ TEST(CostModel, ExchangesAddLinkBytesLatencyAndGathers) {
   auto c = one_layer(4, true);
   c.alltoall_bytes = 1e6;
   c.alltoall_calls = 8;
-  c.collectives = 11;  // 8 all-to-all-v, 1 counts all-to-all, 2 all-reduces
+  c.collectives = 11;       // 8 all-to-all-v, 1 counts all-to-all, 2 all-reduces
+  c.collective_calls = 11;  // the counts all-to-all a call of its own
   c.allreduce_bytes = 4e5;
   auto const t = model_step(m, c, cost_options{});
   auto const base = model_step(m, one_layer(1, false), cost_options{});
   // all-to-all 1e6 B over 5e9 B/s + 11 collectives * 10 us; ring all-reduce 2 * 3/4 * 4e5 B
   // over the same link.
   EXPECT_NEAR(t.communication, 1e6 / 5e9 + 11e-5 + 6e5 / 5e9, 1e-15);
-  // The fixed cost follows the counted collectives, not the all-to-all-v calls.
+  // The fixed cost follows the counted collective calls, not the all-to-all-v calls nor the
+  // operations: a counts exchange riding with its ids (10 calls, 11 operations) saves 10 us.
   auto c2 = c;
   c2.alltoall_calls = 0;
   EXPECT_NEAR(model_step(m, c2, cost_options{}).communication, t.communication, 1e-15);
+  c2.collective_calls = 10;
+  EXPECT_NEAR(t.communication - model_step(m, c2, cost_options{}).communication, 1e-5, 1e-15);
   c2.collectives = 2;
+  EXPECT_NEAR(t.communication - model_step(m, c2, cost_options{}).communication, 1e-5, 1e-15);
+  c2.collective_calls = 2;
   EXPECT_NEAR(t.communication - model_step(m, c2, cost_options{}).communication, 9e-5, 1e-15);
   // sampling: the owner exchange adds 32 B per source (960 B) and 4 kernels.
   EXPECT_NEAR(t.sample - base.sample, 960 / 5e8 + 4e-6, 1e-15);

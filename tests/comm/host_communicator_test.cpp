@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 
 #include "runtime/core/error.hpp"
@@ -115,6 +116,104 @@ TEST(HostCommunicator, CountsEveryCollectiveCallOnMoreThanOnePe) {
       EXPECT_EQ(c.stats().alltoall_calls, 2) << "alltoall_calls counts the all-to-all-v only";
     });
   }
+}
+
+TEST_P(AlltoallTest, AlltoallvWithCountsTellsTheReceiverItsCounts) {
+  // float32 elements: PE p sends (p + 2 q) % 4 of them to PE q (empty segments included); the
+  // receiver does not know its counts and learns them in the one call.
+  int const P = GetParam();
+  run_group(P, [P](communicator& c) {
+    int const p = c.rank();
+    std::vector<std::int64_t> counts(P);
+    std::vector<float> send;
+    for (int q = 0; q < P; ++q) {
+      counts[q] = (p + 2 * q) % 4;
+      for (std::int64_t i = 0; i < counts[q]; ++i) send.push_back(static_cast<float>(f(p, q, i)));
+    }
+    std::vector<std::int64_t> recv_counts(P, -1);
+    std::vector<float> recv;
+    int allocations = 0;
+    c.alltoallv_with_counts(
+        send.data(), counts, recv_counts,
+        [&](std::int64_t n) -> void* {
+          ++allocations;
+          recv.assign(static_cast<std::size_t>(n), -1.0f);
+          return recv.data();
+        },
+        datatype::float32, nullptr);
+    EXPECT_EQ(allocations, 1);
+    std::size_t o = 0;
+    for (int q = 0; q < P; ++q) {
+      ASSERT_EQ(recv_counts[q], (q + 2 * p) % 4) << "from PE " << q;
+      for (std::int64_t i = 0; i < recv_counts[q]; ++i) {
+        ASSERT_EQ(recv[o++], static_cast<float>(f(q, p, i)));
+      }
+    }
+    EXPECT_EQ(o, recv.size());
+    std::int64_t expected_sent = 0;
+    for (int q = 0; q < P; ++q) {
+      if (q != p) expected_sent += counts[q] * 4;
+    }
+    EXPECT_EQ(c.stats().alltoall_bytes_sent, expected_sent);
+  });
+}
+
+TEST(HostCommunicator, CountsRidingWithTheDataAreAnOperationButNoCall) {
+  for (int P : {1, 2, 3}) {
+    run_group(P, [P](communicator& c) {
+      std::vector<std::int64_t> const send(static_cast<std::size_t>(P), 0);
+      std::vector<std::int64_t> recv(static_cast<std::size_t>(P), 0);
+      c.alltoall(send, recv);                           // 1 call, 1 operation, 1 counts exchange
+      c.alltoallv_agreed(nullptr, send, nullptr, recv);  // 1 call, 1 operation
+      c.alltoallv_with_counts(
+          nullptr, send, recv, [](std::int64_t) -> void* { return nullptr; }, datatype::uint8,
+          nullptr);  // 1 call, 2 operations (the counts and the data), no counts exchange call
+      EXPECT_EQ(c.stats().calls, P > 1 ? 3 : 0) << "P=" << P;
+      EXPECT_EQ(c.stats().collectives, P > 1 ? 4 : 0) << "P=" << P;
+      EXPECT_EQ(c.stats().count_exchanges, P > 1 ? 1 : 0) << "P=" << P;
+      EXPECT_EQ(c.stats().alltoall_calls, 2);
+    });
+  }
+}
+
+TEST(HostCommunicator, AlltoallvWithCountsAllocatorFailureFailsTheGroup) {
+  // PE 1's allocator throws: PE 1 gets its own exception back (after PE 0 has stopped reading
+  // its send), and PE 0 fails with comm_error at its next collective at the latest.
+  auto group = std::make_shared<host_comm_group>(2, std::chrono::seconds(20));
+  std::vector<std::exception_ptr> errors(2);
+  {
+    std::vector<std::jthread> ts;
+    for (int p = 0; p < 2; ++p) {
+      ts.emplace_back([&, p] {
+        host_communicator c(group, p);
+        try {
+          std::vector<std::int64_t> const counts = {2, 2};
+          std::vector<std::int64_t> recv_counts(2);
+          std::vector<std::int64_t> const send = {1, 2, 3, 4};
+          std::vector<std::int64_t> recv;
+          c.alltoallv_with_counts(
+              send.data(), counts, recv_counts,
+              [&](std::int64_t n) -> void* {
+                if (p == 1) throw std::runtime_error("no memory for the ids");
+                recv.resize(static_cast<std::size_t>(n));
+                return recv.data();
+              },
+              datatype::int64, nullptr);
+          c.barrier();
+        } catch (...) {
+          errors[static_cast<std::size_t>(p)] = std::current_exception();
+        }
+      });
+    }
+  }
+  ASSERT_TRUE(errors[0] && errors[1]);
+  EXPECT_THROW(std::rethrow_exception(errors[0]), comm_error);
+  try {
+    std::rethrow_exception(errors[1]);
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "no memory for the ids");
+  }
+  EXPECT_TRUE(group->aborted());
 }
 
 TEST(HostCommunicator, FailedPeerRaisesInsteadOfHanging) {

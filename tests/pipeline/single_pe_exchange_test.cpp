@@ -108,5 +108,49 @@ TEST(StepCollectives, EveryCollectiveOfAStepIsCounted) {
   }
 }
 
+TEST(StepCollectives, IdExchangesCarryTheirCountsInOneCall) {
+  // Per PE and step with L = 3 layers and P > 1: cooperative's L id exchanges each carry their
+  // counts (alltoallv_with_counts), so its calls are L id + 1 feature + (L - 1) forward +
+  // (L - 1) backward + 2 all-reduces = 3 L + 1, with no counts all-to-all of its own, while the
+  // operations (`collectives`) still count each counts exchange: 4 L + 1. Learnable input rows
+  // add one push of their gradients (cooperative), or an all-gather of ids (carrying the counts)
+  // and of rows (counts known from the ids) (independent). One PE: no call.
+  constexpr std::int64_t L = 3;
+  for (int emb : {0, 4}) {
+    for (int P : {1, 2, 3}) {
+      SCOPED_TRACE(testing::Message() << "P=" << P << " embedding_dim=" << emb);
+      auto coop_cfg = step_cfg(minibatch_mode::cooperative, P, sampler_kind::labor);
+      auto ind_cfg = step_cfg(minibatch_mode::independent, P, sampler_kind::labor);
+      coop_cfg.embedding_dim = ind_cfg.embedding_dim = emb;
+      auto const coop = test::run_protocol_step(coop_cfg);
+      auto const ind = test::run_protocol_step(ind_cfg);
+      std::int64_t const coop_calls = P > 1 ? 3 * L + 1 + (emb > 0 ? 1 : 0) : 0;
+      std::int64_t const ind_calls = P > 1 ? 2 + (emb > 0 ? 2 : 0) : 0;
+      EXPECT_EQ(coop.work.collective_calls, P * coop_calls);
+      EXPECT_EQ(ind.work.collective_calls, P * ind_calls);
+      EXPECT_EQ(coop.work.collectives - coop.work.collective_calls, P > 1 ? P * L : 0);
+      EXPECT_EQ(ind.work.collectives - ind.work.collective_calls, P > 1 && emb > 0 ? P : 0);
+      EXPECT_EQ(coop.work.count_exchanges, 0);
+      EXPECT_EQ(ind.work.count_exchanges, 0);
+      EXPECT_GT(coop.work.kernel_calls, 0);
+      EXPECT_GT(ind.work.kernel_calls, 0);
+    }
+  }
+}
+
+TEST(StepCollectives, KernelCallsAreTheSameOnTheHostAndEmulatedBackends) {
+  // The host and the emulated device run the same kernel entries (the emulated device's are the
+  // host references on device-tagged memory), so the counted kernel calls agree per protocol.
+  for (auto mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
+    auto cfg = step_cfg(mode, 2, sampler_kind::labor);
+    cfg.compute_backend = backend::host;
+    auto const host = test::run_protocol_step(cfg);
+    cfg.compute_backend = backend::emulated;
+    auto const emulated = test::run_protocol_step(cfg);
+    EXPECT_GT(host.work.kernel_calls, 0);
+    EXPECT_EQ(host.work.kernel_calls, emulated.work.kernel_calls) << to_string(mode);
+  }
+}
+
 }  // namespace
 }  // namespace coopgnn
