@@ -164,6 +164,36 @@ float value_of(int p, std::size_t i) {
   return big + 0.37f * static_cast<float>(p + 1) + 1.0e-3f * static_cast<float>(i % 97);
 }
 
+/// alltoallv_with_counts of send_of() through `c` (the receiver allocates on the compute stream
+/// once it knows its counts), then an agreed alltoallv back with the counts transposed (NCCL
+/// returns it enqueued, ordered before the compute stream's later work); returns what PE
+/// c.rank() received first, after checking that the reply returned its own send exactly.
+std::vector<std::int64_t> device_alltoallv_with_counts(communicator& c,
+                                                       const cuda::cuda_context& ctx) {
+  int const p = c.rank(), pes = c.size();
+  auto const send = send_of(p, pes);
+  auto const counts = counts_of(p, pes);
+  std::vector<std::int64_t> recv_counts(static_cast<std::size_t>(pes), -1);
+  auto d_send = ctx.to_device(std::span<const std::int64_t>(send));
+  cuda::device_buffer<std::int64_t> d_recv;
+  int allocations = 0;
+  c.alltoallv_with_counts(
+      d_send.data(), counts, recv_counts,
+      [&](std::int64_t n) -> void* {
+        ++allocations;
+        d_recv = ctx.allocate<std::int64_t>(static_cast<std::size_t>(n));
+        return d_recv.data();
+      },
+      datatype::int64, ctx.compute());
+  EXPECT_EQ(allocations, 1);
+  for (int q = 0; q < pes; ++q) EXPECT_EQ(recv_counts[q], counts_of(q, pes)[p]) << "from " << q;
+  auto d_back = ctx.allocate<std::int64_t>(send.size());
+  c.alltoallv_agreed(d_recv.data(), recv_counts, d_back.data(), counts, datatype::int64,
+                     ctx.compute());
+  EXPECT_EQ(ctx.to_host(d_back), send) << "the reply of a request returns it";
+  return ctx.to_host(d_recv);
+}
+
 /// The device alltoallv of send_of() through `c`; returns what PE c.rank() received.
 std::vector<std::int64_t> device_alltoallv(communicator& c, const cuda::cuda_context& ctx) {
   int const p = c.rank(), pes = c.size();
@@ -395,6 +425,8 @@ void check_collectives(const std::vector<int>& devices, std::string_view option,
         }
         EXPECT_EQ(device_alltoallv(c, ctx), host_recv[c.rank()]);
         EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "after alltoallv";
+        EXPECT_EQ(device_alltoallv_with_counts(c, ctx), host_recv[c.rank()]);
+        EXPECT_EQ(cudaPeekAtLastError(), cudaSuccess) << "after alltoallv_with_counts";
         std::vector<float> v(n);
         for (std::size_t i = 0; i < n; ++i) v[i] = value_of(c.rank(), i);
         auto d = ctx.to_device(std::span<const float>(v));
