@@ -367,15 +367,14 @@ std::string modes_to_csv(const modes_result& r) {
       "collective_calls_per_pe_step,count_exchanges_per_pe_step,kernel_calls_per_pe_step\n";
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode,
-                       row.pes, s.sample, s.feature_load, s.forward, s.backward, s.communication,
-                       s.optimizer, row.total_seconds, row.work.at("sampled_edges"),
-                       row.work.at("sampled_vertices"), row.work.at("feature_rows"),
-                       row.work.at("alltoall_bytes"), row.imbalance_edges, row.peak_bytes_max,
-                       row.work.at("collectives") / row.pes, row.kernel_launches.total(),
-                       row.work.at("collective_calls") / row.pes,
-                       row.work.at("count_exchanges") / row.pes,
-                       row.work.at("kernel_calls") / row.pes);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", row.mode, row.pes,
+        s.sample, s.feature_load, s.forward, s.backward, s.communication, s.optimizer,
+        row.total_seconds, row.work.at("sampled_edges"), row.work.at("sampled_vertices"),
+        row.work.at("feature_rows"), row.work.at("alltoall_bytes"), row.imbalance_edges,
+        row.peak_bytes_max, row.work.at("collectives") / row.pes, row.kernel_launches.total(),
+        row.work.at("collective_calls") / row.pes, row.work.at("count_exchanges") / row.pes,
+        row.work.at("kernel_calls") / row.pes);
   }
   return out;
 }
@@ -403,11 +402,11 @@ std::string modes_model_csv(const modes_options& o, const modes_result& r) {
 }
 
 std::string format_modes_table(const modes_options& o, const modes_result& r) {
-  std::string out =
-      fmt::format("{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}"
-                  "{:>7}{:>7}{:>7}\n",
-                  "mode", "P", "sample", "feature", "forward", "backward", "comm", "total", "edges",
-                  "rows", "a2a MB", "imb", "peak MB", "coll", "kcall", "kern");
+  std::string out = fmt::format(
+      "{:<12}{:>4}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>12}{:>12}{:>10}{:>8}{:>10}"
+      "{:>7}{:>7}{:>7}\n",
+      "mode", "P", "sample", "feature", "forward", "backward", "comm", "total", "edges", "rows",
+      "a2a MB", "imb", "peak MB", "coll", "kcall", "kern");
   for (auto const& row : r.rows) {
     auto const& s = row.seconds;
     out += fmt::format(

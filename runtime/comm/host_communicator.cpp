@@ -208,8 +208,8 @@ void host_communicator::do_alltoallv_with_counts(const void* send_data,
   }
   group_->wait(rank_, "alltoallv_with_counts");  // every PE has copied: send buffers are free
   if (failed) {
-    group_->abort(fmt::format("alltoallv_with_counts on PE {}: the receive allocation failed",
-                              rank_));
+    group_->abort(
+        fmt::format("alltoallv_with_counts on PE {}: the receive allocation failed", rank_));
     std::rethrow_exception(failed);
   }
   ++stats_.alltoall_calls;

@@ -130,8 +130,9 @@ void peer_communicator::pull_segments(std::byte* recv, std::span<const std::int6
       if (q != static_cast<std::size_t>(rank())) {  // own data: ordered by begin()
         COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.comm(), peer.ready, 0));
       }
-      copy_device_bytes(recv + out, ctx_.device(), static_cast<const std::byte*>(peer.data) + offset,
-                        peer.device, recv_bytes[q], ctx_.comm());
+      copy_device_bytes(recv + out, ctx_.device(),
+                        static_cast<const std::byte*>(peer.data) + offset, peer.device,
+                        recv_bytes[q], ctx_.comm());
     }
     if (q != static_cast<std::size_t>(rank())) {
       stats_.alltoall_bytes_recv += recv_bytes[q];

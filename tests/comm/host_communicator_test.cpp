@@ -163,7 +163,7 @@ TEST(HostCommunicator, CountsRidingWithTheDataAreAnOperationButNoCall) {
     run_group(P, [P](communicator& c) {
       std::vector<std::int64_t> const send(static_cast<std::size_t>(P), 0);
       std::vector<std::int64_t> recv(static_cast<std::size_t>(P), 0);
-      c.alltoall(send, recv);                           // 1 call, 1 operation, 1 counts exchange
+      c.alltoall(send, recv);                            // 1 call, 1 operation, 1 counts exchange
       c.alltoallv_agreed(nullptr, send, nullptr, recv);  // 1 call, 1 operation
       c.alltoallv_with_counts(
           nullptr, send, recv, [](std::int64_t) -> void* { return nullptr; }, datatype::uint8,
