@@ -185,7 +185,7 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
   };
   row("collectives / PE / step",
       [&](std::size_t i) { return per_pe_step(i, totals[i].work.collectives); });
-  row("collective calls / PE / step",
+  row("coll. calls / PE / step",
       [&](std::size_t i) { return per_pe_step(i, totals[i].work.collective_calls); });
   row("kernel calls / PE / step",
       [&](std::size_t i) { return per_pe_step(i, totals[i].work.kernel_calls); });
