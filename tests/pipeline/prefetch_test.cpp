@@ -123,12 +123,16 @@ TEST_P(Prefetch, GivesTheSerialStepsBits) {
     EXPECT_TRUE(std::isfinite(serial.epochs[e].train_loss));
     expect_same_work(ahead.epochs[e].work, serial.epochs[e].work, epoch);
   }
-  if (u.cache) EXPECT_GT(serial.epochs[1].work.cache_hits, 0) << "the cache must be exercised";
+  if (u.cache) {
+    EXPECT_GT(serial.epochs[1].work.cache_hits, 0) << "the cache must be exercised";
+  }
   if (u.pes > 1 && u.mode == minibatch_mode::cooperative) {
     EXPECT_GT(serial.epochs[0].work.alltoall_bytes, 0) << "the exchanges must be exercised";
   }
   expect_bits(ahead.params, serial.params, "weights");
-  if (u.embedding > 0) expect_bits(ahead.embeddings, serial.embeddings, "embedding rows");
+  if (u.embedding > 0) {
+    expect_bits(ahead.embeddings, serial.embeddings, "embedding rows");
+  }
 }
 
 std::vector<prefetch_usecase> usecases() {
@@ -159,8 +163,15 @@ TEST(Prefetch, AStoppedEpochResumesWithNoBatchLostOrDoubled) {
   // Stopped after batch 2 with batches 3 and 4 already asked for (depth 2): they are prepared
   // and dropped, and the epoch resumed in the same trainer from batch 3 ends with the serial
   // epoch's loss and weights. No cache: dropped batches still advance a cache's contents.
-  prefetch_usecase const u{"", task_kind::node_classification, minibatch_mode::cooperative,
-                           backend::host, 3, 2, false, 4, 0};
+  prefetch_usecase const u{"",
+                           task_kind::node_classification,
+                           minibatch_mode::cooperative,
+                           backend::host,
+                           3,
+                           2,
+                           false,
+                           4,
+                           0};
   auto cfg = make_cfg(u);
   cfg.prefetch = 0;
   auto const serial = train(data_of(u), graph_of(u), cfg, 1);
@@ -169,8 +180,8 @@ TEST(Prefetch, AStoppedEpochResumesWithNoBatchLostOrDoubled) {
   trainer tr(data_of(u), graph_of(u), cfg);
   int calls = 0;
   epoch_position at;
-  auto const part = tr.run_epoch(epoch_position{.epoch = 1}, false, {},
-                                 [&] { return ++calls == 2; }, &at);
+  auto const part = tr.run_epoch(
+      epoch_position{.epoch = 1}, false, {}, [&] { return ++calls == 2; }, &at);
   EXPECT_EQ(part.batches, 2);
   ASSERT_EQ(at.next_batch, 2);
   auto const rest = tr.run_epoch(at, false, {}, {}, nullptr);
