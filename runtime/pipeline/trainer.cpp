@@ -229,6 +229,11 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
   place_graphs();
+  if (cfg.prefetch > 0 && prefetch_depth() == 0) {
+    log::warn("--prefetch {}: the CUDA backend prepares its batches serially (its prepare "
+              "stream is not written; docs/design.md section 6.7)",
+              cfg.prefetch);
+  }
   if (prefetch_depth() > 0) {
     // The prefetch threads' collectives go through a group of their own (docs/design.md 6.7).
     prefetch_group_ = std::make_shared<host_comm_group>(cfg.num_pes, group_->timeout());
