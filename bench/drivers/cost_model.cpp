@@ -348,6 +348,13 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
   return t;
 }
 
+bool overlaps_prepare(backend b, int depth) { return depth > 0 && b != backend::cuda; }
+
+double step_total(const modelled_seconds& s, bool prepare_overlapped) {
+  if (!prepare_overlapped) return s.total();
+  return s.total() - std::min(s.sample + s.feature_load, s.forward + s.backward + s.optimizer);
+}
+
 stage_seconds model_kernels(const step_counts& c, const cost_options& o) {
   // One second per kernel and nothing else: every bandwidth and rate infinite (bytes / inf = 0),
   // no collective latency.

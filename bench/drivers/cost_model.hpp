@@ -156,9 +156,23 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 ///   optimizer     = K(28 parameters) (Adam: read p, g, m, v; write p, m, v)
 /// K(b, f) = kernel_launch_us 1e-6 + kernel_seconds(m, b, f), one per kernel (a sampled layer
 /// counts 8 kernels, 12 with the owner exchange; the UVA feature gather 1). No overlap between
-/// stages or kernels is modelled (an upper bound where the runtime overlaps). Pure; never
-/// throws.
+/// stages or kernels inside the step; what the runtime overlaps across steps is step_total's.
+/// Pure; never throws.
 modelled_seconds model_step(const machine_model& m, const step_counts& c, const cost_options& o);
+
+/// Whether the runtime prepares batch i + 1 (seeds, sampling, feature loading) while batch i
+/// computes on backend `b` at --prefetch `depth` (docs/design.md section 6.7): true on the host
+/// and emulated backends with depth > 0 (the prefetch thread); false on CUDA, which prepares
+/// serially (its prepare stream is designed, not written). Pure; never throws.
+bool overlaps_prepare(backend b, int depth);
+
+/// A step's modelled seconds when the runtime overlaps what overlaps_prepare says: s.total(),
+/// less min(s.sample + s.feature_load, s.forward + s.backward + s.optimizer) when
+/// `prepare_overlapped` (the prepare stages' local work hidden behind the compute stages', or the
+/// reverse). Communication is never subtracted: the prefetch thread's exchanges and the compute
+/// stages' share the PE's link, so the model keeps them in series (an upper bound). Pure; never
+/// throws.
+double step_total(const modelled_seconds& s, bool prepare_overlapped);
 
 /// The kernels model_step charges a launch (kernel_launch_us) for in step `c`, per stage: the
 /// same formulas with every kernel taking one unit and every bandwidth and rate infinite, so

@@ -43,6 +43,10 @@ struct modes_options {
   /// LABOR's batch dependency kappa (train_config::batch_dependency; 1 = independent batches,
   /// the only value NS takes).
   std::int64_t batch_dependency = 1;
+  /// --prefetch of the modelled run (train_config::prefetch): the model subtracts the overlap the
+  /// runtime has on the modelled machine's backend (cost_model.hpp step_total; CUDA: none yet).
+  /// The measured steps here are single steps (trainer::step), always serial.
+  int prefetch = 0;
   /// Per-PE feature cache (train_config::cache_policy, cache_rows: capacity in rows per PE).
   /// Its counted hits are read from the PE's device cache (HBM) in the model, its misses over
   /// PCIe (UVA) or HBM (device placement).

@@ -61,8 +61,19 @@ class exec_context {
   [[nodiscard]] std::int64_t kernel_calls() const {
     return kernel_calls_->load(std::memory_order_relaxed);
   }
-  /// Adds one to kernel_calls() (kernels/dispatch.hpp). Thread-safe.
-  void count_kernel_call() const { kernel_calls_->fetch_add(1, std::memory_order_relaxed); }
+  /// Adds one to kernel_calls() (kernels/dispatch.hpp), or to the tally of the
+  /// kernel_call_tally_scope alive on the calling thread, if any. Thread-safe.
+  void count_kernel_call() const {
+    (redirect_ != nullptr ? redirect_ : kernel_calls_.get())
+        ->fetch_add(1, std::memory_order_relaxed);
+  }
+  /// The same context with a tally of its own, starting at 0 (what a kernel_call_tally_scope
+  /// counts into).
+  [[nodiscard]] exec_context with_own_tally() const {
+    exec_context c = *this;
+    c.kernel_calls_ = std::make_shared<std::atomic<std::int64_t>>(0);
+    return c;
+  }
 
  private:
   backend backend_;
@@ -71,6 +82,28 @@ class exec_context {
   const cuda::cuda_context* cuda_ = nullptr;
   std::shared_ptr<std::atomic<std::int64_t>> kernel_calls_ =
       std::make_shared<std::atomic<std::int64_t>>(0);
+  // The tally of the kernel_call_tally_scope alive on this thread (nullptr: none).
+  static inline thread_local std::atomic<std::int64_t>* redirect_ = nullptr;
+  friend class kernel_call_tally_scope;
+};
+
+/// While alive, every kernel call made on the constructing thread, on whatever context, is
+/// counted in `target`'s tally instead of its own context's. A PE's prefetch thread prepares a
+/// later batch on the PE's contexts while the PE thread computes: its calls belong to the batch
+/// it prepares, not to the step that is running (docs/design.md section 6.7). Not nestable;
+/// `target` must outlive the scope. Destroy on the constructing thread.
+class kernel_call_tally_scope {
+ public:
+  explicit kernel_call_tally_scope(const exec_context& target)
+      : previous_(exec_context::redirect_) {
+    exec_context::redirect_ = target.kernel_calls_.get();
+  }
+  ~kernel_call_tally_scope() { exec_context::redirect_ = previous_; }
+  kernel_call_tally_scope(const kernel_call_tally_scope&) = delete;
+  kernel_call_tally_scope& operator=(const kernel_call_tally_scope&) = delete;
+
+ private:
+  std::atomic<std::int64_t>* previous_;
 };
 
 }  // namespace coopgnn

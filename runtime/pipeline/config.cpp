@@ -327,6 +327,13 @@ std::vector<option_decl> make_table() {
        .value = M{&train_config::comm_timeout_s},
        .lo = 0,
        .hi = 1e9});
+  add({.name = "--prefetch",
+       .help = "Batches each PE prepares (seeds, sampling, feature loading) ahead of the one it "
+               "computes, on a prefetch thread with its own communicator; 0 = serial. Results are "
+               "bit for bit those of 0. Host and emulated backends (CUDA runs serially)",
+       .value = M{&train_config::prefetch},
+       .lo = 0,
+       .hi = 8});
   add({.name = "--epochs",
        .help = "Training epochs",
        .value = M{&train_config::epochs},

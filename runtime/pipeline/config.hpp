@@ -131,6 +131,10 @@ struct train_config {
   int threads_per_pe = 0;
   /// Host threads per PE used by the sampler; 0 = the PE's thread budget (sampler_threads).
   int sample_threads = 0;
+  /// --prefetch: batches a PE prepares (seeds, sampling, feature loading) ahead of the one it
+  /// computes, on a prefetch thread with its own communicator (docs/design.md section 6.7);
+  /// 0 = serial. Results do not depend on it. The CUDA backend runs serially whatever it is.
+  int prefetch = 0;
   /// --peer-timeout: seconds a PE waits for its peers in one collective before the run fails
   /// naming the collective and the missing PEs (every communicator; tma: every MPI wait);
   /// 0 = wait forever. A peer that throws stops the others at once, whatever this is.

@@ -9,7 +9,7 @@
 namespace coopgnn {
 
 prepared_batch trainer::prepare(step_context& sc, pe_state& pe, std::span<const vid_t> global_batch,
-                                const step_options& opt) {
+                                const step_options& opt, bool load) {
   prepared_batch b;
   b.index = sc.batch_index;
   // 1. This PE's seeds: the task's items it takes (by the protocol) and the encoder's seeds.
@@ -17,7 +17,28 @@ prepared_batch trainer::prepare(step_context& sc, pe_state& pe, std::span<const 
   // 2. Sampling, then storage rows (or embedding rows) for the input nodes.
   sample(sc, pe, task_->excluded(global_batch), opt, b);
   if (ds_.hetero) count_by_type(*ds_.hetero, sc.ctx, b.mb, b.work);
-  load_features(sc, pe, b);
+  if (load) load_features(sc, pe, b);
+  return b;
+}
+
+prepared_batch trainer::prepare_ahead(pe_state& pe, std::span<const vid_t> global_batch,
+                                      std::uint32_t batch_index) {
+  // The prefetch thread's own meter, clock, staging and communicator: nothing the PE thread
+  // touches while it computes an earlier batch.
+  // Its kernel calls are counted apart, for the batch it prepares (the PE thread's step meter
+  // would otherwise see them in the step it runs meanwhile).
+  exec_context const tally = pe.ctx.with_own_tally();
+  kernel_call_tally_scope const counted(tally);
+  step_meter m({pe.prefetch_comm.get()}, *pe.prefetch_clock, {&tally});
+  metered_exchange x(pe.ctx, *pe.prefetch_comm, pe.prefetch_ws, m);
+  step_context sc = pe.stage_context(cfg_.num_pes, batch_index, m, x, true);
+  // Learnt input rows change in every step's optimizer: they are read by the step that
+  // computes the batch, after the previous step's update (docs/design.md section 6.7).
+  prepared_batch b = prepare(sc, pe, global_batch, step_options{}, pe.emb == nullptr);
+  synchronize(pe.ctx);  // every span has ended (the host and emulated clocks: a no-op)
+  m.settle();
+  b.work = m.with_traffic(std::move(b.work));
+  b.ahead = prepare_record{m.t, m.cpu, std::move(m.traffic), x.staging_bytes()};
   return b;
 }
 
@@ -55,7 +76,7 @@ void trainer::sample(step_context& sc, pe_state& pe, std::span<const std::uint64
   const placed_graph* pg = graphs_[static_cast<std::size_t>(sc.rank)].get();
   bool const here = ctx.space() == memory_space::host || pg != nullptr;
   const exec_context& sctx = here ? ctx : pe.host_ctx;
-  communicator& scomm = here ? pe.rows_comm() : pe.comm;
+  communicator& scomm = here ? sc.rows_comm : sc.host_comm;
   csc_view const graph = pg != nullptr ? pg->graph.view() : view(g_);
   buffer_view<const std::uint16_t> const owner_of =
       pg != nullptr ? pg->owners.view() : host_view(owners_.map());
@@ -128,6 +149,7 @@ void trainer::load_features(step_context& sc, pe_state& pe, prepared_batch& b) {
   b.inputs = protocol_->pull(sc, b, last, "features", std::move(h));
   m.stage_end(m.t.feature_load, m.cpu.feature_load, span);
   b.working_set += static_cast<std::int64_t>(b.inputs.bytes());
+  b.loaded = true;
 }
 
 }  // namespace coopgnn

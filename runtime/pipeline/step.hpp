@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -31,6 +32,9 @@ struct step_context {
   const exec_context& ctx;        ///< the PE's compute context (host, emulated or CUDA)
   const exec_context& host_ctx;   ///< host work of the PE (host sampling, pair ids)
   communicator& host_comm;        ///< the host communicator (host data: pair ids)
+  /// The communicator of ctx.space() (sampling and row exchanges); the prefetch thread's own
+  /// on the prefetch stage (docs/design.md section 6.7), never the PE thread's.
+  communicator& rows_comm;
   int rank = 0;                   ///< this PE
   int pes = 1;                    ///< P
   std::uint64_t run_seed = 0;     ///< PE 0's seed (docs/design.md 4.1)
@@ -41,6 +45,15 @@ struct step_context {
   metered_exchange& exchange;
   /// True when the input rows are learnable: a gradient flows into the input layer's sources.
   [[nodiscard]] bool learns_inputs() const { return emb != nullptr; }
+};
+
+/// What the prefetch thread measured while it prepared a batch (docs/design.md section 6.7): its
+/// stage seconds and traffic, merged into the step that computes the batch.
+struct prepare_record {
+  stage_seconds t;                     ///< seconds of the seeds, sample and load stages
+  stage_seconds cpu;                   ///< the prefetch thread's CPU seconds of those stages
+  std::vector<layer_traffic> traffic;  ///< bytes sent per (layer, direction) while preparing
+  std::int64_t staging = 0;            ///< bytes: the largest send + receive staging
 };
 
 /// One batch sampled and its input rows loaded on one PE: the value the sample and load stages
@@ -61,6 +74,11 @@ struct prepared_batch {
                          ///< exchange
   work_counters work;    ///< the work of the batch on this PE so far
   std::int64_t working_set = 0;  ///< blocks, plans, input ids and rows (bytes)
+  /// False when the load stage is left to the step (learnt input rows read after the previous
+  /// step's optimizer: docs/design.md section 6.7); then `inputs` is empty.
+  bool loaded = false;
+  /// Prepared ahead on the prefetch thread: what it measured; empty when the step prepared it.
+  std::optional<prepare_record> ahead;
   /// The input ids as host memory: the minibatch's own on the host backend, else input_host.
   [[nodiscard]] std::span<const vid_t> input_ids_on_host() const {
     if (mb.input_nodes.space() == memory_space::host) return mb.input_nodes.host();

@@ -23,6 +23,7 @@
 #include "runtime/core/rng.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/npy.hpp"
+#include "runtime/pipeline/prefetcher.hpp"
 #include "runtime/pipeline/trainer_internal.hpp"
 
 namespace coopgnn {
@@ -228,6 +229,19 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
   place_graphs();
+  if (cfg.prefetch > 0 && prefetch_depth() == 0) {
+    log::warn("--prefetch {}: the CUDA backend prepares its batches serially (its prepare "
+              "stream is not written; docs/design.md section 6.7)",
+              cfg.prefetch);
+  }
+  if (prefetch_depth() > 0) {
+    // The prefetch threads' collectives go through a group of their own (docs/design.md 6.7).
+    prefetch_group_ = std::make_shared<host_comm_group>(cfg.num_pes, group_->timeout());
+    for (auto& pe : pes_) {
+      pe->prefetch_comm = std::make_unique<host_communicator>(prefetch_group_, pe->comm.rank());
+      pe->prefetch_clock = std::make_unique<stage_clock>(pe->ctx);
+    }
+  }
   // Every PE must key sampling and dropout on the same seed: PE 0's is broadcast.
   pes_[0]->run_seed = cfg.seed;
   run_pes([](pe_state& pe) {
@@ -308,6 +322,7 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
           errors[p] = std::current_exception();
           auto const why = fmt::format("PE {} failed: {}", p, e.what());
           group_->abort(why);
+          if (prefetch_group_) prefetch_group_->abort(why);
           if (pes_[p]->device_comm != nullptr) pes_[p]->device_comm->abort(why);
         }
         {
@@ -363,7 +378,7 @@ void trainer::exit_if_hung(std::mutex& mu, std::condition_variable& cv,
 }
 
 void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
-                      const step_options& opt) {
+                      const step_options& opt, prepared_batch* ready) {
   auto const L = cfg_.fanouts.size();
   auto const B = static_cast<std::int64_t>(global_batch.size());
   // The loss's normaliser: the batch, or the larger batch it is a share of (GGS over MPI).
@@ -377,8 +392,15 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   metered_exchange x(ctx, rows, pe.exchange_ws, m);
   step_context sc = pe.stage_context(cfg_.num_pes, batch_index, m, x);
 
-  // 1-2. Seeds, sampling and the input rows: a value the compute stages consume.
-  prepared_batch b = prepare(sc, pe, global_batch, opt);
+  // 1-2. Seeds, sampling and the input rows: a value the compute stages consume (prepared
+  //      here, or ahead on the prefetch thread: its measures join this step's).
+  prepared_batch b = ready != nullptr ? std::move(*ready) : prepare(sc, pe, global_batch, opt);
+  if (b.ahead) {
+    m.t += b.ahead->t;
+    m.cpu += b.ahead->cpu;
+    m.traffic = std::move(b.ahead->traffic);
+  }
+  if (!b.loaded) load_features(sc, pe, b);
   step_record r{.work = std::move(b.work), .working_set = b.working_set};
 
   // 3. Forward: model layer i consumes block L-1-i; its rows go to the next layer's requesters;
@@ -446,7 +468,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
     }
     m.stage_end(m.t.optimizer, m.cpu.optimizer, span);
   }
-  r.staging = x.staging_bytes();
+  r.staging = std::max(x.staging_bytes(), b.ahead ? b.ahead->staging : std::int64_t{0});
   finish_step(pe, opt, m, b, r);
 }
 
@@ -506,6 +528,10 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
                    const step_options& opt) {
   if (opt.trace != nullptr) opt.trace->assign(static_cast<std::size_t>(cfg_.num_pes), {});
   run_pes([&](pe_state& pe) { pe_step(pe, global_batch, batch_index, opt); });
+}
+
+int trainer::prefetch_depth() const {
+  return cfg_.compute_backend == backend::cuda ? 0 : cfg_.prefetch;
 }
 
 std::int64_t trainer::num_parameters() const { return pes_.at(0)->model.num_parameters(); }
@@ -632,13 +658,34 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
     if (!stopping && done < nb) window.before_step((epoch - 1) * nb + done);
   };
   std::function<bool()> const released = [this] { return group_->aborted(); };
+  int const depth = prefetch_depth();
   scoped_timer wall(nullptr);
   run_pes([&](pe_state& pe) {
     using fault_injection::plan;
+    auto const index_of = [&](std::int64_t b) {
+      return static_cast<std::uint32_t>((epoch - 1) * nb + b);
+    };
+    // --prefetch: batches b + 1 .. b + depth are prepared on the prefetch thread while b
+    // computes. Every PE asks for the same batches at the same points (here, after the step
+    // barrier), so the prefetch threads' collectives match; asked-for batches a stop leaves
+    // unused are still prepared on every PE, then dropped (docs/design.md 6.7).
+    std::optional<batch_prefetcher> ahead;
+    if (depth > 0) {
+      ahead.emplace(fmt::format("PE {} prefetch", pe.comm.rank()),
+                    [this](const std::string& why) { prefetch_group_->abort(why); });
+    }
+    std::int64_t asked = from.next_batch;
     for (std::int64_t b = from.next_batch; b < nb; ++b) {
-      auto const index = static_cast<std::uint32_t>((epoch - 1) * nb + b);
+      auto const index = index_of(b);
+      for (; ahead && asked < nb && asked <= b + depth; ++asked) {
+        ahead->submit([this, &pe, batch = epoch_batch(order, asked), i = index_of(asked)] {
+          return prepare_ahead(pe, batch, i);
+        });
+      }
       fault_injection::at_step(plan::target::pe, pe.comm.rank(), index, released);  // test-only
-      pe_step(pe, epoch_batch(order, b), index, step_options{});
+      std::optional<prepared_batch> ready;
+      if (ahead) ready = ahead->next();
+      pe_step(pe, epoch_batch(order, b), index, step_options{}, ready ? &*ready : nullptr);
       if (progress && pe.comm.rank() == 0) progress(b + 1, nb);
       fault_injection::at_step(plan::target::pe, pe.comm.rank(), index, released, plan::point::end);
       group_->wait(pe.comm.rank(), "step barrier", decide);

@@ -312,12 +312,23 @@ class trainer {
                     const std::vector<char>& finished) const;
   /// One training step of one PE, the same for every backend and for every protocol and task
   /// (step.hpp): prepare, then forward, loss and backward, gradient all-reduce, optimizer.
+  /// `ready`: the batch prepare_ahead made (its measures merged into the step's; its rows
+  /// loaded here when it left them), or null to prepare it in the step.
   void pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::uint32_t batch_index,
-               const step_options& opt);
-  /// The stages a batch needs before it computes (seeds, sample, load features), as a value a
-  /// later compute stage consumes.
+               const step_options& opt, prepared_batch* ready = nullptr);
+  /// The stages a batch needs before it computes (seeds, sample, and with `load` the features),
+  /// as a value a later compute stage consumes; collectives on sc's communicators.
   prepared_batch prepare(step_context& sc, pe_state& pe, std::span<const vid_t> global_batch,
-                         const step_options& opt);
+                         const step_options& opt, bool load = true);
+  /// prepare() on the prefetch thread of `pe` (docs/design.md section 6.7): its own meter,
+  /// clock, staging and communicator (pe.prefetch_comm); the features left to the step when the
+  /// input rows are learnt. Returns the batch with b.work including the prefetch
+  /// communicator's traffic and b.ahead the stage seconds. Collective over the prefetch group.
+  prepared_batch prepare_ahead(pe_state& pe, std::span<const vid_t> global_batch,
+                               std::uint32_t batch_index);
+  /// The prefetch depth this run uses: cfg.prefetch on the host and emulated backends, 0 on
+  /// CUDA (the prepare stream is not written: docs/design.md section 6.7).
+  [[nodiscard]] int prefetch_depth() const;
   /// Sampling of b.seeds into b (timed; counts the id traffic) with the protocol: in the PE's
   /// space (host, or its device with sample_on_device), or on the host with the blocks then
   /// copied to the device; then the routes are placed in the PE's space. `excluded`: ascending
@@ -374,6 +385,8 @@ class trainer {
   matrix<float> owned_features_;  // features read here when the dataset left them in the file
   matrix<std::uint16_t> owned_features16_;  // the same for 16-bit features (feature_type)
   std::shared_ptr<host_comm_group> group_;
+  /// --prefetch > 0: the prefetch threads' communicators' group (null otherwise).
+  std::shared_ptr<host_comm_group> prefetch_group_;
   std::vector<std::unique_ptr<pe_state>> pes_;
   mutable std::unique_ptr<models::gnn_model> host_copy_;     // host_model() off the host backend
   std::vector<std::shared_ptr<const placed_graph>> graphs_;  // [P]; null: the PE samples on

@@ -66,6 +66,12 @@ struct trainer::pe_state {
   exchange_workspace exchange_ws;
   /// The global-batch loss of this PE's most recent step (trainer::last_loss); NaN before one.
   double last_loss = std::numeric_limits<double>::quiet_NaN();
+  /// --prefetch > 0 (docs/design.md section 6.7): the prefetch thread's communicator (of a
+  /// group apart from `comm`'s, so that its collectives never interleave with the PE thread's),
+  /// its stage clock and its exchange staging; null / unused when the PE prepares serially.
+  std::unique_ptr<host_communicator> prefetch_comm;
+  std::unique_ptr<stage_clock> prefetch_clock;
+  exchange_workspace prefetch_ws;
   /// The communicator of ctx.space(): the device communicator on the CUDA backend, the host one
   /// for host and emulated memory.
   communicator& rows_comm() { return device_comm != nullptr ? *device_comm : comm; }
@@ -79,12 +85,14 @@ struct trainer::pe_state {
   [[nodiscard]] std::vector<const exec_context*> metered_contexts() const {
     return {&ctx, &host_ctx};
   }
-  /// What the stages of step `batch_index` (of `pes` PEs) use of this PE.
+  /// What the stages of step `batch_index` (of `pes` PEs) use of this PE; `ahead`: those of the
+  /// prefetch thread, whose collectives go through prefetch_comm.
   step_context stage_context(int pes, std::uint32_t batch_index, step_meter& m,
-                             metered_exchange& x) {
+                             metered_exchange& x, bool ahead = false) {
     return {.ctx = ctx,
             .host_ctx = host_ctx,
-            .host_comm = comm,
+            .host_comm = ahead ? *prefetch_comm : comm,
+            .rows_comm = ahead ? *prefetch_comm : rows_comm(),
             .rank = comm.rank(),
             .pes = pes,
             .run_seed = run_seed,

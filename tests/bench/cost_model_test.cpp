@@ -54,6 +54,25 @@ TEST(CostModel, KernelIsTheSlowerOfBytesAndFlops) {
   EXPECT_DOUBLE_EQ(kernel_seconds(m, 1e3, 4e9, false), 4.0);
 }
 
+TEST(CostModel, OnlyWhatTheRuntimeOverlapsIsSubtracted) {
+  // The prefetch thread overlaps on the host and emulated backends; CUDA prepares serially.
+  EXPECT_TRUE(overlaps_prepare(backend::host, 1));
+  EXPECT_TRUE(overlaps_prepare(backend::emulated, 2));
+  EXPECT_FALSE(overlaps_prepare(backend::host, 0));
+  EXPECT_FALSE(overlaps_prepare(backend::cuda, 1));
+  modelled_seconds s;
+  s.sample = 1;
+  s.feature_load = 2;  // prepare: 3
+  s.forward = 4;
+  s.backward = 5;
+  s.optimizer = 1;  // compute: 10
+  s.communication = 7;
+  EXPECT_DOUBLE_EQ(step_total(s, false), 20);
+  EXPECT_DOUBLE_EQ(step_total(s, true), 17);  // the 3 s of prepare hidden; links kept in series
+  s.sample = 30;                              // prepare 32 hides the compute's 10 instead
+  EXPECT_DOUBLE_EQ(step_total(s, true), 39);
+}
+
 TEST(CostModel, StagesOfOneLayerByHand) {
   auto const m = round_machine();
   cost_options o;  // SAGE, dropout, UVA

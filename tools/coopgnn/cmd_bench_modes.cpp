@@ -100,6 +100,7 @@ void take_table_options(bench_modes_args& a) {
   a.opt.num_blocks = a.cfg.num_blocks;
   a.opt.seed = a.cfg.seed;
   a.opt.batch_dependency = a.cfg.batch_dependency;
+  a.opt.prefetch = a.cfg.prefetch;
   a.opt.gemm_math = a.gemm_math_given ? to_string(a.cfg.gemm) : std::string();
 }
 
@@ -228,7 +229,8 @@ void add_bench_modes_command(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--warmup", a->opt.warmup, "Batches run before measuring")->capture_default_str();
   for (const char* name : {"--model", "--num-bases", "--num-blocks", "--hidden", "--heads",
-                           "--out-heads", "--attn-dropout", "--seed", "--batch-dependency"}) {
+                           "--out-heads", "--attn-dropout", "--seed", "--batch-dependency",
+                           "--prefetch"}) {
     add_table_option(*cmd, train_option(name), a->cfg);
   }
   cmd->add_option("--backend", a->backend,
