@@ -92,6 +92,9 @@ void expect_same_work(const work_counters& a, const work_counters& b, int epoch)
   EXPECT_EQ(a.alltoall_bytes, b.alltoall_bytes) << "epoch " << epoch;
   EXPECT_EQ(a.alltoall_calls, b.alltoall_calls) << "epoch " << epoch;
   EXPECT_EQ(a.collectives, b.collectives) << "epoch " << epoch;
+  EXPECT_EQ(a.collective_calls, b.collective_calls) << "epoch " << epoch;
+  EXPECT_EQ(a.count_exchanges, b.count_exchanges) << "epoch " << epoch;
+  EXPECT_EQ(a.kernel_calls, b.kernel_calls) << "epoch " << epoch;
   EXPECT_EQ(a.allreduce_bytes, b.allreduce_bytes) << "epoch " << epoch;
   EXPECT_EQ(a.cache_hits, b.cache_hits) << "epoch " << epoch;
   EXPECT_EQ(a.cache_misses, b.cache_misses) << "epoch " << epoch;
