@@ -69,6 +69,7 @@ def run_coopgnn(a, model):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         with open(metrics) as f:
             lines = [json.loads(x) for x in f if x.strip()]
+    lines = [x for x in lines if "epoch" in x]  # the epoch lines, not the selection record
     secs = [x["seconds"]["epoch"] for x in lines]
     return secs, lines[-1]["test_metric"], " ".join(cmd)
 

@@ -45,6 +45,7 @@ import json, pathlib, sys
 for f in sorted(pathlib.Path(sys.argv[1]).glob("*.jsonl")):
     for line in f.open():
         r = json.loads(line)
+        if "epoch" not in r: continue  # the run's selection record
         print(f.name, r["epoch"], repr(r["train_loss"]), r.get("val_metric"), r.get("test_metric"),
               json.dumps(r["work"], sort_keys=True), json.dumps(r.get("cache"), sort_keys=True))
 PY

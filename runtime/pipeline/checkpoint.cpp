@@ -661,6 +661,14 @@ fs::path write_checkpoint(const fs::path& dir, const checkpoint& c) {
     arrays["embeddings_adam_v"] =
         put_array(tmp, "embeddings_adam_v", flat(s.emb_v), shape_of(s.emb_v));
   }
+  if (!c.selected_params.empty()) {
+    arrays["selected_params"] = put_array(tmp, "selected_params", c.selected_params,
+                                          {static_cast<std::int64_t>(c.selected_params.size())});
+  }
+  if (c.selected_emb.rows() > 0) {
+    arrays["selected_embeddings"] =
+        put_array(tmp, "selected_embeddings", flat(c.selected_emb), shape_of(c.selected_emb));
+  }
   json m = {{"format", kFormat},
             {"version", kVersion},
             {"kind", "checkpoint"},
@@ -714,6 +722,17 @@ checkpoint read_checkpoint(const fs::path& dir) {
     c.state.emb_v = get_array(cdir, m, "embeddings_adam_v", file);
     c.state.emb_steps =
         manifest_int(m, "embedding_steps", file, "embedding_steps", 0, kMaxCheckpointCount);
+  }
+  // Optional: absent without a selected epoch's parameters, and in older checkpoints.
+  if (get_key<json>(m, "arrays", file).contains("selected_params")) {
+    c.selected_params = vec(get_array(cdir, m, "selected_params", file));
+    if (c.selected_params.size() != c.state.params.size()) {
+      COOPGNN_IO_FAIL("{}: selected_params holds {} values, params {}", file.string(),
+                      c.selected_params.size(), c.state.params.size());
+    }
+  }
+  if (get_key<json>(m, "arrays", file).contains("selected_embeddings")) {
+    c.selected_emb = get_array(cdir, m, "selected_embeddings", file);
   }
   if (c.state.adam_m.size() != c.state.params.size() ||
       c.state.adam_v.size() != c.state.params.size()) {

@@ -107,7 +107,13 @@ struct checkpoint {
   epoch_position position;                             ///< where the run stands
   std::int64_t batches_per_epoch = 0;                  ///< of the run (checked on resume)
   trainer_state state;                                 ///< weights, Adam, embeddings
-  nlohmann::json extra = nlohmann::json::object();     ///< tool-level state (totals so far)
+  nlohmann::json extra = nlohmann::json::object();     ///< tool-level state (totals so far,
+                                                       ///< the selection: model_selector)
+  /// --select-best val: the parameters [num_parameters] and embedding table [|V|, D] of the
+  /// epoch selected so far (arrays selected_params and selected_embeddings); empty when the
+  /// run holds none (and in checkpoints written before selection existed).
+  std::vector<float> selected_params;
+  matrix<float> selected_emb;
   std::filesystem::path path;  ///< read_checkpoint: the directory it was read from
 };
 

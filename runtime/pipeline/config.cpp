@@ -117,6 +117,14 @@ stage_seconds& stage_seconds::operator+=(const stage_seconds& o) {
   return *this;
 }
 
+std::string to_string(select_best_kind k) { return k == select_best_kind::last ? "last" : "val"; }
+
+select_best_kind parse_select_best(const std::string& name) {
+  if (name == "val") return select_best_kind::val;
+  if (name == "last") return select_best_kind::last;
+  COOPGNN_FAIL("--select-best '{}': expected val or last", name);
+}
+
 std::string to_string(gemm_math m) { return m == gemm_math::tf32 ? "tf32" : "fp32"; }
 
 gemm_math parse_gemm_math(const std::string& name) {
@@ -386,6 +394,14 @@ std::vector<option_decl> make_table() {
        .help = "Evaluate (full-neighbour inference) every N epochs; 0 = only after the last "
                "epoch, which is always evaluated",
        .value = M{&train_config::eval_every}});
+  add({.name = "--select-best",
+       .help = "The epoch the summary, the selection record of --metrics-out and --save-model "
+               "take: val (the evaluated epoch of best validation metric, the earlier on ties; "
+               "with --eval-every N only evaluated epochs count) or last (the last epoch)",
+       .value =
+           N{[](const train_config& c) { return to_string(c.select_best); },
+             [](train_config& c, const std::string& v) { c.select_best = parse_select_best(v); },
+             {"val", "last"}}});
   add({.name = "--gemm-math",
        .help = "Arithmetic of the model's dense GEMMs: fp32, or tf32 (cuBLAS TF32 Tensor Core "
                "math, FP32 accumulation, on the CUDA backend; the host backend computes in FP32 "

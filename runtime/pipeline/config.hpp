@@ -63,6 +63,14 @@ std::string to_string(gemm_math m);  ///< "fp32" / "tf32"
 /// Parses "fp32" or "tf32". @throws logic_error naming --gemm-math otherwise.
 gemm_math parse_gemm_math(const std::string& name);
 
+/// Which epoch a run reports and saves (--select-best): `val`, the evaluated epoch of highest
+/// validation metric (the earlier epoch on ties; PyG's and OGB's examples, Velickovic et al. 2018
+/// section 3.3), or `last`, the last epoch.
+enum class select_best_kind { val, last };
+std::string to_string(select_best_kind k);  ///< "val" / "last"
+/// Parses "val" or "last". @throws logic_error naming --select-best otherwise.
+select_best_kind parse_select_best(const std::string& name);
+
 /// Everything that decides a training run. Defaults are what `coopgnn train` uses.
 struct train_config {
   minibatch_mode mode = minibatch_mode::cooperative;
@@ -125,6 +133,9 @@ struct train_config {
   float dropout = 0.5f;
   std::uint64_t seed = 0;
   int eval_every = 1;  ///< evaluate every N epochs (and after the last)
+  /// The epoch the run's summary, its selection record and --save-model take (model_selector,
+  /// runtime/pipeline/selection.hpp). Changes no per-epoch number.
+  select_best_kind select_best = select_best_kind::val;
   /// Host threads per PE for BLAS and the parallel host kernels (the PE's exec_context
   /// threads()); 0 = auto, max(1, hardware threads / num_pes) (pe_thread_budget). Results do not
   /// depend on it.
@@ -271,6 +282,23 @@ struct stage_seconds {
   }
 };
 
+/// The epoch a run selected (--select-best) and its metrics: a run's result (the totals
+/// run_training returns carry it), its summary line and its `--metrics-out` selection record
+/// (report.hpp: selection_json).
+struct model_selection {
+  select_best_kind rule = select_best_kind::val;
+  int epoch = 0;  ///< 1-based; 0: no epoch selected (nothing trained)
+  int epochs = 0;  ///< the run's last epoch when selecting (the candidates were epochs <= it)
+  std::string metric_name;  ///< the selection metric (epoch_report::metric_name)
+  double val_metric = 0;    ///< the selected epoch's validation metric (NaN when not evaluated)
+  double test_metric = 0;   ///< its test metric
+  std::vector<std::pair<std::string, double>> val_metrics, test_metrics;  ///< every metric
+  /// Why this epoch when the rule could not apply as stated ("" otherwise): no evaluated epoch
+  /// had a validation metric, or the selection started after a resume (a checkpoint without the
+  /// selection state).
+  std::string note;
+};
+
 /// What one epoch produced, for printing and for --metrics-out.
 struct epoch_report {
   std::string mode;
@@ -302,6 +330,9 @@ struct epoch_report {
   /// (after its evaluation), bytes; -1 where /proc/self/status is unavailable.
   std::int64_t peak_rss_bytes = -1;
   std::int64_t rss_bytes = -1;
+  /// A run's totals (run_training): the epoch --select-best chose; epoch 0 (none) in the
+  /// per-epoch reports.
+  model_selection selected;
 };
 
 /// The host thread budget of one PE: c.threads_per_pe when > 0, else (auto) max(1, hardware

@@ -97,6 +97,20 @@ link_batch make_link_batch(const link_task& task, std::span<const vid_t> positiv
   return out;
 }
 
+bool one_negative_per_query(const pair_set& set) {
+  if (set.indexes.empty() || set.labels.size() != set.indexes.size()) return false;
+  std::size_t i = 0;
+  while (i < set.indexes.size()) {
+    std::size_t j = i;
+    std::int64_t neg = 0;
+    for (; j < set.indexes.size() && set.indexes[j] == set.indexes[i]; ++j)
+      neg += set.labels[j] == 0;
+    if (neg != 1 || j - i != 2) return false;  // one positive and one negative
+    i = j;
+  }
+  return true;
+}
+
 std::string link_metric_name(const link_task& task, const pair_set& set, int topk) {
   bool neg = false;
   for (auto l : set.labels) neg = neg || l == 0;
@@ -104,7 +118,7 @@ std::string link_metric_name(const link_task& task, const pair_set& set, int top
                   "link-prediction task '{}': an evaluation set has queries (indexes) but no "
                   "negatives (labels 0) to rank its positives against",
                   task.name);
-  if (!set.indexes.empty()) return "mrr";
+  if (!set.indexes.empty()) return one_negative_per_query(set) ? "roc_auc" : "mrr";
   if (neg) return "roc_auc";
   COOPGNN_EXPECTS(task.user_item(),
                   "link-prediction task '{}': an evaluation set holds positives only and the "
@@ -144,8 +158,10 @@ link_eval evaluate_pairs(const models::link_decoder<float>& decoder, const matri
   link_eval out;
   if (!set.indexes.empty()) {
     auto const r = models::rank_queries(scores, labels, set.indexes);
-    out.metric_name = "mrr";
-    out.value = r.mrr;
+    if (!one_negative_per_query(set)) {  // one negative per positive: ROC-AUC selects (below)
+      out.metric_name = "mrr";
+      out.value = r.mrr;
+    }
     out.all = {{"mrr", r.mrr},
                {"mrr_ogb", r.mrr_ogb},
                {"hits@1", r.hits1},

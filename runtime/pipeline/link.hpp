@@ -60,12 +60,21 @@ link_batch make_link_batch(const link_task& task, std::span<const vid_t> positiv
 
 /// Metrics of one evaluation set: the model-selection value and every metric computed.
 struct link_eval {
-  std::string metric_name;  ///< "mrr" (queries), "roc_auc" (labelled pairs), "recall@K"
+  std::string metric_name;  ///< "mrr" (queries of > 1 negative), "roc_auc" (labelled pairs,
+                            ///< or one negative per positive), "recall@K"
   double value = 0;
   std::vector<std::pair<std::string, double>> all;  ///< name, value
 };
 
-/// Which metric selects models on `set` (see evaluate_pairs / evaluate_user_item).
+/// True when `set` has queries (indexes) and every query holds exactly one positive and one
+/// negative (split-edges --negatives 1): its MRR can only be 1 or 1/2 per query, so ROC-AUC
+/// selects models instead. O(|set|); false for a set without queries.
+bool one_negative_per_query(const pair_set& set);
+
+/// Which metric selects models on `set` (see evaluate_pairs / evaluate_user_item): "mrr" for
+/// queries with more than one negative, "roc_auc" for labelled pairs without queries or with
+/// one negative per positive (one_negative_per_query), "recall@K" for positives only on
+/// user-item data.
 /// @throws logic_error when the set cannot be scored (positives only on non-user-item data).
 std::string link_metric_name(const link_task& task, const pair_set& set, int topk);
 
@@ -85,7 +94,8 @@ std::vector<float> score_pairs(const models::link_decoder<float>& decoder, const
 /// distmult decoder with each pair's set.relation, relation 0 when the set has none) and
 /// computes: with `indexes`, MRR (ties against the positive), OGB's MRR, Hits@1/10/50
 /// (models/link_metrics.hpp); with both labels present, ROC-AUC and average precision.
-/// metric_name: "mrr" with queries, else "roc_auc".
+/// metric_name and value: "mrr" with queries of more than one negative, else "roc_auc" (one
+/// negative per positive, one_negative_per_query, or no queries); `all` holds every metric.
 /// @throws logic_error when the set has no negatives, or as the metrics.
 link_eval evaluate_pairs(const models::link_decoder<float>& decoder, const matrix<float>& z,
                          const pair_set& set);

@@ -37,6 +37,43 @@ std::string extra_metrics(const epoch_report& r) {
 }
 }  // namespace
 
+nlohmann::json selection_json(const model_selection& s, const std::string& task) {
+  nlohmann::json j;
+  j["record"] = "selection";
+  j["select_best"] = to_string(s.rule);
+  j["selected_epoch"] = s.epoch;
+  j["epochs"] = s.epochs;
+  j["metric_name"] = s.metric_name;
+  j["task"] = task;
+  j["val_metric"] = number_or_null(s.val_metric);
+  j["test_metric"] = number_or_null(s.test_metric);
+  if (!s.val_metrics.empty() || !s.test_metrics.empty()) {
+    nlohmann::json val = nlohmann::json::object(), test = nlohmann::json::object();
+    for (auto const& [k, v] : s.val_metrics) val[k] = number_or_null(v);
+    for (auto const& [k, v] : s.test_metrics) test[k] = number_or_null(v);
+    j["metrics"] = {{"val", val}, {"test", test}};
+  }
+  if (!s.note.empty()) j["note"] = s.note;
+  return j;
+}
+
+std::string format_selection(const model_selection& s) {
+  std::string const which =
+      s.rule == select_best_kind::val
+          ? fmt::format("selected epoch {} of {} (best val {})", s.epoch, s.epochs, s.metric_name)
+          : fmt::format("selected epoch {} (the last)", s.epoch);
+  std::string out =
+      fmt::format("{}: val {} {}  test {} {}", which, s.metric_name, metric_text(s.val_metric),
+                  s.metric_name, metric_text(s.test_metric));
+  std::string more;
+  for (auto const& [k, v] : s.test_metrics) {
+    if (k != s.metric_name) more += fmt::format(" {} {}", k, metric_text(v));
+  }
+  if (!more.empty()) out += "  |  test" + more;
+  if (!s.note.empty()) out += fmt::format("  ({})", s.note);
+  return out;
+}
+
 std::string make_run_id(std::chrono::system_clock::time_point start) {
   std::uint64_t bits = 0;
   try {

@@ -23,6 +23,19 @@ namespace coopgnn {
 /// every row is a miss), batches. NaN metrics (not evaluated) are written as null.
 nlohmann::json to_json(const epoch_report& r);
 
+/// The `--metrics-out` selection record of a run (written once, after its last epoch record):
+/// record "selection", select_best ("val" / "last"), selected_epoch (1-based), epochs (the run's
+/// last epoch), metric_name, task, val_metric and test_metric of the selected epoch, metrics
+/// {val: {name: value}, test: {...}} (every metric of that epoch; absent when none), and note
+/// (why the rule could not apply as stated; absent when empty). It has no "epoch" key, so
+/// readers of the per-epoch records skip it by that, or by "record". NaN metrics are null.
+nlohmann::json selection_json(const model_selection& s, const std::string& task);
+
+/// One console line for a run's selection: "selected epoch E of N (best val METRIC): val METRIC
+/// V  test METRIC T" (rule val), "selected epoch N (the last): ..." (rule last), then the other
+/// test metrics and the note.
+std::string format_selection(const model_selection& s);
+
 /// A run's identifier for its --metrics-out lines: the UTC start time and 64 random bits
 /// (std::random_device), "YYYYMMDDTHHMMSSZ-xxxxxxxxxxxxxxxx" (16 lower-case hex digits), so that
 /// lines of several runs in one file are told apart and sort by start. Does not throw beyond

@@ -96,8 +96,8 @@ bool signal_after_checkpoint(pid_t pid, const fs::path& dir, int epoch, int sig)
   return false;
 }
 
-/// The metrics lines by epoch (the last line of each epoch), timings removed; every line must
-/// be complete JSON.
+/// The metrics lines by epoch (the last line of each epoch), timings removed, and the selection
+/// record under key 0; every line must be complete JSON.
 std::map<int, json> metrics_by_epoch(const fs::path& file) {
   std::string const text = test::read_text(file);
   EXPECT_TRUE(text.empty() || text.back() == '\n') << "a torn last line:\n" << text;
@@ -108,8 +108,14 @@ std::map<int, json> metrics_by_epoch(const fs::path& file) {
     json j = json::parse(line, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "not a complete JSON line: " << line;
     if (j.is_discarded()) continue;
+    j.erase("run_id");  // each process draws its own
+    if (!j.contains("epoch")) {
+      // The run's selection record (every run ends with one): one per run, under key 0.
+      if (out.count(0) != 0) EXPECT_EQ(out[0], j) << "two different selection records";
+      out[0] = j;
+      continue;
+    }
     j.erase("seconds");
-    j.erase("run_id");                    // each process draws its own
     j["memory"].erase("peak_rss_bytes");  // the process's RSS differs from run to run
     j["memory"].erase("rss_bytes");
     int const e = j["epoch"].get<int>();
@@ -135,7 +141,7 @@ TEST(Interrupts, KillNineThenResumeReproducesTheUninterruptedRun) {
   test::temp_dir dir;
   run(train_args((dir / "straight.jsonl").string(), kEpochs), dir / "straight.log");
   auto const want = metrics_by_epoch(dir / "straight.jsonl");
-  ASSERT_EQ(want.size(), static_cast<std::size_t>(kEpochs));
+  ASSERT_EQ(want.size(), static_cast<std::size_t>(kEpochs) + 1) << "epochs and the selection";
   ASSERT_GT(want.at(kEpochs)["train_loss"].get<double>(), 0.0);
 
   auto args = train_args((dir / "killed.jsonl").string(), kEpochs);
@@ -207,7 +213,8 @@ TEST(SavedModel, PredictReproducesTheRunsTestAccuracyAndEmbedItsLogits) {
   auto args = train_args((dir / "m.jsonl").string(), 2);
   args.insert(args.end(), {"--save-model", (dir / "model").string()});
   run(args, dir / "train.log");
-  double const test_acc = metrics_by_epoch(dir / "m.jsonl").at(2)["test_metric"].get<double>();
+  // The saved model is the selected epoch's (--select-best val, the default).
+  double const test_acc = metrics_by_epoch(dir / "m.jsonl").at(0)["test_metric"].get<double>();
   run({"predict", "--model", (dir / "model").string(), "--out", (dir / "cls.npy").string(),
        "--out-logits", (dir / "logits.npy").string()},
       dir / "predict.log");

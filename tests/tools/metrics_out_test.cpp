@@ -45,7 +45,8 @@ TEST(MetricsOut, EveryLineCarriesItsRunsId) {
   auto const m = d / "m.jsonl";
   ASSERT_EQ(run_train_cli(run_args("train", m)), "");
   auto const first = lines_of(m);
-  ASSERT_EQ(first.size(), 2U);
+  ASSERT_EQ(first.size(), 3U) << "two epochs and the selection record";
+  EXPECT_EQ(first[2]["record"], "selection");
   std::regex const form("[0-9]{8}T[0-9]{6}Z-[0-9a-f]{16}");
   for (const auto& j : first) {
     ASSERT_TRUE(j.contains("run_id")) << j.dump();
@@ -62,18 +63,22 @@ TEST(MetricsOut, EveryLineCarriesItsRunsId) {
   args.push_back("--append-metrics");
   ASSERT_EQ(run_train_cli(args), "");
   auto const all = lines_of(m);
-  ASSERT_EQ(all.size(), 4U);
+  ASSERT_EQ(all.size(), 7U) << "3 + per mode one epoch and its selection record";
   EXPECT_EQ(all[0]["run_id"], first[0]["run_id"]);
-  EXPECT_NE(all[2]["run_id"], first[0]["run_id"]);
-  EXPECT_EQ(all[2]["run_id"], all[3]["run_id"]) << "compare's two modes are one run";
-  EXPECT_NE(all[2]["mode"], all[3]["mode"]);
+  EXPECT_NE(all[3]["run_id"], first[0]["run_id"]);
+  EXPECT_EQ(all[3]["run_id"], all[5]["run_id"]) << "compare's two modes are one run";
+  EXPECT_NE(all[3]["mode"], all[5]["mode"]);
+  EXPECT_EQ(all[4]["record"], "selection");
+  EXPECT_EQ(all[4]["mode"], all[3]["mode"]);
+  EXPECT_EQ(all[6]["record"], "selection");
+  EXPECT_EQ(all[6]["mode"], all[5]["mode"]);
 }
 
 TEST(MetricsOut, AnEmptyExistingFileNeedsNoFlag) {
   temp_dir d;
   test::write_text(d / "m.jsonl", "");
   ASSERT_EQ(run_train_cli(run_args("train", d / "m.jsonl", "1")), "");
-  EXPECT_EQ(lines_of(d / "m.jsonl").size(), 1U);
+  EXPECT_EQ(lines_of(d / "m.jsonl").size(), 2U) << "one epoch and the selection record";
 }
 
 TEST(MetricsOut, RunIdsDiffer) {

@@ -27,6 +27,7 @@
 #include "runtime/graph/transforms.hpp"
 #include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/report.hpp"
+#include "runtime/pipeline/selection.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/output_paths.hpp"
@@ -730,7 +731,8 @@ void check_checkpoint_dir(const train_options& o, const nlohmann::json& identity
 
 /// Trains one configuration for cfg.epochs epochs (from a checkpoint with --resume, saving them
 /// with --checkpoint, stopping cleanly on SIGINT/SIGTERM when `stoppable`); returns (last
-/// epoch, totals over epochs).
+/// epoch, totals over epochs); the totals' `selected` is the epoch --select-best chose, whose
+/// selection record ends the run's --metrics-out lines and whose parameters --save-model writes.
 /// @throws interrupted after a clean stop.
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
                                                    line_appender* jsonl, bool stoppable = false) {
@@ -749,6 +751,11 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
   if (!o.checkpoint.empty()) check_checkpoint_dir(o, identity);
   trainer tr(data.ds, data.g, o.cfg);
   auto const nb = tr.batches_per_epoch();
+  // --select-best val keeps a host copy of the selected epoch's parameters when they will be
+  // saved: by --save-model, or in checkpoints (a resumed run selects what the whole run would).
+  model_selector selector(o.cfg.select_best);
+  bool const val_rule = o.cfg.select_best == select_best_kind::val;
+  bool const keep_params = val_rule && (!o.save_model.empty() || !o.checkpoint.empty());
   epoch_report last, total;
   total.mode = to_string(o.cfg.mode);
   total.pes = o.cfg.num_pes;
@@ -776,6 +783,17 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
       fmt::print("resumed from {}: epoch {} batch {}/{}\n", c.path.string(), pos.epoch,
                  pos.next_batch, nb);
     }
+    if (val_rule && c.extra.contains("selection")) {
+      selector.restore(c.extra["selection"], std::move(c.selected_params),
+                       std::move(c.selected_emb), manifest);
+    } else if (val_rule) {
+      std::string const note = fmt::format(
+          "selected among epochs {} to {} only: the checkpoint holds no selection state "
+          "(written by an older coopgnn, or with --select-best last)",
+          pos.epoch, o.cfg.epochs);
+      selector.set_note(note);
+      if (!o.quiet) fmt::print("note: --select-best val: {}\n", note);
+    }
   }
   if (!o.quiet) {
     fmt::print(
@@ -801,6 +819,13 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     c.batches_per_epoch = nb;
     c.state = tr.state();
     c.extra = {{"totals", totals_json(total)}};
+    if (val_rule) {
+      c.extra["selection"] = selector.to_json();
+      if (const auto* p = selector.params()) {
+        c.selected_params = *p;
+        c.selected_emb = selector.embeddings();
+      }
+    }
     saved = write_checkpoint(o.checkpoint, c).string();
   };
   auto stop_requested = [stoppable] { return stoppable && signals::stop_signal() != 0; };
@@ -838,6 +863,10 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
       line["options"] = arithmetic_options(o.cfg);
       jsonl->append(line.dump());
     }
+    if (selector.offer(last) && keep_params) {
+      selector.keep(tr.parameters(),
+                    o.cfg.embedding_dim > 0 ? tr.embedding_values() : matrix<float>());
+    }
     total.epoch = e;
     total.seconds += last.seconds;
     total.epoch_seconds += last.epoch_seconds;
@@ -851,14 +880,29 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     if (e % o.checkpoint_every == 0 || e == o.cfg.epochs) save(at);
   }
   if (!o.quiet && !saved.empty()) fmt::print("checkpoint: {}\n", saved);
+  total.selected = selector.selected();
+  if (jsonl != nullptr && total.selected.epoch > 0) {
+    nlohmann::json line = selection_json(total.selected, to_string(o.cfg.task));
+    line["run_id"] = o.run_id;
+    line["mode"] = to_string(o.cfg.mode);
+    jsonl->append(line.dump());
+  }
   if (!o.save_model.empty()) {
     saved_model m;
     m.config = model_config_for(data.ds, o.cfg);
-    m.params = tr.parameters();
-    if (o.cfg.embedding_dim > 0) m.embeddings = tr.embedding_values();
+    // The selected epoch's parameters when kept (--select-best val), else the last epoch's.
+    const auto* best = selector.params();
+    m.params = best != nullptr ? *best : tr.parameters();
+    if (o.cfg.embedding_dim > 0) {
+      m.embeddings = best != nullptr ? selector.embeddings() : tr.embedding_values();
+    }
     m.identity = identity;
     write_saved_model(o.save_model, m);
-    if (!o.quiet) fmt::print("model saved to {}\n", o.save_model);
+    if (!o.quiet) {
+      fmt::print("model saved to {} (epoch {}, --select-best {})\n", o.save_model,
+                 best != nullptr ? total.selected.epoch : total.epoch,
+                 to_string(o.cfg.select_best));
+    }
   }
   total.metric_name = last.metric_name;
   total.val_metric = last.val_metric;
@@ -995,6 +1039,7 @@ void add_train_commands(CLI::App& app) {
       return;
     }
     fmt::print("\n{}", format_comparison({last}, {total}));
+    fmt::print("{}\n", format_selection(total.selected));
   });
 
   auto copt = std::make_shared<train_options>();
