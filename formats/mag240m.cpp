@@ -292,8 +292,9 @@ const input_format& mag240m_format() {
       "institution and their reverses paper:rev_writes:author, institution:\n"
       "rev_affiliated_with:author). Authors and institutions: 1 + the largest id\n"
       "(meta.pt is not read). processed/paper/node_feat.npy is read when float32; the\n"
-      "release's float16 features are left out, not widened (train with\n"
-      "--embedding-dim D). The split: split/train.npy, split/valid.npy and optional\n"
+      "release's float16 features are neither widened nor copied: the output's\n"
+      "data/paper_feat.npy links to the file (2 bytes per element; authors and\n"
+      "institutions learn embeddings). The split: split/train.npy, split/valid.npy and optional\n"
       "split/test.npy, exported from split_dict.pt (a pickled dict, not read here):\n"
       "  python3 -c \"import torch,numpy as n;[n.save(f'split/{k}.npy',n.asarray(v))\n"
       "  for k,v in torch.load('split_dict.pt').items()]\"",

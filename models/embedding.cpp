@@ -26,8 +26,7 @@ embedding_table::embedding_table(const exec_context& ctx, std::int64_t num_rows,
   for (auto const& [a, b] : frozen_) {
     COOPGNN_EXPECTS(0 <= a && a <= b && b <= num_rows,
                     "embedding_table: frozen rows [{}, {}) outside the table's {}", a, b, num_rows);
-    COOPGNN_EXPECTS(a >= next, "embedding_table: frozen rows [{}, {}) overlap another range", a,
-                    b);
+    COOPGNN_EXPECTS(a >= next, "embedding_table: frozen rows [{}, {}) overlap another range", a, b);
     if (a > next) stored_.push_back({next, a, base});
     base += a - next;
     next = b;
@@ -77,7 +76,8 @@ tensor<float> embedding_table::gather(buffer_view<const vid_t> ids) const {
                     num_rows_);
     rows[i] = stored_row(h[i]);
   }
-  buffer<std::int64_t> const placed = upload<std::int64_t>(ctx_, std::span<const std::int64_t>(rows));
+  buffer<std::int64_t> const placed =
+      upload<std::int64_t>(ctx_, std::span<const std::int64_t>(rows));
   gather_rows(ctx_, values_.view(), placed.view(), out.view());
   return out;
 }
@@ -110,7 +110,9 @@ void embedding_table::apply(buffer_view<const vid_t> ids, tensor_view<const floa
     for (std::size_t i = 0; i < uh.size(); ++i) rows[i] = stored_row(uh[i]);
     buffer<std::int64_t> const placed =
         upload<std::int64_t>(ctx_, std::span<const std::int64_t>(rows));
-    auto frozen_at = [&](std::int64_t i) { return rows[static_cast<std::size_t>(i)] == zero_row(); };
+    auto frozen_at = [&](std::int64_t i) {
+      return rows[static_cast<std::size_t>(i)] == zero_row();
+    };
     std::int64_t i = 0;
     while (i < k) {
       if (frozen_at(i)) {

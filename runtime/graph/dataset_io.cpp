@@ -876,8 +876,7 @@ dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
       h.feature_cols[ti] = cols;
     } else if (bits16) {
       h.features16[ti] = matrix<std::uint16_t>(
-          h.count(t), cols,
-          (f.format == "torch" ? read_torch_bits16(p) : read_npy_bits16(p)).data);
+          h.count(t), cols, (f.format == "torch" ? read_torch_bits16(p) : read_npy_bits16(p)).data);
     } else {
       h.features[ti] = matrix<float>(h.count(t), cols, read_array<float>(p, f.format).data);
     }
@@ -1469,10 +1468,9 @@ void validate_hetero(const dataset& ds, const std::string& what) {
   sized(h.feature_cols.size(), "typed feature widths");
   for (std::size_t i = 0; i < t; ++i) {
     auto const ti = static_cast<std::int64_t>(i);
-    std::int64_t const rows =
-        h.features[i].rows() != 0 ? h.features[i].rows()
-        : h.features16.empty()    ? 0
-                                  : h.features16[i].rows();
+    std::int64_t const rows = h.features[i].rows() != 0 ? h.features[i].rows()
+                              : h.features16.empty()    ? 0
+                                                        : h.features16[i].rows();
     if (rows != 0 && rows != h.count(ti)) {
       COOPGNN_IO_FAIL("{}: node type '{}' has {} vertices but {} feature rows", what,
                       h.node_types[i], h.count(ti), rows);
@@ -1481,8 +1479,7 @@ void validate_hetero(const dataset& ds, const std::string& what) {
     bool const has16 = !h.features16.empty() && h.features16[i].rows() > 0;
     if ((wide && has16) || (!wide && h.features[i].rows() > 0)) {
       COOPGNN_IO_FAIL("{}: node type '{}' holds {} features but its feature dtype is {}", what,
-                      h.node_types[i], has16 ? "16-bit" : "float32",
-                      to_string(h.feature_type(ti)));
+                      h.node_types[i], has16 ? "16-bit" : "float32", to_string(h.feature_type(ti)));
     }
   }
   if (ds.features.rows() != 0 || ds.features16.rows() != 0) {
@@ -1606,8 +1603,7 @@ void write_hetero(const dataset& ds, const fs::path& dir) {
                       "write_dataset: node type '{}' holds bfloat16 features, which .npy cannot "
                       "store",
                       h.node_types[t]);
-      write_npy_bits16(dir / rel, std::span<const std::uint16_t>(h.features16[t].values()),
-                       shape);
+      write_npy_bits16(dir / rel, std::span<const std::uint16_t>(h.features16[t].values()), shape);
     }
     meta.feature_data.push_back(feature_meta{"node", h.node_types[t], name, "numpy", true, rel});
   }

@@ -79,15 +79,14 @@ dataset generate_hetero(const hetero_options& opt, edge_stats* stats) {
   ro.edge_factor = opt.cites_factor;
   ro.seed = opt.seed;
   dataset ds = generate_rmat(ro, stats);
-  ds.name = fmt::format("hetero-s{}-a{}-i{}-f{}-seed{}", opt.scale, A, I, opt.feature_dim,
-                        opt.seed);
+  ds.name =
+      fmt::format("hetero-s{}-a{}-i{}-f{}-seed{}", opt.scale, A, I, opt.feature_dim, opt.seed);
   ds.num_nodes = P + A + I;
   hetero_schema h;
   h.node_types = {"paper", "author", "institution"};
   h.node_offsets = {0, P, P + A, P + A + I};
   h.edge_types = {"paper:cites:paper", "author:writes:paper", "paper:rev_writes:author",
-                  "author:affiliated_with:institution",
-                  "institution:rev_affiliated_with:author"};
+                  "author:affiliated_with:institution", "institution:rev_affiliated_with:author"};
   h.edge_type.assign(ds.src.size(), 0);
 
   // Authorship and affiliation, each with its reverse.
@@ -97,8 +96,8 @@ dataset generate_hetero(const hetero_options& opt, edge_stats* stats) {
     pairs.reserve(static_cast<std::size_t>(P * opt.authors_per_paper));
     for (vid_t p = 0; p < P; ++p) {
       for (std::int64_t j = 0; j < opt.authors_per_paper; ++j) {
-        pairs.emplace_back(skewed(s, static_cast<std::uint64_t>(p), static_cast<std::uint32_t>(j), A),
-                           p);
+        pairs.emplace_back(
+            skewed(s, static_cast<std::uint64_t>(p), static_cast<std::uint32_t>(j), A), p);
       }
     }
     add_relation_pair(ds, h, pairs, P, 0, 1);
@@ -107,7 +106,8 @@ dataset generate_hetero(const hetero_options& opt, edge_stats* stats) {
     rng::stream const s = rng::make_stream(opt.seed, rng::purpose::generate, kAffiliations);
     std::vector<std::pair<vid_t, vid_t>> pairs;
     pairs.reserve(static_cast<std::size_t>(A));
-    for (vid_t a = 0; a < A; ++a) pairs.emplace_back(a, skewed(s, static_cast<std::uint64_t>(a), 0, I));
+    for (vid_t a = 0; a < A; ++a)
+      pairs.emplace_back(a, skewed(s, static_cast<std::uint64_t>(a), 0, I));
     add_relation_pair(ds, h, pairs, P, P + A, 3);
   }
 
@@ -118,8 +118,8 @@ dataset generate_hetero(const hetero_options& opt, edge_stats* stats) {
   for (vid_t p = 0; p < P; ++p) {
     auto const w = rng::draw4(sc, static_cast<std::uint64_t>(p), 0, 0);
     ds.labels[static_cast<std::size_t>(p)] = std::min<std::int64_t>(
-        opt.classes - 1,
-        static_cast<std::int64_t>(rng::uniform_double(w[0], w[1]) * static_cast<double>(opt.classes)));
+        opt.classes - 1, static_cast<std::int64_t>(rng::uniform_double(w[0], w[1]) *
+                                                   static_cast<double>(opt.classes)));
   }
   std::int64_t const F = opt.feature_dim;
   double const sigma = std::sqrt(static_cast<double>(F) / 2.0);

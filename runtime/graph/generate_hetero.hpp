@@ -11,14 +11,14 @@ namespace coopgnn {
 
 /// Sizes and draws of generate_hetero.
 struct hetero_options {
-  int scale = 16;                    ///< papers = 2^scale, 1 <= scale <= 34
-  std::int64_t authors = -1;         ///< -1: 2^(scale - 4) (at least 1)
-  std::int64_t institutions = -1;    ///< -1: 2^(scale - 10) (at least 1)
-  std::int64_t cites_factor = 8;     ///< R-MAT citations drawn per paper (before cleaning)
+  int scale = 16;                      ///< papers = 2^scale, 1 <= scale <= 34
+  std::int64_t authors = -1;           ///< -1: 2^(scale - 4) (at least 1)
+  std::int64_t institutions = -1;      ///< -1: 2^(scale - 10) (at least 1)
+  std::int64_t cites_factor = 8;       ///< R-MAT citations drawn per paper (before cleaning)
   std::int64_t authors_per_paper = 3;  ///< writes edges per paper (before deduplication)
-  std::int64_t feature_dim = 768;    ///< F of the paper features (float16)
-  std::int64_t classes = 153;        ///< paper classes (MAG240M's count)
-  double train_fraction = 0.1;       ///< of the papers; valid the next valid_fraction
+  std::int64_t feature_dim = 768;      ///< F of the paper features (float16)
+  std::int64_t classes = 153;          ///< paper classes (MAG240M's count)
+  double train_fraction = 0.1;         ///< of the papers; valid the next valid_fraction
   double valid_fraction = 0.05;
   std::uint64_t seed = 1;
 };

@@ -272,12 +272,11 @@ void trainer::set_typed_features() {
     if (h.features_in_file(t)) {
       typed_features_[i] = feature_table::map_npy(h.feature_files[i]);
       const feature_table& f = *typed_features_[i];
-      COOPGNN_EXPECTS(f.rows() == h.count(t) && f.cols() == h.feature_dim(t) &&
-                          f.dtype() == h.feature_type(t),
-                      "{}: the mapped features are [{}, {}] {}, node type '{}' [{}, {}] {}",
-                      h.feature_files[i].string(), f.rows(), f.cols(), to_string(f.dtype()),
-                      h.node_types[i], h.count(t), h.feature_dim(t),
-                      to_string(h.feature_type(t)));
+      COOPGNN_EXPECTS(
+          f.rows() == h.count(t) && f.cols() == h.feature_dim(t) && f.dtype() == h.feature_type(t),
+          "{}: the mapped features are [{}, {}] {}, node type '{}' [{}, {}] {}",
+          h.feature_files[i].string(), f.rows(), f.cols(), to_string(f.dtype()), h.node_types[i],
+          h.count(t), h.feature_dim(t), to_string(h.feature_type(t)));
     } else if (h.feature_type(t) == feature_dtype::float32) {
       typed_features_[i] = feature_table::borrow(h.features[i]);
     } else {
@@ -303,7 +302,8 @@ std::int64_t trainer::add_typed_feature_rows(const exec_context& ctx, std::span<
     if (pos[t].empty()) continue;
     const feature_table& f = *typed_features_[t];
     tensor<float> const rows = to_space(ctx, f.gather(local[t]));
-    buffer<std::int64_t> const at = upload<std::int64_t>(ctx, std::span<const std::int64_t>(pos[t]));
+    buffer<std::int64_t> const at =
+        upload<std::int64_t>(ctx, std::span<const std::int64_t>(pos[t]));
     scatter_add_rows<float>(ctx, rows.view(), at.view(), h);
     bytes += static_cast<std::int64_t>(pos[t].size()) * f.row_bytes();
   }

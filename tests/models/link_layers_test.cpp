@@ -417,7 +417,7 @@ TEST(embedding_table, frozen_rows_are_not_stored_gather_zeros_and_never_move) {
   u.restore(after.values(), m.values(), v.values(), t.steps());
   EXPECT_EQ(u.to_host_matrix().values(), after.values());
   EXPECT_THROW(embedding_table(ctx, 6, 2, 7, 1u << 20, opt, {{1, 3}, {2, 4}}),
-               logic_error);                                                     // overlap
+               logic_error);                                                          // overlap
   EXPECT_THROW(embedding_table(ctx, 6, 2, 7, 1u << 20, opt, {{5, 7}}), logic_error);  // past end
   EXPECT_THROW((void)t.gather(host_view(std::vector<vid_t>{6})), logic_error);
 }

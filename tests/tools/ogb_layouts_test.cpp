@@ -313,10 +313,10 @@ TEST(Mag240m, ConvertsAndTrainsThroughTheCommandLine) {
   auto const& per = j["work"]["feature_rows_per_type"];
   std::int64_t const papers = per["paper"].get<std::int64_t>();
   EXPECT_GT(papers, 0);
-  EXPECT_EQ(j["work"]["feature_bytes"].get<std::int64_t>(),
-            papers * 3 * 2 +
-                (per["author"].get<std::int64_t>() + per["institution"].get<std::int64_t>()) * 3 *
-                    4);
+  EXPECT_EQ(
+      j["work"]["feature_bytes"].get<std::int64_t>(),
+      papers * 3 * 2 +
+          (per["author"].get<std::int64_t>() + per["institution"].get<std::int64_t>()) * 3 * 4);
 }
 
 }  // namespace

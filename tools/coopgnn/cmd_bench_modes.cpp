@@ -15,8 +15,8 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
-#include "tools/coopgnn/train_options.hpp"
 #include "tools/coopgnn/output_paths.hpp"
+#include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
 
@@ -167,8 +167,7 @@ void run_bench_modes(bench_modes_args& a) {
   dataset const& ds = data->ds;
   if (!a.preset.empty()) {
     if (ds.hetero) {
-      apply_typed_preset_values(option_preset_named(a.preset), a.preset_given, a.cfg,
-                                a.preset_set);
+      apply_typed_preset_values(option_preset_named(a.preset), a.preset_given, a.cfg, a.preset_set);
       take_table_options(a);
     }
     fmt::print("{}\n", preset_line(a.preset, a.preset_set, a.preset_given));
@@ -186,8 +185,8 @@ void run_bench_modes(bench_modes_args& a) {
       }
     }
   }
-  a.opt.feature_bytes = a.opt.feature_bytes_given ? a.feature_bytes
-                                                  : static_cast<int>(feature_dtype_size(stored));
+  a.opt.feature_bytes =
+      a.opt.feature_bytes_given ? a.feature_bytes : static_cast<int>(feature_dtype_size(stored));
   bench::validate(a.opt);
   // A typed dataset with an untyped model: the relations-merged view, the same edges in one
   // untyped CSC (R-GCN's GCN baseline; docs/results/cost-model.md). R-GCN keeps the typed CSC.

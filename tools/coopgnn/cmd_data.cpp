@@ -1,5 +1,5 @@
-// `coopgnn convert`, `coopgnn generate {rmat,sbm,task}`, `coopgnn split-edges` and `coopgnn info`
-// (docs/design.md sections 3 and 7.1).
+// `coopgnn convert`, `coopgnn generate {rmat,sbm,task,hetero}`, `coopgnn split-edges` and `coopgnn
+// info` (docs/design.md sections 3 and 7.1).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -53,14 +53,13 @@ void write_and_summarise(const dataset& ds, const std::string& out_dir,
   if (ds.hetero) {
     const hetero_schema& h = *ds.hetero;
     for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
-      fmt::print("  node type {}: {} nodes, {}\n", h.node_types[static_cast<std::size_t>(t)],
-                 h.count(t),
-                 h.feature_dim(t) > 0
-                     ? fmt::format("feature '{}' ({} columns, {}{})",
-                                   h.feature_names[static_cast<std::size_t>(t)], h.feature_dim(t),
-                                   to_string(h.feature_type(t)),
-                                   h.features_in_file(t) ? ", linked, not copied" : "")
-                     : std::string("no features"));
+      fmt::print(
+          "  node type {}: {} nodes, {}\n", h.node_types[static_cast<std::size_t>(t)], h.count(t),
+          h.feature_dim(t) > 0 ? fmt::format("feature '{}' ({} columns, {}{})",
+                                             h.feature_names[static_cast<std::size_t>(t)],
+                                             h.feature_dim(t), to_string(h.feature_type(t)),
+                                             h.features_in_file(t) ? ", linked, not copied" : "")
+                               : std::string("no features"));
     }
     std::vector<std::int64_t> per(h.edge_types.size(), 0);
     for (std::int32_t r : h.edge_type) ++per[static_cast<std::size_t>(r)];
@@ -269,8 +268,9 @@ void add_generate_hetero(CLI::App* g) {
   };
   auto a = std::make_shared<hetero_args>();
   CLI::App* c = g->add_subcommand(
-      "hetero", "MAG240M-shaped heterogeneous graph: float16 paper features, featureless authors "
-                "and institutions, five relations");
+      "hetero",
+      "MAG240M-shaped heterogeneous graph: float16 paper features, featureless authors "
+      "and institutions, five relations");
   c->footer(
       "Node types paper (2^scale, labelled, float16 class-conditional features), author and\n"
       "institution (featureless: R-GCN learns their embeddings). Relations paper:cites:paper\n"

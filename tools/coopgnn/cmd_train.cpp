@@ -115,8 +115,7 @@ std::vector<std::string> preset_options_given(const CLI::App& cmd, const option_
   std::vector<std::string> given;
   for (const std::string& n : names) {
     const CLI::Option* o = cmd.get_option_no_throw(n);
-    if (o != nullptr && o->count() > 0 &&
-        std::find(given.begin(), given.end(), n) == given.end()) {
+    if (o != nullptr && o->count() > 0 && std::find(given.begin(), given.end(), n) == given.end()) {
       given.push_back(n);
     }
   }
@@ -665,10 +664,10 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
     }
     m.embeddings = learnt * static_cast<std::uint64_t>(width) * 3 * sizeof(float);
   }
-  std::uint64_t const F = static_cast<std::uint64_t>(
-      c.embedding_dim > 0 ? c.embedding_dim
-      : ds.hetero         ? std::max<std::int64_t>(hetero_input_dim(ds), 1)
-                          : std::max<std::int64_t>(ds.feature_dim(), 1));
+  std::uint64_t const F =
+      static_cast<std::uint64_t>(c.embedding_dim > 0 ? c.embedding_dim
+                                 : ds.hetero ? std::max<std::int64_t>(hetero_input_dim(ds), 1)
+                                             : std::max<std::int64_t>(ds.feature_dim(), 1));
   m.cache = static_cast<std::uint64_t>(c.cache_rows) * F * sizeof(float);
   eid_t max_degree = 0;
   for (vid_t v = 0; v < data.g.num_nodes; ++v)

@@ -209,7 +209,7 @@ std::string format_info_table(const dataset_info& i) {
         fmt::format("{} ({} nodes, {})", n.name, n.count,
                     n.feature_dim > 0
                         ? fmt::format("{} feature columns, {}", n.feature_dim, n.feature_dtype)
-                                      : std::string("no features")));
+                        : std::string("no features")));
   }
   for (std::size_t r = 0; r < i.edge_types.size(); ++r) {
     row(r == 0 ? "edge types" : "",
