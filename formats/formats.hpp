@@ -203,12 +203,13 @@ dataset convert_heco(const std::filesystem::path& dir, const convert_options& op
 /// author:affiliated_with:institution and their reverses paper:rev_writes:author,
 /// institution:rev_affiliated_with:author; each relation's pairs sorted and deduplicated.
 /// Labels: node_label.npy (float16/32/64 or integer; NaN or -1 = unlabelled) on papers, -1
-/// elsewhere. Paper features: processed/paper/node_feat.npy [P, F] when not 16-bit; a float16
-/// file (the release's) is left out with a note, never widened (typed features are float32;
-/// train with --embedding-dim). node_year.npy is not read. Split: DIR/split/{train,valid}.npy
+/// elsewhere. Paper features: processed/paper/node_feat.npy [P, F]: float32 read; float16 (the
+/// release's) neither read nor widened but left in its file (hetero_schema::feature_files; the
+/// written dataset links to it, 2 bytes per element; other dtypes are read as float32).
+/// node_year.npy is not read. Split: DIR/split/{train,valid}.npy
 /// and optional test.npy (1-D paper ids; split_dict.pt exported with numpy), task
 /// "node_classification" on type paper; no split/ folder gives a dataset without a split and
-/// a note. Every array is read whole into memory (not memory-mapped).
+/// a note. Every other array is read whole into memory (not memory-mapped).
 /// @throws io_error naming the file: a missing processed/ folder, node_label.npy, relation
 ///         edge_index.npy, split/train.npy or split/valid.npy; a wrong shape or dtype, a
 ///         truncated array, a negative or out-of-range id, a label that is not a class id, a

@@ -191,7 +191,8 @@ dataset convert_mag240m(const fs::path& dir, const convert_options& opt, convert
     rep.edges.edges_final += 2 * static_cast<std::int64_t>(pairs.size());
   }
 
-  // Paper features: float32 read; float16 (the release's) not widened, so not converted.
+  // Paper features: float32 read; float16 (the release's) neither widened nor copied: the
+  // output links to the release's file, which training reads at 2 bytes per element.
   h.features.assign(3, matrix<float>());
   h.feature_names.assign(3, "");
   fs::path const feat_file = proc / "paper" / "node_feat.npy";
@@ -201,12 +202,17 @@ dataset convert_mag240m(const fs::path& dir, const convert_options& opt, convert
       COOPGNN_IO_FAIL("{}: shape ({}) but expected [{}, F] ({} papers in node_label.npy)",
                       feat_file.string(), fmt::join(fh.shape, ", "), papers, papers);
     }
-    if (fh.dtype == npy_dtype::float16 || fh.dtype == npy_dtype::bfloat16) {
-      note(rep, fmt::format("{}: {} [{}, {}] features not converted: typed datasets hold float32 "
-                            "features and 16-bit ones are never widened; train with "
-                            "--embedding-dim D",
-                            feat_file.string(), npy_dtype_name(fh.dtype), fh.shape[0],
-                            fh.shape[1]));
+    if (fh.dtype == npy_dtype::float16) {
+      h.feature_types.assign(3, feature_dtype::float32);
+      h.feature_types[0] = feature_dtype::float16;
+      h.feature_files.assign(3, fs::path());
+      h.feature_files[0] = fs::absolute(feat_file);
+      h.feature_cols.assign(3, 0);
+      h.feature_cols[0] = fh.shape[1];
+      h.feature_names[0] = "feat";
+      note(rep, fmt::format("{}: float16 [{}, {}] paper features kept at 2 bytes per element and "
+                            "not copied: the output's data/paper_feat.npy links to this file",
+                            feat_file.string(), fh.shape[0], fh.shape[1]));
     } else {
       read_file(rep, feat_file);
       npy_array<float> x = read_npy<float>(feat_file);
@@ -286,8 +292,9 @@ const input_format& mag240m_format() {
       "institution and their reverses paper:rev_writes:author, institution:\n"
       "rev_affiliated_with:author). Authors and institutions: 1 + the largest id\n"
       "(meta.pt is not read). processed/paper/node_feat.npy is read when float32; the\n"
-      "release's float16 features are left out, not widened (train with\n"
-      "--embedding-dim D). The split: split/train.npy, split/valid.npy and optional\n"
+      "release's float16 features are neither widened nor copied: the output's\n"
+      "data/paper_feat.npy links to the file (2 bytes per element; authors and\n"
+      "institutions learn embeddings). The split: split/train.npy, split/valid.npy and optional\n"
       "split/test.npy, exported from split_dict.pt (a pickled dict, not read here):\n"
       "  python3 -c \"import torch,numpy as n;[n.save(f'split/{k}.npy',n.asarray(v))\n"
       "  for k,v in torch.load('split_dict.pt').items()]\"",

@@ -137,7 +137,14 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
       row.peak_bytes_max = std::max(row.peak_bytes_max, peak);
       row.staging_bytes_max = std::max(row.staging_bytes_max, static_cast<double>(t.staging_bytes));
       total += t.work;
-      auto const counts = counts_of(t, P, coop, row_bytes, out_row_bytes, exchange_element_bytes);
+      // Typed graphs: rows of featured types at their stored width, learnt embedding rows at 4
+      // bytes per element; the runtime counted each row at its own width.
+      double const pe_row_bytes =
+          ds.hetero && t.work.feature_rows > 0
+              ? static_cast<double>(t.work.feature_bytes) / static_cast<double>(t.work.feature_rows)
+              : row_bytes;
+      auto const counts =
+          counts_of(t, P, coop, pe_row_bytes, out_row_bytes, exchange_element_bytes);
       kernels += model_kernels(counts, copt);
       for (std::size_t mi = 0; mi < o.machines.size(); ++mi) {
         pe_model[mi][static_cast<std::size_t>(p)] += model_step(o.machines[mi], counts, copt);

@@ -72,8 +72,21 @@ struct hetero_schema {
   std::vector<std::string> edge_types;     ///< [R] distinct "src_type:relation:dst_type"
   std::vector<std::int32_t> edge_type;     ///< [E] relation index in [0, R) of each edge
   std::vector<matrix<float>> features;     ///< [T] input features of type t, [count_t, F_t] float32
-                                           ///< (0 x 0: the type has none)
+                                           ///< (0 x 0: the type has none, or they are 16-bit or
+                                           ///< left in their file)
   std::vector<std::string> feature_names;  ///< [T] their names in feature_data ("" = none)
+  /// [T], or empty when every type's features are float32 and in memory: the bit patterns of
+  /// type t's 16-bit input features, [count_t, F_t] (feature_types[t] float16 or bfloat16), kept
+  /// at 2 bytes per element as dataset::features16 is (0 x 0 for the other types).
+  std::vector<matrix<std::uint16_t>> features16;
+  /// [T] or empty (= float32 for every type): the element type of type t's input features, in
+  /// memory and in feature_files[t] alike.
+  std::vector<feature_dtype> feature_types;
+  /// [T] or empty: the .npy file of type t's input features when they were left there
+  /// (dataset_read_options::load_features false; the trainer maps it, storage tier mmap), with
+  /// their width in feature_cols[t]; "" for types whose features are in memory or absent.
+  std::vector<std::filesystem::path> feature_files;
+  std::vector<std::int64_t> feature_cols;  ///< [T] or empty: F_t of the types in feature_files
   /// The node type of the node-classification task's seeds ("" when there is none); labels of
   /// vertices of other types are -1.
   std::string target_type;
@@ -85,6 +98,22 @@ struct hetero_schema {
   [[nodiscard]] vid_t count(std::int64_t t) const {
     return node_offsets[static_cast<std::size_t>(t) + 1] -
            node_offsets[static_cast<std::size_t>(t)];
+  }
+  /// The element type of type t's input features (float32 when feature_types is empty).
+  [[nodiscard]] feature_dtype feature_type(std::int64_t t) const {
+    return feature_types.empty() ? feature_dtype::float32
+                                 : feature_types[static_cast<std::size_t>(t)];
+  }
+  /// F_t: the width of type t's input features wherever they are (float32 or 16-bit in memory,
+  /// or left in their file); 0 when the type has none. @pre 0 <= t < T
+  [[nodiscard]] std::int64_t feature_dim(std::int64_t t) const;
+  /// Whether type t's input features are left in feature_files[t] (not in memory).
+  [[nodiscard]] bool features_in_file(std::int64_t t) const {
+    return !feature_files.empty() && !feature_files[static_cast<std::size_t>(t)].empty();
+  }
+  /// Bytes of one of type t's feature rows as stored: F_t * feature_dtype_size(feature_type(t)).
+  [[nodiscard]] std::int64_t feature_row_bytes(std::int64_t t) const {
+    return feature_dim(t) * feature_dtype_size(feature_type(t));
   }
   /// The index of node type `name`, or -1.
   [[nodiscard]] std::int64_t node_type_index(std::string_view name) const;
@@ -218,8 +247,11 @@ struct dataset_read_options {
 ///         indexes "not grouped" (decreasing), a query with no positive, negative_dsts not
 ///         (N, K), item_begin without item_end or outside [0, |V|]); no such task or feature
 ///         (the message lists the tasks or the node features); a torch-format input feature
-///         with opt.load_features false (memory mapping needs .npy); a float16 or bfloat16
-///         feature of a heterogeneous graph (typed features are float32).
+///         with opt.load_features false (memory mapping needs .npy).
+/// Heterogeneous graphs: each node type's input feature is read as the untyped one is, float32
+/// into hetero_schema::features, float16 / bfloat16 bit patterns into features16 with
+/// feature_types set (never widened); with opt.load_features false only the headers of .npy
+/// files are read (feature_files, feature_cols; a torch-format typed feature is then an error).
 dataset read_dataset(const std::filesystem::path& dir, const dataset_read_options& opt = {});
 
 /// What a dataset directory holds, from metadata.yaml and the arrays' headers only (no element
@@ -258,7 +290,9 @@ dataset_contents inspect_dataset(const std::filesystem::path& dir);
 
 /// Writes `ds` to `dir` (created if needed) in the same layout; files are written to temporaries
 /// and renamed, so an interrupted write never leaves a half-written array under a final name.
-/// Features are written at their width: float32 as '<f4', float16 (`features16`) as '<f2'.
+/// Features are written at their width: float32 as '<f4', float16 (`features16`) as '<f2'; a
+/// node type's features left in their file (hetero_schema::feature_files) are not copied: the
+/// dataset's data/<type>_<name>.npy is a symbolic link to that file (absolute path).
 /// The vertex split becomes a "node_classification" task; `link` becomes a second task named
 /// link.name (default "link_prediction") with set/link_{train,valid,test}_{seeds,labels,indexes}
 /// .npy (int64; seeds [M, 2]; labels and indexes omitted when empty) and item_begin / item_end

@@ -808,6 +808,10 @@ dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
   std::string const want = opt.feature.empty() ? "feat" : opt.feature;
   h.features.resize(h.node_types.size());
   h.feature_names.resize(h.node_types.size());
+  h.features16.resize(h.node_types.size());
+  h.feature_types.assign(h.node_types.size(), feature_dtype::float32);
+  h.feature_files.resize(h.node_types.size());
+  h.feature_cols.assign(h.node_types.size(), 0);
   std::vector<std::optional<std::size_t>> label_of(h.node_types.size());
   bool found_input = false;
   for (std::size_t i = 0; i < meta.feature_data.size(); ++i) {
@@ -853,20 +857,29 @@ dataset read_hetero(const fs::path& dir, const dataset_metadata& meta,
                       format_npy_shape(hd.shape));
     }
     std::int64_t const cols = hd.shape.size() == 2 ? hd.shape[1] : 1;
+    // 16-bit floats stay 16-bit (bit patterns, never widened); other dtypes read as float32.
+    bool const bits16 = hd.dtype == npy_dtype::float16 || hd.dtype == npy_dtype::bfloat16;
+    if (bits16) {
+      h.feature_types[ti] =
+          hd.dtype == npy_dtype::float16 ? feature_dtype::float16 : feature_dtype::bfloat16;
+    }
     if (!opt.load_features) {
-      COOPGNN_IO_FAIL(
-          "{}: the features of a heterogeneous graph are read into memory "
-          "(--feature-storage memory); memory-mapped typed features are not supported",
-          p.string());
+      // Only the header: the rows stay in the file (memory-mapped by the trainer).
+      if (f.format != "numpy" || (!bits16 && hd.dtype != npy_dtype::float32)) {
+        COOPGNN_IO_FAIL(
+            "{}: node feature '{}' of type '{}' is {} {}: features left in their file "
+            "(memory-mapped) must be float32 or float16 .npy; load them into memory instead "
+            "(--feature-storage host) or convert the file with numpy.save",
+            p.string(), f.name, *f.type, f.format, npy_dtype_name(hd.dtype));
+      }
+      h.feature_files[ti] = p;
+      h.feature_cols[ti] = cols;
+    } else if (bits16) {
+      h.features16[ti] = matrix<std::uint16_t>(
+          h.count(t), cols, (f.format == "torch" ? read_torch_bits16(p) : read_npy_bits16(p)).data);
+    } else {
+      h.features[ti] = matrix<float>(h.count(t), cols, read_array<float>(p, f.format).data);
     }
-    if (hd.dtype == npy_dtype::float16 || hd.dtype == npy_dtype::bfloat16) {
-      COOPGNN_IO_FAIL(
-          "{}: node feature '{}' of type '{}' is {}: the typed features of a heterogeneous graph "
-          "are float32 (16-bit features are kept at their width on untyped graphs only); save "
-          "it as float32",
-          p.string(), f.name, *f.type, npy_dtype_name(hd.dtype));
-    }
-    h.features[ti] = matrix<float>(h.count(t), cols, read_array<float>(p, f.format).data);
     h.feature_names[ti] = f.name;
     found_input = true;
   }
@@ -1375,6 +1388,15 @@ std::int64_t reverse_edge_type(const hetero_schema& h, std::int64_t r) {
   return fits.front();
 }
 
+std::int64_t hetero_schema::feature_dim(std::int64_t t) const {
+  auto const i = static_cast<std::size_t>(t);
+  if (features[i].rows() > 0 || features[i].cols() > 0) return features[i].cols();
+  if (!features16.empty() && (features16[i].rows() > 0 || features16[i].cols() > 0)) {
+    return features16[i].cols();
+  }
+  return feature_cols.empty() ? 0 : feature_cols[i];
+}
+
 std::int64_t hetero_schema::type_of(vid_t v) const {
   auto const it = std::upper_bound(node_offsets.begin(), node_offsets.end(), v);
   return (it - node_offsets.begin()) - 1;
@@ -1437,11 +1459,27 @@ void validate_hetero(const dataset& ds, const std::string& what) {
   if (h.features.size() != t || h.feature_names.size() != t) {
     COOPGNN_IO_FAIL("{}: {} typed feature matrices for {} node types", what, h.features.size(), t);
   }
+  auto sized = [&](std::size_t n, const char* name) {
+    if (n != 0 && n != t) COOPGNN_IO_FAIL("{}: {} {} for {} node types", what, n, name, t);
+  };
+  sized(h.features16.size(), "16-bit typed feature matrices");
+  sized(h.feature_types.size(), "typed feature dtypes");
+  sized(h.feature_files.size(), "typed feature files");
+  sized(h.feature_cols.size(), "typed feature widths");
   for (std::size_t i = 0; i < t; ++i) {
-    if (h.features[i].rows() != 0 &&
-        h.features[i].rows() != h.count(static_cast<std::int64_t>(i))) {
+    auto const ti = static_cast<std::int64_t>(i);
+    std::int64_t const rows = h.features[i].rows() != 0 ? h.features[i].rows()
+                              : h.features16.empty()    ? 0
+                                                        : h.features16[i].rows();
+    if (rows != 0 && rows != h.count(ti)) {
       COOPGNN_IO_FAIL("{}: node type '{}' has {} vertices but {} feature rows", what,
-                      h.node_types[i], h.count(static_cast<std::int64_t>(i)), h.features[i].rows());
+                      h.node_types[i], h.count(ti), rows);
+    }
+    bool const wide = h.feature_type(ti) == feature_dtype::float32;
+    bool const has16 = !h.features16.empty() && h.features16[i].rows() > 0;
+    if ((wide && has16) || (!wide && h.features[i].rows() > 0)) {
+      COOPGNN_IO_FAIL("{}: node type '{}' holds {} features but its feature dtype is {}", what,
+                      h.node_types[i], has16 ? "16-bit" : "float32", to_string(h.feature_type(ti)));
     }
   }
   if (ds.features.rows() != 0 || ds.features16.rows() != 0) {
@@ -1548,13 +1586,25 @@ void write_hetero(const dataset& ds, const fs::path& dir) {
     meta.edges.push_back(edge_meta{h.edge_types[r], "numpy", rel});
   }
   for (std::size_t t = 0; t < h.node_types.size(); ++t) {
-    const matrix<float>& f = h.features[t];
-    if (f.rows() == 0) continue;
+    auto const ti = static_cast<std::int64_t>(t);
+    if (h.feature_dim(ti) == 0) continue;
     std::string const name = h.feature_names[t].empty() ? "feat" : h.feature_names[t];
     std::string const rel =
         fmt::format("data/{}_{}.npy", file_stem(h.node_types[t]), file_stem(name));
-    std::int64_t const shape[2] = {f.rows(), f.cols()};
-    write_npy(dir / rel, std::span<const float>(f.values()), shape);
+    std::int64_t const shape[2] = {h.count(ti), h.feature_dim(ti)};
+    if (h.features_in_file(ti)) {
+      // Not copied: a link to the file the features were left in.
+      fs::create_directories((dir / rel).parent_path());
+      fs::create_symlink(fs::absolute(h.feature_files[t]), dir / rel);
+    } else if (h.feature_type(ti) == feature_dtype::float32) {
+      write_npy(dir / rel, std::span<const float>(h.features[t].values()), shape);
+    } else {
+      COOPGNN_EXPECTS(h.feature_type(ti) == feature_dtype::float16,
+                      "write_dataset: node type '{}' holds bfloat16 features, which .npy cannot "
+                      "store",
+                      h.node_types[t]);
+      write_npy_bits16(dir / rel, std::span<const std::uint16_t>(h.features16[t].values()), shape);
+    }
     meta.feature_data.push_back(feature_meta{"node", h.node_types[t], name, "numpy", true, rel});
   }
   if (!ds.labels.empty() && !h.target_type.empty()) {

@@ -86,6 +86,10 @@ std::size_t pick(const std::vector<double>& cum, double x) {
 
 }  // namespace
 
+void keyed_normal_row(rng::stream s, std::uint64_t id, std::int64_t cols, double* out) {
+  normal_row(s, id, cols, out);
+}
+
 void keyed_split(dataset& ds, double train, double valid, std::uint64_t seed) {
   check_fractions(train, valid);
   vid_t const n = ds.num_nodes;

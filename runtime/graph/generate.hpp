@@ -16,6 +16,7 @@ namespace coopgnn {
 
 namespace rng {
 enum class purpose : std::uint32_t;  // runtime/core/rng.hpp
+struct stream;
 }  // namespace rng
 
 /// Graph500 R-MAT (Kronecker) parameters.
@@ -95,6 +96,10 @@ void attach_synthetic_task(dataset& ds, std::int64_t classes, std::int64_t featu
 /// function of (n, train, valid, seed).
 /// @throws logic_error for fractions outside [0, 1] or summing past 1.
 void keyed_split(dataset& ds, double train, double valid, std::uint64_t seed);
+
+/// Row `id` of an [*, cols] matrix of keyed standard normals under stream `s`: column j is
+/// Box-Muller normal j % 4 of rng::draw4(s, id, j / 4, 0). @param out [cols] host
+void keyed_normal_row(rng::stream s, std::uint64_t id, std::int64_t cols, double* out);
 
 /// A keyed random permutation of [0, n): Fisher-Yates where step i swaps with position
 /// j = floor(u(seed, purpose, layer, i) * (i + 1)). Pure function of its arguments.

@@ -424,7 +424,15 @@ std::string dataset_fingerprint(const dataset& ds) {
     f = hash_file_rows(f, ds.feature_file);
   }
   if (ds.hetero) {
-    for (const matrix<float>& m : ds.hetero->features) f = hash_rows(f, m);
+    const hetero_schema& hs = *ds.hetero;
+    for (std::size_t t = 0; t < hs.features.size(); ++t) {
+      f = hash_rows(f, hs.features[t]);
+      if (!hs.features16.empty() && hs.features16[t].rows() > 0) {
+        f = hash_rows(f, hs.features16[t]);
+      } else if (hs.features_in_file(static_cast<std::int64_t>(t))) {
+        f = hash_file_rows(f, hs.feature_files[t]);
+      }
+    }
   }
   return fmt::format("edges:{:016x} features:{:016x}", h, f);
 }

@@ -1,6 +1,7 @@
 #include "runtime/pipeline/config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -459,6 +460,82 @@ nlohmann::json arithmetic_options(const train_config& c) {
     }
   }
   return j;
+}
+
+const std::vector<option_preset>& option_presets() {
+  static const std::vector<option_preset> presets = {
+      {.name = "coop-paper",
+       .help = "the cooperative minibatching paper's configuration: 3 layers of fanout 10, "
+               "hidden 1024, dropout 0.5, Adam lr 1e-3, TF32 GEMMs, 1024 seeds per PE, "
+               "GraphSAGE-mean (R-GCN with 2 bases on heterogeneous datasets)",
+       .values = {{"--model", "sage"},
+                  {"--fanouts", "10,10,10"},
+                  {"--hidden", "1024"},
+                  {"--dropout", "0.5"},
+                  {"--lr", "0.001"},
+                  {"--gemm-math", "tf32"}},
+       .typed_values = {{"--model", "rgcn"}, {"--num-bases", "2"}},
+       .seeds_per_pe = 1024}};
+  return presets;
+}
+
+const option_preset& option_preset_named(std::string_view name) {
+  std::vector<std::string> names;
+  for (const option_preset& p : option_presets()) {
+    if (p.name == name) return p;
+    names.push_back(p.name);
+  }
+  COOPGNN_FAIL("--preset '{}': expected one of {}", name, fmt::join(names, ", "));
+}
+
+void set_option_text(const option_decl& d, train_config& c, std::string_view text) {
+  std::string const s(text);
+  if (const auto* n = std::get_if<option_decl::named>(&d.value)) {
+    COOPGNN_EXPECTS(std::find(n->choices.begin(), n->choices.end(), s) != n->choices.end(),
+                    "{}: '{}' is not one of {}", d.name, s, fmt::join(n->choices, ", "));
+    n->set(c, s);
+    return;
+  }
+  auto number = [&](std::string_view t) {
+    char* end = nullptr;
+    std::string const u(t);
+    double const v = std::strtod(u.c_str(), &end);
+    COOPGNN_EXPECTS(!u.empty() && end == u.c_str() + u.size() && std::isfinite(v),
+                    "{}: '{}' is not a finite number", d.name, u);
+    if (std::string const why = option_range_error(d, v); !why.empty()) {
+      COOPGNN_FAIL("{}: {}", d.name, why);
+    }
+    return v;
+  };
+  auto integer = [&](std::string_view t) {
+    double const v = number(t);
+    COOPGNN_EXPECTS(v == std::floor(v), "{}: '{}' is not an integer", d.name, t);
+    return v;
+  };
+  std::visit(
+      [&](auto m) {
+        using T = std::decay_t<decltype(c.*m)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          COOPGNN_EXPECTS(s == "true" || s == "false" || s == "1" || s == "0",
+                          "{}: '{}' is not true or false", d.name, s);
+          c.*m = s == "true" || s == "1";
+        } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+          std::vector<int> v;
+          std::string_view rest = s;
+          while (true) {
+            auto const comma = rest.find(',');
+            v.push_back(static_cast<int>(integer(rest.substr(0, comma))));
+            if (comma == std::string_view::npos) break;
+            rest.remove_prefix(comma + 1);
+          }
+          c.*m = std::move(v);
+        } else if constexpr (std::is_floating_point_v<T>) {
+          c.*m = static_cast<T>(number(s));
+        } else {
+          c.*m = static_cast<T>(integer(s));
+        }
+      },
+      std::get<option_decl::member>(d.value));
 }
 
 void check_labor_dependency(sampler_kind sampler, std::int64_t kappa, bool layer_dependency) {

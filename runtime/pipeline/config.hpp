@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -233,6 +234,35 @@ void validate_train_config(const train_config& c);
 /// The rule that --batch-dependency K != 1 and --layer-dependency are LABOR's.
 /// @throws logic_error naming both options and --sampler labor.
 void check_labor_dependency(sampler_kind sampler, std::int64_t kappa, bool layer_dependency);
+
+/// A named set of option values (--preset NAME) that `train`, `compare`, `tma` and `bench modes`
+/// take: each value applies unless the option is given on the command line too (the given value
+/// wins, wherever it stands), and the command prints what the preset set.
+struct option_preset {
+  std::string name;  ///< "coop-paper"
+  std::string help;  ///< one line: whose configuration it is
+  /// Table options and their values as the command line writes them ("--fanouts", "10,10,10").
+  std::vector<std::pair<std::string, std::string>> values;
+  /// Applied on heterogeneous datasets only, after `values` ("--model", "rgcn").
+  std::vector<std::pair<std::string, std::string>> typed_values;
+  /// Seeds per PE: the global --batch-size becomes this times the PE count (bench modes:
+  /// --batch-per-pe); 0 = the preset leaves the batch alone.
+  std::int64_t seeds_per_pe = 0;
+};
+
+/// Every preset, by name. coop-paper is the configuration of the cooperative minibatching
+/// paper's scripts (Balin et al., "Cooperative Minibatching in Graph Neural Networks"): 3 layers
+/// of fanout 10, hidden 1024, dropout 0.5, Adam lr 1e-3, TF32 GEMMs, 1024 seeds per GPU,
+/// GraphSAGE-mean; R-GCN with 2 bases on heterogeneous datasets. Does not throw.
+const std::vector<option_preset>& option_presets();
+/// The preset named `name`. @throws logic_error naming --preset, the value and the presets.
+const option_preset& option_preset_named(std::string_view name);
+/// Sets table option `d` of `c` from `text` as the command line gives it (a number, true/false
+/// for a non-flag bool, "1" / "true" for a flag, comma-separated integers for a list, a choice's
+/// name), then checks d's range.
+/// @throws logic_error "OPTION: 'TEXT' is not ..." for text that does not parse, or the range
+///         error (option_range_error).
+void set_option_text(const option_decl& d, train_config& c, std::string_view text);
 
 /// Work of one PE (or summed over PEs) in a batch or an epoch (docs/design.md section 6.5,
 /// "Work accounting"). Counts, not bytes, unless the name says bytes.

@@ -128,7 +128,22 @@ void trainer::load_features(step_context& sc, pe_state& pe, prepared_batch& b) {
   work_counters& w = b.work;
   if (pe.emb) {
     h = pe.emb->gather(b.mb.input_nodes.view());
-    w.feature_bytes += h.rows() * h.cols() * static_cast<std::int64_t>(sizeof(float));
+    if (ds_.hetero) {
+      // Featured types' rows from their tables at the stored width; learnt rows at 4 bytes.
+      std::vector<vid_t> copied;
+      std::span<const vid_t> const ids =
+          host_readable<vid_t>(sc.ctx, b.mb.input_nodes.view(), copied);
+      std::int64_t const featured = add_typed_feature_rows(sc.ctx, ids, h.view());
+      std::int64_t learnt = 0;
+      for (std::size_t t = 0; t < ds_.hetero->node_types.size(); ++t) {
+        if (!b.work.rows_per_type.empty() && !typed_features_[t]) {
+          learnt += b.work.rows_per_type[t];
+        }
+      }
+      w.feature_bytes += featured + learnt * h.cols() * static_cast<std::int64_t>(sizeof(float));
+    } else {
+      w.feature_bytes += h.rows() * h.cols() * static_cast<std::int64_t>(sizeof(float));
+    }
   } else {
     if (device_tier()) {
       h = load_device_tier(pe, b, w);

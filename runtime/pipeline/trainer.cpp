@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "kernels/dense/link_ops.hpp"
 #include "models/layers.hpp"
 #include "runtime/comm/fault_injection.hpp"
 #include "runtime/core/error.hpp"
@@ -40,15 +41,16 @@ std::int64_t hetero_input_dim(const dataset& ds) {
                   ds.name);
   std::int64_t width = 0;
   std::string first;
-  for (std::size_t t = 0; t < ds.hetero->node_types.size(); ++t) {
-    auto const& x = ds.hetero->features[t];
-    if (x.cols() == 0) continue;
-    COOPGNN_EXPECTS(width == 0 || x.cols() == width,
+  for (std::int64_t t = 0; t < ds.hetero->num_node_types(); ++t) {
+    std::int64_t const cols = ds.hetero->feature_dim(t);
+    auto const& name = ds.hetero->node_types[static_cast<std::size_t>(t)];
+    if (cols == 0) continue;
+    COOPGNN_EXPECTS(width == 0 || cols == width,
                     "dataset '{}': node types '{}' and '{}' have features of widths {} and {}; "
                     "the R-GCN input takes one width for every type",
-                    ds.name, first, ds.hetero->node_types[t], width, x.cols());
-    if (width == 0) first = ds.hetero->node_types[t];
-    width = x.cols();
+                    ds.name, first, name, width, cols);
+    if (width == 0) first = name;
+    width = cols;
   }
   return width;
 }
@@ -185,6 +187,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   // setup_cuda_features picks device, pinned, host or mmap and makes the device copies. With
   // learnable embeddings there is no feature table.
   bool const table = cfg_.embedding_dim == 0;
+  if (ds.hetero) set_typed_features();
   if (cfg.compute_backend == backend::cuda) {
     setup_cuda_features();
   } else if (table) {
@@ -214,17 +217,17 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
     }
     if (!table) {
       // Every replica starts from the same table (keyed init) under a layer index no model
-      // layer uses.
-      pes_.back()->emb = std::make_unique<models::embedding_table>(
-          pes_.back()->ctx, ds.num_nodes, cfg_.embedding_dim, cfg.seed, kEmbeddingLayerIndex,
-          detail::adam_options_of(cfg, nullptr));
-      if (ds.hetero) {
-        // Featured types: their rows are their features, never updated.
-        for (std::size_t t = 0; t < ds.hetero->node_types.size(); ++t) {
-          if (ds.hetero->features[t].cols() == 0) continue;
-          pes_.back()->emb->set_frozen_rows(ds.hetero->node_offsets[t], ds.hetero->features[t]);
+      // layer uses. Featured types' rows are frozen: not stored, their features are read from
+      // the type's table at its width (add_typed_feature_rows), never updated.
+      std::vector<models::embedding_table::row_range> frozen;
+      for (std::size_t t = 0; t < typed_features_.size(); ++t) {
+        if (typed_features_[t]) {
+          frozen.emplace_back(ds.hetero->node_offsets[t], ds.hetero->node_offsets[t + 1]);
         }
       }
+      pes_.back()->emb = std::make_unique<models::embedding_table>(
+          pes_.back()->ctx, ds.num_nodes, cfg_.embedding_dim, cfg.seed, kEmbeddingLayerIndex,
+          detail::adam_options_of(cfg, nullptr), std::move(frozen));
     }
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
@@ -271,6 +274,72 @@ void trainer::set_host_features(storage_tier tier) {
     owned_features_ = matrix<float>(ds_.num_nodes, ds_.feature_dim(), std::move(a.data));
   }
   features_ = feature_table::borrow(ds_.features_in_memory() ? ds_.features : owned_features_);
+}
+
+void trainer::set_typed_features() {
+  const hetero_schema& h = *ds_.hetero;
+  typed_features_.clear();
+  typed_features_.resize(h.node_types.size());
+  for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
+    auto const i = static_cast<std::size_t>(t);
+    if (h.feature_dim(t) == 0) continue;
+    if (h.features_in_file(t)) {
+      typed_features_[i] = feature_table::map_npy(h.feature_files[i]);
+      const feature_table& f = *typed_features_[i];
+      COOPGNN_EXPECTS(
+          f.rows() == h.count(t) && f.cols() == h.feature_dim(t) && f.dtype() == h.feature_type(t),
+          "{}: the mapped features are [{}, {}] {}, node type '{}' [{}, {}] {}",
+          h.feature_files[i].string(), f.rows(), f.cols(), to_string(f.dtype()), h.node_types[i],
+          h.count(t), h.feature_dim(t), to_string(h.feature_type(t)));
+    } else if (h.feature_type(t) == feature_dtype::float32) {
+      typed_features_[i] = feature_table::borrow(h.features[i]);
+    } else {
+      typed_features_[i] = feature_table::borrow(h.features16[i], h.feature_type(t));
+    }
+  }
+}
+
+std::int64_t trainer::add_typed_feature_rows(const exec_context& ctx, std::span<const vid_t> ids,
+                                             tensor_view<float> h) const {
+  const hetero_schema& hs = *ds_.hetero;
+  // Per featured type: the positions of its ids and their local rows.
+  std::vector<std::vector<std::int64_t>> pos(typed_features_.size());
+  std::vector<std::vector<vid_t>> local(typed_features_.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto const t = static_cast<std::size_t>(hs.type_of(ids[i]));
+    if (!typed_features_[t]) continue;
+    pos[t].push_back(static_cast<std::int64_t>(i));
+    local[t].push_back(ids[i] - hs.node_offsets[t]);
+  }
+  std::int64_t bytes = 0;
+  for (std::size_t t = 0; t < typed_features_.size(); ++t) {
+    if (pos[t].empty()) continue;
+    const feature_table& f = *typed_features_[t];
+    tensor<float> const rows = to_space(ctx, f.gather(local[t]));
+    buffer<std::int64_t> const at =
+        upload<std::int64_t>(ctx, std::span<const std::int64_t>(pos[t]));
+    scatter_add_rows<float>(ctx, rows.view(), at.view(), h);
+    bytes += static_cast<std::int64_t>(pos[t].size()) * f.row_bytes();
+  }
+  return bytes;
+}
+
+void trainer::fill_typed_feature_rows(matrix<float>& all) const {
+  const hetero_schema& hs = *ds_.hetero;
+  constexpr vid_t kChunk = 1 << 16;  // rows widened at a time
+  for (std::size_t t = 0; t < typed_features_.size(); ++t) {
+    if (!typed_features_[t]) continue;
+    const feature_table& f = *typed_features_[t];
+    vid_t const off = hs.node_offsets[t];
+    std::vector<vid_t> local;
+    for (vid_t a = 0; a < f.rows(); a += kChunk) {
+      vid_t const b = std::min<vid_t>(f.rows(), a + kChunk);
+      local.resize(static_cast<std::size_t>(b - a));
+      std::iota(local.begin(), local.end(), a);
+      matrix<float> const rows = f.gather(local);
+      std::copy_n(rows.data(), rows.size(), all.data() + (off + a) * all.cols());
+    }
+  }
 }
 
 const models::gnn_model& trainer::model(int pe) const { return pes_.at(pe)->model; }
@@ -573,10 +642,13 @@ void trainer::apply_gradients(std::span<const float> grads) {
 matrix<float> trainer::embedding_values() const {
   COOPGNN_EXPECTS(pes_.at(0)->emb != nullptr, "trainer::embedding_values: no --embedding-dim");
   // Cooperative: row r is current on its owner's replica only; independent: replicas are equal.
-  return protocol_->assemble(pes_.size(), [&](std::size_t q) {
+  // Featured types' rows (heterogeneous graphs) are their features.
+  matrix<float> all = protocol_->assemble(pes_.size(), [&](std::size_t q) {
     bind_device(static_cast<int>(q));
     return pes_[q]->emb->to_host_matrix();
   });
+  if (ds_.hetero) fill_typed_feature_rows(all);
+  return all;
 }
 
 matrix<float> trainer::inference_input(int pe) const {
@@ -738,7 +810,7 @@ trainer_state trainer::state() const {
     return protocol_->assemble(pes_.size(), [&](std::size_t q) {
       bind_device(static_cast<int>(q));
       const pe_state& pe = *pes_[q];
-      return download<float>(pe.ctx, view_of(*pe.emb));
+      return pe.emb->expand(view_of(*pe.emb));
     });
   };
   s.emb = table([](const models::embedding_table& e) { return e.values(); });

@@ -370,6 +370,21 @@ class trainer {
   /// The input rows as a host matrix for full-neighbour inference: the features, or replica
   /// `pe`'s embedding table.
   matrix<float> inference_input(int pe) const;
+  /// Heterogeneous graphs: every node type's feature table (typed_features_) from the dataset's
+  /// in-memory float32 or 16-bit matrix (host tier) or its .npy file (mmap tier), at the stored
+  /// width. @throws io_error from feature_table::map_npy, logic_error when a mapped file's
+  /// shape or dtype is not the dataset's.
+  void set_typed_features();
+  /// Heterogeneous graphs: h's rows of featured node types (zero rows, from the embedding
+  /// table's frozen ids) += their feature rows, gathered from the type's table at its stored
+  /// width, widened to float32 and placed at their positions (host gather, uploaded to ctx).
+  /// @param ids [m] host, the rows' global ids; @param h [m, F] in ctx.space()
+  /// @return the feature bytes read, as stored (rows x F_t x element size).
+  std::int64_t add_typed_feature_rows(const exec_context& ctx, std::span<const vid_t> ids,
+                                      tensor_view<float> h) const;
+  /// Heterogeneous graphs: rows [offset_t, offset_t + count_t) of `all` ([|V|, F] host) become
+  /// type t's features, widened, for every featured type (chunked gathers).
+  void fill_typed_feature_rows(matrix<float>& all) const;
   /// What every step ends with: counters, loss, and the trace when asked for.
   void finish_step(pe_state& pe, const step_options& opt, step_meter& meter, prepared_batch& b,
                    const step_record& r);
@@ -384,6 +399,8 @@ class trainer {
   std::unique_ptr<feature_table> features_;  // shared read-only by the PEs' feature stores
   matrix<float> owned_features_;  // features read here when the dataset left them in the file
   matrix<std::uint16_t> owned_features16_;  // the same for 16-bit features (feature_type)
+  // Heterogeneous graphs: [T] each node type's feature table (null: the type learns embeddings).
+  std::vector<std::unique_ptr<feature_table>> typed_features_;
   std::shared_ptr<host_comm_group> group_;
   /// --prefetch > 0: the prefetch threads' communicators' group (null otherwise).
   std::shared_ptr<host_comm_group> prefetch_group_;

@@ -368,20 +368,34 @@ TEST(embedding_table, lazy_adam_moves_only_touched_rows) {
   EXPECT_EQ(t.to_host_matrix().values(), after.values());
 }
 
-TEST(embedding_table, frozen_rows_hold_their_values_and_never_move) {
-  // Heterogeneous inputs: rows [1, 3) are a featured type's features (fixed), the others learn.
+TEST(embedding_table, frozen_rows_are_not_stored_gather_zeros_and_never_move) {
+  // Heterogeneous inputs: rows [1, 3) are a featured type's (read from its feature table), the
+  // others learn.
   exec_context const ctx;
   adam_options opt;
   opt.lr = 0.1f;
   opt.weight_decay = 0.5f;  // decay would move a frozen row if it were touched
-  embedding_table t(ctx, 6, 2, 7, 1u << 20, opt);
-  matrix<float> feat(2, 2);
-  feat(0, 0) = 1.5f, feat(0, 1) = -2.f, feat(1, 0) = 3.f, feat(1, 1) = 0.25f;
-  t.set_frozen_rows(1, feat);
+  embedding_table t(ctx, 6, 2, 7, 1u << 20, opt, {{1, 3}});
+  embedding_table const plain(ctx, 6, 2, 7, 1u << 20, opt);
+  EXPECT_EQ(t.rows(), 6);
+  EXPECT_EQ(t.stored_rows(), 4);
+  EXPECT_EQ(t.first_moment().rows, 4);
   matrix<float> const before = t.to_host_matrix();
-  EXPECT_EQ(before(1, 0), 1.5f);
-  EXPECT_EQ(before(2, 1), 0.25f);
+  matrix<float> const unfrozen = plain.to_host_matrix();
+  for (std::int64_t r = 0; r < 6; ++r) {
+    for (std::int64_t j = 0; j < 2; ++j) {
+      bool const frozen = r == 1 || r == 2;
+      // A learnt row starts where it would without frozen rows; a frozen one reads zero.
+      EXPECT_EQ(before(r, j), frozen ? 0.f : unfrozen(r, j)) << "row " << r;
+      if (!frozen) EXPECT_NE(before(r, j), 0.f);
+    }
+  }
   std::vector<vid_t> const ids = {2, 0, 1, 4, 2, 5};
+  tensor<float> const got = t.gather(host_view(ids));
+  matrix<float> const rows = download<float>(ctx, got.view());
+  EXPECT_EQ(rows(0, 0), 0.f);  // id 2: frozen
+  EXPECT_EQ(rows(1, 1), unfrozen(0, 1));
+  EXPECT_EQ(rows(3, 0), unfrozen(4, 0));
   matrix<float> g(6, 2);
   for (std::int64_t i = 0; i < 6; ++i) g(i, 0) = 1.f, g(i, 1) = -1.f;
   t.apply(host_view(ids), host_view(std::as_const(g)));
@@ -397,9 +411,15 @@ TEST(embedding_table, frozen_rows_hold_their_values_and_never_move) {
       }
     }
   }
-  EXPECT_THROW(t.set_frozen_rows(2, feat), logic_error);                 // overlaps [1, 3)
-  EXPECT_THROW(t.set_frozen_rows(5, feat), logic_error);                 // past the end
-  EXPECT_THROW(t.set_frozen_rows(3, matrix<float>(1, 3)), logic_error);  // width
+  // A checkpoint round trip at every id: the frozen ids' rows are ignored.
+  embedding_table u(ctx, 6, 2, 9, 1u << 20, opt, {{1, 3}});
+  matrix<float> const m = t.expand(t.first_moment()), v = t.expand(t.second_moment());
+  u.restore(after.values(), m.values(), v.values(), t.steps());
+  EXPECT_EQ(u.to_host_matrix().values(), after.values());
+  EXPECT_THROW(embedding_table(ctx, 6, 2, 7, 1u << 20, opt, {{1, 3}, {2, 4}}),
+               logic_error);                                                          // overlap
+  EXPECT_THROW(embedding_table(ctx, 6, 2, 7, 1u << 20, opt, {{5, 7}}), logic_error);  // past end
+  EXPECT_THROW((void)t.gather(host_view(std::vector<vid_t>{6})), logic_error);
 }
 
 }  // namespace

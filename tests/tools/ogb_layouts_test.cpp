@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -247,10 +248,17 @@ TEST(Mag240m, TypesRelationsLabelsAndSplit) {
   EXPECT_THAT(ds.valid, ElementsAre(3, 4));
   EXPECT_TRUE(ds.test.empty());
   EXPECT_EQ(h.target_type, "paper");
-  // float16 features: not widened, left out with a note.
+  // float16 features: neither widened nor read, left in the release's file at 2 bytes.
   EXPECT_EQ(h.features[0].rows(), 0);
+  EXPECT_EQ(h.feature_type(0), feature_dtype::float16);
+  EXPECT_EQ(h.feature_dim(0), 3);
+  EXPECT_EQ(h.feature_dim(1), 0);
+  ASSERT_TRUE(h.features_in_file(0));
+  EXPECT_EQ(fs::canonical(h.feature_files[0]),
+            fs::canonical(d / "processed" / "paper" / "node_feat.npy"));
   EXPECT_THAT(fmt::format("{}", fmt::join(rep.notes, "\n")),
-              HasSubstr("node_feat.npy: float16 [6, 3] features not converted"));
+              HasSubstr("node_feat.npy: float16 [6, 3] paper features kept at 2 bytes per "
+                        "element and not copied"));
   EXPECT_EQ(detect_input_format(d.path()).name, "mag240m");
 
   write_mag240m(d.path(), /*half=*/false);
@@ -289,10 +297,26 @@ TEST(Mag240m, ConvertsAndTrainsThroughTheCommandLine) {
   temp_dir d;
   write_mag240m(d / "mag240m_kddcup2021");
   test::run_data_cli({"convert", (d / "mag240m_kddcup2021").string(), (d / "out").string()});
-  EXPECT_EQ(test::run_train_cli(test::tiny_run_args("train", "8", "1",
-                                                    {"--model", "rgcn", "--embedding-dim", "4"},
-                                                    (d / "out").string())),
+  // The paper features are a link to the release's float16 file, not a copy.
+  fs::path const feat = d / "out" / "data" / "paper_feat.npy";
+  ASSERT_TRUE(fs::is_symlink(feat));
+  EXPECT_EQ(fs::canonical(feat),
+            fs::canonical(d / "mag240m_kddcup2021" / "processed" / "paper" / "node_feat.npy"));
+  // Trained with them (papers 3 wide; authors and institutions learn 3-wide embeddings), the
+  // paper rows counted at 2 bytes per element.
+  fs::path const metrics = d / "m.jsonl";
+  EXPECT_EQ(test::run_train_cli(test::tiny_run_args(
+                "train", "8", "1", {"--model", "rgcn", "--metrics-out", metrics.string()},
+                (d / "out").string())),
             "");
+  auto const j = nlohmann::json::parse(test::read_text(metrics));
+  auto const& per = j["work"]["feature_rows_per_type"];
+  std::int64_t const papers = per["paper"].get<std::int64_t>();
+  EXPECT_GT(papers, 0);
+  EXPECT_EQ(
+      j["work"]["feature_bytes"].get<std::int64_t>(),
+      papers * 3 * 2 +
+          (per["author"].get<std::int64_t>() + per["institution"].get<std::int64_t>()) * 3 * 4);
 }
 
 }  // namespace

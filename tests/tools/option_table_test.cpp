@@ -169,5 +169,82 @@ TEST(OptionTable, OtherContentOfTheSameNameAndSizesIsRefused) {
             "");
 }
 
+TEST(OptionPreset, CoopPaperSetsThePapersValuesAndGivenOptionsKeepTheirs) {
+  temp_dir d;
+  std::string out;
+  // --hidden and --fanouts given: they win over the preset's 1024 and 10,10,10.
+  int const status = test::run_command(
+      std::string(COOPGNN_BINARY) +
+          " train --backend host --pes 2 --preset coop-paper --hidden 8 --fanouts 2,2 "
+          "--epochs 1 --no-progress --metrics-out " +
+          (d / "m.jsonl").string(),
+      out);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("preset coop-paper sets: --model sage --dropout 0.5 --lr 0.001 "
+                             "--gemm-math tf32; given, kept: --fanouts --hidden"));
+  EXPECT_THAT(out, HasSubstr("preset coop-paper sets: --batch-size 2048 (1024 seeds per PE x 2 "
+                             "PEs)"));
+  auto const line = nlohmann::json::parse(read_text(d / "m.jsonl"));
+  EXPECT_EQ(line["options"]["--hidden"], 8);
+  EXPECT_EQ(line["options"]["--fanouts"], nlohmann::json::array({2, 2}));
+  EXPECT_EQ(line["options"]["--gemm-math"], "tf32");
+  EXPECT_EQ(line["options"]["--batch-size"], 2048);
+  EXPECT_NEAR(line["options"]["--lr"].get<double>(), 0.001, 1e-9);
+  EXPECT_NEAR(line["options"]["--dropout"].get<double>(), 0.5, 1e-9);
+  EXPECT_EQ(line["options"]["--model"], "sage");
+}
+
+TEST(OptionPreset, TheValuesAreThePapersAndTheTableChecksThem) {
+  // The authors' configuration, spelled out here.
+  option_preset const& p = option_preset_named("coop-paper");
+  train_config c;
+  for (auto const& [name, value] : p.values) set_option_text(train_option(name), c, value);
+  EXPECT_EQ(c.fanouts, (std::vector<int>{10, 10, 10}));
+  EXPECT_EQ(c.hidden, 1024);
+  EXPECT_FLOAT_EQ(c.dropout, 0.5f);
+  EXPECT_FLOAT_EQ(c.lr, 1e-3f);
+  EXPECT_EQ(c.gemm, gemm_math::tf32);
+  EXPECT_EQ(c.model, models::conv_kind::sage);
+  EXPECT_EQ(p.seeds_per_pe, 1024);
+  for (auto const& [name, value] : p.typed_values) set_option_text(train_option(name), c, value);
+  EXPECT_EQ(c.model, models::conv_kind::rgcn);
+  EXPECT_EQ(c.num_bases, 2);
+  // Bad text and bad values name the option.
+  auto message = [&](const char* name, const char* text) {
+    try {
+      set_option_text(train_option(name), c, text);
+    } catch (const logic_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(message("--hidden", "wide"), AllOf(HasSubstr("--hidden"), HasSubstr("'wide'")));
+  EXPECT_THAT(message("--hidden", "0"), AllOf(HasSubstr("--hidden"), HasSubstr("outside")));
+  EXPECT_THAT(message("--fanouts", "10,x"), HasSubstr("--fanouts"));
+  EXPECT_THAT(message("--model", "transformer"), HasSubstr("sage"));
+  EXPECT_THAT(message("--layer-dependency", "maybe"), HasSubstr("true or false"));
+  try {
+    (void)option_preset_named("dgl-default");
+    ADD_FAILURE() << "no error";
+  } catch (const logic_error& e) {
+    EXPECT_THAT(std::string(e.what()), AllOf(HasSubstr("--preset"), HasSubstr("coop-paper")));
+  }
+}
+
+TEST(OptionPreset, BenchModesTakesItsShare) {
+  temp_dir d;
+  std::string out;
+  int const status = test::run_command(
+      std::string(COOPGNN_BINARY) +
+          " bench modes --preset coop-paper --hidden 8 --pes 2 --batches 1 --warmup 0 --out " +
+          d.path().string(),
+      out);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("preset coop-paper sets: --model sage --fanouts 10,10,10 "
+                             "--gemm-math tf32 --batch-per-pe 1024; given, kept: --hidden"));
+  auto const j = nlohmann::json::parse(read_text(d / "modes_cora.json"));
+  EXPECT_THAT(j.dump(), HasSubstr("\"batch_per_pe\":1024"));
+}
+
 }  // namespace
 }  // namespace coopgnn

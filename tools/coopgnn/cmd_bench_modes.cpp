@@ -1,6 +1,7 @@
 // `coopgnn bench modes` (bench/drivers/modes.hpp; docs/results-schema.md, section `modes`).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -14,8 +15,8 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
-#include "tools/coopgnn/train_options.hpp"
 #include "tools/coopgnn/output_paths.hpp"
+#include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
 
@@ -36,6 +37,8 @@ struct bench_modes_args {
   int feature_bytes = 0;              // --feature-bytes; 0: the dataset's stored width
   bool sampler_given = false, kappa_given = false;  // with --paper-settings: errors
   bool gemm_math_given = false;  // --gemm-math: else each machine's gemm_math
+  std::string preset;            // --preset NAME (option_presets)
+  std::vector<std::string> preset_given, preset_set;
   /// The option table's options this command shares with `train` (add_table_option), copied
   /// into opt by take_table_options.
   train_config cfg;
@@ -104,6 +107,32 @@ void take_table_options(bench_modes_args& a) {
   a.opt.gemm_math = a.gemm_math_given ? to_string(a.cfg.gemm) : std::string();
 }
 
+/// --preset: the preset's values of the options this command takes (its table options, and
+/// --fanouts, --batch-per-pe of its own) unless given; the typed values follow in
+/// run_bench_modes once the dataset is read.
+void take_preset(const CLI::App& cmd, bench_modes_args& a) {
+  option_preset const& p = option_preset_named(a.preset);
+  a.preset_given = preset_options_given(cmd, p, "--batch-per-pe");
+  std::vector<std::pair<std::string, std::string>> here;
+  for (auto const& v : p.values) {
+    if (cmd.get_option_no_throw(v.first) != nullptr) here.push_back(v);
+  }
+  a.cfg.fanouts = a.opt.fanouts;
+  a.preset_set = apply_preset_values(here, a.preset_given, a.cfg);
+  a.opt.fanouts = a.cfg.fanouts;
+  auto const set = [&](const std::string& name) {
+    return std::any_of(a.preset_set.begin(), a.preset_set.end(),
+                       [&](const std::string& s) { return s.starts_with(name + " "); });
+  };
+  if (set("--gemm-math")) a.gemm_math_given = true;
+  bool const batch_given = std::find(a.preset_given.begin(), a.preset_given.end(),
+                                     "--batch-per-pe") != a.preset_given.end();
+  if (p.seeds_per_pe > 0 && !batch_given) {
+    a.opt.batch_per_pe = p.seeds_per_pe;
+    a.preset_set.push_back(fmt::format("--batch-per-pe {}", p.seeds_per_pe));
+  }
+}
+
 void run_bench_modes(bench_modes_args& a) {
   auto const devices = query_devices();
   a.opt.compute_backend = resolve_backend(a.backend, devices.count, devices.reason);
@@ -137,12 +166,28 @@ void run_bench_modes(bench_modes_args& a) {
   ropt.heterogeneous = true;  // typed datasets: R-GCN, or the relations-merged view (below)
   auto const data = load_dataset(a.dataset, ropt);
   dataset const& ds = data->ds;
+  if (!a.preset.empty()) {
+    if (ds.hetero) {
+      apply_typed_preset_values(option_preset_named(a.preset), a.preset_given, a.cfg, a.preset_set);
+      take_table_options(a);
+    }
+    fmt::print("{}\n", preset_line(a.preset, a.preset_set, a.preset_given));
+  }
   a.opt.cache_rows =
       resolve_cache_rows(a.cache_policy, a.cache_fraction, a.opt.cache_rows, ds.num_nodes);
   a.opt.feature_bytes_given = a.feature_bytes > 0;
-  a.opt.feature_bytes = a.opt.feature_bytes_given
-                            ? a.feature_bytes
-                            : static_cast<int>(feature_dtype_size(ds.feature_type));
+  // Typed graphs: the featured node types' stored width (the trainer counts each row at its).
+  feature_dtype stored = ds.feature_type;
+  if (ds.hetero) {
+    for (std::int64_t t = 0; t < ds.hetero->num_node_types(); ++t) {
+      if (ds.hetero->feature_dim(t) > 0) {
+        stored = ds.hetero->feature_type(t);
+        break;
+      }
+    }
+  }
+  a.opt.feature_bytes =
+      a.opt.feature_bytes_given ? a.feature_bytes : static_cast<int>(feature_dtype_size(stored));
   bench::validate(a.opt);
   // A typed dataset with an untyped model: the relations-merged view, the same edges in one
   // untyped CSC (R-GCN's GCN baseline; docs/results/cost-model.md). R-GCN keeps the typed CSC.
@@ -252,6 +297,14 @@ void add_bench_modes_command(CLI::App& bench) {
       ->check(CLI::IsMember({"uva", "device"}))
       ->capture_default_str();
   add_cache_options(*cmd, a->cache_policy, a->cache_fraction, a->opt.cache_rows);
+  std::vector<std::string> presets;
+  for (const option_preset& p : option_presets()) presets.push_back(p.name);
+  cmd->add_option("--preset", a->preset,
+                  "Set a published configuration's options that this command takes (coop-paper: "
+                  "--model sage, --fanouts 10,10,10, --hidden 1024, --gemm-math tf32, "
+                  "--batch-per-pe 1024; --model rgcn --num-bases 2 on typed datasets); options "
+                  "given with it keep their values, and the run prints what it set")
+      ->check(CLI::IsMember(presets));
   cmd->add_option("--feature-bytes", a->feature_bytes,
                   "Modelled bytes per input-feature element as stored (default: the dataset's "
                   "dtype, 4 for float32, 2 for float16/bfloat16): scales the modelled feature "
@@ -279,6 +332,7 @@ void add_bench_modes_command(CLI::App& bench) {
     a->sampler_given = cmd->count("--sampler") > 0;
     a->kappa_given = cmd->count("--batch-dependency") > 0;
     a->gemm_math_given = cmd->count("--gemm-math") > 0;
+    if (!a->preset.empty()) take_preset(*cmd, *a);
     run_bench_modes(*a);
   });
 }

@@ -1,5 +1,5 @@
-// `coopgnn convert`, `coopgnn generate {rmat,sbm,task}`, `coopgnn split-edges` and `coopgnn info`
-// (docs/design.md sections 3 and 7.1).
+// `coopgnn convert`, `coopgnn generate {rmat,sbm,task,hetero}`, `coopgnn split-edges` and `coopgnn
+// info` (docs/design.md sections 3 and 7.1).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,6 +15,7 @@
 #include "formats/formats.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/generate.hpp"
+#include "runtime/graph/generate_hetero.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/info.hpp"
 #include "tools/coopgnn/output_paths.hpp"
@@ -52,12 +53,13 @@ void write_and_summarise(const dataset& ds, const std::string& out_dir,
   if (ds.hetero) {
     const hetero_schema& h = *ds.hetero;
     for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
-      auto const& f = h.features[static_cast<std::size_t>(t)];
-      fmt::print("  node type {}: {} nodes, {}\n", h.node_types[static_cast<std::size_t>(t)],
-                 h.count(t),
-                 f.rows() > 0 ? fmt::format("feature '{}' ({} columns)",
-                                            h.feature_names[static_cast<std::size_t>(t)], f.cols())
-                              : std::string("no features"));
+      fmt::print(
+          "  node type {}: {} nodes, {}\n", h.node_types[static_cast<std::size_t>(t)], h.count(t),
+          h.feature_dim(t) > 0 ? fmt::format("feature '{}' ({} columns, {}{})",
+                                             h.feature_names[static_cast<std::size_t>(t)],
+                                             h.feature_dim(t), to_string(h.feature_type(t)),
+                                             h.features_in_file(t) ? ", linked, not copied" : "")
+                               : std::string("no features"));
     }
     std::vector<std::int64_t> per(h.edge_types.size(), 0);
     for (std::int32_t r : h.edge_type) ++per[static_cast<std::size_t>(r)];
@@ -257,6 +259,59 @@ void add_convert(CLI::App& app) {
   });
 }
 
+/// `generate hetero`: generate_hetero (runtime/graph/generate_hetero.hpp).
+void add_generate_hetero(CLI::App* g) {
+  struct hetero_args {
+    std::string output;
+    bool overwrite = false;
+    hetero_options opt;
+  };
+  auto a = std::make_shared<hetero_args>();
+  CLI::App* c = g->add_subcommand(
+      "hetero",
+      "MAG240M-shaped heterogeneous graph: float16 paper features, featureless authors "
+      "and institutions, five relations");
+  c->footer(
+      "Node types paper (2^scale, labelled, float16 class-conditional features), author and\n"
+      "institution (featureless: R-GCN learns their embeddings). Relations paper:cites:paper\n"
+      "(R-MAT, symmetrised), author:writes:paper, author:affiliated_with:institution (skewed\n"
+      "popularity) and their reverses; a keyed split of the papers.");
+  c->add_option("output", a->output, "output dataset directory")->required();
+  c->add_flag("--overwrite", a->overwrite, kOverwriteHelp);
+  c->add_option("--scale", a->opt.scale, "log2 of the paper count")
+      ->required()
+      ->check(CLI::Range(1, 34));
+  c->add_option("--authors", a->opt.authors, "authors (default 2^(scale-4))");
+  c->add_option("--institutions", a->opt.institutions, "institutions (default 2^(scale-10))");
+  c->add_option("--cites-factor", a->opt.cites_factor, "R-MAT citations drawn per paper")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c->add_option("--authors-per-paper", a->opt.authors_per_paper, "authorships drawn per paper")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c->add_option("--feature-dim", a->opt.feature_dim, "paper feature width (float16)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c->add_option("--classes", a->opt.classes, "paper classes")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  c->add_option("--train-fraction", a->opt.train_fraction, "fraction of papers for training")
+      ->capture_default_str();
+  c->add_option("--valid-fraction", a->opt.valid_fraction,
+                "fraction of papers for validation (test: the rest)")
+      ->capture_default_str();
+  c->add_option("--seed", a->opt.seed, "random seed")->capture_default_str();
+  c->callback([a] {
+    auto const t0 = std::chrono::steady_clock::now();
+    check_output_dir(a->output, {}, a->overwrite);
+    edge_stats st;
+    dataset const ds = generate_hetero(a->opt, &st);
+    fmt::print("paper:cites:paper ");
+    print_edge_stats(st);
+    write_and_summarise(ds, a->output, t0);
+  });
+}
+
 void add_generate(CLI::App& app) {
   CLI::App* g = app.add_subcommand(
       "generate", "Generate a synthetic dataset (keyed random draws: same seed, same output)");
@@ -377,6 +432,7 @@ void add_generate(CLI::App& app) {
     if (!t->name.empty()) ds.name = t->name;
     write_and_summarise(ds, t->output, t0);
   });
+  add_generate_hetero(g);
 }
 
 void add_split_edges(CLI::App& app) {

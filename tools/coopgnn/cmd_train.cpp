@@ -106,8 +106,69 @@ CLI::Option* add_table_option(CLI::App& cmd, const option_decl& d, train_config&
       std::get<option_decl::member>(d.value));
 }
 
+std::vector<std::string> preset_options_given(const CLI::App& cmd, const option_preset& p,
+                                              const std::string& batch_option) {
+  std::vector<std::string> names;
+  for (const auto* list : {&p.values, &p.typed_values}) {
+    for (auto const& [name, value] : *list) names.push_back(name);
+  }
+  if (p.seeds_per_pe > 0) names.push_back(batch_option);
+  std::vector<std::string> given;
+  for (const std::string& n : names) {
+    const CLI::Option* o = cmd.get_option_no_throw(n);
+    if (o != nullptr && o->count() > 0 && std::find(given.begin(), given.end(), n) == given.end()) {
+      given.push_back(n);
+    }
+  }
+  return given;
+}
+
+std::vector<std::string> apply_preset_values(
+    const std::vector<std::pair<std::string, std::string>>& values,
+    const std::vector<std::string>& given, train_config& cfg) {
+  std::vector<std::string> set;
+  for (auto const& [name, value] : values) {
+    if (std::find(given.begin(), given.end(), name) != given.end()) continue;
+    set_option_text(train_option(name), cfg, value);
+    set.push_back(name + " " + value);
+  }
+  return set;
+}
+
+void apply_typed_preset_values(const option_preset& p, const std::vector<std::string>& given,
+                               train_config& cfg, std::vector<std::string>& set) {
+  auto name_of = [](const std::string& s) { return s.substr(0, s.find(' ')); };
+  for (std::string& s : apply_preset_values(p.typed_values, given, cfg)) {
+    std::erase_if(set, [&](const std::string& t) { return name_of(t) == name_of(s); });
+    set.push_back(std::move(s));
+  }
+}
+
+std::string preset_line(const std::string& name, const std::vector<std::string>& set,
+                        const std::vector<std::string>& given) {
+  std::string line = fmt::format("preset {} sets: {}", name, fmt::join(set, " "));
+  if (!given.empty()) line += fmt::format("; given, kept: {}", fmt::join(given, " "));
+  return line;
+}
+
 void add_common_options(CLI::App* cmd, train_options& o) {
   for (const option_decl& d : train_option_table()) add_table_option(*cmd, d, o.cfg);
+  std::vector<std::string> presets, described;
+  for (const option_preset& p : option_presets()) {
+    presets.push_back(p.name);
+    described.push_back(p.name + ": " + p.help);
+  }
+  cmd->add_option("--preset", o.preset,
+                  fmt::format("Set a published configuration's options; options given with it "
+                              "keep their values, and the run prints what it set. {}",
+                              fmt::join(described, "; ")))
+      ->check(CLI::IsMember(presets));
+  cmd->parse_complete_callback([cmd, &o] {
+    if (o.preset.empty()) return;
+    option_preset const& p = option_preset_named(o.preset);
+    o.preset_given = preset_options_given(*cmd, p, "--batch-size");
+    o.preset_set = apply_preset_values(p.values, o.preset_given, o.cfg);
+  });
   cmd->add_option("--dataset", o.dataset,
                   "Dataset directory (metadata.yaml + .npy, GraphBolt OnDiskDataset layout); "
                   "default: the bundled Cora");
@@ -369,6 +430,11 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   auto data = load_dataset(o.dataset, ropt);
   o.dataset_content = dataset_fingerprint(data->ds);  // as read: before any transform
   for (const std::string& note : data->ds.notes) fmt::print(stderr, "note: {}\n", note);
+  if (!o.preset.empty()) {
+    option_preset const& p = option_preset_named(o.preset);
+    if (data->ds.hetero) apply_typed_preset_values(p, o.preset_given, o.cfg, o.preset_set);
+    if (!o.quiet) fmt::print("{}\n", preset_line(o.preset, o.preset_set, o.preset_given));
+  }
   o.cfg.cache_rows =
       resolve_cache_rows(o.cache_policy, o.cache_fraction, o.cfg.cache_rows, data->ds.num_nodes);
   if (!o.allow_nonfinite) check_finite_features(data->ds, o.dataset);
@@ -406,7 +472,15 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
     auto const& h = *data->ds.hetero;
     std::vector<std::string> fixed, learnt;
     for (std::size_t t = 0; t < h.node_types.size(); ++t) {
-      (h.features[t].cols() > 0 ? fixed : learnt).push_back(h.node_types[t]);
+      auto const ti = static_cast<std::int64_t>(t);
+      if (h.feature_dim(ti) > 0) {
+        fixed.push_back(h.feature_type(ti) == feature_dtype::float32
+                            ? h.node_types[t]
+                            : fmt::format("{} ({}, 2 bytes per element)", h.node_types[t],
+                                          to_string(h.feature_type(ti))));
+      } else {
+        learnt.push_back(h.node_types[t]);
+      }
     }
     fmt::print(stderr,
                "note: heterogeneous input ({} node types, {} relations): rows of [{}] are their "
@@ -487,16 +561,31 @@ void resolve_pes(train_options& o) {
   o.cfg.sample_on_device = o.sample_on == "device";
   if (o.pes > 0) {
     o.cfg.num_pes = o.pes;
+  } else if (o.cfg.compute_backend == backend::cuda) {
+    o.cfg.num_pes = devices.count * o.cfg.pes_per_gpu;
+  } else {
+    o.cfg.num_pes = train_config{}.num_pes;
+  }
+  if (!o.preset.empty()) {
+    // The preset's seeds per PE: the global batch follows the PE count.
+    option_preset const& p = option_preset_named(o.preset);
+    auto const& given = o.preset_given;
+    if (p.seeds_per_pe > 0 &&
+        std::find(given.begin(), given.end(), "--batch-size") == given.end()) {
+      o.cfg.batch_size = p.seeds_per_pe * o.cfg.num_pes;
+      if (!o.quiet) {
+        fmt::print("preset {} sets: --batch-size {} ({} seeds per PE x {} PEs)\n", o.preset,
+                   o.cfg.batch_size, p.seeds_per_pe, o.cfg.num_pes);
+      }
+    }
+  }
+  if (o.pes > 0) {
     // More PEs than seeds (or positives) in a global batch leaves PEs without work; say so
     // before any thread or buffer exists.
     COOPGNN_EXPECTS(o.pes <= o.cfg.batch_size,
                     "--pes {} exceeds --batch-size {}: every PE needs at least one seed of the "
                     "global batch",
                     o.pes, o.cfg.batch_size);
-  } else if (o.cfg.compute_backend == backend::cuda) {
-    o.cfg.num_pes = devices.count * o.cfg.pes_per_gpu;
-  } else {
-    o.cfg.num_pes = train_config{}.num_pes;
   }
 }
 
@@ -560,8 +649,26 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
                                    : static_cast<std::uint64_t>(ds.num_nodes);
     m.embeddings = rows * static_cast<std::uint64_t>(c.embedding_dim) * 3 * sizeof(float);
   }
-  std::uint64_t const F = static_cast<std::uint64_t>(
-      c.embedding_dim > 0 ? c.embedding_dim : std::max<std::int64_t>(ds.feature_dim(), 1));
+  std::uint64_t typed_features = 0;  // typed graphs: the featured types' in-memory tables
+  if (ds.hetero) {
+    // Featured types read their tables; the embedding table stores the featureless types' rows
+    // at the featured width (every PE a full replica).
+    const hetero_schema& h = *ds.hetero;
+    std::int64_t const width = c.embedding_dim > 0 ? c.embedding_dim : hetero_input_dim(ds);
+    std::uint64_t learnt = 0;
+    for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
+      if (h.feature_dim(t) == 0) {
+        learnt += static_cast<std::uint64_t>(h.count(t));
+      } else if (!h.features_in_file(t)) {
+        typed_features += static_cast<std::uint64_t>(h.count(t) * h.feature_row_bytes(t));
+      }
+    }
+    m.embeddings = learnt * static_cast<std::uint64_t>(width) * 3 * sizeof(float);
+  }
+  std::uint64_t const F =
+      static_cast<std::uint64_t>(c.embedding_dim > 0 ? c.embedding_dim
+                                 : ds.hetero ? std::max<std::int64_t>(hetero_input_dim(ds), 1)
+                                             : std::max<std::int64_t>(ds.feature_dim(), 1));
   m.cache = static_cast<std::uint64_t>(c.cache_rows) * F * sizeof(float);
   eid_t max_degree = 0;
   for (vid_t v = 0; v < data.g.num_nodes; ++v)
@@ -593,9 +700,10 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   m.input_rows = static_cast<std::int64_t>(n);
   m.graph = (static_cast<std::uint64_t>(ds.num_nodes) + 1) * sizeof(eid_t) +
             static_cast<std::uint64_t>(ds.num_edges()) * sizeof(vid_t);
-  m.shared = m.graph + (ds.features_in_memory()  // at the stored width (2 bytes: 16-bit)
-                            ? static_cast<std::uint64_t>(ds.num_nodes * ds.feature_row_bytes())
-                            : 0);
+  m.shared = m.graph + typed_features +
+             (ds.features_in_memory()  // at the stored width (2 bytes: 16-bit)
+                  ? static_cast<std::uint64_t>(ds.num_nodes * ds.feature_row_bytes())
+                  : 0);
   return m;
 }
 

@@ -148,8 +148,9 @@ dataset_info compute_info(const dataset& ds) {
   if (ds.hetero) {
     const hetero_schema& h = *ds.hetero;
     for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
-      info.node_types.push_back({h.node_types[static_cast<std::size_t>(t)], h.count(t),
-                                 h.features[static_cast<std::size_t>(t)].cols()});
+      info.node_types.push_back(
+          {h.node_types[static_cast<std::size_t>(t)], h.count(t), h.feature_dim(t),
+           h.feature_dim(t) > 0 ? std::string(to_string(h.feature_type(t))) : std::string()});
     }
     for (const std::string& r : h.edge_types) info.edge_types.push_back({r, 0, 0});
     for (std::int32_t r : h.edge_type) ++info.edge_types[static_cast<std::size_t>(r)].count;
@@ -206,8 +207,9 @@ std::string format_info_table(const dataset_info& i) {
     const type_info& n = i.node_types[t];
     row(t == 0 ? "node types" : "",
         fmt::format("{} ({} nodes, {})", n.name, n.count,
-                    n.feature_dim > 0 ? fmt::format("{} feature columns", n.feature_dim)
-                                      : std::string("no features")));
+                    n.feature_dim > 0
+                        ? fmt::format("{} feature columns, {}", n.feature_dim, n.feature_dtype)
+                        : std::string("no features")));
   }
   for (std::size_t r = 0; r < i.edge_types.size(); ++r) {
     row(r == 0 ? "edge types" : "",
@@ -266,7 +268,9 @@ std::string info_to_json(const dataset_info& i) {
   if (!i.node_types.empty()) {
     nlohmann::json nt = nlohmann::json::array();
     for (const type_info& t : i.node_types) {
-      nt.push_back({{"name", t.name}, {"num_nodes", t.count}, {"feature_dim", t.feature_dim}});
+      nlohmann::json e = {{"name", t.name}, {"num_nodes", t.count}, {"feature_dim", t.feature_dim}};
+      if (t.feature_dim > 0) e["feature_dtype"] = t.feature_dtype;
+      nt.push_back(std::move(e));
     }
     nlohmann::json et = nlohmann::json::array();
     for (const type_info& t : i.edge_types)

@@ -45,6 +45,7 @@ struct type_info {
   std::string name;              ///< node type, or "src_type:relation:dst_type"
   std::int64_t count = 0;        ///< vertices of the node type, or edges of the edge type
   std::int64_t feature_dim = 0;  ///< node types: columns of the input feature (0 = none)
+  std::string feature_dtype;     ///< node types with features: "float32", "float16", "bfloat16"
 };
 
 /// What `coopgnn info` reports.

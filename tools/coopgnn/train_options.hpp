@@ -44,6 +44,12 @@ struct train_options {
   std::string save_model;  ///< --save-model DIR: the trained model for `embed` / `predict`
   /// The dataset's content fingerprint (dataset_fingerprint), computed once by load().
   std::string dataset_content;
+  /// --preset NAME ("" = none; option_presets), the preset's options given on the command line
+  /// too (they keep the given value), and what the preset set ("--hidden 1024", ...), printed
+  /// by load().
+  std::string preset;
+  std::vector<std::string> preset_given;
+  std::vector<std::string> preset_set;
   int pes = -1;  ///< -1: not given (the backend's default); given values must be >= 1 (4 host PEs,
                  ///< or one per GPU x --pes-per-gpu)
   train_config cfg;
@@ -54,6 +60,23 @@ struct train_options {
 /// finite_number() for floats), choices as CLI::IsMember, and cfg's current value as the shown
 /// default. `cfg` must outlive parsing. Returns the option, for a command's own additions.
 CLI::Option* add_table_option(CLI::App& cmd, const option_decl& d, train_config& cfg);
+/// The options among preset `p`'s (values, typed_values and, when p sets the batch,
+/// `batch_option`) that were given on `cmd`'s command line.
+std::vector<std::string> preset_options_given(const CLI::App& cmd, const option_preset& p,
+                                              const std::string& batch_option);
+/// Sets each (table option, value) of `values` in `cfg` (set_option_text) unless its name is in
+/// `given`; returns "--name value" for each one set, in order.
+/// @throws logic_error from set_option_text.
+std::vector<std::string> apply_preset_values(
+    const std::vector<std::pair<std::string, std::string>>& values,
+    const std::vector<std::string>& given, train_config& cfg);
+/// Heterogeneous datasets: p.typed_values as apply_preset_values, each replacing in `set` the
+/// entry of the same option (--model sage becomes --model rgcn).
+void apply_typed_preset_values(const option_preset& p, const std::vector<std::string>& given,
+                               train_config& cfg, std::vector<std::string>& set);
+/// The line a command prints for preset `name`: "preset NAME sets: ...[; given, kept: ...]".
+std::string preset_line(const std::string& name, const std::vector<std::string>& set,
+                        const std::vector<std::string>& given);
 /// Registers the model, sampling, cache, backend and optimizer options on `cmd` into `o`: every
 /// entry of the option table (into o.cfg) and the tool-level options.
 void add_common_options(CLI::App* cmd, train_options& o);
