@@ -52,8 +52,7 @@ host_comm_group::host_comm_group(int size, std::chrono::milliseconds timeout)
   spins_ = size > 1 && size <= hw ? 2000 : 0;
   here_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(size));
   ptr_.assign(static_cast<std::size_t>(size), nullptr);
-  counts_.assign(static_cast<std::size_t>(size), nullptr);
-  offsets_.assign(static_cast<std::size_t>(size), nullptr);
+  segments_.assign(static_cast<std::size_t>(size), nullptr);
   scalar_.assign(static_cast<std::size_t>(size), 0);
 }
 
@@ -207,28 +206,28 @@ void host_communicator::do_alltoallv(const void* send_data,
   auto const& recv_bytes = bytes.recv;
   const auto* send = static_cast<const std::byte*>(send_data);
   auto* recv = static_cast<std::byte*>(recv_data);
-  send_offsets_.resize(p);
+  // Offset and size side by side: a receiver reads one cache line of each sender's table.
+  send_segments_.resize(p);
   std::int64_t at = 0;
   for (std::size_t q = 0; q < p; ++q) {
-    send_offsets_[q] = at;
+    send_segments_[q] = {at, send_bytes[q]};
     at += send_bytes[q];
   }
   host_comm_group& g = *group_;
   g.ptr_[rank_] = send;
-  g.counts_[rank_] = send_bytes.data();
-  g.offsets_[rank_] = send_offsets_.data();
+  g.segments_[rank_] = send_segments_.data();
   g.wait(rank_, "alltoallv");
   std::string mismatch;
   std::int64_t out = 0;
   for (std::size_t q = 0; q < p; ++q) {
-    std::int64_t const sent = g.counts_[q][rank_];
+    auto const [offset, sent] = g.segments_[q][rank_];
     if (sent != recv_bytes[q]) {
       mismatch = fmt::format("PE {} expected {} bytes from PE {}, which sends {}", rank_,
                              recv_bytes[q], q, sent);
       break;
     }
     if (recv_bytes[q] > 0) {
-      std::memcpy(recv + out, static_cast<const std::byte*>(g.ptr_[q]) + g.offsets_[q][rank_],
+      std::memcpy(recv + out, static_cast<const std::byte*>(g.ptr_[q]) + offset,
                   static_cast<std::size_t>(recv_bytes[q]));
     }
     if (static_cast<int>(q) != rank_) {

@@ -96,8 +96,11 @@ class host_comm_group {
   std::string why_;
   // Per-PE slots published before the first wait of a collective.
   std::vector<const void*> ptr_;
-  std::vector<const std::int64_t*> counts_;   // alltoallv: each PE's send byte counts [size]
-  std::vector<const std::int64_t*> offsets_;  // alltoallv: each PE's send byte offsets [size]
+  /// Where an alltoallv send segment lies in its sender's buffer (bytes).
+  struct segment {
+    std::int64_t offset = 0, bytes = 0;
+  };
+  std::vector<const segment*> segments_;  // alltoallv: each PE's send segments [size]
   std::vector<std::int64_t> scalar_;
   // Written by a `last` step, read by every PE after that wait.
   std::string failure_;  // empty, or why the collective fails on every PE
@@ -125,7 +128,7 @@ class host_communicator final : public communicator {
   /// Checks recv_counts against the senders' counts at the rendezvous (comm_error on a
   /// mismatch, before any copy past a segment), also for alltoallv_agreed: the check costs
   /// nothing here (the counts are published for the copies anyway), so it stays. Two
-  /// meetings; each PE reads its segment's offset from the sender's published offsets, so a PE
+  /// meetings; each PE reads its segment's place from the sender's published segments, so a PE
   /// does O(P) work besides its copies.
   void do_alltoallv(const void* send, std::span<const std::int64_t> send_counts, void* recv,
                     std::span<const std::int64_t> recv_counts, datatype dtype,
@@ -159,7 +162,7 @@ class host_communicator final : public communicator {
 
   std::shared_ptr<host_comm_group> group_;
   int rank_;
-  std::vector<std::int64_t> send_offsets_;  // alltoallv: byte offset of each segment in send
+  std::vector<host_comm_group::segment> send_segments_;  // alltoallv: this PE's, [size]
 };
 
 }  // namespace coopgnn
