@@ -1,7 +1,9 @@
-// The host communicator's all-reduce (reduce-scatter + all-gather) against a rank-order sum the
-// test computes itself: bitwise equal on every PE for P = 1, 2, 3, 7, 64 and counts below P,
-// not divisible by P and empty; in place and out of place through the type-erased call; float,
-// double and int64; and the stream and datatype checks of the type-erased core.
+// The host communicator's all-reduce against a rank-order sum the test computes itself: bitwise
+// equal on every PE for P = 1, 2, 3, 5, 7, 64, 129, 256 and 300 and counts below P, not
+// divisible by P, odd and empty, on both sides of the size where the sum moves from one thread
+// to every PE (small sums are made by one PE at the meeting, large ones are a reduce-scatter +
+// all-gather); in place and out of place through the type-erased call; float, double and int64;
+// and the stream and datatype checks of the type-erased core.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -54,10 +56,11 @@ struct usecase {
 
 std::vector<usecase> usecases() {
   std::vector<usecase> out;
-  for (int P : {1, 2, 3, 7, 64}) {
+  for (int P : {1, 2, 3, 5, 7, 64, 129, 256, 300}) {
+    // 1001 and 5003 put P x count on both sides of 32768 for most P.
     for (std::size_t n : {std::size_t{0}, std::size_t{1}, static_cast<std::size_t>(P) - 1,
                           static_cast<std::size_t>(P) + 1, 3 * static_cast<std::size_t>(P) + 2,
-                          std::size_t{1001}}) {
+                          std::size_t{1001}, std::size_t{5003}}) {
       out.push_back({P, n});
     }
   }

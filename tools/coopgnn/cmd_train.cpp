@@ -64,6 +64,9 @@ std::int64_t resolve_cache_rows(const std::string& policy, double fraction, std:
 
 namespace {
 
+/// Set-up (the trainer's construction) at least this long, in seconds, is reported.
+constexpr double kSlowSetupSeconds = 1.0;
+
 /// Seconds between progress lines of an epoch when stderr is not a terminal.
 constexpr double kProgressLineSeconds = 10.0;
 
@@ -857,7 +860,12 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
                   o.checkpoint_every);
   auto const identity = identity_of(data.ds, o);
   if (!o.checkpoint.empty()) check_checkpoint_dir(o, identity);
+  // Set-up builds one model replica, optimizer state and graph view per PE: seconds at P in the
+  // hundreds. What is printed so far reaches a log before it, and a slow one is reported.
+  std::fflush(stdout);
+  scoped_timer const setup_clock(nullptr);
   trainer tr(data.ds, data.g, o.cfg);
+  double const setup_s = setup_clock.seconds();
   auto const nb = tr.batches_per_epoch();
   // --select-best val keeps a host copy of the selected epoch's parameters when they will be
   // saved: by --save-model, or in checkpoints (a resumed run selects what the whole run would).
@@ -910,6 +918,9 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
         to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
         models::to_string(o.cfg.model), o.cfg.hidden, fmt::join(o.cfg.fanouts, ","), to_string(o.cfg.sampler),
         o.cfg.batch_size, tr.model(0).num_parameters(), nb, thread_budget_line(o.cfg));
+    if (setup_s >= kSlowSetupSeconds) {
+      fmt::print("note: setting up the {} PEs took {:.1f} s\n", o.cfg.num_pes, setup_s);
+    }
     if (o.cfg.cache_policy != cache_policy_kind::none && !tr.device_cache_holds_rows()) {
       fmt::print(
           "note: --cache-policy {} is a host cache model: it decides hits and misses exactly as "
@@ -963,7 +974,10 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
         stop_requested, &at);
     pos = epoch_position{.epoch = e + 1};
     if (at.next_batch < nb) stop_here(at);  // stopped inside the epoch: no report line
-    if (!o.quiet) fmt::print("{}\n", format_epoch_line(last));
+    if (!o.quiet) {
+      fmt::print("{}\n", format_epoch_line(last));
+      std::fflush(stdout);  // a log shows each epoch as it ends, not at exit
+    }
     if (jsonl != nullptr) {
       nlohmann::json line = to_json(last);
       line["run_id"] = o.run_id;
