@@ -181,8 +181,8 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
       [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_vertices); });
   row("feature rows / epoch",
       [&](std::size_t i) { return per_epoch(i, totals[i].work.feature_rows); });
-  bool const cache =
-      setting != nullptr ? setting->cache
+  bool const cache = setting != nullptr
+                         ? setting->cache
                          : std::any_of(totals.begin(), totals.end(),
                                        [](const epoch_report& t) { return t.work.cache_hits > 0; });
   if (cache) {
@@ -212,8 +212,8 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
     };
     double const t_ind = seconds_per_epoch(*ind);
     one("cooperative/independent:", "");
-    one("  epoch time", t_ind > 0 ? fmt::format("{:.3f}", seconds_per_epoch(*coop) / t_ind)
-                                  : std::string("-"));
+    one("  epoch time",
+        t_ind > 0 ? fmt::format("{:.3f}", seconds_per_epoch(*coop) / t_ind) : std::string("-"));
     one("independent/cooperative:", "");
     one("  sampled edges", ratio(ind->work.sampled_edges, coop->work.sampled_edges));
     one("  sampled vertices", ratio(ind->work.sampled_vertices, coop->work.sampled_vertices));
@@ -267,9 +267,8 @@ std::string format_comparison_legend(const std::vector<epoch_report>& totals,
       out += fmt::format(
           "timings: {} backend, {} PEs x {} thread{} on {} hardware thread{}: timings are of "
           "CPU threads{}, not GPUs\n",
-          t.backend, t.pes, s.threads_per_pe, s.threads_per_pe == 1 ? "" : "s",
-          s.hardware_threads, s.hardware_threads == 1 ? "" : "s",
-          threads > s.hardware_threads ? " sharing cores" : "");
+          t.backend, t.pes, s.threads_per_pe, s.threads_per_pe == 1 ? "" : "s", s.hardware_threads,
+          s.hardware_threads == 1 ? "" : "s", threads > s.hardware_threads ? " sharing cores" : "");
     }
   }
   if (s.train_items > 0 && s.batch_size >= s.train_items) {

@@ -36,12 +36,12 @@ std::string format_epoch_line(const epoch_report& r);
 /// Where the runs of a comparison ran and what they were configured with: what the table's
 /// rows and its legend (format_comparison_legend) need beyond the reports.
 struct comparison_setting {
-  bool cache = false;             ///< a feature cache was configured (--cache-policy != none)
-  int hardware_threads = 1;       ///< std::thread::hardware_concurrency() (1 when it says 0)
-  int threads_per_pe = 1;         ///< pe_thread_budget: host threads of each PE
-  int gpus = 0;                   ///< CUDA backend: the GPUs the PEs ran on
-  std::int64_t batch_size = 0;    ///< --batch-size B (seeds, or positive pairs, per global batch)
-  std::int64_t train_items = 0;   ///< training seeds (node classification) or positive pairs
+  bool cache = false;            ///< a feature cache was configured (--cache-policy != none)
+  int hardware_threads = 1;      ///< std::thread::hardware_concurrency() (1 when it says 0)
+  int threads_per_pe = 1;        ///< pe_thread_budget: host threads of each PE
+  int gpus = 0;                  ///< CUDA backend: the GPUs the PEs ran on
+  std::int64_t batch_size = 0;   ///< --batch-size B (seeds, or positive pairs, per global batch)
+  std::int64_t train_items = 0;  ///< training seeds (node classification) or positive pairs
 };
 
 /// Side-by-side table of the final epochs of several runs (one column per run), with the

@@ -261,9 +261,9 @@ int run_tma(tma_options& o) {
         // Each trainer shuffles and draws negatives with its own seed (its data differ anyway).
         cfg.seed = o.train.cfg.seed + static_cast<std::uint64_t>(rank);
         worker = std::make_unique<tma::runtime_trainer>(local, *local_g, cfg, 0, 1, o.max_epochs);
-        log::info("trainer ({}): part {} |V| {} |E| {} train pairs {} P={} {} params {}",
-                  s.host(), k, local.num_nodes, local.num_edges(), local.link->train.size(),
-                  cfg.num_pes, to_string(cfg.mode), worker->num_parameters());
+        log::info("trainer ({}): part {} |V| {} |E| {} train pairs {} P={} {} params {}", s.host(),
+                  k, local.num_nodes, local.num_edges(), local.link->train.size(), cfg.num_pes,
+                  to_string(cfg.mode), worker->num_parameters());
       }
     } catch (const std::exception& e) {
       setup_error = e.what();
