@@ -56,7 +56,8 @@ TEST(CliOutput, AnErrorOfInputCarriesNoCheckLocation) {
   EXPECT_THAT(out, HasSubstr("coopgnn: error: --pes must be at least 1, got 0\n"));
   EXPECT_THAT(out, AllOf(Not(HasSubstr("failed:")), Not(HasSubstr(".cpp:"))));
   // Developers get the place from the debug log.
-  std::string const debug = run("env COOPGNN_LOG_LEVEL=debug " + bin + " " + args, status);
+  std::string debug;
+  status = test::run_command("env COOPGNN_LOG_LEVEL=debug " + bin + " " + args, debug);
   EXPECT_THAT(debug, HasSubstr("coopgnn: debug: check failed at cmd_train.cpp:"));
 }
 
