@@ -1,8 +1,9 @@
 // cuBLAS GEMM with row-major semantics (declared in gemm_cuda.hpp).
-#include <cstdio>
+#include <string>
 
 #include "kernels/cuda_check.cuh"
 #include "kernels/dense/gemm_cuda.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -16,7 +17,8 @@ cublas_handle::~cublas_handle() {
   if (handle_ == nullptr) return;
   cublasStatus_t const st = cublasDestroy(handle_);
   if (st != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "coopgnn: cublasDestroy failed: %s\n", cublasGetStatusString(st));
+    log::write(log::level::error,
+               std::string("cublasDestroy failed: ") + cublasGetStatusString(st));
   }
 }
 

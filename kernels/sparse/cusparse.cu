@@ -1,10 +1,11 @@
 // cuSPARSE alternative path for SpMM and SDDMM over a block (declared in sparse_cuda.hpp): the
 // cross-check of the hand-written kernels in GPU tests and the baseline of the benchmarks.
-#include <cstdio>
+#include <string>
 
 #include "kernels/cuda_check.cuh"
 #include "kernels/sparse/block_view_check.hpp"
 #include "kernels/sparse/sparse_cuda.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn::cuda {
@@ -97,7 +98,8 @@ cusparse_handle::~cusparse_handle() {
   if (handle_ == nullptr) return;
   cusparseStatus_t const st = cusparseDestroy(handle_);
   if (st != CUSPARSE_STATUS_SUCCESS) {
-    std::fprintf(stderr, "coopgnn: cusparseDestroy failed: %s\n", cusparseGetErrorString(st));
+    log::write(log::level::error,
+               std::string("cusparseDestroy failed: ") + cusparseGetErrorString(st));
   }
 }
 

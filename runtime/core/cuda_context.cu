@@ -12,6 +12,7 @@
 #include "runtime/core/cuda_check.hpp"
 #include "runtime/core/cuda_context.hpp"
 #include "runtime/core/cuda_events.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/nvtx.hpp"
 
 namespace coopgnn {
@@ -115,10 +116,10 @@ void cuda_context::release() noexcept {
     if (s != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaStreamSynchronize(s));
   }
   if (cusparse_ != nullptr && cusparseDestroy(cusparse_) != CUSPARSE_STATUS_SUCCESS) {
-    std::fprintf(stderr, "coopgnn: cusparseDestroy failed\n");
+    log::write(log::level::error, "cusparseDestroy failed");
   }
   if (cublas_ != nullptr && cublasDestroy(cublas_) != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "coopgnn: cublasDestroy failed\n");
+    log::write(log::level::error, "cublasDestroy failed");
   }
   pool_.reset();
   for (stream_t s : {compute_, h2d_, comm_}) {

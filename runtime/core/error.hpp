@@ -2,6 +2,13 @@
 //
 // Every public entry point validates its inputs with COOPGNN_EXPECTS and throws a typed exception
 // whose message names the offending argument, file or value. Nothing here aborts the process.
+//
+// A failed COOPGNN_EXPECTS or COOPGNN_FAIL is bad input (an option, a file, an argument of a
+// public function): the message is the whole story, and what() holds it alone, so that a user
+// never reads "[file.cpp:123, failed: cond]". The check's location goes to the debug log when it
+// throws (COOPGNN_LOG_LEVEL=debug). An invariant of coopgnn's own code, whose failure is a bug
+// whatever the input, is checked with COOPGNN_ASSERT (runtime/core/assert.hpp): its
+// internal_error keeps the location in the message, for the bug report.
 #pragma once
 
 #include <fmt/format.h>
@@ -42,6 +49,8 @@ class cuda_error : public error {
 };
 
 namespace detail {
+/// Throws logic_error(msg); first logs "check failed at FILE:LINE: COND" at level debug (FILE
+/// without its folders; no ": COND" when cond is nullptr).
 [[noreturn]] void throw_logic(const char* cond, const char* file, int line, const std::string& msg);
 }  // namespace detail
 

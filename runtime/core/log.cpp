@@ -23,7 +23,7 @@ level level_from_env() {
   if (auto l = parse_level(env)) return *l;
   std::lock_guard lk(write_mu_);
   std::fprintf(out_ != nullptr ? out_ : stderr,
-               "coopgnn error: COOPGNN_LOG_LEVEL='%s': expected error, warn, info or debug; "
+               "coopgnn: error: COOPGNN_LOG_LEVEL='%s': expected error, warn, info or debug; "
                "using info\n",
                env);
   return level::info;
@@ -81,13 +81,14 @@ std::FILE* set_output(std::FILE* out) {
 void write(level l, std::string_view message) noexcept {
   if (!enabled(l)) return;
   try {
-    std::string line = "coopgnn ";
-    line += to_string(l);
+    std::string line = "coopgnn";
     if (!prefix_.empty()) {
       line += " [";
       line += prefix_;
       line += ']';
     }
+    line += ": ";
+    line += to_string(l);
     line += ": ";
     line += message;
     if (line.back() != '\n') line += '\n';

@@ -1,5 +1,6 @@
 // Diagnostics of the runtime (docs/design.md section 1, core): one line per message on stderr,
-// "coopgnn <level> [<prefix>]: <message>", filtered by a level. Everything that is not the
+// "coopgnn [<prefix>]: <level>: <message>" (without a prefix "coopgnn: error: ...", the form of
+// the command line's own errors), filtered by a level. Everything that is not the
 // program's result (tables and JSON stay on stdout) goes through here.
 //
 //   log::warn("cusparseDestroy failed: {}", why);   // fmt-style formatting
@@ -55,7 +56,7 @@ void set_prefix(std::string prefix);
 /// returns the previous destination. `out` must stay open while it is in use. Thread-safe.
 std::FILE* set_output(std::FILE* out);
 
-/// Writes "coopgnn <level> [<prefix>]: <message>\n" (no brackets without a prefix; a message
+/// Writes "coopgnn [<prefix>]: <level>: <message>\n" (no brackets without a prefix; a message
 /// ending in a newline gets no second one) as one fwrite under the process-wide mutex, then
 /// flushes, if enabled(l). Never throws.
 void write(level l, std::string_view message) noexcept;

@@ -211,7 +211,10 @@ std::vector<option_decl> make_table() {
                "updated only when a step touched them (lazy Adam)",
        .value = M{&train_config::embedding_dim},
        .changes_arithmetic = true,
-       .lo = 0});
+       .lo = 0,
+       .commands = option_commands::train | option_commands::compare,
+       .refused_because = "tma averages the model's weights across trainers whose vertices "
+                          "differ; learnable input embeddings are not averaged (use features)"});
   add({.name = "--decoder",
        .help = "Link prediction: edge decoder, dot (<z_u, z_v>), mlp (Linear -> PReLU -> Linear "
                "on z_u * z_v, the TMA paper's decoder) or distmult (sum_k z_u[k] w_r[k] z_v[k], "
@@ -342,12 +345,16 @@ std::vector<option_decl> make_table() {
                "bit for bit those of 0. Host and emulated backends (CUDA runs serially)",
        .value = M{&train_config::prefetch},
        .lo = 0,
-       .hi = 8});
+       .hi = 8,
+       .commands = option_commands::train | option_commands::compare,
+       .refused_because = "a tma trainer runs its steps one at a time between aggregations"});
   add({.name = "--epochs",
        .help = "Training epochs",
        .value = M{&train_config::epochs},
        .lo = 0,
-       .hi = static_cast<double>(kMaxCheckpointEpoch)});
+       .hi = static_cast<double>(kMaxCheckpointEpoch),
+       .commands = option_commands::train | option_commands::compare,
+       .refused_because = "the run ends at --time-limit or --max-epochs"});
   add({.name = "--lr",
        .help = "Adam learning rate (finite, > 0)",
        .value = M{&train_config::lr},
@@ -365,7 +372,9 @@ std::vector<option_decl> make_table() {
        .value = M{&train_config::embedding_weight_decay},
        .changes_arithmetic = true,
        .lo = 0,
-       .recorded = [](const train_config& c) { return c.embedding_weight_decay != 0; }});
+       .recorded = [](const train_config& c) { return c.embedding_weight_decay != 0; },
+       .commands = option_commands::train | option_commands::compare,
+       .refused_because = "it decays learnt --embedding-dim rows, which tma does not train"});
   add({.name = "--weight-decay-scope",
        .help = "Which parameters --weight-decay applies to: all, or first (the first GNN layer "
                "only, as Kipf & Welling's GCN and PyG's examples/gcn.py); learnt --embedding-dim "
@@ -394,7 +403,10 @@ std::vector<option_decl> make_table() {
   add({.name = "--eval-every",
        .help = "Evaluate (full-neighbour inference) every N epochs; 0 = only after the last "
                "epoch, which is always evaluated",
-       .value = M{&train_config::eval_every}});
+       .value = M{&train_config::eval_every},
+       .commands = option_commands::train | option_commands::compare,
+       .refused_because = "the server's evaluator scores every aggregate on the validation "
+                          "pairs as it is made"});
   add({.name = "--select-best",
        .help = "The epoch the summary, the selection record of --metrics-out and --save-model "
                "take: val (the evaluated epoch of best validation metric, the earlier on ties; "
@@ -402,7 +414,10 @@ std::vector<option_decl> make_table() {
        .value =
            N{[](const train_config& c) { return to_string(c.select_best); },
              [](train_config& c, const std::string& v) { c.select_best = parse_select_best(v); },
-             {"val", "last"}}});
+             {"val", "last"}},
+       .commands = option_commands::train | option_commands::compare,
+       .refused_because = "tma keeps both the aggregate of best validation MRR (best.npy and "
+                          "the saved model) and the last one"});
   add({.name = "--gemm-math",
        .help = "Arithmetic of the model's dense GEMMs: fp32, or tf32 (cuBLAS TF32 Tensor Core "
                "math, FP32 accumulation, on the CUDA backend; the host backend computes in FP32 "

@@ -184,6 +184,12 @@ struct train_config {
 /// A command registers it on its parser (tools/coopgnn/train_options.hpp, add_table_option), the
 /// run checks it (validate_train_config) and, when it changes the arithmetic, records it
 /// (arithmetic_options: run_identity, the ranks' fingerprint).
+/// The commands that register the option table, as bits of option_decl::commands.
+namespace option_commands {
+inline constexpr unsigned train = 1U, compare = 2U, tma = 4U;
+inline constexpr unsigned all = train | compare | tma;
+}  // namespace option_commands
+
 struct option_decl {
   /// A train_config member holding the value as the option gives it.
   using member = std::variant<int train_config::*, std::int64_t train_config::*,
@@ -211,6 +217,11 @@ struct option_decl {
   /// (GAT's options for GAT runs, --drop-last when set, ...), so that records of runs without
   /// it stay comparable.
   bool (*recorded)(const train_config&) = nullptr;
+  /// The commands that take it (option_commands bits). The others leave it out of their --help
+  /// and refuse it with an error ending in `refused_because`.
+  unsigned commands = option_commands::all;
+  /// Why the commands outside `commands` refuse it (one clause, no final full stop).
+  std::string refused_because;
 };
 
 /// The option table: every option of train_config that `train`, `compare`, `tma` and (a subset)

@@ -173,8 +173,25 @@ std::string format_epoch_line(const epoch_report& r) {
          (r.work.cache_hits > 0 ? fmt::format("  cache hit rate {:.3f}", hit_rate(r.work)) : "");
 }
 
+namespace {
+/// The mean epoch time of a run's totals, seconds.
+double seconds_per_epoch(const epoch_report& t) { return t.epoch_seconds / std::max(1, t.epoch); }
+/// The runs of each mode in `totals` (nullptr when absent).
+std::pair<const epoch_report*, const epoch_report*> cooperative_and_independent(
+    const std::vector<epoch_report>& totals) {
+  const epoch_report* coop = nullptr;
+  const epoch_report* ind = nullptr;
+  for (auto const& t : totals) {
+    if (t.mode == "independent") ind = &t;
+    if (t.mode == "cooperative") coop = &t;
+  }
+  return {coop, ind};
+}
+}  // namespace
+
 std::string format_comparison(const std::vector<epoch_report>& finals,
-                              const std::vector<epoch_report>& totals) {
+                              const std::vector<epoch_report>& totals,
+                              const comparison_setting* setting) {
   // Rows are collected first: the label column fits the longest label (per-relation rows name
   // edge types such as "paper:paper-subject:subject"), at least 28 wide.
   std::vector<std::pair<std::string, std::vector<std::string>>> lines;
@@ -193,9 +210,8 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
       [&](std::size_t i) { return metric_text(finals[i].test_metric); });
   row("final train loss",
       [&](std::size_t i) { return fmt::format("{:.4f}", finals[i].train_loss); });
-  row("epoch time, mean (s)", [&](std::size_t i) {
-    return fmt::format("{:.4f}", totals[i].epoch_seconds / std::max(1, totals[i].epoch));
-  });
+  row("epoch time, mean (s)",
+      [&](std::size_t i) { return fmt::format("{:.4f}", seconds_per_epoch(totals[i])); });
   auto per_epoch = [&](std::size_t i, std::int64_t v) {
     return fmt::format("{}", v / std::max(1, totals[i].epoch));
   };
@@ -205,8 +221,14 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
       [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_vertices); });
   row("feature rows / epoch",
       [&](std::size_t i) { return per_epoch(i, totals[i].work.feature_rows); });
-  row("feature cache hit rate",
-      [&](std::size_t i) { return fmt::format("{:.4f}", hit_rate(totals[i].work)); });
+  bool const cache = setting != nullptr
+                         ? setting->cache
+                         : std::any_of(totals.begin(), totals.end(),
+                                       [](const epoch_report& t) { return t.work.cache_hits > 0; });
+  if (cache) {
+    row("feature cache hit rate",
+        [&](std::size_t i) { return fmt::format("{:.4f}", hit_rate(totals[i].work)); });
+  }
   row("all-to-all MB / epoch", [&](std::size_t i) {
     return fmt::format("{:.3f}", static_cast<double>(totals[i].work.alltoall_bytes) / 1e6 /
                                      std::max(1, totals[i].epoch));
@@ -226,18 +248,17 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
       [&](std::size_t i) { return per_pe_step(i, totals[i].work.collective_calls); });
   row("kernel calls / PE / step",
       [&](std::size_t i) { return per_pe_step(i, totals[i].work.kernel_calls); });
-  // Ratios independent / cooperative when both are present.
-  const epoch_report* ind = nullptr;
-  const epoch_report* coop = nullptr;
-  for (auto const& t : totals) {
-    if (t.mode == "independent") ind = &t;
-    if (t.mode == "cooperative") coop = &t;
-  }
+  // Ratios when both modes are present: time cooperative / independent, work the other way.
+  auto const [coop, ind] = cooperative_and_independent(totals);
   if (ind != nullptr && coop != nullptr) {
     auto ratio = [](std::int64_t a, std::int64_t b) {
       return b > 0 ? fmt::format("{:.3f}", static_cast<double>(a) / static_cast<double>(b))
                    : std::string("-");
     };
+    double const t_ind = seconds_per_epoch(*ind);
+    one("cooperative/independent:", "");
+    one("  epoch time",
+        t_ind > 0 ? fmt::format("{:.3f}", seconds_per_epoch(*coop) / t_ind) : std::string("-"));
     one("independent/cooperative:", "");
     one("  sampled edges", ratio(ind->work.sampled_edges, coop->work.sampled_edges));
     one("  sampled vertices", ratio(ind->work.sampled_vertices, coop->work.sampled_vertices));
@@ -262,6 +283,51 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
     out += fmt::format("{:<{}}", name, width);
     for (auto const& c : cells) out += fmt::format("{:>18}", c);
     out += "\n";
+  }
+  return out;
+}
+
+std::string format_comparison_legend(const std::vector<epoch_report>& totals,
+                                     const comparison_setting& s) {
+  std::string out;
+  auto const [coop, ind] = cooperative_and_independent(totals);
+  if (coop != nullptr && ind != nullptr) {
+    double const tc = seconds_per_epoch(*coop), ti = seconds_per_epoch(*ind);
+    if (tc > 0 && ti > 0) {
+      bool const coop_faster = tc < ti;
+      out += fmt::format(
+          "time: cooperative {:.4f} s/epoch, independent {:.4f} s/epoch: cooperative / "
+          "independent = {:.3f}, {} is {:.2f}x faster\n",
+          tc, ti, tc / ti, coop_faster ? "cooperative" : "independent",
+          coop_faster ? ti / tc : tc / ti);
+    }
+  }
+  if (!totals.empty()) {
+    auto const& t = totals.front();
+    if (t.backend == "cuda") {
+      out += fmt::format("timings: cuda backend, {} PEs on {} GPU{}: measured on the devices\n",
+                         t.pes, s.gpus, s.gpus == 1 ? "" : "s");
+    } else {
+      std::int64_t const threads = static_cast<std::int64_t>(t.pes) * s.threads_per_pe;
+      out += fmt::format(
+          "timings: {} backend, {} PEs x {} thread{} on {} hardware thread{}: timings are of "
+          "CPU threads{}, not GPUs\n",
+          t.backend, t.pes, s.threads_per_pe, s.threads_per_pe == 1 ? "" : "s", s.hardware_threads,
+          s.hardware_threads == 1 ? "" : "s", threads > s.hardware_threads ? " sharing cores" : "");
+    }
+  }
+  if (s.train_items > 0 && s.batch_size >= s.train_items) {
+    out += fmt::format(
+        "batches: every epoch is one batch (--batch-size {} >= {} training {}): the modes "
+        "differ in how that batch is split, not in how many steps an epoch takes\n",
+        s.batch_size, s.train_items,
+        !totals.empty() && totals.front().task == "link_prediction" ? "pairs" : "seeds");
+  }
+  if (coop != nullptr && ind != nullptr) {
+    out +=
+        "work: independent / cooperative > 1 is the work (sampled edges and vertices, feature "
+        "rows) cooperative minibatching saves by sampling one global batch; timings depend on "
+        "the machine, the work ratios do not\n";
   }
   return out;
 }

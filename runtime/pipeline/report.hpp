@@ -48,12 +48,38 @@ nlohmann::json number_or_null(double v);
 /// One console line: epoch, loss, metrics, stage times and work.
 std::string format_epoch_line(const epoch_report& r);
 
+/// Where the runs of a comparison ran and what they were configured with: what the table's
+/// rows and its legend (format_comparison_legend) need beyond the reports.
+struct comparison_setting {
+  bool cache = false;            ///< a feature cache was configured (--cache-policy != none)
+  int hardware_threads = 1;      ///< std::thread::hardware_concurrency() (1 when it says 0)
+  int threads_per_pe = 1;        ///< pe_thread_budget: host threads of each PE
+  int gpus = 0;                  ///< CUDA backend: the GPUs the PEs ran on
+  std::int64_t batch_size = 0;   ///< --batch-size B (seeds, or positive pairs, per global batch)
+  std::int64_t train_items = 0;  ///< training seeds (node classification) or positive pairs
+};
+
 /// Side-by-side table of the final epochs of several runs (one column per run), with the
 /// independent / cooperative ratios of the work counters when both modes are present (per node
-/// type and per relation on typed graphs). The label column is as wide as the longest label plus
-/// two (at least 28); every value column is 18 wide, right-aligned.
+/// type and per relation on typed graphs) and the cooperative / independent ratio of the mean
+/// epoch time. The feature cache's hit-rate row appears when `setting` says a cache was
+/// configured, or, without a setting, when some run had cache hits. The label column is as wide
+/// as the longest label plus two (at least 28); every value column is 18 wide, right-aligned.
 std::string format_comparison(const std::vector<epoch_report>& finals,
-                              const std::vector<epoch_report>& totals);
+                              const std::vector<epoch_report>& totals,
+                              const comparison_setting* setting = nullptr);
+
+/// The legend under a comparison of the modes, one sentence per line:
+/// - which mode was faster per epoch and by how much (cooperative / independent epoch time, the
+///   table's ratio row), when both modes are in `totals`;
+/// - where the timings come from: "host backend, 4 PEs x 1 thread on 2 hardware threads:
+///   timings are of CPU threads sharing cores, not GPUs" (host and emulated), or "cuda backend,
+///   4 PEs on 4 GPUs" (totals[0].backend and .pes, `s`);
+/// - that every epoch was one batch, once, when B >= the training items;
+/// - how to read the work ratios (independent / cooperative > 1: work cooperative saves).
+/// Does not throw beyond std::bad_alloc.
+std::string format_comparison_legend(const std::vector<epoch_report>& totals,
+                                     const comparison_setting& s);
 
 /// Appends whole lines to a file (--metrics-out): opened O_WRONLY | O_CREAT | O_APPEND, and each
 /// line goes out with one write(2) of the line and its '\n', so whatever ends the process (a

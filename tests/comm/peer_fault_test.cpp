@@ -402,7 +402,7 @@ TEST_P(PeerFaultEndToEnd, OtherPesRaiseAndTheRunExitsNonZero) {
 
 std::string const no_pe1 = "timed out after 0.5 s waiting for PE 1 ";
 std::string const pe1_hung =
-    "coopgnn error: PE 1 still running 0.5 s (--peer-timeout) after the run failed (";
+    "coopgnn: error: PE 1 still running 0.5 s (--peer-timeout) after the run failed (";
 std::vector<std::string> const short_timeout{"--peer-timeout", "0.5"};
 
 INSTANTIATE_TEST_SUITE_P(

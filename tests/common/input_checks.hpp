@@ -20,7 +20,7 @@ struct block_check_case {
   std::vector<eid_t> indptr;
   std::vector<vid_t> nbrs;
   std::vector<float> weights;
-  std::string error;  ///< the host's message before its location suffix; empty: valid input
+  std::string error;  ///< the host's message; empty: valid input
 };
 
 /// exclude_edges(ctx, seeds, sample, keys).
@@ -44,7 +44,7 @@ std::vector<exclude_check_case> exclude_check_cases();
 
 /// Runs every case through the sampling entries (kernels/sample/sampling.hpp) on ctx, operands
 /// uploaded to ctx.space(): a case with an error must throw logic_error whose message is the
-/// error followed by the location (" [file:line..."), and a valid case must give the host
+/// error exactly (no check location), and a valid case must give the host
 /// backend's result. Records gtest failures naming the case; a failed case leaves ctx usable
 /// for the next (the lists end with valid cases).
 void run_block_checks(const exec_context& ctx);

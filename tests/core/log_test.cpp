@@ -55,9 +55,9 @@ TEST_F(Log, WritesOneFormattedLinePerMessage) {
   log::info("{} of {} rows", 3, 7);
   log::error("failed: {}", "disk full");
   log::debug("x = {:.2f}", 0.125);
-  EXPECT_EQ(lines(), (std::vector<std::string>{"coopgnn info: 3 of 7 rows",
-                                               "coopgnn error: failed: disk full",
-                                               "coopgnn debug: x = 0.12"}));
+  EXPECT_EQ(lines(), (std::vector<std::string>{"coopgnn: info: 3 of 7 rows",
+                                               "coopgnn: error: failed: disk full",
+                                               "coopgnn: debug: x = 0.12"}));
 }
 
 TEST_F(Log, TheThresholdDropsLessSevereLevels) {
@@ -66,11 +66,11 @@ TEST_F(Log, TheThresholdDropsLessSevereLevels) {
     std::vector<std::string> expected;
   };
   std::vector<usecase> const cases{
-      {log::level::error, {"coopgnn error: e"}},
-      {log::level::warn, {"coopgnn error: e", "coopgnn warn: w"}},
-      {log::level::info, {"coopgnn error: e", "coopgnn warn: w", "coopgnn info: i"}},
+      {log::level::error, {"coopgnn: error: e"}},
+      {log::level::warn, {"coopgnn: error: e", "coopgnn: warn: w"}},
+      {log::level::info, {"coopgnn: error: e", "coopgnn: warn: w", "coopgnn: info: i"}},
       {log::level::debug,
-       {"coopgnn error: e", "coopgnn warn: w", "coopgnn info: i", "coopgnn debug: d"}},
+       {"coopgnn: error: e", "coopgnn: warn: w", "coopgnn: info: i", "coopgnn: debug: d"}},
   };
   for (auto const& c : cases) {
     SCOPED_TRACE(std::string(log::to_string(c.threshold)));
@@ -102,15 +102,15 @@ TEST_F(Log, ThePrefixIsPerThread) {
   log::warn("main again");
   EXPECT_EQ(log::prefix(), "rank 2");
   EXPECT_EQ(lines(), (std::vector<std::string>{
-                         "coopgnn warn [rank 2]: main", "coopgnn warn: no prefix yet",
-                         "coopgnn warn [PE 5]: worker", "coopgnn warn [rank 2]: main again"}));
+                         "coopgnn [rank 2]: warn: main", "coopgnn: warn: no prefix yet",
+                         "coopgnn [PE 5]: warn: worker", "coopgnn [rank 2]: warn: main again"}));
 }
 
 TEST_F(Log, AMessageEndingInANewlineGetsNoSecondOne) {
   log::set_level(log::level::info);
   log::write(log::level::info, "done\n");
   log::write(log::level::debug, "hidden\n");
-  EXPECT_EQ(lines(), (std::vector<std::string>{"coopgnn info: done"}));
+  EXPECT_EQ(lines(), (std::vector<std::string>{"coopgnn: info: done"}));
 }
 
 TEST_F(Log, LinesOfManyThreadsNeverInterleave) {
@@ -132,7 +132,7 @@ TEST_F(Log, LinesOfManyThreadsNeverInterleave) {
   for (auto const& line : all) {
     int t = -1, i = -1, j = -1;
     char tail[400] = {};
-    ASSERT_EQ(std::sscanf(line.c_str(), "coopgnn info [PE %d]: %d %399s %d", &t, &i, tail, &j), 4)
+    ASSERT_EQ(std::sscanf(line.c_str(), "coopgnn [PE %d]: info: %d %399s %d", &t, &i, tail, &j), 4)
         << line;
     EXPECT_EQ(std::string(tail), payload) << line;
     EXPECT_EQ(i, j) << line;

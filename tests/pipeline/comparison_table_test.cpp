@@ -1,5 +1,6 @@
 // format_comparison's table (runtime/pipeline/report.hpp): the label column fits the longest
-// label, so per-relation rows with long edge-type names keep the value columns aligned.
+// label, so per-relation rows with long edge-type names keep the value columns aligned; the time
+// ratio row, the cache row only with a cache, and the legend of `compare`.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -65,6 +66,96 @@ TEST(ComparisonTable, ShortLabelsKeepTheTwentyEightColumnLayout) {
   a.metric_name = "accuracy";
   auto const table = format_comparison({a}, {a});
   for (auto const& l : lines_of(table)) EXPECT_EQ(l.size(), 28u + 18u) << l;
+}
+
+/// Cooperative at 3 s and independent at 1 s per epoch over 2 epochs; work 100 / 150 edges.
+std::vector<epoch_report> timed_modes() {
+  epoch_report c, i;
+  c.mode = "cooperative";
+  i.mode = "independent";
+  for (epoch_report* r : {&c, &i}) {
+    r->pes = 4;
+    r->epoch = 2;
+    r->batches = 2;
+    r->metric_name = "accuracy";
+    r->backend = "host";
+    r->work.cache_misses = 10;  // without a cache every row is a miss
+  }
+  c.epoch_seconds = 6.0;
+  i.epoch_seconds = 2.0;
+  c.work.sampled_edges = 100;
+  i.work.sampled_edges = 150;
+  return {c, i};
+}
+
+/// The table's line whose label is `label` (trimmed of the padding), or "" when none.
+std::string line_of(const std::string& table, const std::string& label) {
+  for (auto const& l : lines_of(table)) {
+    if (l.rfind(label + "  ", 0) == 0) return l;
+  }
+  return {};
+}
+
+TEST(ComparisonTable, TimeRatioIsCooperativeOverIndependent) {
+  auto const runs = timed_modes();
+  comparison_setting s;
+  auto const table = format_comparison(runs, runs, &s);
+  std::string const row = line_of(table, "  epoch time");
+  ASSERT_FALSE(row.empty()) << table;
+  EXPECT_EQ(row.substr(row.size() - 5), "3.000") << row;  // 3 s / 1 s
+  EXPECT_NE(table.find("cooperative/independent:"), std::string::npos) << table;
+  // The work ratios keep their direction: independent / cooperative = 150 / 100.
+  std::string const edges = line_of(table, "  sampled edges");
+  EXPECT_EQ(edges.substr(edges.size() - 5), "1.500") << table;
+}
+
+TEST(ComparisonTable, CacheRowOnlyWithACache) {
+  auto runs = timed_modes();
+  comparison_setting s;
+  EXPECT_EQ(format_comparison(runs, runs, &s).find("cache"), std::string::npos);
+  s.cache = true;
+  EXPECT_NE(line_of(format_comparison(runs, runs, &s), "feature cache hit rate"), "");
+  // Without a setting (train's table): the row shows when some run had hits.
+  EXPECT_EQ(format_comparison(runs, runs).find("cache"), std::string::npos);
+  runs[0].work.cache_hits = 30;
+  std::string const row = line_of(format_comparison(runs, runs), "feature cache hit rate");
+  ASSERT_NE(row, "");
+  EXPECT_NE(row.find("0.7500"), std::string::npos) << row;  // 30 / (30 + 10)
+}
+
+TEST(ComparisonTable, LegendSaysWhichIsFasterWhereItRanAndThatAnEpochIsOneBatch) {
+  auto const runs = timed_modes();
+  comparison_setting s;
+  s.hardware_threads = 2;
+  s.threads_per_pe = 1;
+  s.batch_size = 1024;
+  s.train_items = 140;
+  auto const legend = format_comparison_legend(runs, s);
+  EXPECT_NE(legend.find("cooperative / independent = 3.000, independent is 3.00x faster"),
+            std::string::npos)
+      << legend;
+  EXPECT_NE(legend.find("host backend, 4 PEs x 1 thread on 2 hardware threads: timings are of "
+                        "CPU threads sharing cores, not GPUs"),
+            std::string::npos)
+      << legend;
+  EXPECT_NE(legend.find("every epoch is one batch (--batch-size 1024 >= 140 training seeds)"),
+            std::string::npos)
+      << legend;
+  // Enough cores, batches smaller than the training set, the CUDA backend.
+  s.hardware_threads = 8;
+  s.batch_size = 64;
+  auto const roomy = format_comparison_legend(runs, s);
+  EXPECT_NE(roomy.find("on 8 hardware threads: timings are of CPU threads, not GPUs"),
+            std::string::npos)
+      << roomy;
+  EXPECT_EQ(roomy.find("one batch"), std::string::npos) << roomy;
+  auto gpu = runs;
+  for (auto& r : gpu) r.backend = "cuda";
+  s.gpus = 4;
+  EXPECT_NE(format_comparison_legend(gpu, s).find("cuda backend, 4 PEs on 4 GPUs"),
+            std::string::npos);
+  // One mode: no ratio to state.
+  EXPECT_EQ(format_comparison_legend({runs[0]}, s).find("faster"), std::string::npos);
 }
 
 }  // namespace

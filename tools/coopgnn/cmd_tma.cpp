@@ -17,6 +17,7 @@
 
 #include "bench/drivers/results.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/npy.hpp"
@@ -37,7 +38,7 @@ namespace {
 
 struct tma_options {
   train_options train;
-  std::string mode = "independent";
+  std::string mode = "cooperative";  // as `train`'s (docs/usage.md, "coopgnn tma")
   std::string scheme = "randomtma";
   std::int32_t parts = 0;  // 0: trainers + dropped
   std::int64_t clusters = 0;
@@ -55,7 +56,7 @@ struct tma_options {
 
 /// The JSON-lines log of the server (OUT/tma.jsonl, started empty): each line goes out with one
 /// write(2) of an O_APPEND descriptor (line_appender), so a killed job keeps every line written
-/// before and never a torn one. A failed write is reported on stderr, not fatal.
+/// before and never a torn one. A failed write is logged as an error, not fatal.
 class jsonl_log {
  public:
   explicit jsonl_log(const std::filesystem::path& p) : out_(truncated(p)) {}
@@ -64,7 +65,7 @@ class jsonl_log {
     try {
       out_.append(line);
     } catch (const io_error& e) {
-      std::fprintf(stderr, "coopgnn tma: %s\n", e.what());
+      log::error("{}", e.what());
     }
   }
 
@@ -116,6 +117,7 @@ int run_tma(tma_options& o) {
   bool const ggs = sch == tma::scheme::ggs;
   tma::mpi_session s(0, o.train.cfg.comm_timeout_s);
   int const rank = s.rank(), world = s.size();
+  log::set_prefix(fmt::format("rank {}", rank));  // every diagnostic line says whose it is
   auto hosts = s.hosts();
   COOPGNN_EXPECTS(world >= 2,
                   "coopgnn tma runs as 1 server + M trainers, but MPI reports a world of {}: "
@@ -135,9 +137,6 @@ int run_tma(tma_options& o) {
   for (std::int32_t d : dropped) {
     COOPGNN_EXPECTS(d >= 0 && d < parts, "--drop-parts {}: parts are 0..{}", d, parts - 1);
   }
-  COOPGNN_EXPECTS(o.train.cfg.embedding_dim == 0,
-                  "--embedding-dim: tma averages the model's weights across trainers whose "
-                  "vertices differ; learnable input embeddings are not averaged (use features)");
   if (!ggs && !o.partition_dir.empty() && o.clusters > 0) {
     COOPGNN_FAIL("--clusters and --partition: the partition file already fixes the clusters");
   }
@@ -164,7 +163,7 @@ int run_tma(tma_options& o) {
     setup_error = e.what();
   }
   if (!s.all(setup_error.empty())) {
-    if (!setup_error.empty()) std::fprintf(stderr, "rank %d: %s\n", rank, setup_error.c_str());
+    if (!setup_error.empty()) log::error("{}", setup_error);
     return 2;
   }
   const dataset& ds = data->ds;
@@ -183,14 +182,11 @@ int run_tma(tma_options& o) {
     setup_error = e.what();
   }
   if (!s.all(setup_error.empty())) {
-    if (!setup_error.empty()) std::fprintf(stderr, "rank %d: %s\n", rank, setup_error.c_str());
+    if (!setup_error.empty()) log::error("{}", setup_error);
     return 2;
   }
   if (std::string const why = tma::fingerprint_mismatch(s.all_gather(mine)); !why.empty()) {
-    if (rank == 0) {
-      fmt::print(stderr, "coopgnn tma: {}\n", why);
-      std::fflush(stderr);
-    }
+    if (rank == 0) log::error("{}", why);
     return 2;
   }
 
@@ -204,16 +200,11 @@ int run_tma(tma_options& o) {
         tma::assign_gpus(s, uses_gpus, o.train.cfg.num_pes, o.train.cfg.pes_per_gpu);
     gpu_choices = s.all_gather(gpus.json());
     if (!s.all(gpus.error.empty())) {
-      if (!gpus.error.empty()) {
-        std::fprintf(stderr, "rank %d (%s): %s\n", rank, s.host().c_str(), gpus.error.c_str());
-      }
+      if (!gpus.error.empty()) log::error("({}): {}", s.host(), gpus.error);
       return 2;
     }
     o.train.cfg.devices = gpus.devices;
-    if (uses_gpus) {
-      fmt::print(stderr, "coopgnn tma rank {} ({}): {}\n", rank, s.host(), gpus.describe());
-      std::fflush(stderr);
-    }
+    if (uses_gpus) log::info("({}): {}", s.host(), gpus.describe());
   }
 
   // The partition, computed on rank 0 and broadcast (METIS results may differ across builds).
@@ -231,7 +222,7 @@ int run_tma(tma_options& o) {
       }
     }
     if (!s.all(setup_error.empty())) {
-      if (!setup_error.empty()) std::fprintf(stderr, "rank 0: %s\n", setup_error.c_str());
+      if (!setup_error.empty()) log::error("{}", setup_error);
       return 2;
     }
     s.broadcast(part_of);
@@ -270,23 +261,21 @@ int run_tma(tma_options& o) {
         // Each trainer shuffles and draws negatives with its own seed (its data differ anyway).
         cfg.seed = o.train.cfg.seed + static_cast<std::uint64_t>(rank);
         worker = std::make_unique<tma::runtime_trainer>(local, *local_g, cfg, 0, 1, o.max_epochs);
-        fmt::print(stderr,
-                   "trainer rank {} ({}): part {} |V| {} |E| {} train pairs {} P={} {} params {}\n",
-                   rank, s.host(), k, local.num_nodes, local.num_edges(), local.link->train.size(),
-                   cfg.num_pes, to_string(cfg.mode), worker->num_parameters());
+        log::info("trainer ({}): part {} |V| {} |E| {} train pairs {} P={} {} params {}", s.host(),
+                  k, local.num_nodes, local.num_edges(), local.link->train.size(), cfg.num_pes,
+                  to_string(cfg.mode), worker->num_parameters());
       }
     } catch (const std::exception& e) {
       setup_error = e.what();
     }
     if (!s.all(setup_error.empty())) {
-      if (!setup_error.empty()) std::fprintf(stderr, "rank %d: %s\n", rank, setup_error.c_str());
+      if (!setup_error.empty()) log::error("{}", setup_error);
       return 2;
     }
     try {
       tma::run_trainer(s, *worker, eo);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "coopgnn tma trainer rank %d: %s\n", rank, e.what());
-      std::fflush(stderr);
+      log::error("trainer: {}", e.what());
       tma::mpi_session::abort(1);
     }
     return 0;
@@ -307,7 +296,7 @@ int run_tma(tma_options& o) {
     setup_error = e.what();
   }
   if (!s.all(setup_error.empty())) {
-    if (!setup_error.empty()) std::fprintf(stderr, "rank 0: %s\n", setup_error.c_str());
+    if (!setup_error.empty()) log::error("{}", setup_error);
     return 2;
   }
   nlohmann::json start;
@@ -390,7 +379,7 @@ int run_tma(tma_options& o) {
                       std::fflush(stdout);
                     },
                     out / "best.npy");
-  eo.log = [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); };
+  eo.log = [](const std::string& l) { log::error("{}", l); };
   eo.on_fatal = [&](const std::string& j) { log->write(j); };
   tma::server_result res;
   try {
@@ -400,9 +389,8 @@ int run_tma(tma_options& o) {
     j["event"] = "terminated";
     j["reason"] = e.what();
     log->write(j.dump());
-    std::fprintf(stderr, "coopgnn tma server: %s; %s holds every line written so far\n", e.what(),
-                 (out / "tma.jsonl").string().c_str());
-    std::fflush(stderr);
+    log::error("server: {}; {} holds every line written so far", e.what(),
+               (out / "tma.jsonl").string());
     tma::mpi_session::abort(143);
   }
   tma::evaluation_history hist = ev.finish();
@@ -507,7 +495,15 @@ void add_tma_command(CLI::App& app) {
       "One GPU per rank on an 8-GPU node: mpirun -np 9 coopgnn tma --backend cuda --pes 1 ...;\n"
       "a whole node per rank: mpirun --map-by ppr:1:node ... --backend cuda --pes 8.");
   add_common_options(c, o->train);
-  c->add_option("--mode", o->mode, "each trainer's minibatching over its own PEs")
+  // The training options tma does not take leave its --help; given, they are refused with why.
+  auto const refused = std::make_shared<std::vector<refused_option>>(hide_refused_options(
+      *c, option_commands::tma,
+      {{"--dry-run", "tma has no dry run (start it with a short --time-limit)"},
+       {"--metrics-out", "the server writes one JSON line per event to OUT/tma.jsonl"},
+       {"--append-metrics", "the server writes one JSON line per event to OUT/tma.jsonl"}}));
+  c->add_option("--mode", o->mode,
+                "each trainer's minibatching over its own --pes PEs: cooperative (the default, "
+                "as for train) or independent; with --pes 1 the two are the same")
       ->check(CLI::IsMember({"cooperative", "independent"}))
       ->capture_default_str();
   c->add_option("--scheme", o->scheme, "randomtma, supertma, psgd-pa, llcg or ggs")
@@ -537,14 +533,9 @@ void add_tma_command(CLI::App& app) {
   c->add_option("--correction-steps", o->correction_steps, "llcg: server steps after each average")
       ->capture_default_str();
   c->add_option("--out", o->out, "output directory")->capture_default_str();
-  c->callback([o, &app] {
+  c->callback([o, refused, &app] {
     auto* cmd = app.get_subcommand("tma");
-    for (const char* name : {"--epochs", "--metrics-out", "--append-metrics"}) {
-      COOPGNN_EXPECTS(cmd->get_option(name)->count() == 0,
-                      "{} does not apply to coopgnn tma: the run ends at --time-limit or "
-                      "--max-epochs, and the server writes OUT/tma.jsonl",
-                      name);
-    }
+    check_refused_options(*cmd, *refused);
     // Options a scheme does not use are refused, not ignored.
     auto given = [&](const char* name) { return cmd->get_option(name)->count() > 0; };
     if (o->scheme == "ggs") {

@@ -840,13 +840,10 @@ void check_checkpoint_dir(const train_options& o, const nlohmann::json& identity
       o.checkpoint, what, diff.empty() ? std::string() : "; " + diff);
 }
 
-/// Trains one configuration for cfg.epochs epochs (from a checkpoint with --resume, saving them
-/// with --checkpoint, stopping cleanly on SIGINT/SIGTERM when `stoppable`); returns (last
-/// epoch, totals over epochs); the totals' `selected` is the epoch --select-best chose, whose
-/// selection record ends the run's --metrics-out lines and whose parameters --save-model writes.
-/// @throws interrupted after a clean stop.
+}  // namespace
+
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
-                                                   line_appender* jsonl, bool stoppable = false) {
+                                                   line_appender* jsonl, bool stoppable) {
   resolve_run(o);
   if (o.cfg.profile_first >= 0 && o.cfg.compute_backend != backend::cuda) {
     fmt::print("note: --profile-steps: the {} backend has nothing for a CUDA profiler to capture\n",
@@ -970,11 +967,15 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     epoch_position at;
     pos.epoch = e;
     last = tr.run_epoch(
-        pos, e == o.cfg.epochs, [&](std::int64_t d, std::int64_t n) { bar.update(d, n); },
+        pos, e == o.cfg.epochs,
+        [&](std::int64_t d, std::int64_t n) {
+          bar.update(d, n);
+          if (o.on_batch) o.on_batch(e, d, n);
+        },
         stop_requested, &at);
     pos = epoch_position{.epoch = e + 1};
     if (at.next_batch < nb) stop_here(at);  // stopped inside the epoch: no report line
-    if (!o.quiet) {
+    if (!o.quiet && o.epoch_lines) {
       fmt::print("{}\n", format_epoch_line(last));
       std::fflush(stdout);  // a log shows each epoch as it ends, not at exit
     }
@@ -1033,9 +1034,6 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
   return {last, total};
 }
 
-/// Probes every output path of a run before the dataset is read (check_writable_dir /
-/// check_writable_file): --save-model DIR and --metrics-out FILE (--checkpoint DIR is probed by
-/// its lock file). @throws io_error naming the option and the path.
 void check_run_outputs(const train_options& o) {
   if (!o.save_model.empty()) check_writable_dir(o.save_model, "--save-model");
   if (!o.metrics_out.empty()) {
@@ -1052,8 +1050,6 @@ void check_run_outputs(const train_options& o) {
   }
 }
 
-/// Opens --metrics-out for appending (nullptr without one) and draws the run's run_id into
-/// o.run_id; prints both unless --quiet. @throws io_error naming --metrics-out.
 std::unique_ptr<line_appender> open_metrics(train_options& o) {
   o.run_id = make_run_id(std::chrono::system_clock::now());
   std::string const& path = o.metrics_out;
@@ -1065,6 +1061,8 @@ std::unique_ptr<line_appender> open_metrics(train_options& o) {
     throw io_error(fmt::format("--metrics-out {}", e.what()));
   }
 }
+
+namespace {
 
 /// SIGINT/SIGTERM handlers for the duration of one `train` (restored on return, so that
 /// in-process runs of the command line leave none behind).
@@ -1164,26 +1162,7 @@ void add_train_commands(CLI::App& app) {
     fmt::print("{}\n", format_selection(total.selected));
   });
 
-  auto copt = std::make_shared<train_options>();
-  auto* compare = app.add_subcommand(
-      "compare",
-      "Train the same configuration in cooperative and then independent mode with identical "
-      "seeds and print a side-by-side table with the independent/cooperative work ratios.");
-  add_common_options(compare, *copt);
-  compare->callback([copt] {
-    check_run_outputs(*copt);
-    auto data = load(*copt);
-    auto jsonl = open_metrics(*copt);
-    std::vector<epoch_report> finals, totals;
-    for (auto m : {minibatch_mode::cooperative, minibatch_mode::independent}) {
-      train_options o = *copt;
-      o.cfg.mode = m;
-      auto [last, total] = run_training(*data, o, jsonl.get());
-      finals.push_back(last);
-      totals.push_back(total);
-    }
-    fmt::print("\n{}", format_comparison(finals, totals));
-  });
+  add_compare_command(app);
 }
 
 }  // namespace coopgnn::cli

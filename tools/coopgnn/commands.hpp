@@ -71,7 +71,7 @@ void add_tma_command(CLI::App& app);
 /// Registers `partition` (RandomTMA / SuperTMA / PSGD-PA parts; tools/coopgnn/cmd_partition.cpp).
 void add_partition_command(CLI::App& app);
 
-/// Registers `train` and `compare` (tools/coopgnn/cmd_train.cpp).
+/// Registers `train` (tools/coopgnn/cmd_train.cpp) and `compare` (tools/coopgnn/cmd_compare.cpp).
 void add_train_commands(CLI::App& app);
 
 /// Registers `embed` and `predict` (inference with a saved model; tools/coopgnn/cmd_infer.cpp).

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <exception>
 
+#include "runtime/core/assert.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/log.hpp"
 #include "runtime/core/signals.hpp"
 #include "tools/coopgnn/commands.hpp"
 
@@ -47,11 +49,19 @@ int main(int argc, char** argv) {
     std::fflush(stdout);  // what the run printed comes before where it stopped
     fmt::print(stderr, "coopgnn: {}\n", e.what());
     return coopgnn::signals::exit_status(e.signal());
+  } catch (const coopgnn::internal_error& e) {
+    std::fflush(stdout);
+    coopgnn::log::error("internal error (a bug in coopgnn): {}", e.what());
+    return 2;
   } catch (const coopgnn::error& e) {
-    fmt::print(stderr, "coopgnn: error: {}\n", e.what());
+    // Bad input, data, peers or devices: "coopgnn: error: MESSAGE" ("coopgnn [rank R]: error:"
+    // under tma), the logger's form.
+    std::fflush(stdout);
+    coopgnn::log::error("{}", e.what());
     return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "coopgnn: unexpected error: {}\n", e.what());
+    std::fflush(stdout);
+    coopgnn::log::error("unexpected error: {}", e.what());
     return 2;
   }
   return 0;

@@ -2,11 +2,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/pipeline/config.hpp"
+#include "runtime/pipeline/report.hpp"
 #include "tools/coopgnn/commands.hpp"
 
 namespace coopgnn::cli {
@@ -53,6 +56,12 @@ struct train_options {
   int pes = -1;  ///< -1: not given (the backend's default); given values must be >= 1 (4 host PEs,
                  ///< or one per GPU x --pes-per-gpu)
   train_config cfg;
+  /// Whether run_training prints each epoch's line (unless --quiet); compare without --verbose
+  /// does not.
+  bool epoch_lines = true;
+  /// When set, run_training calls it after each batch with (epoch, batches done in the epoch,
+  /// batches per epoch), besides its per-epoch progress (compare's bar over the whole run).
+  std::function<void(int, std::int64_t, std::int64_t)> on_batch;
 };
 
 /// Registers the option table's entry `d` on `cmd`, bound to its member of `cfg` (named values
@@ -119,5 +128,40 @@ void check_finite_features(const dataset& ds, const std::string& dir);
 std::unique_ptr<loaded_dataset> load(train_options& o);
 /// Resolves --backend and the PE count (--pes, --pes-per-gpu) into o.cfg.
 void resolve_pes(train_options& o);
+
+/// Trains one configuration for o.cfg.epochs epochs (from a checkpoint with --resume, saving
+/// them with --checkpoint, stopping cleanly on SIGINT/SIGTERM when `stoppable`), printing the
+/// run's header, progress and epoch lines as `o` says and appending each epoch to `jsonl` (none
+/// when nullptr); returns (last epoch, totals over epochs); the totals' `selected` is the
+/// epoch --select-best chose, whose selection record ends the run's --metrics-out lines and whose
+/// parameters --save-model writes. tools/coopgnn/cmd_train.cpp.
+/// @throws interrupted after a clean stop; io_error / logic_error naming the option or file.
+std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
+                                                   line_appender* jsonl, bool stoppable = false);
+/// Probes every output path of a run before the dataset is read (check_writable_dir /
+/// check_writable_file): --save-model DIR and --metrics-out FILE (--checkpoint DIR is probed by
+/// its lock file). @throws io_error naming the option and the path.
+void check_run_outputs(const train_options& o);
+/// Opens --metrics-out for appending (nullptr without one) and draws the run's run_id into
+/// o.run_id; prints both unless --quiet. @throws io_error naming --metrics-out.
+std::unique_ptr<line_appender> open_metrics(train_options& o);
+/// Registers `compare` (tools/coopgnn/cmd_compare.cpp); add_train_commands calls it.
+void add_compare_command(CLI::App& app);
+
+/// An option a command registers (add_common_options) but does not take, and why.
+struct refused_option {
+  std::string name;  ///< "--epochs"
+  std::string why;   ///< one clause, the end of the error message
+};
+/// Scopes the options add_common_options put on `cmd` to the command `command` (an
+/// option_commands bit; `cmd`'s name is the command's): every table entry whose
+/// option_decl::commands lacks it, and every option of `tool_level`, leaves `cmd`'s --help (it
+/// stays registered, so that giving it is refused with its reason rather than with CLI11's
+/// "not expected"). Returns them all, for check_refused_options. Call after add_common_options.
+std::vector<refused_option> hide_refused_options(CLI::App& cmd, unsigned command,
+                                                 std::vector<refused_option> tool_level);
+/// @throws logic_error "NAME does not apply to coopgnn CMD: WHY" for the first of `refused` that
+///         `cmd`'s command line gave. Call from the command's callback, before any work.
+void check_refused_options(const CLI::App& cmd, const std::vector<refused_option>& refused);
 
 }  // namespace coopgnn::cli
