@@ -91,7 +91,7 @@ TEST(CleanEdgeRows, RejectsIdsOutsideTheRange) {
     s[0] = 0;
     d[0] = 5;
   };
-  EXPECT_THAT(error_of([&] { (void)clean_edge_rows(5, 1, bad, true, true); }),
+  EXPECT_THAT(error_of<logic_error>([&] { (void)clean_edge_rows(5, 1, bad, true, true); }),
               HasSubstr("edge 0 (0 -> 5) has a vertex id outside [0, 5)"));
   EXPECT_THROW((void)clean_edge_rows((vid_t{1} << 32) + 1, 0, bad, true, true), logic_error);
   std::vector<vid_t> src = {-1};
@@ -121,13 +121,13 @@ TEST(StreamingCsc, EqualsTheInMemoryBuildAcrossChunks) {
 
 TEST(StreamingCsc, ReadsTheEdgesFileAndNamesItForABadId) {
   temp_dir d;
-  // Two chunks' worth is slow to write by hand; 5 edges in C order, then the same in Fortran.
+  // Edges 2->1, 0->1, 1->0, 2->0, 3->3 in C order, then the same in Fortran order.
   std::vector<std::int64_t> const c_order = {2, 0, 1, 2, 3, /**/ 1, 1, 0, 0, 3};
   std::int64_t const shape[2] = {2, 5};
   write_npy(d / "c.npy", std::span<const std::int64_t>(c_order), shape);
   csc_graph const g = read_edge_csc(5, d / "c.npy");
   EXPECT_EQ(g.indptr, (std::vector<eid_t>{0, 2, 4, 4, 5, 5}));
-  EXPECT_EQ(g.indices, (std::vector<vid_t>{0, 2, 1, 2, 3}));
+  EXPECT_EQ(g.indices, (std::vector<vid_t>{1, 2, 0, 2, 3}));
   // Fortran order ((2, 5) stored column by column): the pairs interleaved, as int32.
   {
     std::int64_t const fshape[2] = {2, 5};
