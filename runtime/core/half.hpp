@@ -144,7 +144,9 @@ COOPGNN_HD constexpr std::uint16_t float_bits_to_half(std::uint32_t b) {
 }
 
 /// float_bits_to_half of a float value.
-COOPGNN_HD inline std::uint16_t float_to_half(float f) { return float_bits_to_half(bits_of_float(f)); }
+COOPGNN_HD inline std::uint16_t float_to_half(float f) {
+  return float_bits_to_half(bits_of_float(f));
+}
 
 /// The float32 value of one stored element `bits` of type `t` (float16 or bfloat16).
 COOPGNN_HD inline float widen_to_float(feature_dtype t, std::uint16_t bits) {

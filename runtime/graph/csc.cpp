@@ -16,18 +16,16 @@ csc_graph build_csc(vid_t num_nodes, std::int64_t num_edges, const edge_chunk_so
   g.num_nodes = num_nodes;
   g.indptr.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
   // Pass 1: in-degrees (indptr[v + 1] counts column v), checking every id.
-  for_each_edge_chunk(num_edges, edges,
-                      [&](std::int64_t first, std::span<const vid_t> src,
-                          std::span<const vid_t> dst) {
-                        for (std::size_t i = 0; i < src.size(); ++i) {
-                          COOPGNN_EXPECTS(src[i] >= 0 && src[i] < num_nodes && dst[i] >= 0 &&
-                                              dst[i] < num_nodes,
-                                          "edge {} ({} -> {}) has a vertex id outside [0, {})",
-                                          first + static_cast<std::int64_t>(i), src[i], dst[i],
-                                          num_nodes);
-                          ++g.indptr[dst[i] + 1];
-                        }
-                      });
+  for_each_edge_chunk(
+      num_edges, edges,
+      [&](std::int64_t first, std::span<const vid_t> src, std::span<const vid_t> dst) {
+        for (std::size_t i = 0; i < src.size(); ++i) {
+          COOPGNN_EXPECTS(src[i] >= 0 && src[i] < num_nodes && dst[i] >= 0 && dst[i] < num_nodes,
+                          "edge {} ({} -> {}) has a vertex id outside [0, {})",
+                          first + static_cast<std::int64_t>(i), src[i], dst[i], num_nodes);
+          ++g.indptr[dst[i] + 1];
+        }
+      });
   for (vid_t v = 0; v < num_nodes; ++v) g.indptr[v + 1] += g.indptr[v];
   // Pass 2: a counting sort straight into indices; indptr[v] is column v's next free slot, so
   // it ends at the start of column v + 1 and is shifted back afterwards.
@@ -78,8 +76,8 @@ csc_graph read_edge_csc(vid_t num_nodes, const std::filesystem::path& edge_file)
                               first + static_cast<std::int64_t>(i), ids[i]);
             }
             if (ids[i] >= num_nodes) {
-              COOPGNN_IO_FAIL("{}: {} index {} = {} is out of range: ids must be < |V| = {}",
-                              what, name, first + static_cast<std::int64_t>(i), ids[i], num_nodes);
+              COOPGNN_IO_FAIL("{}: {} index {} = {} is out of range: ids must be < |V| = {}", what,
+                              name, first + static_cast<std::int64_t>(i), ids[i], num_nodes);
             }
           }
         }

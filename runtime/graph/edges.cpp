@@ -6,10 +6,9 @@
 
 namespace coopgnn {
 
-void for_each_edge_chunk(
-    std::int64_t num_edges, const edge_chunk_source& source,
-    const std::function<void(std::int64_t first, std::span<const vid_t> src,
-                             std::span<const vid_t> dst)>& f) {
+void for_each_edge_chunk(std::int64_t num_edges, const edge_chunk_source& source,
+                         const std::function<void(std::int64_t first, std::span<const vid_t> src,
+                                                  std::span<const vid_t> dst)>& f) {
   auto const chunk = static_cast<std::size_t>(std::min(edge_chunk_edges, num_edges));
   std::vector<vid_t> src(chunk);
   std::vector<vid_t> dst(chunk);
@@ -35,17 +34,16 @@ edge_rows clean_edge_rows(vid_t num_nodes, std::int64_t num_drawn, const edge_ch
   rows.offsets.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
   // Calls f(u, v) for every drawn edge, in order, one chunk at a time.
   auto pass = [&](auto&& f) {
-    for_each_edge_chunk(num_drawn, draw,
-                        [&](std::int64_t first, std::span<const vid_t> s,
-                            std::span<const vid_t> d) {
-                          for (std::size_t i = 0; i < s.size(); ++i) {
-                            COOPGNN_EXPECTS(
-                                s[i] >= 0 && s[i] < num_nodes && d[i] >= 0 && d[i] < num_nodes,
-                                "edge {} ({} -> {}) has a vertex id outside [0, {})",
-                                first + static_cast<std::int64_t>(i), s[i], d[i], num_nodes);
-                            f(s[i], d[i]);
-                          }
-                        });
+    for_each_edge_chunk(
+        num_drawn, draw,
+        [&](std::int64_t first, std::span<const vid_t> s, std::span<const vid_t> d) {
+          for (std::size_t i = 0; i < s.size(); ++i) {
+            COOPGNN_EXPECTS(s[i] >= 0 && s[i] < num_nodes && d[i] >= 0 && d[i] < num_nodes,
+                            "edge {} ({} -> {}) has a vertex id outside [0, {})",
+                            first + static_cast<std::int64_t>(i), s[i], d[i], num_nodes);
+            f(s[i], d[i]);
+          }
+        });
   };
   // Which (row, target) entries an edge u -> v makes: the edge itself unless it is a dropped
   // self-loop, and its reverse when symmetrizing a non-loop.

@@ -45,10 +45,9 @@ inline constexpr std::int64_t edge_chunk_edges = std::int64_t{1} << 20;
 /// Streams edges [0, num_edges) of `source` in consecutive chunks of edge_chunk_edges (the last
 /// shorter) through two buffers it owns, calling f(first, src, dst) on each after `source` filled
 /// it. Host memory: the two buffers. Exceptions of `source` or `f` propagate.
-void for_each_edge_chunk(
-    std::int64_t num_edges, const edge_chunk_source& source,
-    const std::function<void(std::int64_t first, std::span<const vid_t> src,
-                             std::span<const vid_t> dst)>& f);
+void for_each_edge_chunk(std::int64_t num_edges, const edge_chunk_source& source,
+                         const std::function<void(std::int64_t first, std::span<const vid_t> src,
+                                                  std::span<const vid_t> dst)>& f);
 
 /// clean_edges without the edge list in memory: the `num_drawn` edges that `draw` produces are
 /// streamed twice in chunks (first counting each row's edges, then placing them straight into

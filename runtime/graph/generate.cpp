@@ -5,8 +5,8 @@
 #include <numbers>
 
 #include "runtime/core/error.hpp"
-#include "runtime/core/rng.hpp"
 #include "runtime/core/half.hpp"
+#include "runtime/core/rng.hpp"
 
 namespace coopgnn {
 

@@ -16,8 +16,8 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "tools/coopgnn/commands.hpp"
-#include "tools/coopgnn/train_options.hpp"
 #include "tools/coopgnn/output_paths.hpp"
+#include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
 
@@ -171,8 +171,8 @@ void run_bench_modes(bench_modes_args& a) {
                              : std::to_string(a.opt.batch_size),
       fmt::join(a.opt.pes, ","), a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup,
       a.placement, a.opt.feature_bytes, a.opt.feature_bytes_given ? " (--feature-bytes)" : "",
-      a.opt.gemm_math.empty() ? "as each machine's gemm_math" : a.opt.gemm_math,
-      a.cache_policy, a.opt.cache_rows);
+      a.opt.gemm_math.empty() ? "as each machine's gemm_math" : a.opt.gemm_math, a.cache_policy,
+      a.opt.cache_rows);
   std::fflush(stdout);
 
   // One run per setting: the given options, or the paper's four settings.

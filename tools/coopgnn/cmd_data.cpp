@@ -65,10 +65,10 @@ void write_and_summarise(const dataset& ds, const std::string& out_dir,
   fmt::print(
       "wrote {} ({} nodes, {} edges, {} features{}, {} classes, split {}/{}/{}) in {:.1f} s "
       "(writing {:.1f} s; peak RSS {})\n",
-      out_dir, ds.num_nodes, rows != nullptr ? rows->num_edges() : ds.num_edges(),
-      ds.feature_dim(), ds.features_are_16bit() ? fmt::format(" {}", to_string(ds.feature_type)) : "",
-      ds.num_classes, ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0),
-      seconds_since(tw), peak_rss_text());
+      out_dir, ds.num_nodes, rows != nullptr ? rows->num_edges() : ds.num_edges(), ds.feature_dim(),
+      ds.features_are_16bit() ? fmt::format(" {}", to_string(ds.feature_type)) : "", ds.num_classes,
+      ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0), seconds_since(tw),
+      peak_rss_text());
   if (ds.hetero) {
     const hetero_schema& h = *ds.hetero;
     for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
