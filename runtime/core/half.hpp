@@ -116,6 +116,38 @@ COOPGNN_HD inline std::uint16_t float_to_half_exact(float f) {
   return float_bits_to_half_exact(bits_of_float(f));
 }
 
+/// The binary16 bits of float32 `f` rounded to nearest, ties to even (IEEE 754's default, what
+/// numpy's astype(float16) and CUDA's __float2half_rn give): magnitudes from 65520 up become
+/// infinity, those below 2^-25 (and 2^-25 itself, a tie to even) zero, NaN stays a (quiet) NaN.
+COOPGNN_HD constexpr std::uint16_t float_bits_to_half(std::uint32_t b) {
+  auto const sign = static_cast<std::uint16_t>((b >> 16) & 0x8000u);
+  std::uint32_t const exp = (b >> 23) & 0xffu;
+  std::uint32_t const man = b & 0x7fffffu;
+  if (exp == 0xffu) return static_cast<std::uint16_t>(sign | 0x7c00u | (man != 0 ? 0x200u : 0u));
+  auto const e = static_cast<std::int32_t>(exp) - 127;
+  if (e > 15) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  // Keep `bits` of the 24-bit significand 1.m (a normal keeps 11, a subnormal fewer), then round
+  // the dropped part: above half up, exactly half to the even neighbour. A carry out of the
+  // significand moves to the next exponent, and past 65504 to infinity, as it should.
+  std::uint32_t const full = exp == 0 ? 0u : (0x800000u | man);
+  std::int32_t const shift = e >= -14 ? 13 : -1 - e;  // bits dropped
+  if (shift > 24) return sign;
+  std::uint32_t kept = full >> shift;
+  std::uint32_t const rest = full & ((1u << shift) - 1u);
+  std::uint32_t const halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (kept & 1u) != 0)) ++kept;
+  if (e >= -14) {
+    // kept = 1.m in 11 bits (0x400 .. 0x800 after a carry): exponent field e + 15 plus the carry.
+    return static_cast<std::uint16_t>(sign + ((static_cast<std::uint32_t>(e + 14) << 10) + kept));
+  }
+  return static_cast<std::uint16_t>(sign | kept);  // a subnormal (or 2^-14 after a carry)
+}
+
+/// float_bits_to_half of a float value.
+COOPGNN_HD inline std::uint16_t float_to_half(float f) {
+  return float_bits_to_half(bits_of_float(f));
+}
+
 /// The float32 value of one stored element `bits` of type `t` (float16 or bfloat16).
 COOPGNN_HD inline float widen_to_float(feature_dtype t, std::uint16_t bits) {
   return t == feature_dtype::bfloat16 ? bfloat16_to_float(bits) : half_to_float(bits);

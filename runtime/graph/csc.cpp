@@ -5,26 +5,39 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/graph/npy.hpp"
 
 namespace coopgnn {
 
-csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst) {
+csc_graph build_csc(vid_t num_nodes, std::int64_t num_edges, const edge_chunk_source& edges) {
   COOPGNN_EXPECTS(num_nodes >= 0, "num_nodes = {} is negative", num_nodes);
-  COOPGNN_EXPECTS(src.size() == dst.size(), "edge list has {} sources but {} destinations",
-                  src.size(), dst.size());
+  COOPGNN_EXPECTS(num_edges >= 0, "num_edges = {} is negative", num_edges);
   csc_graph g;
   g.num_nodes = num_nodes;
   g.indptr.assign(static_cast<std::size_t>(num_nodes) + 1, 0);
-  for (std::size_t e = 0; e < src.size(); ++e) {
-    COOPGNN_EXPECTS(src[e] >= 0 && src[e] < num_nodes && dst[e] >= 0 && dst[e] < num_nodes,
-                    "edge {} ({} -> {}) has a vertex id outside [0, {})", e, src[e], dst[e],
-                    num_nodes);
-    ++g.indptr[dst[e] + 1];
-  }
+  // Pass 1: in-degrees (indptr[v + 1] counts column v), checking every id.
+  for_each_edge_chunk(
+      num_edges, edges,
+      [&](std::int64_t first, std::span<const vid_t> src, std::span<const vid_t> dst) {
+        for (std::size_t i = 0; i < src.size(); ++i) {
+          COOPGNN_EXPECTS(src[i] >= 0 && src[i] < num_nodes && dst[i] >= 0 && dst[i] < num_nodes,
+                          "edge {} ({} -> {}) has a vertex id outside [0, {})",
+                          first + static_cast<std::int64_t>(i), src[i], dst[i], num_nodes);
+          ++g.indptr[dst[i] + 1];
+        }
+      });
   for (vid_t v = 0; v < num_nodes; ++v) g.indptr[v + 1] += g.indptr[v];
-  g.indices.resize(src.size());
-  std::vector<eid_t> fill(g.indptr.begin(), g.indptr.end() - 1);
-  for (std::size_t e = 0; e < src.size(); ++e) g.indices[fill[dst[e]]++] = src[e];
+  // Pass 2: a counting sort straight into indices; indptr[v] is column v's next free slot, so
+  // it ends at the start of column v + 1 and is shifted back afterwards.
+  g.indices.resize(static_cast<std::size_t>(num_edges));
+  for_each_edge_chunk(num_edges, edges,
+                      [&](std::int64_t, std::span<const vid_t> src, std::span<const vid_t> dst) {
+                        for (std::size_t i = 0; i < src.size(); ++i) {
+                          g.indices[static_cast<std::size_t>(g.indptr[dst[i]]++)] = src[i];
+                        }
+                      });
+  for (vid_t v = num_nodes; v > 0; --v) g.indptr[v] = g.indptr[v - 1];
+  g.indptr[0] = 0;
   // Sort each list and drop repeated edges in place (a multigraph would sample an edge twice).
   eid_t out = 0;
   for (vid_t v = 0; v < num_nodes; ++v) {
@@ -38,6 +51,37 @@ csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const
   g.indptr[num_nodes] = out;
   g.indices.resize(static_cast<std::size_t>(out));
   return g;
+}
+
+csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst) {
+  COOPGNN_EXPECTS(src.size() == dst.size(), "edge list has {} sources but {} destinations",
+                  src.size(), dst.size());
+  return build_csc(num_nodes, static_cast<std::int64_t>(src.size()),
+                   [&](std::int64_t first, std::span<vid_t> s, std::span<vid_t> d) {
+                     std::copy_n(src.begin() + first, s.size(), s.begin());
+                     std::copy_n(dst.begin() + first, d.size(), d.begin());
+                   });
+}
+
+csc_graph read_edge_csc(vid_t num_nodes, const std::filesystem::path& edge_file) {
+  npy_two_row_reader reader(edge_file);
+  std::string const what = edge_file.string();
+  return build_csc(
+      num_nodes, reader.columns(), [&](std::int64_t first, std::span<vid_t> s, std::span<vid_t> d) {
+        reader.read(first, s, d);
+        for (auto [ids, name] : {std::pair{s, "edge source"}, std::pair{d, "edge destination"}}) {
+          for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (ids[i] < 0) {
+              COOPGNN_IO_FAIL("{}: {} index {} = {} is a negative vertex id", what, name,
+                              first + static_cast<std::int64_t>(i), ids[i]);
+            }
+            if (ids[i] >= num_nodes) {
+              COOPGNN_IO_FAIL("{}: {} index {} = {} is out of range: ids must be < |V| = {}", what,
+                              name, first + static_cast<std::int64_t>(i), ids[i], num_nodes);
+            }
+          }
+        }
+      });
 }
 
 csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst,

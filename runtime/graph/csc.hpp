@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "runtime/core/types.hpp"
+#include "runtime/graph/edges.hpp"
 
 namespace coopgnn {
 
@@ -74,6 +76,21 @@ inline csc_view view(const csc_graph& g) {
 /// @throws logic_error naming the first offending edge when an id is out of range or the lengths
 ///         differ. O(V + E) time, two passes (counting sort by dst, then per-list sort).
 csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst);
+
+/// build_csc over the `num_edges` edges that `edges` streams in chunks (edges.hpp), asked for
+/// twice: once counting in-degrees, once placing each source straight into its column (a
+/// counting sort into the final arrays). Host memory: the CSC (8 bytes per edge and per vertex)
+/// plus one chunk; the edge list itself is never held. Same result as build_csc on the list.
+/// @throws logic_error as build_csc, or what `edges` throws.
+csc_graph build_csc(vid_t num_nodes, std::int64_t num_edges, const edge_chunk_source& edges);
+
+/// The CSC of the edges in `edge_file`, a (2, E) integer .npy (edges/edges.npy of a dataset
+/// directory), read a chunk at a time (npy_two_row_reader) by the streaming build_csc: the file
+/// is read twice and never held, so host memory is the CSC alone.
+/// @throws io_error naming the file for a bad header or shape, a read failure, a value that does
+///         not convert to int64, or a vertex id outside [0, num_nodes) ("FILE: edge source index
+///         I = V is out of range: ids must be < |V| = N", as read_dataset says it).
+csc_graph read_edge_csc(vid_t num_nodes, const std::filesystem::path& edge_file);
 
 /// Builds the typed CSC of a heterogeneous graph (see csc_graph): edge e is src[e] -> dst[e] of
 /// relation edge_type[e] (hetero_schema::edge_type). Columns are sorted by (relation, source

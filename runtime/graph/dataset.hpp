@@ -14,6 +14,7 @@
 #include "runtime/core/half.hpp"
 #include "runtime/core/matrix.hpp"
 #include "runtime/core/types.hpp"
+#include "runtime/graph/edges.hpp"
 
 namespace coopgnn {
 
@@ -143,6 +144,11 @@ struct dataset {
   vid_t num_nodes = 0;
   std::vector<vid_t> src;  ///< [E] edge sources (edge src[e] -> dst[e])
   std::vector<vid_t> dst;  ///< [E] edge destinations
+  /// The (2, E) .npy holding the edges when read_dataset left them there
+  /// (dataset_read_options::load_edges false): src and dst are then empty, edges_in_file is E,
+  /// and read_edge_csc (csc.hpp) builds the CSC from the file. Empty otherwise.
+  std::filesystem::path edge_file;
+  std::int64_t edges_in_file = 0;  ///< E of edge_file (0 when the edges are in src / dst)
   /// [num_nodes, F] float32 input features (feature_type float32); F = 0 when there are none.
   matrix<float> features;
   /// [num_nodes, F] the bit patterns of 16-bit input features (feature_type float16 or
@@ -177,7 +183,10 @@ struct dataset {
   /// `features` is then empty (each type's input features are in hetero->features).
   std::optional<hetero_schema> hetero;
 
-  [[nodiscard]] std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
+  /// E: src.size(), or edges_in_file when the edges were left in edge_file.
+  [[nodiscard]] std::int64_t num_edges() const {
+    return src.empty() ? edges_in_file : static_cast<std::int64_t>(src.size());
+  }
   /// F: the loaded features' width, else feature_cols (features left in their file).
   [[nodiscard]] std::int64_t feature_dim() const {
     if (features.rows() > 0 || features.cols() > 0) return features.cols();
@@ -203,6 +212,11 @@ struct dataset_read_options {
   /// setting feature_file, feature_cols and feature_type; the trainer then maps it (storage
   /// tier mmap).
   bool load_features = true;
+  /// false: an untyped graph whose graph.edges is a `numpy` file is not read into src / dst;
+  /// only its header is checked, and edge_file / edges_in_file name it, so that the caller builds
+  /// the CSC from the file (read_edge_csc) with one copy of the edges in memory instead of three
+  /// (the file's [2, E] array, src / dst, the CSC). Typed graphs and `csv` edges are read as usual.
+  bool load_edges = true;
   /// The input node feature, by its name in feature_data. Empty: the one named "feat", or none
   /// when the graph has no node feature other than "label"; any other case is an error that
   /// lists the node features (never a silent pick).
@@ -299,7 +313,16 @@ dataset_contents inspect_dataset(const std::filesystem::path& dir);
 /// when link->user_item().
 /// @throws io_error when a file cannot be written; logic_error when `ds` is inconsistent, or
 ///         holds bfloat16 features (.npy has no bfloat16 dtype).
+/// The edges go to edges/edges.npy (int64 [2, E]) straight from src and dst, with no [2, E]
+/// copy in memory.
 void write_dataset(const dataset& ds, const std::filesystem::path& dir);
+
+/// write_dataset with the edges taken from `rows` (edge_rows, edges.hpp) instead of ds.src /
+/// ds.dst, which must be empty: edges/edges.npy is written a chunk at a time from the rows (its
+/// row 0 expanded from rows.offsets, row 1 widened from rows.targets), so the edges are never
+/// held as int64. Byte for byte the file write_dataset writes for the same edges.
+/// @throws as write_dataset; logic_error when ds holds edges or rows.num_nodes != ds.num_nodes.
+void write_dataset(const dataset& ds, const edge_rows& rows, const std::filesystem::path& dir);
 
 /// Validates the in-memory invariants of `ds` (sizes agree, ids in range, labels in range; for
 /// `link`: the pair_set invariants, link.train positives only, a valid user-item range).

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -128,16 +129,16 @@ void read_edge_file(const fs::path& epath, const std::string& format, std::vecto
     read_csv_edges(epath, src, dst);
     return;
   }
-  auto a = read_npy<std::int64_t>(epath);
-  if (a.rank() != 2 || a.shape[0] != 2) {
-    COOPGNN_IO_FAIL(
-        "{}: edges must have shape (2, E) (row 0 sources, row 1 destinations), "
-        "found {}",
-        epath.string(), format_npy_shape(a.shape));
+  // Straight into src / dst a chunk at a time: no [2, E] array besides them.
+  npy_two_row_reader reader(epath);
+  auto const e = static_cast<std::size_t>(reader.columns());
+  src.resize(e);
+  dst.resize(e);
+  for (std::size_t first = 0; first < e; first += edge_chunk_edges) {
+    std::size_t const k = std::min(static_cast<std::size_t>(edge_chunk_edges), e - first);
+    reader.read(static_cast<std::int64_t>(first), std::span<std::int64_t>(src.data() + first, k),
+                std::span<std::int64_t>(dst.data() + first, k));
   }
-  auto const e = static_cast<std::ptrdiff_t>(a.shape[1]);
-  src.assign(a.data.begin(), a.data.begin() + e);
-  dst.assign(a.data.begin() + e, a.data.end());
 }
 
 void check_ids(std::span<const vid_t> ids, vid_t n, const std::string& file, const char* what) {
@@ -1032,9 +1033,15 @@ dataset read_dataset(const fs::path& dir, const dataset_read_options& opt) {
   // ---- edges
   const edge_meta& em = meta.edges[0];
   fs::path const epath = data_file(dir, em.path, "graph.edges[0].path");
-  read_edge_file(epath, em.format, ds.src, ds.dst);
-  check_ids(ds.src, n, epath.string(), "edge source");
-  check_ids(ds.dst, n, epath.string(), "edge destination");
+  if (!opt.load_edges && em.format == "numpy") {
+    // Only the header: read_edge_csc checks the ids as it builds the CSC from the file.
+    ds.edges_in_file = npy_two_row_reader(epath).columns();
+    ds.edge_file = epath;
+  } else {
+    read_edge_file(epath, em.format, ds.src, ds.dst);
+    check_ids(ds.src, n, epath.string(), "edge source");
+    check_ids(ds.dst, n, epath.string(), "edge destination");
+  }
 
   // ---- features: every one is checked against the graph; one node feature is the input.
   std::vector<npy_header> headers;
@@ -1260,7 +1267,50 @@ void validate_hetero(const dataset& ds, const std::string& what);
 void write_hetero(const dataset& ds, const fs::path& dir);
 }  // namespace
 
-void write_dataset(const dataset& ds, const fs::path& dir) {
+namespace {
+void write_dataset_with(const dataset& ds, const edge_rows* rows, const fs::path& dir);
+
+/// Writes the [2, E] int64 edges file, row 0 then row 1, each produced a chunk at a time by
+/// fill(row, first, out) for columns [first, first + out.size()).
+void write_edges_npy(const fs::path& file, std::int64_t num_edges,
+                     const std::function<void(int, std::int64_t, std::span<std::int64_t>)>& fill) {
+  std::int64_t const shape[2] = {2, num_edges};
+  atomic_file out(file);
+  std::string const header = make_npy_header(npy_dtype::int64, shape);
+  out.write(header.data(), header.size());
+  std::vector<std::int64_t> buf(static_cast<std::size_t>(std::min(edge_chunk_edges, num_edges)));
+  for (int row = 0; row < 2; ++row) {
+    for (std::int64_t first = 0; first < num_edges; first += edge_chunk_edges) {
+      std::span<std::int64_t> const chunk(
+          buf.data(), static_cast<std::size_t>(std::min(edge_chunk_edges, num_edges - first)));
+      fill(row, first, chunk);
+      out.write(chunk.data(), chunk.size_bytes());
+    }
+  }
+  out.commit();
+}
+}  // namespace
+
+void write_dataset(const dataset& ds, const fs::path& dir) { write_dataset_with(ds, nullptr, dir); }
+
+void write_dataset(const dataset& ds, const edge_rows& rows, const fs::path& dir) {
+  COOPGNN_EXPECTS(ds.src.empty() && ds.dst.empty(),
+                  "write_dataset: the edges come from the rows, but the dataset holds {} edges",
+                  ds.src.size());
+  COOPGNN_EXPECTS(rows.num_nodes == ds.num_nodes,
+                  "write_dataset: the edge rows have {} vertices, the dataset {}", rows.num_nodes,
+                  ds.num_nodes);
+  write_dataset_with(ds, &rows, dir);
+}
+
+namespace {
+void write_dataset_with(const dataset& ds, const edge_rows* rows, const fs::path& dir) {
+  COOPGNN_EXPECTS(ds.edges_in_file == 0,
+                  "write_dataset: the edges of '{}' were left in {} (read without loading them)",
+                  ds.name, ds.edge_file.string());
+  COOPGNN_EXPECTS(rows == nullptr || !ds.hetero,
+                  "write_dataset: edge rows carry no edge types; a heterogeneous dataset needs "
+                  "its edges in src / dst");
   try {
     validate_dataset(ds, fmt::format("dataset '{}'", ds.name));
   } catch (const io_error& e) {
@@ -1279,16 +1329,29 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   meta.dataset_name = ds.name;
   meta.nodes.push_back(node_meta{std::nullopt, ds.num_nodes});
 
-  // Edges as int64 [2, E].
-  {
-    std::vector<std::int64_t> e;
-    e.reserve(ds.src.size() * 2);
-    e.insert(e.end(), ds.src.begin(), ds.src.end());
-    e.insert(e.end(), ds.dst.begin(), ds.dst.end());
-    std::int64_t const shape[2] = {2, ds.num_edges()};
-    write_npy(dir / "edges" / "edges.npy", std::span<const std::int64_t>(e), shape);
-    meta.edges.push_back(edge_meta{std::nullopt, "numpy", "edges/edges.npy"});
+  // Edges as int64 [2, E], a chunk at a time.
+  if (rows != nullptr) {
+    eid_t u = 0;  // the row of edge `first` (rows are visited in order, row 0 then row 1)
+    write_edges_npy(dir / "edges" / "edges.npy", rows->num_edges(),
+                    [&](int row, std::int64_t first, std::span<std::int64_t> out) {
+                      for (std::size_t i = 0; i < out.size(); ++i) {
+                        auto const e = first + static_cast<std::int64_t>(i);
+                        if (row == 1) {
+                          out[i] = rows->targets[static_cast<std::size_t>(e)];
+                          continue;
+                        }
+                        while (rows->offsets[static_cast<std::size_t>(u) + 1] <= e) ++u;
+                        out[i] = u;
+                      }
+                    });
+  } else {
+    write_edges_npy(dir / "edges" / "edges.npy", ds.num_edges(),
+                    [&](int row, std::int64_t first, std::span<std::int64_t> out) {
+                      const std::vector<vid_t>& ids = row == 0 ? ds.src : ds.dst;
+                      std::copy_n(ids.begin() + first, out.size(), out.begin());
+                    });
   }
+  meta.edges.push_back(edge_meta{std::nullopt, "numpy", "edges/edges.npy"});
   if (ds.feature_dim() > 0 && ds.features_are_16bit()) {
     // At their width: float16 stays '<f2' on disk (.npy has no bfloat16).
     COOPGNN_EXPECTS(ds.feature_type == feature_dtype::float16,
@@ -1354,6 +1417,7 @@ void write_dataset(const dataset& ds, const fs::path& dir) {
   // metadata.yaml last: a directory whose metadata.yaml exists is complete.
   write_metadata(meta, dir / kMetadataFile);
 }
+}  // namespace
 
 std::int64_t hetero_schema::node_type_index(std::string_view name) const {
   auto const it = std::find(node_types.begin(), node_types.end(), name);

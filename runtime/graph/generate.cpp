@@ -5,8 +5,8 @@
 #include <numbers>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/half.hpp"
 #include "runtime/core/rng.hpp"
-#include "runtime/graph/csc.hpp"
 
 namespace coopgnn {
 
@@ -49,9 +49,12 @@ void normal_row(rng::stream s, std::uint64_t id, std::int64_t cols, double* out)
 
 /// x_v = (mu_{cls[v]} + sigma * eps_v) / sqrt(1 + sigma^2) (sigma <= 0: sqrt(F / 2)). The
 /// division gives every column unit variance over the classes, the scale GNN initialisations
-/// expect, without changing the signal-to-noise ratio.
-matrix<float> class_features(const std::vector<std::int64_t>& cls, std::int64_t classes,
-                             std::int64_t f, double sigma, std::uint64_t seed) {
+/// expect, without changing the signal-to-noise ratio. Sets ds.features (float32) or
+/// ds.features16 (float16: each float32 value rounded to nearest even, 2 bytes per element).
+void class_features(dataset& ds, const std::vector<std::int64_t>& cls, std::int64_t classes,
+                    std::int64_t f, double sigma, std::uint64_t seed, feature_dtype type) {
+  COOPGNN_EXPECTS(type != feature_dtype::bfloat16,
+                  "synthetic features: bfloat16 cannot be written to .npy (float32 or float16)");
   if (sigma <= 0) sigma = std::sqrt(static_cast<double>(f) / 2.0);
   double const unit = 1.0 / std::sqrt(1.0 + sigma * sigma);
   rng::stream const sm = rng::make_stream(seed, rng::purpose::generate, kClassMeans);
@@ -60,16 +63,23 @@ matrix<float> class_features(const std::vector<std::int64_t>& cls, std::int64_t 
   for (std::int64_t c = 0; c < classes; ++c)
     normal_row(sm, static_cast<std::uint64_t>(c), f, &mu[c * f]);
   auto const n = static_cast<std::int64_t>(cls.size());
-  matrix<float> x(n, f);
+  bool const half = type == feature_dtype::float16;
+  ds.features = half ? matrix<float>() : matrix<float>(n, f);
+  ds.features16 = half ? matrix<std::uint16_t>(n, f) : matrix<std::uint16_t>();
+  ds.feature_type = type;
   std::vector<double> eps(static_cast<std::size_t>(f));
   for (std::int64_t v = 0; v < n; ++v) {
     normal_row(sn, static_cast<std::uint64_t>(v), f, eps.data());
     const double* m = &mu[cls[v] * f];
-    float* row = x.row(v);
-    for (std::int64_t j = 0; j < f; ++j)
-      row[j] = static_cast<float>((m[j] + sigma * eps[j]) * unit);
+    for (std::int64_t j = 0; j < f; ++j) {
+      auto const x = static_cast<float>((m[j] + sigma * eps[j]) * unit);
+      if (half) {
+        ds.features16.row(v)[j] = float_to_half(x);
+      } else {
+        ds.features.row(v)[j] = x;
+      }
+    }
   }
-  return x;
 }
 
 void check_fractions(double train, double valid) {
@@ -122,8 +132,12 @@ std::vector<vid_t> keyed_permutation(vid_t n, std::uint64_t seed, rng::purpose p
   return p;
 }
 
-dataset generate_rmat(const rmat_options& opt, edge_stats* stats) {
-  COOPGNN_EXPECTS(opt.scale >= 1 && opt.scale <= 40, "rmat: scale = {} must be in [1, 40]",
+std::string rmat_dataset_name(const rmat_options& opt) {
+  return fmt::format("rmat-s{}-ef{}-seed{}", opt.scale, opt.edge_factor, opt.seed);
+}
+
+edge_rows generate_rmat_rows(const rmat_options& opt, edge_stats* stats) {
+  COOPGNN_EXPECTS(opt.scale >= 1 && opt.scale <= 32, "rmat: scale = {} must be in [1, 32]",
                   opt.scale);
   COOPGNN_EXPECTS(opt.edge_factor >= 1, "rmat: edge factor = {} must be at least 1",
                   opt.edge_factor);
@@ -133,46 +147,45 @@ dataset generate_rmat(const rmat_options& opt, edge_stats* stats) {
                   opt.a, opt.b, opt.c);
   vid_t const n = vid_t{1} << opt.scale;
   std::int64_t const m = opt.edge_factor * n;
-  dataset ds;
-  ds.name = fmt::format("rmat-s{}-ef{}-seed{}", opt.scale, opt.edge_factor, opt.seed);
-  ds.num_nodes = n;
-  ds.src.resize(static_cast<std::size_t>(m));
-  ds.dst.resize(static_cast<std::size_t>(m));
+  std::vector<vid_t> perm;
+  if (opt.permute) perm = keyed_permutation(n, opt.seed, rng::purpose::generate, kRmatPermutation);
   rng::stream const s = rng::make_stream(opt.seed, rng::purpose::generate, kRmatEdges);
   double const ab = opt.a + opt.b;
   double const abc = ab + opt.c;
-  for (std::int64_t e = 0; e < m; ++e) {
-    vid_t u = 0;
-    vid_t v = 0;
-    r123::Philox4x32::ctr_type w{};
-    for (int l = 0; l < opt.scale; ++l) {
-      if (l % 2 == 0)
-        w = rng::draw4(s, static_cast<std::uint64_t>(e), static_cast<std::uint32_t>(l / 2), 0);
-      double const x = unit(w, l % 2);
-      vid_t const bit = vid_t{1} << l;
-      if (x < opt.a) {
-      } else if (x < ab) {
-        v |= bit;
-      } else if (x < abc) {
-        u |= bit;
-      } else {
-        u |= bit;
-        v |= bit;
+  // Edge e is a pure function of (seed, e): each chunk is drawn again when clean_edge_rows asks.
+  auto draw = [&](std::int64_t first, std::span<vid_t> src, std::span<vid_t> dst) {
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      auto const e = static_cast<std::uint64_t>(first) + i;
+      vid_t u = 0;
+      vid_t v = 0;
+      r123::Philox4x32::ctr_type w{};
+      for (int l = 0; l < opt.scale; ++l) {
+        if (l % 2 == 0) w = rng::draw4(s, e, static_cast<std::uint32_t>(l / 2), 0);
+        double const x = unit(w, l % 2);
+        vid_t const bit = vid_t{1} << l;
+        if (x < opt.a) {
+        } else if (x < ab) {
+          v |= bit;
+        } else if (x < abc) {
+          u |= bit;
+        } else {
+          u |= bit;
+          v |= bit;
+        }
       }
+      src[i] = opt.permute ? perm[u] : u;
+      dst[i] = opt.permute ? perm[v] : v;
     }
-    ds.src[e] = u;
-    ds.dst[e] = v;
-  }
-  if (opt.permute) {
-    std::vector<vid_t> const perm =
-        keyed_permutation(n, opt.seed, rng::purpose::generate, kRmatPermutation);
-    for (std::int64_t e = 0; e < m; ++e) {
-      ds.src[e] = perm[ds.src[e]];
-      ds.dst[e] = perm[ds.dst[e]];
-    }
-  }
-  edge_stats const st = clean_edges(ds.src, ds.dst, opt.symmetrize, opt.drop_self_loops);
-  if (stats != nullptr) *stats = st;
+  };
+  return clean_edge_rows(n, m, draw, opt.symmetrize, opt.drop_self_loops, stats);
+}
+
+dataset generate_rmat(const rmat_options& opt, edge_stats* stats) {
+  dataset ds;
+  edge_rows const rows = generate_rmat_rows(opt, stats);
+  ds.name = rmat_dataset_name(opt);
+  ds.num_nodes = rows.num_nodes;
+  expand_edge_rows(rows, ds.src, ds.dst);
   return ds;
 }
 
@@ -251,41 +264,41 @@ dataset generate_sbm(const sbm_options& opt, edge_stats* stats) {
   edge_stats const st = clean_edges(ds.src, ds.dst, /*symmetrize=*/true, /*drop_self_loops=*/true);
   if (stats != nullptr) *stats = st;
   if (opt.feature_dim > 0) {
-    ds.features = class_features(ds.labels, nc, opt.feature_dim, opt.feature_noise, opt.seed);
+    class_features(ds, ds.labels, nc, opt.feature_dim, opt.feature_noise, opt.seed,
+                   feature_dtype::float32);
   }
   keyed_split(ds, opt.train_fraction, opt.valid_fraction, opt.seed);
   return ds;
 }
 
-void attach_synthetic_task(dataset& ds, std::int64_t classes, std::int64_t feature_dim,
-                           std::uint64_t seed, const synthetic_task_options& opt) {
-  COOPGNN_EXPECTS(classes >= 1, "synthetic task: classes = {} must be at least 1", classes);
-  COOPGNN_EXPECTS(feature_dim >= 1, "synthetic task: feature dimension = {} must be at least 1",
-                  feature_dim);
-  COOPGNN_EXPECTS(opt.smoothing_steps >= 0, "synthetic task: smoothing steps = {} is negative",
-                  opt.smoothing_steps);
-  COOPGNN_EXPECTS(ds.num_nodes >= 1, "synthetic task: the graph has no nodes");
-  check_fractions(opt.train_fraction, opt.valid_fraction);
-  vid_t const n = ds.num_nodes;
-  std::size_t const nc = static_cast<std::size_t>(classes);
-  csc_graph const g = build_csc(n, ds.src, ds.dst);
+namespace {
 
-  // Smoothed random scores.
+/// The labels of attach_synthetic_task on the cleaned edges `rows` (out-rows sorted by target):
+/// h_v <- (h_v + sum over in-neighbours u of h_u) / (1 + in-degree(v)), pushed along the rows in
+/// ascending u, so that each h_v adds its in-neighbours in ascending source id, the order of a
+/// CSC column (same sums, bit for bit). The score arrays (2 |V| C doubles) are freed on return.
+std::vector<std::int64_t> smoothed_labels(const edge_rows& rows, std::int64_t classes,
+                                          std::uint64_t seed, int steps) {
+  vid_t const n = rows.num_nodes;
+  auto const nc = static_cast<std::size_t>(classes);
+  std::vector<eid_t> in_degree(static_cast<std::size_t>(n), 0);
+  for (std::uint32_t v : rows.targets) ++in_degree[v];
   std::vector<double> h(static_cast<std::size_t>(n) * nc);
   rng::stream const s = rng::make_stream(seed, rng::purpose::generate, kTaskScores);
   for (vid_t v = 0; v < n; ++v) normal_row(s, static_cast<std::uint64_t>(v), classes, &h[v * nc]);
   std::vector<double> next(h.size());
-  for (int step = 0; step < opt.smoothing_steps; ++step) {
-    for (vid_t v = 0; v < n; ++v) {
-      double* out = &next[v * nc];
-      const double* self = &h[v * nc];
-      for (std::size_t c = 0; c < nc; ++c) out[c] = self[c];
-      for (vid_t u : g.in_neighbors(v)) {
-        const double* in = &h[u * nc];
+  for (int step = 0; step < steps; ++step) {
+    std::copy(h.begin(), h.end(), next.begin());
+    for (vid_t u = 0; u < n; ++u) {
+      const double* in = &h[u * nc];
+      for (eid_t e = rows.offsets[u]; e < rows.offsets[u + 1]; ++e) {
+        double* out = &next[static_cast<std::size_t>(rows.targets[e]) * nc];
         for (std::size_t c = 0; c < nc; ++c) out[c] += in[c];
       }
-      double const inv = 1.0 / static_cast<double>(1 + g.in_degree(v));
-      for (std::size_t c = 0; c < nc; ++c) out[c] *= inv;
+    }
+    for (vid_t v = 0; v < n; ++v) {
+      double const inv = 1.0 / static_cast<double>(1 + in_degree[v]);
+      for (std::size_t c = 0; c < nc; ++c) next[v * nc + c] *= inv;
     }
     h.swap(next);
   }
@@ -300,14 +313,46 @@ void attach_synthetic_task(dataset& ds, std::int64_t classes, std::int64_t featu
     double const inv = sd > 0 ? 1.0 / sd : 1.0;
     for (vid_t v = 0; v < n; ++v) h[v * nc + c] = (h[v * nc + c] - mean) * inv;
   }
-  ds.labels.assign(static_cast<std::size_t>(n), 0);
+  std::vector<std::int64_t> labels(static_cast<std::size_t>(n), 0);
   for (vid_t v = 0; v < n; ++v) {
     const double* row = &h[v * nc];
-    ds.labels[v] = static_cast<std::int64_t>(std::max_element(row, row + nc) - row);
+    labels[v] = static_cast<std::int64_t>(std::max_element(row, row + nc) - row);
   }
+  return labels;
+}
+
+}  // namespace
+
+void attach_synthetic_task(dataset& ds, const edge_rows& rows, std::int64_t classes,
+                           std::int64_t feature_dim, std::uint64_t seed,
+                           const synthetic_task_options& opt) {
+  COOPGNN_EXPECTS(classes >= 1, "synthetic task: classes = {} must be at least 1", classes);
+  COOPGNN_EXPECTS(feature_dim >= 1, "synthetic task: feature dimension = {} must be at least 1",
+                  feature_dim);
+  COOPGNN_EXPECTS(opt.smoothing_steps >= 0, "synthetic task: smoothing steps = {} is negative",
+                  opt.smoothing_steps);
+  COOPGNN_EXPECTS(ds.num_nodes >= 1, "synthetic task: the graph has no nodes");
+  COOPGNN_EXPECTS(rows.num_nodes == ds.num_nodes,
+                  "synthetic task: the edge rows have {} vertices, the dataset {}", rows.num_nodes,
+                  ds.num_nodes);
+  check_fractions(opt.train_fraction, opt.valid_fraction);
+  ds.labels = smoothed_labels(rows, classes, seed, opt.smoothing_steps);
   ds.num_classes = classes;
-  ds.features = class_features(ds.labels, classes, feature_dim, opt.feature_noise, seed);
+  class_features(ds, ds.labels, classes, feature_dim, opt.feature_noise, seed, opt.feature_type);
   keyed_split(ds, opt.train_fraction, opt.valid_fraction, seed);
+}
+
+void attach_synthetic_task(dataset& ds, std::int64_t classes, std::int64_t feature_dim,
+                           std::uint64_t seed, const synthetic_task_options& opt) {
+  // The graph's distinct edges, self-loops kept: the in-neighbours build_csc would list.
+  edge_rows const rows = clean_edge_rows(
+      ds.num_nodes, ds.num_edges(),
+      [&](std::int64_t first, std::span<vid_t> s, std::span<vid_t> d) {
+        std::copy_n(ds.src.begin() + first, s.size(), s.begin());
+        std::copy_n(ds.dst.begin() + first, d.size(), d.begin());
+      },
+      /*symmetrize=*/false, /*drop_self_loops=*/false);
+  attach_synthetic_task(ds, rows, classes, feature_dim, seed, opt);
 }
 
 }  // namespace coopgnn

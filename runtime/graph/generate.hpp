@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/core/types.hpp"
@@ -21,7 +22,7 @@ struct stream;
 
 /// Graph500 R-MAT (Kronecker) parameters.
 struct rmat_options {
-  int scale = 10;                 ///< |V| = 2^scale, 1 <= scale <= 40
+  int scale = 10;                 ///< |V| = 2^scale, 1 <= scale <= 32 (32-bit edge_rows targets)
   std::int64_t edge_factor = 16;  ///< edges drawn = edge_factor * |V| (before cleaning)
   double a = 0.57;                ///< quadrant probabilities; d = 1 - a - b - c
   double b = 0.19;
@@ -36,11 +37,24 @@ struct rmat_options {
 /// u(seed, e, l) picks quadrant (0,0) if u < a, (0,1) if u < a+b, (1,0) if u < a+b+c, else (1,1),
 /// setting bit l of source and destination. With `permute`, ids pass through a keyed random
 /// permutation of [0, 2^scale) (Graph500 does this so that vertex id says nothing about degree).
-/// Then clean_edges (duplicates are always removed). The dataset is structure-only.
+/// Then clean_edges (duplicates are always removed). The dataset is structure-only, named
+/// rmat_dataset_name(opt). Holds the edges twice while it expands them into src / dst
+/// (generate_rmat_rows' 4 bytes per edge, then 16): generate_rmat_rows alone for large scales.
 /// @param stats  optional: receives the cleaning counts
-/// @throws logic_error for scale outside [1, 40], edge_factor < 1, or probabilities outside [0, 1]
+/// @throws logic_error for scale outside [1, 32], edge_factor < 1, or probabilities outside [0, 1]
 ///         or summing past 1.
 dataset generate_rmat(const rmat_options& opt, edge_stats* stats = nullptr);
+
+/// generate_rmat's edges (the same edges, in the same (src, dst) order) as compressed rows,
+/// built by clean_edge_rows from the keyed draws without the edge list in memory: host memory
+/// is 4 bytes per cleaned edge plus 16 per vertex (the rows and the permutation). Edge e is drawn
+/// twice (once counting, once placing), so this takes about twice generate_rmat's drawing time
+/// and none of its sorting of the whole list.
+/// @throws logic_error as generate_rmat.
+edge_rows generate_rmat_rows(const rmat_options& opt, edge_stats* stats = nullptr);
+
+/// "rmat-s{scale}-ef{edge_factor}-seed{seed}": the name of generate_rmat's dataset.
+std::string rmat_dataset_name(const rmat_options& opt);
 
 /// Degree-corrected stochastic block model parameters.
 struct sbm_options {
@@ -77,6 +91,9 @@ struct synthetic_task_options {
   double feature_noise = 0.0;  ///< noise std; <= 0 = auto sqrt(F / 2) as in generate_sbm
   double train_fraction = 0.6;
   double valid_fraction = 0.2;
+  /// float32 (ds.features) or float16 (ds.features16: the float32 values rounded to nearest
+  /// even, 2 bytes per element); bfloat16 is refused (.npy has no such dtype).
+  feature_dtype feature_type = feature_dtype::float32;
 };
 
 /// Adds a learnable node-classification task to `ds` (usually structure-only; existing features,
@@ -85,10 +102,21 @@ struct synthetic_task_options {
 /// columns is standardised and label(v) = argmax_c h_v[c]. Neighbouring vertices share smoothed
 /// scores, so labels are homophilous and classes roughly balanced. Features: class-conditional
 /// Gaussians as in generate_sbm, so a model learns from features and gains from neighbours.
-/// Split: keyed permutation (purpose split) by the fractions. O(k (V + E) C + V F) time.
-/// @throws logic_error for classes < 1, feature_dim < 1, an inconsistent `ds`, or bad fractions.
+/// Split: keyed permutation (purpose split) by the fractions. O(k (V + E) C + V F) time; host
+/// memory: the distinct edges as edge_rows (4 bytes each), 2 |V| C doubles of scores (freed
+/// before the features are made), then the features at opt.feature_type's width.
+/// @throws logic_error for classes < 1, feature_dim < 1, an inconsistent `ds`, bad fractions, or
+///         bfloat16 features.
 void attach_synthetic_task(dataset& ds, std::int64_t classes, std::int64_t feature_dim,
                            std::uint64_t seed, const synthetic_task_options& opt = {});
+
+/// attach_synthetic_task with the graph given as `rows` (generate_rmat_rows; ds.src / ds.dst are
+/// not read and may be empty): the same labels, features and split, bit for bit, as
+/// attach_synthetic_task on a dataset holding the edges of `rows`.
+/// @throws logic_error as attach_synthetic_task, or when rows.num_nodes != ds.num_nodes.
+void attach_synthetic_task(dataset& ds, const edge_rows& rows, std::int64_t classes,
+                           std::int64_t feature_dim, std::uint64_t seed,
+                           const synthetic_task_options& opt = {});
 
 /// Replaces ds.train / valid / test by a keyed random vertex split: perm = keyed_permutation(
 /// ds.num_nodes, seed, purpose split, 0); train = the first round(n * train) of perm, valid the

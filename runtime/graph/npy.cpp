@@ -16,6 +16,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/memory_limit.hpp"
+#include "runtime/graph/npy_columns.hpp"
 
 namespace coopgnn {
 
@@ -785,5 +786,77 @@ void atomic_file::commit() {
   }
   committed_ = true;
 }
+
+npy_two_row_reader::npy_two_row_reader(std::filesystem::path file)
+    : file_(std::move(file)), header_(read_npy_header(file_)) {
+  if (header_.shape.size() != 2 || header_.shape[0] != 2) {
+    COOPGNN_IO_FAIL(
+        "{}: edges must have shape (2, E) (row 0 sources, row 1 destinations), found {}",
+        path_str(file_), format_npy_shape(header_.shape));
+  }
+  columns_ = header_.shape[1];
+  in_.open(file_, std::ios::binary);
+  if (!in_) COOPGNN_IO_FAIL("{}: cannot open: {}", path_str(file_), std::strerror(errno));
+}
+
+void npy_two_row_reader::read_bytes(std::uint64_t offset, std::size_t n) {
+  buf_.resize(n);
+  in_.seekg(static_cast<std::streamoff>(header_.data_offset + offset));
+  in_.read(reinterpret_cast<char*>(buf_.data()), static_cast<std::streamsize>(n));
+  if (!in_ || static_cast<std::size_t>(in_.gcount()) != n) {
+    COOPGNN_IO_FAIL("{}: cannot read {} bytes at data offset {}", path_str(file_), n, offset);
+  }
+}
+
+void npy_two_row_reader::read(std::int64_t first, std::span<std::int64_t> row0,
+                              std::span<std::int64_t> row1) {
+  std::vector<std::byte> bytes;  // what read_two_row_columns converts; buf_ holds each read
+  detail::read_two_row_columns(
+      header_, path_str(file_), first, row0, row1,
+      [&](int, std::uint64_t offset, std::span<std::byte> out) {
+        read_bytes(offset, out.size());
+        std::copy(buf_.begin(), buf_.end(), out.begin());
+      },
+      bytes, pairs_);
+}
+
+namespace detail {
+
+void read_two_row_columns(const npy_header& h, const std::string& what, std::int64_t first,
+                          std::span<std::int64_t> row0, std::span<std::int64_t> row1,
+                          const npy_fetch& fetch, std::vector<std::byte>& bytes,
+                          std::vector<std::int64_t>& pairs) {
+  std::int64_t const columns = h.shape.size() == 2 ? h.shape[1] : 0;
+  std::size_t const k = std::max(row0.size(), row1.size());
+  COOPGNN_EXPECTS((row0.empty() || row0.size() == k) && (row1.empty() || row1.size() == k) &&
+                      first >= 0 && first + static_cast<std::int64_t>(k) <= columns,
+                  "{}: columns [{}, {}) of {} (rows of {} and {})", what, first,
+                  first + static_cast<std::int64_t>(k), columns, row0.size(), row1.size());
+  std::size_t const size = npy_dtype_size(h.dtype);
+  if (!h.fortran_order) {
+    // Row r's columns are contiguous, starting at r * N elements.
+    int r = 0;
+    for (std::span<std::int64_t> row : {row0, row1}) {
+      if (!row.empty()) {
+        bytes.resize(k * size);
+        fetch(r, static_cast<std::uint64_t>(r * columns + first) * size, bytes);
+        convert_npy_elements<std::int64_t>(bytes.data(), h.dtype, row, what);
+      }
+      ++r;
+    }
+    return;
+  }
+  // Fortran order: column c is the pair (row 0, row 1) at 2 c elements.
+  bytes.resize(2 * k * size);
+  fetch(0, static_cast<std::uint64_t>(2 * first) * size, bytes);
+  pairs.resize(2 * k);
+  convert_npy_elements<std::int64_t>(bytes.data(), h.dtype, std::span<std::int64_t>(pairs), what);
+  for (std::size_t i = 0; i < k; ++i) {
+    if (!row0.empty()) row0[i] = pairs[2 * i];
+    if (!row1.empty()) row1[i] = pairs[2 * i + 1];
+  }
+}
+
+}  // namespace detail
 
 }  // namespace coopgnn

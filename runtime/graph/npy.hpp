@@ -156,6 +156,35 @@ void write_npy_bits16(const std::filesystem::path& file, std::span<const std::ui
 /// @throws logic_error for npy_dtype::bfloat16 (.npy has no descr for it).
 std::string make_npy_header(npy_dtype dtype, std::span<const std::int64_t> shape);
 
+/// Reads a 2-D .npy of shape (2, N) (edges/edges.npy: row 0 sources, row 1 destinations) a range
+/// of columns at a time, without holding the array: the open file plus a byte buffer of the
+/// last range read. Elements are converted to int64 with read_npy's rules; C and Fortran order.
+class npy_two_row_reader {
+ public:
+  /// Opens `file` and checks its header (read_npy_header).
+  /// @throws io_error as read_npy_header, and "FILE: edges must have shape (2, E) (row 0
+  ///         sources, row 1 destinations), found S" for another shape.
+  explicit npy_two_row_reader(std::filesystem::path file);
+  /// N, the number of columns.
+  [[nodiscard]] std::int64_t columns() const { return columns_; }
+  [[nodiscard]] const std::filesystem::path& path() const { return file_; }
+  /// Columns [first, first + k) of row 0 into row0 and of row 1 into row1 (host buffers), k
+  /// the length of the non-empty one (an empty span skips its row; both non-empty: equal
+  /// lengths). @pre 0 <= first, first + k <= columns()
+  /// @throws io_error "FILE: cannot read ..." on a read failure, or read_npy's conversion errors
+  ///         (the element index counted within the range read).
+  void read(std::int64_t first, std::span<std::int64_t> row0, std::span<std::int64_t> row1);
+
+ private:
+  void read_bytes(std::uint64_t offset, std::size_t n);
+  std::filesystem::path file_;
+  npy_header header_;
+  std::int64_t columns_ = 0;
+  std::ifstream in_;
+  std::vector<std::byte> buf_;
+  std::vector<std::int64_t> pairs_;  ///< Fortran order: [2 k] interleaved columns
+};
+
 /// A file written under a temporary name beside its final name and renamed into place by
 /// commit(); destroyed without commit(), it removes the temporary. Used by every writer of a
 /// dataset directory so that an interrupted write never leaves a partial file under a final name.

@@ -3,10 +3,12 @@
 #include <fmt/ranges.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/memory_limit.hpp"
+#include "runtime/graph/npy_columns.hpp"
 
 namespace coopgnn {
 
@@ -61,22 +63,24 @@ bool npz_archive::contains(std::string_view name) const {
   return false;
 }
 
-std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
+std::uint64_t npz_archive::locate(std::string_view name) const {
   std::string_view const want = strip_npy(name);
-  std::string const what = fmt::format("{}:{}", path_.string(), want);
-  long long idx = -1;
   for (std::size_t i = 0; i < names_.size(); ++i) {
-    if (names_[i] == want) idx = index_[i];
+    if (names_[i] == want) return static_cast<std::uint64_t>(index_[i]);
   }
-  if (idx < 0) {
-    COOPGNN_IO_FAIL("{}: no member '{}' in the archive; members are: {}", path_.string(), want,
-                    fmt::join(names_, ", "));
-  }
-  auto const uidx = static_cast<zip_uint64_t>(idx);
+  COOPGNN_IO_FAIL("{}: no member '{}' in the archive; members are: {}", path_.string(), want,
+                  fmt::join(names_, ", "));
+}
+
+namespace {
+
+/// The zip_stat of member `uidx`, checked as every reader needs it: a size, a supported
+/// compression method, and a declared size the compressed bytes can hold.
+zip_stat_t checked_stat(zip_t* za, zip_uint64_t uidx, const std::string& what) {
   zip_stat_t st;
   zip_stat_init(&st);
-  if (zip_stat_index(impl_->za, uidx, 0, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0) {
-    COOPGNN_IO_FAIL("{}: cannot stat the member: {}", what, zip_strerror(impl_->za));
+  if (zip_stat_index(za, uidx, 0, &st) != 0 || (st.valid & ZIP_STAT_SIZE) == 0) {
+    COOPGNN_IO_FAIL("{}: cannot stat the member: {}", what, zip_strerror(za));
   }
   if ((st.valid & ZIP_STAT_COMP_METHOD) != 0 &&
       zip_compression_method_supported(static_cast<zip_int32_t>(st.comp_method), 0) == 0) {
@@ -85,8 +89,8 @@ std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
         "numpy.savez_compressed)",
         what, st.comp_method);
   }
-  // The declared uncompressed size drives the allocation below: bound it by what the compressed
-  // bytes can expand to (stored: equal; deflate: at most 1032 : 1) and by the memory there is.
+  // The declared uncompressed size drives allocations: bound it by what the compressed bytes
+  // can expand to (stored: equal; deflate: at most 1032 : 1).
   if ((st.valid & ZIP_STAT_COMP_SIZE) != 0 && (st.valid & ZIP_STAT_COMP_METHOD) != 0) {
     if (st.comp_method == ZIP_CM_STORE && st.size != st.comp_size) {
       COOPGNN_IO_FAIL(
@@ -101,6 +105,113 @@ std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
           what, st.size, st.comp_size, kMaxDeflateRatio);
     }
   }
+  return st;
+}
+
+}  // namespace
+
+namespace {
+
+/// One position in a member, read front to back (stored members seek forward).
+struct member_cursor {
+  zip_t* za = nullptr;
+  zip_uint64_t index = 0;
+  bool stored = false;
+  std::string what;
+  zip_file_t* zf = nullptr;
+  std::uint64_t pos = 0;  ///< bytes of the member image consumed
+  std::vector<std::byte> skipped;
+
+  member_cursor(zip_t* a, zip_uint64_t i, bool s, std::string w)
+      : za(a), index(i), stored(s), what(std::move(w)) {}
+  ~member_cursor() {
+    if (zf != nullptr) zip_fclose(zf);
+  }
+  member_cursor(const member_cursor&) = delete;
+  member_cursor& operator=(const member_cursor&) = delete;
+
+  void open() {
+    if (zf != nullptr) zip_fclose(zf);
+    zf = zip_fopen_index(za, index, 0);
+    if (zf == nullptr) COOPGNN_IO_FAIL("{}: cannot open the member: {}", what, zip_strerror(za));
+    pos = 0;
+  }
+  void read_exact(std::byte* out, std::size_t n) {
+    std::size_t got = 0;
+    while (got < n) {
+      zip_int64_t const r = zip_fread(zf, out + got, n - got);
+      if (r < 0) {
+        COOPGNN_IO_FAIL("{}: cannot read the member (corrupt archive?): {}", what,
+                        zip_file_strerror(zf));
+      }
+      if (r == 0) {
+        COOPGNN_IO_FAIL("{}: truncated member: ended after {} bytes", what, pos + got);
+      }
+      got += static_cast<std::size_t>(r);
+    }
+    pos += n;
+  }
+  /// Bytes [offset, offset + out.size()) of the member image.
+  void read(std::uint64_t offset, std::span<std::byte> out) {
+    if (zf == nullptr || offset < pos) open();
+    if (offset > pos && stored) {
+      if (zip_fseek(zf, static_cast<zip_int64_t>(offset), SEEK_SET) != 0) {
+        COOPGNN_IO_FAIL("{}: cannot seek to byte {}: {}", what, offset, zip_file_strerror(zf));
+      }
+      pos = offset;
+    }
+    while (pos < offset) {  // deflated: inflate and drop what lies before
+      auto const n = static_cast<std::size_t>(std::min<std::uint64_t>(offset - pos, 1 << 20));
+      skipped.resize(n);
+      read_exact(skipped.data(), n);
+    }
+    read_exact(out.data(), out.size());
+  }
+};
+
+}  // namespace
+
+struct npz_two_row_reader::cursor : member_cursor {
+  using member_cursor::member_cursor;
+};
+
+npz_two_row_reader::npz_two_row_reader(const npz_archive& z, std::string_view name)
+    : what_(fmt::format("{}:{}", z.path().string(), strip_npy(name))) {
+  auto const uidx = static_cast<zip_uint64_t>(z.locate(name));
+  zip_stat_t const st = checked_stat(z.impl_->za, uidx, what_);
+  bool const stored = (st.valid & ZIP_STAT_COMP_METHOD) != 0 && st.comp_method == ZIP_CM_STORE;
+  for (auto& c : cursors_) c = std::make_unique<cursor>(z.impl_->za, uidx, stored, what_);
+  std::vector<std::byte> head(static_cast<std::size_t>(std::min<std::uint64_t>(st.size, 1 << 20)));
+  cursors_[0]->read(0, head);
+  header_ = parse_npy_header(head, what_);
+  if (header_.data_offset + header_.data_bytes() != st.size) {
+    COOPGNN_IO_FAIL("{}: the member holds {} bytes but its header (shape {}) says {}", what_,
+                    st.size, format_npy_shape(header_.shape),
+                    header_.data_offset + header_.data_bytes());
+  }
+  if (header_.shape.size() != 2 || header_.shape[0] != 2) {
+    COOPGNN_IO_FAIL(
+        "{}: edges must have shape (2, E) (row 0 sources, row 1 destinations), found {}", what_,
+        format_npy_shape(header_.shape));
+  }
+}
+
+npz_two_row_reader::~npz_two_row_reader() = default;
+
+void npz_two_row_reader::read(std::int64_t first, std::span<std::int64_t> row0,
+                              std::span<std::int64_t> row1) {
+  detail::read_two_row_columns(
+      header_, what_, first, row0, row1,
+      [&](int c, std::uint64_t offset, std::span<std::byte> out) {
+        cursors_[c]->read(header_.data_offset + offset, out);
+      },
+      bytes_, pairs_);
+}
+
+std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
+  std::string const what = fmt::format("{}:{}", path_.string(), strip_npy(name));
+  auto const uidx = static_cast<zip_uint64_t>(locate(name));
+  zip_stat_t const st = checked_stat(impl_->za, uidx, what);
   check_declared_bytes(what, "uncompressed size", st.size, st.size,
                        "the member is read into memory whole");
   zip_file_t* zf = zip_fopen_index(impl_->za, uidx, 0);
@@ -136,8 +247,13 @@ std::vector<std::byte> npz_archive::read_bytes(std::string_view name) const {
 }
 
 npy_header npz_archive::header(std::string_view name) const {
-  std::vector<std::byte> const bytes = read_bytes(name);
-  return parse_npy_header(bytes, fmt::format("{}:{}", path_.string(), strip_npy(name)));
+  std::string const what = fmt::format("{}:{}", path_.string(), strip_npy(name));
+  auto const uidx = static_cast<zip_uint64_t>(locate(name));
+  zip_stat_t const st = checked_stat(impl_->za, uidx, what);
+  member_cursor c(impl_->za, uidx, false, what);
+  std::vector<std::byte> head(static_cast<std::size_t>(std::min<std::uint64_t>(st.size, 1 << 20)));
+  c.read(0, head);
+  return parse_npy_header(head, what);
 }
 
 template <typename T>

@@ -44,7 +44,8 @@ class npz_archive {
   ///         CRC/decompression.
   [[nodiscard]] std::vector<std::byte> read_bytes(std::string_view name) const;
 
-  /// The header of member `name` (reads and decompresses the member).
+  /// The header of member `name`, from the member's first bytes only (at most 1 MiB read and
+  /// inflated: a large member is not read whole; its data is checked when it is read).
   [[nodiscard]] npy_header header(std::string_view name) const;
 
   /// Member `name` parsed as a .npy array and converted to T (the types and rules of read_npy).
@@ -53,11 +54,47 @@ class npz_archive {
   [[nodiscard]] npy_array<T> read(std::string_view name) const;
 
  private:
+  friend class npz_two_row_reader;
+  /// The archive index of member `name`. @throws io_error "ARCHIVE: no member ..." naming them.
+  [[nodiscard]] std::uint64_t locate(std::string_view name) const;
   struct impl;
   std::filesystem::path path_;
   std::unique_ptr<impl> impl_;
   std::vector<std::string> names_;  // stripped
   std::vector<long long> index_;    // archive index of names_[i]
+};
+
+/// The (2, N) integer member `name` of an archive (OGB's raw/data.npz `edge_index`) read a range
+/// of columns at a time, as npy_two_row_reader reads a file, without holding the member: a
+/// stored member (numpy.savez) is read at the offsets asked for; a deflated one
+/// (numpy.savez_compressed) is inflated front to back, one stream per row, and a stream is
+/// reopened when a range lies behind it (reading in ascending ranges inflates the member about
+/// twice: once per row). Host memory: the buffers of the last range. Elements are converted to
+/// int64 with read_npy's rules; C and Fortran order. The archive must outlive the reader; not
+/// thread-safe.
+class npz_two_row_reader {
+ public:
+  /// Opens member `name` and parses its header from its first bytes.
+  /// @throws io_error "ARCHIVE:MEMBER: ..." for a missing member, an unsupported compression
+  ///         method, a bad header, a member size other than the header's, or a shape other than
+  ///         (2, N) ("edges must have shape (2, E) ...").
+  npz_two_row_reader(const npz_archive& z, std::string_view name);
+  ~npz_two_row_reader();
+  npz_two_row_reader(const npz_two_row_reader&) = delete;
+  npz_two_row_reader& operator=(const npz_two_row_reader&) = delete;
+  /// N, the number of columns.
+  [[nodiscard]] std::int64_t columns() const { return header_.shape[1]; }
+  /// As npy_two_row_reader::read. @throws io_error "ARCHIVE:MEMBER: ..." for a read or inflate
+  ///         failure (a corrupt or truncated member) or a value that does not convert.
+  void read(std::int64_t first, std::span<std::int64_t> row0, std::span<std::int64_t> row1);
+
+ private:
+  struct cursor;
+  std::string what_;
+  npy_header header_;
+  std::unique_ptr<cursor> cursors_[2];
+  std::vector<std::byte> bytes_;
+  std::vector<std::int64_t> pairs_;
 };
 
 /// One float32 member of an archive write_npz writes.

@@ -297,6 +297,10 @@ dataset induced_subgraph(const dataset& ds, std::span<const std::int32_t> parts,
                   "induced_subgraph: parts has {} entries for |V| = {} of '{}'", parts.size(), n,
                   ds.name);
   COOPGNN_EXPECTS(part >= 0, "induced_subgraph: part {} is negative", part);
+  COOPGNN_EXPECTS(ds.edges_in_file == 0,
+                  "induced_subgraph: the edges of '{}' were left in {} (read with load_edges "
+                  "false); it needs them in src / dst",
+                  ds.name, ds.edge_file.string());
   constexpr vid_t absent = -1;
   std::vector<vid_t> local(static_cast<std::size_t>(n), absent);
   std::vector<vid_t> ids;

@@ -385,6 +385,25 @@ std::uint64_t hash_rows(std::uint64_t h, const matrix<T>& m) {
 /// hash_rows of the [n, F] table the .npy file `file` holds (features left in their file,
 /// --feature-storage mmap): the same rows at their stored width, so the value equals that of
 /// the table read into memory at that width. @throws io_error naming the file.
+/// fnv1a over the sources then the destinations of the (2, E) edges file `file` as int64, read
+/// a chunk at a time: the value of hashing src then dst in memory. @throws io_error naming it.
+std::uint64_t hash_file_edges(std::uint64_t h, const fs::path& file) {
+  npy_two_row_reader reader(file);
+  std::vector<std::int64_t> buf(static_cast<std::size_t>(
+      std::min(edge_chunk_edges, std::max<std::int64_t>(reader.columns(), 1))));
+  for (int row = 0; row < 2; ++row) {
+    for (std::int64_t first = 0; first < reader.columns(); first += edge_chunk_edges) {
+      std::span<std::int64_t> const chunk(
+          buf.data(),
+          static_cast<std::size_t>(std::min(edge_chunk_edges, reader.columns() - first)));
+      reader.read(first, row == 0 ? chunk : std::span<std::int64_t>(),
+                  row == 1 ? chunk : std::span<std::int64_t>());
+      h = fnv1a(h, chunk.data(), chunk.size_bytes());
+    }
+  }
+  return h;
+}
+
 std::uint64_t hash_file_rows(std::uint64_t h, const fs::path& file) {
   npy_header const hd = read_npy_header(file);
   std::int64_t const n = hd.shape.empty() ? 1 : hd.shape[0];
@@ -413,8 +432,12 @@ std::uint64_t hash_file_rows(std::uint64_t h, const fs::path& file) {
 std::string dataset_fingerprint(const dataset& ds) {
   std::uint64_t h = 14695981039346656037ULL;  // FNV-1a offset basis
   h = fnv1a_value(h, static_cast<std::int64_t>(ds.num_nodes));
-  h = fnv1a(h, ds.src.data(), ds.src.size() * sizeof(vid_t));
-  h = fnv1a(h, ds.dst.data(), ds.dst.size() * sizeof(vid_t));
+  if (ds.edges_in_file > 0) {
+    h = hash_file_edges(h, ds.edge_file);
+  } else {
+    h = fnv1a(h, ds.src.data(), ds.src.size() * sizeof(vid_t));
+    h = fnv1a(h, ds.dst.data(), ds.dst.size() * sizeof(vid_t));
+  }
   std::uint64_t f = 14695981039346656037ULL;
   if (ds.features.rows() > 0) {
     f = hash_rows(f, ds.features);

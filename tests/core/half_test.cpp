@@ -132,5 +132,63 @@ TEST(Half, AgreesWithTheCompilersFloat16) {
 }
 #endif
 
+// ---- float32 -> float16, rounded to nearest even ---------------------------------------------
+
+struct round_case {
+  std::uint32_t in;    // float32 bits
+  std::uint16_t want;  // binary16 bits, from the IEEE 754 encodings by hand
+  const char* what;
+};
+
+constexpr round_case kRound[] = {
+    {0x3F800000, 0x3C00, "1.0"},
+    {0xBF800000, 0xBC00, "-1.0"},
+    {0x3F801000, 0x3C00, "1 + 2^-11: half way between 1 and 1 + 2^-10, ties to even (down)"},
+    {0x3F803000, 0x3C02, "1 + 3 * 2^-11: half way, ties to even (up)"},
+    {0x3F801001, 0x3C01, "just above half way rounds up"},
+    {0x3EAAAAAB, 0x3555, "1/3"},
+    {0x477FE000, 0x7BFF, "65504, the largest finite"},
+    {0x477FEFFF, 0x7BFF, "just below 65520 stays finite"},
+    {0x477FF000, 0x7C00, "65520 rounds to infinity"},
+    {0x7F800000, 0x7C00, "+infinity"},
+    {0x38800000, 0x0400, "2^-14, the smallest normal"},
+    {0x387FE000, 0x0400, "2^-14 - 2^-25: a subnormal tie that carries into the smallest normal"},
+    {0x387FC000, 0x03FF, "2^-14 - 2^-24, the largest subnormal"},
+    {0x33800000, 0x0001, "2^-24, the smallest subnormal"},
+    {0x33000000, 0x0000, "2^-25: half of the smallest subnormal, ties to even (zero)"},
+    {0x33400000, 0x0001, "1.5 * 2^-25 rounds up to 2^-24"},
+    {0x80000000, 0x8000, "-0"},
+    {0x00000001, 0x0000, "a float32 subnormal"},
+};
+
+TEST(FloatToHalf, RoundsToNearestEven) {
+  for (const round_case& c : kRound) {
+    EXPECT_EQ(float_bits_to_half(c.in), c.want) << c.what;
+  }
+  std::uint16_t const nan = float_to_half(std::nanf(""));
+  EXPECT_EQ(nan & 0x7C00, 0x7C00);
+  EXPECT_NE(nan & 0x03FF, 0);
+}
+
+TEST(FloatToHalf, IsTheInverseOfWideningOnEveryFiniteHalf) {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7C00) == 0x7C00) continue;  // inf and NaN
+    EXPECT_EQ(float_to_half(half_to_float(static_cast<std::uint16_t>(h))), h) << h;
+  }
+}
+
+#if defined(__FLT16_MAX__) && !defined(__clang__)
+TEST(FloatToHalf, AgreesWithTheCompilersRoundingOnSpreadFloats) {
+  // g++ >= 12 on x86-64: float -> _Float16 rounds to nearest even.
+  for (std::uint64_t i = 0; i < (std::uint64_t{1} << 32); i += 4099) {
+    auto const b = static_cast<std::uint32_t>(i);
+    float const f = std::bit_cast<float>(b);
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(float_bits_to_half(b), std::bit_cast<std::uint16_t>(static_cast<_Float16>(f)))
+        << std::hex << b;
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace coopgnn

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/half.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/graph/dataset.hpp"
 
@@ -263,6 +264,109 @@ TEST(SyntheticTask, LabelsAreBalancedHomophilousAndLearnable) {
   EXPECT_EQ(again.labels, ds.labels);
   attach_synthetic_task(again, 4, 16, 10);
   EXPECT_NE(again.labels, ds.labels);
+}
+
+TEST(Rmat, SameGraphAsTheSortingGenerator) {
+  // Pinned from the generator that sorted the whole (src, dst) list (the values its
+  // `generate rmat --scale 6 --edge-factor 4 --seed 7` wrote to edges/edges.npy): the streaming
+  // rows must give the same edges in the same order.
+  rmat_options opt;
+  opt.scale = 6;
+  opt.edge_factor = 4;
+  opt.seed = 7;
+  dataset const a = generate_rmat(opt);
+  ASSERT_EQ(a.num_edges(), 330);
+  EXPECT_EQ(std::vector<vid_t>(a.src.begin(), a.src.begin() + 8),
+            (std::vector<vid_t>{0, 0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(std::vector<vid_t>(a.dst.begin(), a.dst.begin() + 8),
+            (std::vector<vid_t>{10, 11, 17, 24, 35, 37, 38, 38}));
+  std::int64_t sum_src = 0;
+  std::int64_t sum_dst = 0;
+  std::int64_t weighted = 0;
+  for (std::size_t i = 0; i < a.src.size(); ++i) {
+    sum_src += a.src[i];
+    sum_dst += a.dst[i];
+    weighted += static_cast<std::int64_t>(i) * a.dst[i];
+  }
+  EXPECT_EQ(sum_src, 10938);
+  EXPECT_EQ(sum_dst, 10938);
+  EXPECT_EQ(weighted, 1823226);
+  // The rows hold exactly these edges.
+  edge_rows const rows = generate_rmat_rows(opt);
+  ASSERT_EQ(rows.num_edges(), 330);
+  ASSERT_EQ(rows.offsets.size(), 65u);
+  for (vid_t u = 0; u < 64; ++u) {
+    for (eid_t e = rows.offsets[u]; e < rows.offsets[u + 1]; ++e) {
+      ASSERT_EQ(a.src[static_cast<std::size_t>(e)], u);
+      ASSERT_EQ(a.dst[static_cast<std::size_t>(e)], rows.targets[static_cast<std::size_t>(e)]);
+    }
+  }
+  EXPECT_EQ(rmat_dataset_name(opt), "rmat-s6-ef4-seed7");
+}
+
+TEST(Rmat, ScaleAbove32IsRefused) {
+  rmat_options opt;
+  opt.scale = 33;
+  EXPECT_THROW(generate_rmat_rows(opt), logic_error);
+}
+
+TEST(SyntheticTask, SameLabelsAsBeforeAndFromRowsAsFromTheEdgeList) {
+  // Labels pinned from the generator that built a CSC of the list (`generate rmat --scale 8
+  // --edge-factor 8 --seed 3 --with-task --classes 4 --feature-dim 8`, data/label.npy).
+  rmat_options ro;
+  ro.scale = 8;
+  ro.edge_factor = 8;
+  ro.seed = 3;
+  dataset ds = generate_rmat(ro);
+  attach_synthetic_task(ds, 4, 8, 3);
+  ASSERT_EQ(ds.labels.size(), 256u);
+  EXPECT_EQ(std::vector<std::int64_t>(ds.labels.begin(), ds.labels.begin() + 16),
+            (std::vector<std::int64_t>{1, 1, 0, 0, 3, 1, 0, 3, 1, 0, 0, 3, 1, 0, 0, 1}));
+  std::int64_t weighted = 0;
+  for (std::size_t v = 0; v < 256; ++v) weighted += static_cast<std::int64_t>(v) * ds.labels[v];
+  EXPECT_EQ(weighted, 30512);
+  EXPECT_FLOAT_EQ(ds.features.row(0)[0], 1.0577123165130615F);
+  EXPECT_FLOAT_EQ(ds.features.row(0)[3], -0.6987529397010803F);
+  // From the rows (the edge list never expanded): identical labels, features and split.
+  dataset from_rows;
+  from_rows.num_nodes = 256;
+  attach_synthetic_task(from_rows, generate_rmat_rows(ro), 4, 8, 3);
+  EXPECT_EQ(from_rows.labels, ds.labels);
+  EXPECT_EQ(from_rows.features.values(), ds.features.values());
+  EXPECT_EQ(from_rows.train, ds.train);
+  EXPECT_EQ(from_rows.test, ds.test);
+}
+
+TEST(SyntheticTask, Float16FeaturesAreTheFloat32ValuesRounded) {
+  rmat_options ro;
+  ro.scale = 7;
+  edge_rows const rows = generate_rmat_rows(ro);
+  dataset a;
+  a.num_nodes = 128;
+  attach_synthetic_task(a, rows, 3, 5, 2);
+  dataset b;
+  b.num_nodes = 128;
+  synthetic_task_options half;
+  half.feature_type = feature_dtype::float16;
+  attach_synthetic_task(b, rows, 3, 5, 2, half);
+  EXPECT_EQ(b.feature_type, feature_dtype::float16);
+  EXPECT_EQ(b.features.rows(), 0);
+  ASSERT_EQ(b.features16.rows(), 128);
+  ASSERT_EQ(b.features16.cols(), 5);
+  EXPECT_EQ(b.labels, a.labels);
+  for (std::int64_t v = 0; v < 128; ++v) {
+    for (std::int64_t j = 0; j < 5; ++j) {
+      float const x = a.features.row(v)[j];
+      float const h = half_to_float(b.features16.row(v)[j]);
+      // Nearest binary16: within half a unit in the last place (2^-11 relative, normal range).
+      EXPECT_LE(std::fabs(h - x), std::ldexp(std::fabs(x), -11) + 1e-7F) << v << "," << j;
+    }
+  }
+  synthetic_task_options bf;
+  bf.feature_type = feature_dtype::bfloat16;
+  dataset c;
+  c.num_nodes = 128;
+  EXPECT_THROW(attach_synthetic_task(c, rows, 3, 5, 2, bf), logic_error);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "formats/formats.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
+#include "runtime/graph/npz.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 
@@ -60,6 +61,47 @@ void write_npz(const fs::path& p, const std::vector<std::pair<std::string, std::
 }
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---- a member read a range at a time (npz_two_row_reader) ---------------------------------
+
+TEST(NpzTwoRowReader, ReadsRangesOfStoredAndDeflatedMembersInAnyOrder) {
+  // (2, N) with row 0 = 3 i + 1 and row 1 = N - i: every value names its place.
+  std::int64_t const n = 300000;
+  std::vector<std::int64_t> ei(static_cast<std::size_t>(2 * n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    ei[static_cast<std::size_t>(i)] = 3 * i + 1;
+    ei[static_cast<std::size_t>(n + i)] = n - i;
+  }
+  for (bool compressed : {false, true}) {
+    SCOPED_TRACE(compressed ? "deflated" : "stored");
+    temp_dir d;
+    write_npz(d / "a.npz", {{"edge_index", npy_bytes(npy_dtype::int64, {2, n}, ei)}}, compressed);
+    npz_archive const z(d / "a.npz");
+    npz_two_row_reader r(z, "edge_index");
+    ASSERT_EQ(r.columns(), n);
+    // Backwards, so that every range lies behind the streams (a deflated member is reopened).
+    for (std::int64_t first : {n - 1000, std::int64_t{150000}, std::int64_t{7}}) {
+      std::vector<std::int64_t> a(1000);
+      std::vector<std::int64_t> b(1000);
+      r.read(first, a, b);
+      for (std::int64_t i = 0; i < 1000; ++i) {
+        ASSERT_EQ(a[static_cast<std::size_t>(i)], 3 * (first + i) + 1);
+        ASSERT_EQ(b[static_cast<std::size_t>(i)], n - (first + i));
+      }
+    }
+    std::vector<std::int64_t> only(5);
+    r.read(n - 5, {}, only);
+    EXPECT_THAT(only, ElementsAre(5, 4, 3, 2, 1));
+    EXPECT_EQ(z.header("edge_index").shape, (std::vector<std::int64_t>{2, n}));
+  }
+  temp_dir d;
+  std::vector<std::int64_t> const flat = {1, 2, 3};
+  write_npz(d / "b.npz", {{"x", npy_bytes(npy_dtype::int64, {3}, flat)}}, true);
+  npz_archive const z(d / "b.npz");
+  EXPECT_THAT(error_of([&] { npz_two_row_reader r(z, "x"); }),
+              HasSubstr("b.npz:x: edges must have shape (2, E)"));
+  EXPECT_THAT(error_of([&] { npz_two_row_reader r(z, "y"); }), HasSubstr("no member 'y'"));
+}
 
 // ---- OGB binary ------------------------------------------------------------------------------
 

@@ -31,6 +31,9 @@ std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir,
     auto const& h = *data->ds.hetero;
     data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst, h.edge_type,
                         static_cast<std::int32_t>(h.edge_types.size()));
+  } else if (data->ds.edges_in_file > 0) {
+    // Left in their file (dataset_read_options::load_edges false): streamed into the CSC.
+    data->g = read_edge_csc(data->ds.num_nodes, data->ds.edge_file);
   } else {
     data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
   }

@@ -11,6 +11,7 @@
 #include "bench/drivers/modes.hpp"
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
@@ -164,6 +165,7 @@ void run_bench_modes(bench_modes_args& a) {
   scoped_timer load(nullptr);
   dataset_read_options ropt;
   ropt.heterogeneous = true;  // typed datasets: R-GCN, or the relations-merged view (below)
+  ropt.load_edges = false;    // untyped: the CSC is built from the file (typed: read as usual)
   auto const data = load_dataset(a.dataset, ropt);
   dataset const& ds = data->ds;
   if (!a.preset.empty()) {
@@ -203,17 +205,19 @@ void run_bench_modes(bench_modes_args& a) {
                   "--model rgcn needs a typed dataset ('{}' is untyped)", ds.name);
   csc_graph const& g = merged ? *merged : data->g;
   fmt::print(
-      "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s\n"
+      "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s (peak RSS {})\n"
       "fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} warm-up)\n"
       "model: features {} at {} bytes per element{}, GEMMs {}, cache {} ({} rows per PE)\n",
       ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(),
+      format_bytes(static_cast<std::uint64_t>(
+          std::max<std::int64_t>(read_process_memory().peak_rss_bytes, 0))),
       fmt::join(a.opt.fanouts, ","),
       a.opt.batch_per_pe > 0 ? fmt::format("{} per PE", a.opt.batch_per_pe)
                              : std::to_string(a.opt.batch_size),
       fmt::join(a.opt.pes, ","), a.opt.model, a.opt.hidden, a.opt.batches, a.opt.warmup,
       a.placement, a.opt.feature_bytes, a.opt.feature_bytes_given ? " (--feature-bytes)" : "",
-      a.opt.gemm_math.empty() ? "as each machine's gemm_math" : a.opt.gemm_math,
-      a.cache_policy, a.opt.cache_rows);
+      a.opt.gemm_math.empty() ? "as each machine's gemm_math" : a.opt.gemm_math, a.cache_policy,
+      a.opt.cache_rows);
   std::fflush(stdout);
 
   // One run per setting: the given options, or the paper's four settings.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "formats/formats.hpp"
+#include "runtime/core/memory_limit.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/generate.hpp"
 #include "runtime/graph/generate_hetero.hpp"
@@ -25,6 +26,12 @@
 namespace coopgnn::cli {
 
 namespace {
+
+/// This process's peak resident memory so far (VmHWM), for the stage lines of `generate`.
+std::string peak_rss_text() {
+  std::int64_t const peak = read_process_memory().peak_rss_bytes;
+  return peak < 0 ? std::string("unknown") : format_bytes(static_cast<std::uint64_t>(peak));
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -44,12 +51,25 @@ constexpr const char* kOverwriteHelp =
     "error); the new dataset is written to a temporary sibling and takes its place only when "
     "complete";
 
+/// Writes `ds` (its edges from `rows` when given) and prints what was written.
 void write_and_summarise(const dataset& ds, const std::string& out_dir,
-                         std::chrono::steady_clock::time_point t0) {
-  write_dir_atomically(out_dir, [&](const std::filesystem::path& tmp) { write_dataset(ds, tmp); });
-  fmt::print("wrote {} ({} nodes, {} edges, {} features, {} classes, split {}/{}/{}) in {:.1f} s\n",
-             out_dir, ds.num_nodes, ds.num_edges(), ds.feature_dim(), ds.num_classes,
-             ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0));
+                         std::chrono::steady_clock::time_point t0,
+                         const edge_rows* rows = nullptr) {
+  auto const tw = std::chrono::steady_clock::now();
+  write_dir_atomically(out_dir, [&](const std::filesystem::path& tmp) {
+    if (rows != nullptr) {
+      write_dataset(ds, *rows, tmp);
+    } else {
+      write_dataset(ds, tmp);
+    }
+  });
+  fmt::print(
+      "wrote {} ({} nodes, {} edges, {} features{}, {} classes, split {}/{}/{}) in {:.1f} s "
+      "(writing {:.1f} s; peak RSS {})\n",
+      out_dir, ds.num_nodes, rows != nullptr ? rows->num_edges() : ds.num_edges(), ds.feature_dim(),
+      ds.features_are_16bit() ? fmt::format(" {}", to_string(ds.feature_type)) : "", ds.num_classes,
+      ds.train.size(), ds.valid.size(), ds.test.size(), seconds_since(t0), seconds_since(tw),
+      peak_rss_text());
   if (ds.hetero) {
     const hetero_schema& h = *ds.hetero;
     for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
@@ -79,6 +99,20 @@ void write_and_summarise(const dataset& ds, const std::string& out_dir,
   }
 }
 
+/// --feature-dtype of the synthetic task's features.
+void add_feature_dtype_option(CLI::App& cmd, std::string& dtype) {
+  cmd.add_option("--feature-dtype", dtype,
+                 "element type of the synthetic features: float32, or float16 (written as '<f2' "
+                 "and kept at 2 bytes per element in memory, on disk and when loaded)")
+      ->check(CLI::IsMember({"float32", "float16"}))
+      ->capture_default_str();
+}
+
+/// "float32" or "float16" (checked by the option) as a feature_dtype.
+feature_dtype parse_feature_dtype(const std::string& name) {
+  return name == "float16" ? feature_dtype::float16 : feature_dtype::float32;
+}
+
 struct convert_args {
   std::string from;
   std::string input;
@@ -94,6 +128,7 @@ struct rmat_args {
   bool with_task = false;
   std::int64_t classes = 16;
   std::int64_t feature_dim = 64;
+  std::string feature_dtype = "float32";
 };
 
 struct sbm_args {
@@ -110,6 +145,7 @@ struct task_args {
   std::int64_t feature_dim = 64;
   std::uint64_t seed = 1;
   std::string name;
+  std::string feature_dtype = "float32";
   synthetic_task_options opt;
 };
 
@@ -327,7 +363,7 @@ void add_generate(CLI::App& app) {
   rm->add_flag("--overwrite", r->overwrite, kOverwriteHelp);
   rm->add_option("--scale", r->opt.scale, "log2 of the vertex count")
       ->required()
-      ->check(CLI::Range(1, 40));
+      ->check(CLI::Range(1, 32));
   rm->add_option("--edge-factor", r->opt.edge_factor, "edges per vertex before cleaning")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -340,14 +376,31 @@ void add_generate(CLI::App& app) {
   rm->add_option("--feature-dim", r->feature_dim, "feature dimension of the synthetic task")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  add_feature_dtype_option(*rm, r->feature_dtype);
   rm->callback([r] {
     auto const t0 = std::chrono::steady_clock::now();
     check_output_dir(r->output, {}, r->overwrite);
     edge_stats st;
-    dataset ds = generate_rmat(r->opt, &st);
+    // The edges stay in compressed rows (4 bytes each) until they are written.
+    edge_rows const rows = generate_rmat_rows(r->opt, &st);
     print_edge_stats(st);
-    if (r->with_task) attach_synthetic_task(ds, r->classes, r->feature_dim, r->opt.seed);
-    write_and_summarise(ds, r->output, t0);
+    fmt::print("edges drawn and cleaned into rows in {:.1f} s ({} of rows; peak RSS so far {})\n",
+               seconds_since(t0),
+               format_bytes(rows.targets.capacity() * sizeof(std::uint32_t) +
+                            rows.offsets.size() * sizeof(eid_t)),
+               peak_rss_text());
+    dataset ds;
+    ds.name = rmat_dataset_name(r->opt);
+    ds.num_nodes = rows.num_nodes;
+    if (r->with_task) {
+      auto const tt = std::chrono::steady_clock::now();
+      synthetic_task_options topt;
+      topt.feature_type = parse_feature_dtype(r->feature_dtype);
+      attach_synthetic_task(ds, rows, r->classes, r->feature_dim, r->opt.seed, topt);
+      fmt::print("synthetic task (labels, {} features, split) in {:.1f} s (peak RSS so far {})\n",
+                 r->feature_dtype, seconds_since(tt), peak_rss_text());
+    }
+    write_and_summarise(ds, r->output, t0, &rows);
   });
 
   auto s = std::make_shared<sbm_args>();
@@ -423,11 +476,13 @@ void add_generate(CLI::App& app) {
   tk->add_option("--valid-fraction", t->opt.valid_fraction,
                  "fraction of vertices for validation (test: the rest)")
       ->capture_default_str();
+  add_feature_dtype_option(*tk, t->feature_dtype);
   tk->callback([t] {
     auto const t0 = std::chrono::steady_clock::now();
     check_output_dir(t->output, {t->input}, t->overwrite);
     dataset ds = read_dataset(t->input);
     fmt::print("read {} ({} nodes, {} edges)\n", t->input, ds.num_nodes, ds.num_edges());
+    t->opt.feature_type = parse_feature_dtype(t->feature_dtype);
     attach_synthetic_task(ds, t->classes, t->feature_dim, t->seed, t->opt);
     if (!t->name.empty()) ds.name = t->name;
     write_and_summarise(ds, t->output, t0);

@@ -152,7 +152,7 @@ int run_tma(tma_options& o) {
   std::string setup_error;
   if (o.train.task == "auto") o.train.task = "link_prediction";
   try {
-    data = load(o.train);
+    data = load(o.train, /*edge_list=*/true);  // partitioned below
     COOPGNN_EXPECTS(o.train.cfg.task == task_kind::link_prediction,
                     "coopgnn tma trains link prediction (the paper's task): dataset '{}' has no "
                     "link-prediction task or --task says otherwise",

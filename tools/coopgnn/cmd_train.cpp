@@ -420,7 +420,7 @@ void check_finite_features(const dataset& ds, const std::string& dir) {
   for (std::int64_t i = 0; i < ds.features.size(); ++i) check(i, x[i]);
 }
 
-std::unique_ptr<loaded_dataset> load(train_options& o) {
+std::unique_ptr<loaded_dataset> load(train_options& o, bool edge_list) {
   parse_typed_options(o);
   if (o.dataset.empty()) o.dataset = default_dataset_dir();
   scoped_timer t(nullptr);
@@ -430,6 +430,7 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
   ropt.task = o.task;
   ropt.feature = o.feature;
   ropt.heterogeneous = true;  // typed graphs train with --model rgcn (the trainer checks)
+  ropt.load_edges = edge_list;  // false: the CSC is built from the file, one copy of the edges
   auto data = load_dataset(o.dataset, ropt);
   o.dataset_content = dataset_fingerprint(data->ds);  // as read: before any transform
   for (const std::string& note : data->ds.notes) fmt::print(stderr, "note: {}\n", note);

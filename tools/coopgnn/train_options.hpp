@@ -123,9 +123,11 @@ void resolve_task(train_options& o, const dataset& ds);
 /// (in memory only; features left in their file are not scanned).
 void check_finite_features(const dataset& ds, const std::string& dir);
 /// Parses the typed options, reads --dataset (the bundled Cora when empty), applies
-/// --cache-fraction and resolves the task; prints the dataset line unless --quiet.
+/// --cache-fraction and resolves the task; prints the dataset line unless --quiet. An untyped
+/// graph's edges go from their file straight into the CSC (ds.src / dst stay empty) unless
+/// `edge_list` (the caller needs the list itself, as `tma` does to partition it).
 /// @throws io_error naming the file, logic_error naming the option.
-std::unique_ptr<loaded_dataset> load(train_options& o);
+std::unique_ptr<loaded_dataset> load(train_options& o, bool edge_list = false);
 /// Resolves --backend and the PE count (--pes, --pes-per-gpu) into o.cfg.
 void resolve_pes(train_options& o);
 
