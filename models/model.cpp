@@ -89,22 +89,22 @@ std::int64_t register_layers(const model_config& config, parameter_set<float>& p
       go.concat = false;
     }
     convs.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i),
-                        activated && !custom_post, config.dropout, params, go, config.rgcn);
+                       activated && !custom_post, config.dropout, params, go, config.rgcn);
     posts.emplace_back();
     if (activated && custom_post) {
-      posts.back().emplace(out, config.layer_norm, config.activation,
-                            static_cast<std::uint32_t>(i), params);
+      posts.back().emplace(out, config.layer_norm, config.activation, static_cast<std::uint32_t>(i),
+                           params);
     }
     if (i == 0) first = params.num_values();
   }
   if (config.linear_head) {
     head.emplace(hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),
-                  config.dropout, params);
+                 config.dropout, params);
   }
   if (config.decoder) {
     decoder.emplace(*config.decoder, config.num_classes, config.decoder_hidden,
-                     static_cast<std::uint32_t>(config.num_layers + 1), params,
-                     config.decoder_relations);
+                    static_cast<std::uint32_t>(config.num_layers + 1), params,
+                    config.decoder_relations);
   }
   return first;
 }

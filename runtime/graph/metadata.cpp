@@ -278,10 +278,9 @@ dataset_metadata parse_metadata(std::string_view yaml_text, const std::string& w
                                   kMaxNumClasses, *tm.num_classes));
         }
         // The per-class arrays (class counts, confusion rows) before any exists.
-        check_declared_bytes(what, reader::join(p, "num_classes"),
-                             static_cast<std::uint64_t>(*tm.num_classes),
-                             saturating_bytes(*tm.num_classes, 8),
-                             "8 bytes per class: the per-class counts");
+        check_declared_bytes(
+            what, reader::join(p, "num_classes"), static_cast<std::uint64_t>(*tm.num_classes),
+            saturating_bytes(*tm.num_classes, 8), "8 bytes per class: the per-class counts");
       }
       for (auto [key, slot] :
            {std::pair{"item_begin", &tm.item_begin}, std::pair{"item_end", &tm.item_end}}) {

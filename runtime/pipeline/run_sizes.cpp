@@ -84,8 +84,9 @@ run_footprint run_footprint_of(const dataset& ds, const train_config& cfg) {
   run_footprint f;
   auto const P = static_cast<std::uint64_t>(std::max(cfg.num_pes, 1));
   models::model_config const mc = model_config_for(ds, cfg);
-  models::model_layout const layout = models::layout_of(mc);
-  f.parameters = layout.num_values;
+  // No input width (a dataset without features and no --embedding-dim) or no classes: there is
+  // no model to size, and the trainer refuses the run with its own message.
+  f.parameters = mc.in_dim >= 1 && mc.num_classes >= 1 ? models::layout_of(mc).num_values : 0;
   f.model_bytes = saturating_bytes(f.parameters, 4 * sizeof(float));
   f.host_replicas = cfg.compute_backend == backend::cuda ? 1 : static_cast<std::int64_t>(P);
   std::uint64_t const model_host =
@@ -124,8 +125,9 @@ run_footprint run_footprint_of(const dataset& ds, const train_config& cfg) {
          f.link_pair_bytes});
   }
   std::erase_if(f.parts, [](const run_allocation& p) { return p.bytes == 0; });
-  std::stable_sort(f.parts.begin(), f.parts.end(),
-                   [](const run_allocation& a, const run_allocation& b) { return a.bytes > b.bytes; });
+  std::stable_sort(
+      f.parts.begin(), f.parts.end(),
+      [](const run_allocation& a, const run_allocation& b) { return a.bytes > b.bytes; });
   return f;
 }
 
@@ -151,10 +153,9 @@ void check_run_footprint(const dataset& ds, const train_config& cfg) {
     others += fmt::format("{}{} for {} ({})", i == 1 ? "" : ", ", format_bytes(f.parts[i].bytes),
                           f.parts[i].name, f.parts[i].option);
   }
-  throw logic_error(fmt::format("{}: the run needs {}{}; use a smaller value",
-                                f.parts.front().option, why,
-                                others.empty() ? std::string()
-                                               : fmt::format(" (the total includes {})", others)));
+  throw logic_error(fmt::format(
+      "{}: the run needs {}{}; use a smaller value", f.parts.front().option, why,
+      others.empty() ? std::string() : fmt::format(" (the total includes {})", others)));
 }
 
 }  // namespace coopgnn

@@ -25,7 +25,8 @@ struct run_allocation {
 /// A run's option-sized allocations (host memory), computed without allocating them.
 struct run_footprint {
   /// The model's trainable scalars (models::layout_of(model_config_for(ds, cfg)).num_values;
-  /// INT64_MAX when the shapes overflow 64 bits).
+  /// INT64_MAX when the shapes overflow 64 bits; 0 when the input width or the class count is 0,
+  /// a run the trainer refuses).
   std::int64_t parameters = 0;
   /// Bytes of one replica with its optimizer state: parameters x 4 float32 (value, gradient,
   /// Adam's m and v) = 16 bytes each.

@@ -35,8 +35,8 @@ std::string cora() { return std::string(COOPGNN_SOURCE_DIR) + "/data/cora"; }
 /// Runs the binary with `args` (each single-quoted) under an 8 GB address-space limit and a 4 GB
 /// COOPGNN_MEMORY_LIMIT; returns everything it printed, and its exit status in `status`.
 std::string run_binary(const std::vector<std::string>& args, int& status) {
-  std::string cmd = "ulimit -v 8000000; COOPGNN_MEMORY_LIMIT=4000000000 '" +
-                    std::string(COOPGNN_BINARY) + "'";
+  std::string cmd =
+      "ulimit -v 8000000; COOPGNN_MEMORY_LIMIT=4000000000 '" + std::string(COOPGNN_BINARY) + "'";
   for (const std::string& a : args) cmd += " '" + a + "'";
   std::string out;
   status = test::run_command(cmd, out);
@@ -46,9 +46,9 @@ std::string run_binary(const std::vector<std::string>& args, int& status) {
 /// A one-PE host run of Cora (2 layers) with `more` options.
 std::vector<std::string> cora_run(const std::vector<std::string>& more,
                                   const std::string& dataset = cora()) {
-  std::vector<std::string> a = {"train",     "--dataset", dataset, "--backend",     "host",
-                                "--pes",     "1",         "--fanouts", "2,2",       "--epochs",
-                                "1",         "--quiet",   "--no-progress"};
+  std::vector<std::string> a = {"train", "--dataset", dataset,        "--backend", "host",
+                                "--pes", "1",         "--fanouts",    "2,2",       "--epochs",
+                                "1",     "--quiet",   "--no-progress"};
   a.insert(a.end(), more.begin(), more.end());
   return a;
 }
@@ -121,8 +121,8 @@ TEST(RunSizes, NegativesAreBoundedByTheCandidateTailsAndTheFileFieldNamesTheClas
 
 TEST(RunSizes, ASavedModelWhoseManifestWidthsExceedItsTensorsIsRefusedBeforeBuilding) {
   test::temp_dir tmp;
-  EXPECT_EQ(test::run_train_cli(test::tiny_run_args("train", "8", "1",
-                                                    {"--save-model", (tmp / "m").string()})),
+  EXPECT_EQ(test::run_train_cli(
+                test::tiny_run_args("train", "8", "1", {"--save-model", (tmp / "m").string()})),
             "");
   std::string manifest = test::read_text(tmp / "m" / "manifest.json");
   auto j = nlohmann::json::parse(manifest);
@@ -130,10 +130,9 @@ TEST(RunSizes, ASavedModelWhoseManifestWidthsExceedItsTensorsIsRefusedBeforeBuil
   j["model"]["hidden"] = 2000000;
   test::write_text(tmp / "m" / "manifest.json", j.dump(2));
   int status = 0;
-  std::string const out = run_binary(
-      {"predict", "--model", (tmp / "m").string(), "--dataset", cora(), "--out",
-       (tmp / "p.npy").string()},
-      status);
+  std::string const out = run_binary({"predict", "--model", (tmp / "m").string(), "--dataset",
+                                      cora(), "--out", (tmp / "p.npy").string()},
+                                     status);
   EXPECT_NE(status, 0) << out;
   // The tensors hold the hidden-8 model's 2 x 1433 x 8 + 8 + 2 x 8 x 7 + 7 = 23055 values.
   EXPECT_THAT(out, HasSubstr("23055 parameters, the model configuration has 5762000007"));
@@ -164,8 +163,8 @@ TEST(RunSizes, TrainAndInfoCountEdgesAndDegreesWithoutRepeats) {
   EXPECT_EQ(j["in_degree"]["max"], 168);
   out = run_binary({"info", (tmp / "x3").string()}, status);
   EXPECT_THAT(out, HasSubstr("10556 (directed; 21112 repeated edges of the 31668 stored removed"));
-  out = run_binary({"train", "--dataset", (tmp / "x3").string(), "--backend", "host", "--pes",
-                    "1", "--epochs", "0", "--no-progress"},
+  out = run_binary({"train", "--dataset", (tmp / "x3").string(), "--backend", "host", "--pes", "1",
+                    "--epochs", "0", "--no-progress"},
                    status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("|E| 10556 (max in-degree 168)"));

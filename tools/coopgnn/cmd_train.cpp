@@ -26,8 +26,8 @@
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/transforms.hpp"
 #include "runtime/pipeline/checkpoint.hpp"
-#include "runtime/pipeline/run_sizes.hpp"
 #include "runtime/pipeline/report.hpp"
+#include "runtime/pipeline/run_sizes.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/output_paths.hpp"
@@ -459,8 +459,8 @@ std::unique_ptr<loaded_dataset> load(train_options& o) {
       fmt::print(
           "dataset {} ({}): |V| {} {} features {} task link_prediction ('{}'{}) train/val/"
           "test pairs {}/{}/{} (loaded in {:.2f}s)\n",
-          ds.name, o.dataset, ds.num_nodes, edges, feat, ds.link->name, why,
-          ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(), t.seconds());
+          ds.name, o.dataset, ds.num_nodes, edges, feat, ds.link->name, why, ds.link->train.size(),
+          ds.link->valid.size(), ds.link->test.size(), t.seconds());
     } else {
       fmt::print(
           "dataset {} ({}): |V| {} {} features {} task node_classification ('{}'{}) classes "
@@ -620,8 +620,7 @@ void dry_run(const loaded_dataset& data, train_options& o) {
     return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
   };
   std::uint64_t const per_pe = sum(sum(m.model, m.embeddings), sum(m.cache, m.minibatch));
-  std::uint64_t const total =
-      sum(m.shared, saturating_bytes(o.cfg.num_pes, per_pe));
+  std::uint64_t const total = sum(m.shared, saturating_bytes(o.cfg.num_pes, per_pe));
   bool const on_host = o.cfg.compute_backend != backend::cuda;
   fmt::print(
       "dry run: {} minibatching, backend {}, P = {}, model {}, fanouts {}, batch {}; nothing is "
@@ -630,9 +629,10 @@ void dry_run(const loaded_dataset& data, train_options& o) {
       "{} input rows) = {}\n  shared on the host: graph + feature table {}\n  total {}: {}\n",
       to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
       models::to_string(o.cfg.model), fmt::join(o.cfg.fanouts, ","), o.cfg.batch_size,
-      on_host ? "" : " (on its GPU)", format_bytes(m.model), m.parameters, format_bytes(m.embeddings),
-      format_bytes(m.cache), format_bytes(m.minibatch), m.input_rows, format_bytes(per_pe),
-      format_bytes(m.shared), on_host ? "on the host" : "on the host (shared only)",
+      on_host ? "" : " (on its GPU)", format_bytes(m.model), m.parameters,
+      format_bytes(m.embeddings), format_bytes(m.cache), format_bytes(m.minibatch), m.input_rows,
+      format_bytes(per_pe), format_bytes(m.shared),
+      on_host ? "on the host" : "on the host (shared only)",
       format_bytes(on_host ? total : m.shared));
   std::fflush(stdout);
   resolve_run(data, o);

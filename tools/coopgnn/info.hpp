@@ -84,8 +84,8 @@ struct dataset_info {
 };
 
 /// Computes the summary of `ds` over the graph `train` builds from it (cli::graph_of, repeated
-/// edges once). O(V log V + E log d) time, O(V + E) memory for that graph. Does not validate `ds` (call
-/// validate_dataset first); ids are assumed in range. features/tasks/trained_task stay empty
+/// edges once). O(V log V + E log d) time, O(V + E) memory for that graph. Does not validate `ds`
+/// (call validate_dataset first); ids are assumed in range. features/tasks/trained_task stay empty
 /// (the caller adds them from inspect_dataset); input_feature and notes come from ds.
 dataset_info compute_info(const dataset& ds);
 
