@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/dense/elementwise.hpp"
@@ -29,13 +30,19 @@ std::size_t parameter_set<T>::add(std::string name, std::int64_t rows, std::int6
     COOPGNN_EXPECTS(p.name != name, "parameter_set::add: '{}' is registered twice", name);
   }
   infos_.push_back({std::move(name), rows, cols, total_});
-  total_ += rows * cols;
+  // A total beyond 64 bits saturates (allocate refuses it) so that size checks see it.
+  std::int64_t n = 0;
+  if (__builtin_mul_overflow(rows, cols, &n) || __builtin_add_overflow(total_, n, &total_)) {
+    total_ = std::numeric_limits<std::int64_t>::max();
+  }
   return infos_.size() - 1;
 }
 
 template <typename T>
 void parameter_set<T>::allocate(const exec_context& ctx) {
   COOPGNN_EXPECTS(!allocated_, "parameter_set::allocate: called twice");
+  COOPGNN_EXPECTS(total_ < std::numeric_limits<std::int64_t>::max(),
+                  "parameter_set::allocate: the parameters' sizes overflow 64 bits");
   values_ = buffer<T>(ctx, static_cast<std::size_t>(total_));
   grads_ = buffer<T>(ctx, static_cast<std::size_t>(total_));
   fill_zero(ctx, values_.view());

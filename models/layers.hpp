@@ -44,11 +44,13 @@ class parameter_set {
   parameter_set(const parameter_set&) = delete;
   parameter_set& operator=(const parameter_set&) = delete;
 
-  /// Registers a [rows, cols] parameter and returns its index.
+  /// Registers a [rows, cols] parameter and returns its index. A total beyond 64 bits
+  /// saturates num_values() at INT64_MAX (then allocate() throws).
   /// @throws logic_error after allocate(), for a negative shape or a repeated name.
   std::size_t add(std::string name, std::int64_t rows, std::int64_t cols);
-  /// Allocates values and gradients in ctx.space(), both zero. @throws logic_error when called
-  /// twice; cuda_error when the device pool is exhausted.
+  /// Allocates values and gradients in ctx.space(), both zero. @throws logic_error when the
+  /// total saturated (see add) or when called twice; cuda_error when the device pool is
+  /// exhausted.
   void allocate(const exec_context& ctx);
   [[nodiscard]] bool allocated() const { return allocated_; }
 

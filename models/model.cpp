@@ -45,8 +45,17 @@ block full_neighbor_block(const csc_graph& g) {
   return b;
 }
 
-gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
-    : ctx_(ctx), config_(config) {
+namespace {
+
+/// The constructor's checks and layer registrations (shapes only, nothing allocated): the one
+/// place a gnn_model's parameter layout is decided, shared by gnn_model and layout_of.
+/// @returns the values of layer 0 (first_layer_values).
+std::int64_t register_layers(const model_config& config, parameter_set<float>& params,
+                             std::vector<conv_layer<float>>& convs,
+                             std::vector<std::optional<norm_activation<float>>>& posts,
+                             std::optional<linear_layer<float>>& head,
+                             std::optional<link_decoder<float>>& decoder) {
+  std::int64_t first = 0;
   COOPGNN_EXPECTS(config.num_layers >= 1, "gnn_model: num_layers = {} must be >= 1",
                   config.num_layers);
   COOPGNN_EXPECTS(config.in_dim >= 1, "gnn_model: in_dim = {} must be >= 1", config.in_dim);
@@ -57,14 +66,17 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
                   config.hidden);
   COOPGNN_EXPECTS(config.dropout >= 0.0f && config.dropout < 1.0f,
                   "gnn_model: dropout = {} is outside [0, 1)", config.dropout);
-  convs_.reserve(static_cast<std::size_t>(config.num_layers));
+  convs.reserve(static_cast<std::size_t>(config.num_layers));
   bool const custom_post = config.layer_norm || config.activation != activation_kind::relu;
   bool const gat = config.kind == conv_kind::gat;
   COOPGNN_EXPECTS(!gat || (config.gat.heads >= 1 && config.out_heads >= 1),
                   "gnn_model: heads = {} and out_heads = {} must be >= 1", config.gat.heads,
                   config.out_heads);
   // The width of every hidden representation (GAT: concatenated heads).
-  std::int64_t const hidden = gat ? config.hidden * config.gat.heads : config.hidden;
+  std::int64_t hidden = config.hidden;
+  COOPGNN_EXPECTS(!gat || !__builtin_mul_overflow(config.hidden, config.gat.heads, &hidden),
+                  "gnn_model: hidden = {} x heads = {} does not fit 64 bits", config.hidden,
+                  config.gat.heads);
   for (int i = 0; i < config.num_layers; ++i) {
     bool const last = i + 1 == config.num_layers;
     std::int64_t const in = i == 0 ? config.in_dim : hidden;
@@ -76,24 +88,45 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
       go.heads = config.out_heads;
       go.concat = false;
     }
-    convs_.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i),
-                        activated && !custom_post, config.dropout, params_, go, config.rgcn);
-    posts_.emplace_back();
+    convs.emplace_back(config.kind, in, out, static_cast<std::uint32_t>(i),
+                       activated && !custom_post, config.dropout, params, go, config.rgcn);
+    posts.emplace_back();
     if (activated && custom_post) {
-      posts_.back().emplace(out, config.layer_norm, config.activation,
-                            static_cast<std::uint32_t>(i), params_);
+      posts.back().emplace(out, config.layer_norm, config.activation, static_cast<std::uint32_t>(i),
+                           params);
     }
-    if (i == 0) first_layer_values_ = params_.num_values();
+    if (i == 0) first = params.num_values();
   }
   if (config.linear_head) {
-    head_.emplace(hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),
-                  config.dropout, params_);
+    head.emplace(hidden, config.num_classes, static_cast<std::uint32_t>(config.num_layers),
+                 config.dropout, params);
   }
   if (config.decoder) {
-    decoder_.emplace(*config.decoder, config.num_classes, config.decoder_hidden,
-                     static_cast<std::uint32_t>(config.num_layers + 1), params_,
-                     config.decoder_relations);
+    decoder.emplace(*config.decoder, config.num_classes, config.decoder_hidden,
+                    static_cast<std::uint32_t>(config.num_layers + 1), params,
+                    config.decoder_relations);
   }
+  return first;
+}
+
+}  // namespace
+
+model_layout layout_of(const model_config& config) {
+  parameter_set<float> params;
+  std::vector<conv_layer<float>> convs;
+  std::vector<std::optional<norm_activation<float>>> posts;
+  std::optional<linear_layer<float>> head;
+  std::optional<link_decoder<float>> decoder;
+  model_layout l;
+  l.first_layer_values = register_layers(config, params, convs, posts, head, decoder);
+  l.tensors = params.infos();
+  l.num_values = params.num_values();
+  return l;
+}
+
+gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
+    : ctx_(ctx), config_(config) {
+  first_layer_values_ = register_layers(config, params_, convs_, posts_, head_, decoder_);
   params_.allocate(ctx_);
   for (auto& c : convs_) c.init(ctx_, config.seed);
   for (auto& p : posts_) {

@@ -76,6 +76,24 @@ struct model_cache {
   linear_cache<float> head;
 };
 
+/// The parameters a gnn_model of some model_config has, from the shapes alone.
+struct model_layout {
+  std::vector<param_info> tensors;  ///< names, [rows, cols] and offsets, in params() order
+  /// Sum of rows x cols: the model's num_parameters(); INT64_MAX when it does not fit 64 bits
+  /// (parameter_set::add saturates; such a model can never be allocated).
+  std::int64_t num_values = 0;
+  std::int64_t first_layer_values = 0;  ///< gnn_model::first_layer_values()
+};
+
+/// What gnn_model(ctx, config) would register, without allocating or initialising anything:
+/// the constructor's checks and layer registrations are this very code (register_layers in
+/// model.cpp), so the layout is the model's. Host only, O(num_layers); allocates only the
+/// names. For size checks before a model exists (train --dry-run, the run's memory check, a
+/// saved model's manifest against its tensors).
+/// @throws logic_error as the constructor does (a width < 1, num_layers < 1, dropout outside
+///         [0, 1), GAT heads < 1 or hidden x heads beyond 64 bits, the layers' own checks).
+model_layout layout_of(const model_config& config);
+
 /// num_layers graph convolutions (layer 0 consumes the input features) and an optional linear
 /// head, float32, in the memory space of its context.
 ///

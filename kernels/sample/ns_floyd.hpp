@@ -20,11 +20,13 @@ inline constexpr std::uint32_t kFloydLinearMax = 32;
 
 /// Entries of the membership hash table ns_floyd_select needs for fanout k > kFloydLinearMax:
 /// the smallest power of two >= 2 k (load factor <= 1/2), so at most 4 k. 0 for k <=
-/// kFloydLinearMax.
+/// kFloydLinearMax. Precondition k <= 2^30 (the table must fit 32-bit indices); a larger k
+/// (never drawn: it needs a column of more than 2^30 neighbours) gets 2^31, the largest power
+/// of two of 32 bits, instead of looping forever.
 COOPGNN_HD inline std::uint32_t ns_floyd_table_size(std::uint32_t k) {
   if (k <= kFloydLinearMax) return 0;
   std::uint32_t t = 1;
-  while (t < 2 * k) t <<= 1;
+  while (t < 2 * static_cast<std::uint64_t>(k) && t < (std::uint32_t{1} << 31)) t <<= 1;
   return t;
 }
 

@@ -573,16 +573,19 @@ device_sampled_neighbors sample_neighbors(const cuda_context& ctx, device_csc_vi
     auto const total = static_cast<std::int64_t>(words[1]);
     out.nbrs = ctx.allocate<vid_t>(total);
     out.weights = ctx.allocate<float>(total);
-    std::uint32_t const table_size =
-        kmax > 0 ? ns_floyd_table_size(static_cast<std::uint32_t>(kmax)) : 0;
+    // Scratch follows the output, not the fanout: a row with d > k writes k slots, and its hash
+    // set (k > kFloydLinearMax) takes ns_floyd_table_size(k) <= 4 k entries at 4 x its slots, so
+    // a fanout far above every degree costs nothing (the host sampler's rule, sample.cpp). The
+    // table size of kmax itself is never computed: 2 kmax may not fit 32 bits.
+    bool const hashed = kmax > static_cast<int>(kFloydLinearMax);
     device_buffer<std::uint32_t> pos;    // kept positions of the rows with d > k
     device_buffer<std::uint32_t> table;  // Floyd hash sets, 4 entries per output slot (k > 32)
     if (kmax > 0 && total > 0) pos = ctx.allocate<std::uint32_t>(total);
-    if (table_size > 0 && total > 0) table = ctx.allocate<std::uint32_t>(4 * total);
+    if (hashed && total > 0) table = ctx.allocate<std::uint32_t>(4 * total);
     rng::stream const st = rng::make_stream(params.run_seed, rng::purpose::ns, params.layer);
     ITEMS_LAUNCH(s, rows, ns_floyd_per_row, seeds.data(), rows, R, g.indptr.data(), etype,
                  g.indices.data(), dfanouts.data(), st, params.batch, out.indptr.data(), pos.data(),
-                 table_size > 0 ? table.data() : nullptr, out.nbrs.data(), out.weights.data());
+                 hashed ? table.data() : nullptr, out.nbrs.data(), out.weights.data());
     return out;
   }
 

@@ -65,19 +65,23 @@ std::string format_bytes(std::uint64_t b) {
   return fmt::format("{} B", b);
 }
 
-void check_declared_bytes(std::string_view file, std::string_view key, std::uint64_t value,
-                          std::uint64_t bytes, std::string_view why) {
-  memory_limit const lim = host_memory_limit();
+std::string memory_shortfall(std::uint64_t bytes, std::string_view why, const memory_limit& lim) {
   // A size that overflows 64 bits is refused even where the memory is unknown.
-  if (bytes <= lim.bytes && bytes != std::numeric_limits<std::uint64_t>::max()) return;
+  if (bytes <= lim.bytes && bytes != std::numeric_limits<std::uint64_t>::max()) return {};
   std::string const need = bytes == std::numeric_limits<std::uint64_t>::max()
                                ? std::string(">= 2^64")
                                : fmt::format("{}", bytes);
-  COOPGNN_IO_FAIL(
-      "{}: {} = {} needs {} bytes ({}; {}) but only {} bytes ({}) of memory are available ({}; "
-      "COOPGNN_MEMORY_LIMIT sets another bound): the value is probably wrong",
-      file, key, value, need, format_bytes(bytes), why, lim.bytes, format_bytes(lim.bytes),
-      lim.source);
+  return fmt::format(
+      "{} bytes ({}; {}) but only {} bytes ({}) of memory are available ({}; "
+      "COOPGNN_MEMORY_LIMIT sets another bound)",
+      need, format_bytes(bytes), why, lim.bytes, format_bytes(lim.bytes), lim.source);
+}
+
+void check_declared_bytes(std::string_view file, std::string_view key, std::uint64_t value,
+                          std::uint64_t bytes, std::string_view why) {
+  std::string const short_by = memory_shortfall(bytes, why, host_memory_limit());
+  if (short_by.empty()) return;
+  COOPGNN_IO_FAIL("{}: {} = {} needs {}: the value is probably wrong", file, key, value, short_by);
 }
 
 }  // namespace coopgnn

@@ -40,6 +40,14 @@ std::uint64_t saturating_bytes(std::int64_t count, std::uint64_t elem_bytes);
 /// "16.00 TiB" (binary units, 1 KiB = 1024 B, two decimals; TiB is the largest unit).
 std::string format_bytes(std::uint64_t bytes);
 
+/// The reason `bytes` cannot be allocated, or "" when they can: when `bytes` exceed lim.bytes
+/// (or are UINT64_MAX, a saturated product, even with no known limit),
+///   "BYTES bytes (SIZE; WHY) but only LIMIT bytes (SIZE) of memory are available (SOURCE;
+///    COOPGNN_MEMORY_LIMIT sets another bound)"
+/// for a message "X needs <this>". `why` says what the bytes are for. Never throws beyond
+/// bad_alloc; allocates only the message.
+std::string memory_shortfall(std::uint64_t bytes, std::string_view why, const memory_limit& lim);
+
 /// Refuses a declared size before anything is allocated: when `bytes` exceeds
 /// host_memory_limit() (or is UINT64_MAX, a saturated product, even with no known limit), throws
 /// io_error

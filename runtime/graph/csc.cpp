@@ -128,6 +128,12 @@ csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const
   return g;
 }
 
+eid_t max_in_degree(const csc_graph& g) {
+  eid_t most = 0;
+  for (vid_t v = 0; v < g.num_nodes; ++v) most = std::max(most, g.in_degree(v));
+  return most;
+}
+
 void validate_csc(const csc_graph& g, const std::string& what) {
   if (g.num_nodes < 0) COOPGNN_IO_FAIL("{}: negative vertex count {}", what, g.num_nodes);
   if (static_cast<vid_t>(g.indptr.size()) != g.num_nodes + 1) {

@@ -104,6 +104,10 @@ csc_graph read_edge_csc(vid_t num_nodes, const std::filesystem::path& edge_file)
 csc_graph build_csc(vid_t num_nodes, std::span<const vid_t> src, std::span<const vid_t> dst,
                     std::span<const std::int32_t> edge_type, std::int32_t num_relations);
 
+/// The largest in-degree of `g` (edges after build_csc's deduplication; a typed graph counts
+/// every relation), 0 for a graph without vertices. O(V).
+eid_t max_in_degree(const csc_graph& g);
+
 /// Validates a CSC: sizes, indptr[0] == 0, monotone offsets, ids in range; num_relations >= 1,
 /// and when etype is present: [num_edges] entries in [0, num_relations), each column sorted by
 /// (relation, source id) without a repeated pair; untyped graphs must have num_relations = 1.

@@ -329,6 +329,10 @@ void write_dataset(const dataset& ds, const edge_rows& rows, const std::filesyst
 /// `what` names the source in messages. @throws io_error on the first violation.
 void validate_dataset(const dataset& ds, const std::string& what);
 
+/// The most classes a dataset may have: class ids stay in int32 (per-class arrays and the
+/// model's output layer are sized by the count).
+inline constexpr std::int64_t kMaxNumClasses = 2147483647;
+
 /// The number of classes max_label + 1 implies (0 for max_label < 0), refusing class ids that
 /// would not leave the count in int32 (per-class arrays and the model's output layer are sized by
 /// it). @throws io_error "WHAT: class id L is too large (at most 2147483646) ..." otherwise.

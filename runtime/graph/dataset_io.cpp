@@ -1737,7 +1737,7 @@ void write_hetero(const dataset& ds, const fs::path& dir) {
 }  // namespace
 
 std::int64_t classes_from_max_label(std::int64_t max_label, std::string_view what) {
-  constexpr std::int64_t kMaxClassId = std::numeric_limits<std::int32_t>::max() - 1;
+  constexpr std::int64_t kMaxClassId = kMaxNumClasses - 1;
   if (max_label > kMaxClassId) {
     COOPGNN_IO_FAIL(
         "{}: class id {} is too large (at most {}): the number of classes, max + 1, sizes "

@@ -12,6 +12,8 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
+#include "runtime/core/memory_limit.hpp"
+#include "runtime/graph/dataset.hpp"
 #include "runtime/graph/npy.hpp"
 
 namespace coopgnn {
@@ -269,9 +271,16 @@ dataset_metadata parse_metadata(std::string_view yaml_text, const std::string& w
         tm.name = r.str(n, reader::join(p, "name"));
       if (auto n = tasks[i]["num_classes"]; reader::present(n)) {
         tm.num_classes = r.integer(n, reader::join(p, "num_classes"));
-        if (*tm.num_classes < 0) {
-          r.fail_kind(n, reader::join(p, "num_classes"), "a non-negative class count");
+        if (*tm.num_classes < 0 || *tm.num_classes > kMaxNumClasses) {
+          r.fail_kind(n, reader::join(p, "num_classes"),
+                      fmt::format("a class count in [0, {}] (it sizes per-class arrays and the "
+                                  "model's output layer), found {}",
+                                  kMaxNumClasses, *tm.num_classes));
         }
+        // The per-class arrays (class counts, confusion rows) before any exists.
+        check_declared_bytes(
+            what, reader::join(p, "num_classes"), static_cast<std::uint64_t>(*tm.num_classes),
+            saturating_bytes(*tm.num_classes, 8), "8 bytes per class: the per-class counts");
       }
       for (auto [key, slot] :
            {std::pair{"item_begin", &tm.item_begin}, std::pair{"item_end", &tm.item_end}}) {

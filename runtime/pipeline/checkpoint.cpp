@@ -774,11 +774,10 @@ checkpoint read_checkpoint(const fs::path& dir) {
 
 namespace {
 
-/// The parameter tensors of the model `config` builds (names, shapes, offsets in params()).
+/// The parameter tensors of the model `config` builds (names, shapes, offsets in params()),
+/// from its layout: nothing of the model's size is allocated.
 std::vector<models::param_info> tensors_of(const models::model_config& config) {
-  exec_context const host(backend::host);
-  models::gnn_model const model(host, config);
-  return model.params().infos();
+  return models::layout_of(config).tensors;
 }
 
 /// Version 1 (params.npy, embeddings.npy): read as before version 2 existed.
@@ -905,11 +904,14 @@ saved_model read_saved_model(const fs::path& dir) {
 
 std::unique_ptr<models::gnn_model> build_saved_model(const saved_model& m, const exec_context& ctx,
                                                      const std::string& what) {
-  auto model = std::make_unique<models::gnn_model>(ctx, m.config);
-  if (static_cast<std::int64_t>(m.params.size()) != model->num_parameters()) {
+  // The count first, from the layout: a manifest whose widths ask for more parameters than its
+  // tensors hold is refused before a model of that size is allocated.
+  std::int64_t const expected = models::layout_of(m.config).num_values;
+  if (static_cast<std::int64_t>(m.params.size()) != expected) {
     COOPGNN_IO_FAIL("{}: {} parameters, the model configuration has {}", what, m.params.size(),
-                    model->num_parameters());
+                    expected);
   }
+  auto model = std::make_unique<models::gnn_model>(ctx, m.config);
   auto const& want = model->params().infos();
   if (!m.tensors.empty()) {
     for (std::size_t i = 0; i < std::max(want.size(), m.tensors.size()); ++i) {

@@ -83,6 +83,17 @@ void expect_same(const sampled_neighbors& a, const sampled_neighbors& b, const c
   EXPECT_EQ(a.weights, b.weights) << what;
 }
 
+TEST(NsFloyd, TableSizeIsTheSmallestPowerOfTwoOfTwiceKAndStopsAt2To31) {
+  EXPECT_EQ(ns_floyd_table_size(32), 0u);  // linear scan
+  EXPECT_EQ(ns_floyd_table_size(33), 128u);
+  EXPECT_EQ(ns_floyd_table_size(64), 128u);
+  EXPECT_EQ(ns_floyd_table_size(1u << 30), 1u << 31);
+  // 2 k overflows 32 bits here: the loop used to double t past 2^31 to 0 and never end (a
+  // CUDA sampler sized its table by the largest fanout, --fanouts 2000000000).
+  EXPECT_EQ(ns_floyd_table_size((1u << 30) + 1), 1u << 31);
+  EXPECT_EQ(ns_floyd_table_size(2000000000u), 1u << 31);
+}
+
 TEST(NsFloyd, DrawIsInRangeAndMatchesThe128BitProduct) {
   auto const st = rng::make_stream(9, rng::purpose::ns, 2);
   for (std::uint32_t j : {0u, 1u, 2u, 5u, 1000u, 65535u, 4294967294u}) {

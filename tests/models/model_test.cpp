@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -104,6 +105,35 @@ TEST(gnn_model, structure_follows_the_config) {
   EXPECT_THROW(gnn_model(host_ctx, {conv_kind::gcn, 4, 8, 2, 0, false, 0.0f, 1}), logic_error);
   EXPECT_THROW(gnn_model(host_ctx, {conv_kind::gcn, 4, 0, 2, 2, false, 0.0f, 1}), logic_error);
   EXPECT_THROW(gnn_model(host_ctx, {conv_kind::gcn, 4, 8, 2, 2, false, 1.5f, 1}), logic_error);
+}
+
+TEST(gnn_model, layout_of_is_the_models_layout_without_allocating) {
+  model_config const c{conv_kind::sage, 7, 5, 3, 3, true, 0.5f, 1};
+  model_layout const l = layout_of(c);
+  // 7*5*2 + 5 + 2 * (5*5*2 + 5) + 5*3 + 3, as structure_follows_the_config counts.
+  EXPECT_EQ(l.num_values, 75 + 110 + 18);
+  EXPECT_EQ(l.first_layer_values, 7 * 5 * 2 + 5);
+  gnn_model const built(host_ctx, c);
+  ASSERT_EQ(l.tensors.size(), built.params().count());
+  for (std::size_t i = 0; i < l.tensors.size(); ++i) {
+    auto const& want = built.params().info(i);
+    EXPECT_EQ(l.tensors[i].name, want.name);
+    EXPECT_EQ(l.tensors[i].rows, want.rows);
+    EXPECT_EQ(l.tensors[i].cols, want.cols);
+    EXPECT_EQ(l.tensors[i].offset, want.offset);
+  }
+  // GraphSAGE 1433 -> 2000000 -> 7 (92 GB with Adam): counted, never allocated.
+  // 2 x 1433 x 2e6 + 2e6 + 2 x 2e6 x 7 + 7.
+  EXPECT_EQ(layout_of({conv_kind::sage, 1433, 2000000, 7, 2, false, 0.0f, 1}).num_values,
+            5762000007);
+  // Widths whose product overflows 64 bits saturate the count; the model refuses to allocate.
+  model_config const over{
+      conv_kind::gcn, std::int64_t{1} << 40, std::int64_t{1} << 40, 7, 2, false, 0.0f, 1};
+  EXPECT_EQ(layout_of(over).num_values, std::numeric_limits<std::int64_t>::max());
+  EXPECT_THROW(gnn_model(host_ctx, over), logic_error);
+  // The constructor's checks are the layout's.
+  EXPECT_THROW(layout_of({conv_kind::gcn, 4, 8, 2, 0, false, 0.0f, 1}), logic_error);
+  EXPECT_THROW(layout_of({conv_kind::gcn, 4, 0, 2, 2, false, 0.0f, 1}), logic_error);
 }
 
 TEST(gnn_model, full_neighbor_block_shape) {

@@ -26,18 +26,30 @@ std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir,
                                              const dataset_read_options& opt) {
   auto data = std::make_unique<loaded_dataset>();
   data->ds = read_dataset(dir, opt);
-  if (data->ds.hetero) {
-    // Typed CSC: columns sorted by (relation, source), one relation id per edge.
-    auto const& h = *data->ds.hetero;
-    data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst, h.edge_type,
-                        static_cast<std::int32_t>(h.edge_types.size()));
-  } else if (data->ds.edges_in_file > 0) {
-    // Left in their file (dataset_read_options::load_edges false): streamed into the CSC.
-    data->g = read_edge_csc(data->ds.num_nodes, data->ds.edge_file);
-  } else {
-    data->g = build_csc(data->ds.num_nodes, data->ds.src, data->ds.dst);
-  }
+  data->g = graph_of(data->ds);
   return data;
+}
+
+csc_graph graph_of(const dataset& ds) {
+  if (!ds.hetero) {
+    // Left in their file (dataset_read_options::load_edges false): streamed into the CSC.
+    if (ds.edges_in_file > 0) return read_edge_csc(ds.num_nodes, ds.edge_file);
+    return build_csc(ds.num_nodes, ds.src, ds.dst);
+  }
+  // Typed CSC: columns sorted by (relation, source), one relation id per edge.
+  auto const& h = *ds.hetero;
+  return build_csc(ds.num_nodes, ds.src, ds.dst, h.edge_type,
+                   static_cast<std::int32_t>(h.edge_types.size()));
+}
+
+std::string duplicate_edges_note(const loaded_dataset& data) {
+  std::int64_t const removed = data.ds.num_edges() - data.g.num_edges();
+  if (removed <= 0) return {};
+  return fmt::format(
+      "dataset '{}': {} of its {} stored edges repeat an earlier (source, destination{}) pair "
+      "and were removed; the graph trained has {} edges",
+      data.ds.name, removed, data.ds.num_edges(), data.ds.hetero ? ", relation" : "",
+      data.g.num_edges());
 }
 
 std::string file_stem(std::string name) {

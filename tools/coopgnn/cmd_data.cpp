@@ -612,8 +612,9 @@ void add_info(CLI::App& app) {
       "info", "Summarise a dataset directory (sizes, degrees, features, classes, split)");
   c->footer(
       "Prints |V|, |E|, in/out-degree statistics (min, max, mean, median, p99, zero), isolated\n"
-      "vertices, self-loops, feature shape, classes and class counts, edge homophily and split\n"
-      "sizes, then every node and edge feature (name, dtype, shape, format, file) and every\n"
+      "vertices and self-loops of the graph `train` trains (a repeated edge counted once; how\n"
+      "many repeats were removed is said), feature shape, classes and class counts, edge\n"
+      "homophily and split sizes, then every node and edge feature (name, dtype, shape, format, file) and every\n"
       "task (kind, classes, set sizes) of metadata.yaml, marking the input feature and the task\n"
       "`train` would use with the same --task/--feature. Reading validates the chosen parts\n"
       "(ids, sizes, label range) on the way.");

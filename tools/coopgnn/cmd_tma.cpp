@@ -24,6 +24,7 @@
 #include "runtime/graph/partition.hpp"
 #include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/report.hpp"
+#include "runtime/pipeline/run_sizes.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "runtime/tma/engine.hpp"
 #include "runtime/tma/evaluator.hpp"
@@ -158,6 +159,7 @@ int run_tma(tma_options& o) {
                     "link-prediction task or --task says otherwise",
                     data->ds.name);
     resolve_pes(o.train);
+    check_run_footprint(data->ds, o.train.cfg);
     o.train.cfg.eval_every = 0;
   } catch (const std::exception& e) {
     setup_error = e.what();
@@ -173,10 +175,8 @@ int run_tma(tma_options& o) {
   // another --hidden would otherwise corrupt the averages).
   std::string mine;
   try {
-    exec_context const host(backend::host);
-    models::gnn_model const model(host, model_config_for(ds, o.train.cfg));
-    mine = tma::rank_fingerprint(ds, o.train.cfg, o.scheme, model.num_parameters(),
-                                 o.train.dataset_content)
+    std::int64_t const parameters = models::layout_of(model_config_for(ds, o.train.cfg)).num_values;
+    mine = tma::rank_fingerprint(ds, o.train.cfg, o.scheme, parameters, o.train.dataset_content)
                .dump();
   } catch (const std::exception& e) {
     setup_error = e.what();

@@ -28,6 +28,7 @@
 #include "runtime/pipeline/checkpoint.hpp"
 #include "runtime/pipeline/report.hpp"
 #include "runtime/pipeline/selection.hpp"
+#include "runtime/pipeline/run_sizes.hpp"
 #include "runtime/pipeline/trainer.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/output_paths.hpp"
@@ -439,6 +440,9 @@ std::unique_ptr<loaded_dataset> load(train_options& o, bool edge_list) {
     if (data->ds.hetero) apply_typed_preset_values(p, o.preset_given, o.cfg, o.preset_set);
     if (!o.quiet) fmt::print("{}\n", preset_line(o.preset, o.preset_set, o.preset_given));
   }
+  if (std::string const d = duplicate_edges_note(*data); !d.empty()) {
+    fmt::print(stderr, "note: {}\n", d);
+  }
   o.cfg.cache_rows =
       resolve_cache_rows(o.cache_policy, o.cache_fraction, o.cfg.cache_rows, data->ds.num_nodes);
   if (!o.allow_nonfinite) check_finite_features(data->ds, o.dataset);
@@ -527,17 +531,20 @@ std::unique_ptr<loaded_dataset> load(train_options& o, bool edge_list) {
                                                   : std::string(),
                           o.normalize_features == "row" ? ", row-normalised" : "")
             : std::string("none");
+    // |E| and the in-degrees of the graph trained: build_csc's, without repeated edges.
+    std::string const edges =
+        fmt::format("|E| {} (max in-degree {})", data->g.num_edges(), max_in_degree(data->g));
     if (o.cfg.task == task_kind::link_prediction) {
       fmt::print(
-          "dataset {} ({}): |V| {} |E| {} features {} task link_prediction ('{}'{}) train/val/"
+          "dataset {} ({}): |V| {} {} features {} task link_prediction ('{}'{}) train/val/"
           "test pairs {}/{}/{} (loaded in {:.2f}s)\n",
-          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), feat, ds.link->name, why,
-          ds.link->train.size(), ds.link->valid.size(), ds.link->test.size(), t.seconds());
+          ds.name, o.dataset, ds.num_nodes, edges, feat, ds.link->name, why, ds.link->train.size(),
+          ds.link->valid.size(), ds.link->test.size(), t.seconds());
     } else {
       fmt::print(
-          "dataset {} ({}): |V| {} |E| {} features {} task node_classification ('{}'{}) classes "
+          "dataset {} ({}): |V| {} {} features {} task node_classification ('{}'{}) classes "
           "{} train/val/test {}/{}/{} (loaded in {:.2f}s)\n",
-          ds.name, o.dataset, ds.num_nodes, ds.num_edges(), feat,
+          ds.name, o.dataset, ds.num_nodes, edges, feat,
           ds.task_name.empty() ? "label feature" : ds.task_name, why, ds.num_classes,
           ds.train.size(), ds.valid.size(), ds.test.size(), t.seconds());
     }
@@ -630,6 +637,7 @@ void restore_totals(const checkpoint& c, epoch_report& t) {
 /// Upper-bound estimate of a run's memory (--dry-run): what one PE holds and
 /// what all PEs share, in bytes, from the dataset's sizes and the options alone.
 struct memory_estimate {
+  std::int64_t parameters = 0;   ///< the model's, from its layout (models::layout_of)
   std::uint64_t model = 0;       ///< per PE: parameters x 4 floats (value, gradient, Adam m, v)
   std::uint64_t embeddings = 0;  ///< per PE: learnable rows x 3 floats (cooperative: its share)
   std::uint64_t cache = 0;       ///< per PE: cache rows x F floats
@@ -643,16 +651,11 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   const dataset& ds = data.ds;
   const train_config& c = o.cfg;
   memory_estimate m;
-  exec_context const host(backend::host);
-  models::gnn_model const model(host, model_config_for(ds, c));
-  auto const P = static_cast<std::uint64_t>(c.num_pes);
-  m.model = static_cast<std::uint64_t>(model.num_parameters()) * 4 * sizeof(float);
-  if (c.embedding_dim > 0) {
-    std::uint64_t const rows = c.mode == minibatch_mode::cooperative
-                                   ? (static_cast<std::uint64_t>(ds.num_nodes) + P - 1) / P
-                                   : static_cast<std::uint64_t>(ds.num_nodes);
-    m.embeddings = rows * static_cast<std::uint64_t>(c.embedding_dim) * 3 * sizeof(float);
-  }
+  // The model and the embeddings from their shapes (nothing of their size is allocated).
+  run_footprint const fp = run_footprint_of(ds, c);
+  m.parameters = fp.parameters;
+  m.model = fp.model_bytes;
+  m.embeddings = fp.embedding_bytes;
   std::uint64_t typed_features = 0;  // typed graphs: the featured types' in-memory tables
   if (ds.hetero) {
     // Featured types read their tables; the embedding table stores the featureless types' rows
@@ -673,10 +676,8 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
       static_cast<std::uint64_t>(c.embedding_dim > 0 ? c.embedding_dim
                                  : ds.hetero ? std::max<std::int64_t>(hetero_input_dim(ds), 1)
                                              : std::max<std::int64_t>(ds.feature_dim(), 1));
-  m.cache = static_cast<std::uint64_t>(c.cache_rows) * F * sizeof(float);
-  eid_t max_degree = 0;
-  for (vid_t v = 0; v < data.g.num_nodes; ++v)
-    max_degree = std::max(max_degree, data.g.in_degree(v));
+  m.cache = saturating_bytes(c.cache_rows, F * sizeof(float));
+  eid_t const max_degree = max_in_degree(data.g);
   // Seeds per PE (link prediction: both endpoints of B/P pairs and their negatives), then each
   // layer's sources bounded by n (1 + fanout) and |V|; edges by n fanout and |E|.
   auto const n_total = static_cast<double>(ds.num_nodes);
@@ -690,20 +691,21 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   if (c.task == task_kind::link_prediction) n *= 2.0 + c.negatives;
   n = std::min(n, n_total);
   double bytes = 0;
-  double const width = static_cast<double>(std::max<std::int64_t>(c.hidden * c.heads, 1));
+  double const width = std::max(static_cast<double>(c.hidden) * static_cast<double>(c.heads), 1.0);
   for (int f : c.fanouts) {
     double const fan = f < 0 ? static_cast<double>(max_degree) : static_cast<double>(f);
-    double const edges = std::min(n * fan, static_cast<double>(ds.num_edges()));
+    double const edges = std::min(n * fan, static_cast<double>(data.g.num_edges()));
     double const src = std::min(n * (1 + fan), n_total);
     bytes += edges * 12 + src * 16;  // block: source id + weight per edge, ids and degrees
     bytes += n * width * 4 * 3;      // the layer's output, its cache and its gradient
     n = src;
   }
   bytes += n * static_cast<double>(F) * 4 * 2;  // input rows and their dropout copy
-  m.minibatch = static_cast<std::uint64_t>(bytes);
+  // Options far beyond any machine give more than 64 bits of bytes: saturate.
+  m.minibatch = bytes < 1.8e19 ? static_cast<std::uint64_t>(bytes) : UINT64_MAX;
   m.input_rows = static_cast<std::int64_t>(n);
   m.graph = (static_cast<std::uint64_t>(ds.num_nodes) + 1) * sizeof(eid_t) +
-            static_cast<std::uint64_t>(ds.num_edges()) * sizeof(vid_t);
+            static_cast<std::uint64_t>(data.g.num_edges()) * sizeof(vid_t);
   m.shared = m.graph + typed_features +
              (ds.features_in_memory()  // at the stored width (2 bytes: 16-bit)
                   ? static_cast<std::uint64_t>(ds.num_nodes * ds.feature_row_bytes())
@@ -711,30 +713,42 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   return m;
 }
 
-/// --backend and the PE count into o.cfg: what --dry-run and training resolve alike. @throws logic_error naming the option.
-void resolve_run(train_options& o) {
+/// --backend and the PE count into o.cfg, then the sizes the options ask for against the memory
+/// there is (check_run_footprint): what --dry-run and training resolve and check alike, before
+/// anything of those sizes is allocated. @throws logic_error naming the option.
+void resolve_run(const loaded_dataset& data, train_options& o) {
   resolve_pes(o);
+  check_run_footprint(data.ds, o.cfg);
 }
 
-/// --dry-run: prints the resolved run and its memory estimate; refuses (before any training) a
-/// host run whose estimate exceeds the memory there is. @throws logic_error naming --pes.
+/// --dry-run: prints the resolved run and its memory estimate (the model's from its layout:
+/// nothing of the options' sizes is allocated), then runs the run's own checks (resolve_run) and
+/// refuses a host run whose estimate exceeds the memory there is.
+/// @throws logic_error naming the option (the run's checks) or --pes (the estimate).
 void dry_run(const loaded_dataset& data, train_options& o) {
-  resolve_run(o);
+  resolve_pes(o);  // P for the estimate; resolve_run below repeats it with the run's checks
   memory_estimate const m = estimate_memory(data, o);
-  std::uint64_t const per_pe = m.model + m.embeddings + m.cache + m.minibatch;
-  std::uint64_t const total = m.shared + per_pe * static_cast<std::uint64_t>(o.cfg.num_pes);
+  auto const sum = [](std::uint64_t a, std::uint64_t b) {
+    std::uint64_t r = 0;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+  };
+  std::uint64_t const per_pe = sum(sum(m.model, m.embeddings), sum(m.cache, m.minibatch));
+  std::uint64_t const total = sum(m.shared, saturating_bytes(o.cfg.num_pes, per_pe));
   bool const on_host = o.cfg.compute_backend != backend::cuda;
   fmt::print(
       "dry run: {} minibatching, backend {}, P = {}, model {}, fanouts {}, batch {}; nothing is "
       "trained\nmemory estimate (upper bound, from sizes and options):\n"
-      "  per PE{}: model + Adam {}, embeddings {}, cache {}, one minibatch {} (<= {} input rows)"
-      " = {}\n  shared on the host: graph + feature table {}\n  total {}: {}\n",
+      "  per PE{}: model + Adam {} ({} parameters), embeddings {}, cache {}, one minibatch {} (<= "
+      "{} input rows) = {}\n  shared on the host: graph + feature table {}\n  total {}: {}\n",
       to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
       models::to_string(o.cfg.model), fmt::join(o.cfg.fanouts, ","), o.cfg.batch_size,
-      on_host ? "" : " (on its GPU)", format_bytes(m.model), format_bytes(m.embeddings),
-      format_bytes(m.cache), format_bytes(m.minibatch), m.input_rows, format_bytes(per_pe),
-      format_bytes(m.shared), on_host ? "on the host" : "on the host (shared only)",
+      on_host ? "" : " (on its GPU)", format_bytes(m.model), m.parameters,
+      format_bytes(m.embeddings), format_bytes(m.cache), format_bytes(m.minibatch), m.input_rows,
+      format_bytes(per_pe), format_bytes(m.shared),
+      on_host ? "on the host" : "on the host (shared only)",
       format_bytes(on_host ? total : m.shared));
+  std::fflush(stdout);
+  resolve_run(data, o);
   memory_limit const lim = host_memory_limit();
   std::uint64_t const need = on_host ? total : m.shared;
   COOPGNN_EXPECTS(need <= lim.bytes,
@@ -845,7 +859,7 @@ void check_checkpoint_dir(const train_options& o, const nlohmann::json& identity
 
 std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
                                                    line_appender* jsonl, bool stoppable) {
-  resolve_run(o);
+  resolve_run(data, o);
   if (o.cfg.profile_first >= 0 && o.cfg.compute_backend != backend::cuda) {
     fmt::print("note: --profile-steps: the {} backend has nothing for a CUDA profiler to capture\n",
                to_string(o.cfg.compute_backend));

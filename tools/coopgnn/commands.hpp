@@ -33,6 +33,15 @@ std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir, bool load_f
 std::unique_ptr<loaded_dataset> load_dataset(const std::string& dir,
                                              const dataset_read_options& opt);
 
+/// The CSC training uses for `ds` (build_csc: typed by relation when ds.hetero), in which a
+/// repeated edge is kept once. @throws logic_error as build_csc does.
+csc_graph graph_of(const dataset& ds);
+
+/// "dataset 'X': K of its M stored edges repeat an earlier (source, destination) pair and were
+/// removed; the graph trained has E edges" when data.g has fewer edges than data.ds stores,
+/// else "" (said once, where the dataset is loaded).
+std::string duplicate_edges_note(const loaded_dataset& data);
+
 /// A dataset name made safe for a file name ('/', '\\', ' ', ':' become '_'; "" -> "dataset").
 std::string file_stem(std::string name);
 

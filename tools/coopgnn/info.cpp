@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/graph/npy.hpp"
+#include "tools/coopgnn/commands.hpp"
 
 namespace coopgnn {
 
@@ -120,22 +121,29 @@ dataset_info compute_info(const dataset& ds) {
   dataset_info info;
   info.name = ds.name;
   info.num_nodes = ds.num_nodes;
-  info.num_edges = ds.num_edges();
+  // The graph `train` trains (cli::graph_of): a repeated edge counts once.
+  csc_graph const g = cli::graph_of(ds);
+  info.num_edges = g.num_edges();
+  info.num_edges_stored = ds.num_edges();
   auto const n = static_cast<std::size_t>(std::max<vid_t>(ds.num_nodes, 0));
   std::vector<std::int64_t> in(n, 0);
   std::vector<std::int64_t> out(n, 0);
   std::int64_t same = 0;
   std::int64_t labelled_edges = 0;
-  for (std::size_t e = 0; e < ds.src.size(); ++e) {
-    ++out[static_cast<std::size_t>(ds.src[e])];
-    ++in[static_cast<std::size_t>(ds.dst[e])];
-    if (ds.src[e] == ds.dst[e]) ++info.self_loops;
-    if (!ds.labels.empty()) {
-      std::int64_t const a = ds.labels[static_cast<std::size_t>(ds.src[e])];
-      std::int64_t const b = ds.labels[static_cast<std::size_t>(ds.dst[e])];
-      if (a >= 0 && b >= 0) {
-        ++labelled_edges;
-        same += a == b ? 1 : 0;
+  for (vid_t v = 0; v < g.num_nodes; ++v) {
+    auto const dst = static_cast<std::size_t>(v);
+    in[dst] = g.in_degree(v);
+    for (eid_t e = g.indptr[dst]; e < g.indptr[dst + 1]; ++e) {
+      auto const src = static_cast<std::size_t>(g.indices[static_cast<std::size_t>(e)]);
+      ++out[src];
+      if (src == dst) ++info.self_loops;
+      if (!ds.labels.empty()) {
+        std::int64_t const a = ds.labels[src];
+        std::int64_t const b = ds.labels[dst];
+        if (a >= 0 && b >= 0) {
+          ++labelled_edges;
+          same += a == b ? 1 : 0;
+        }
       }
     }
   }
@@ -153,7 +161,7 @@ dataset_info compute_info(const dataset& ds) {
            h.feature_dim(t) > 0 ? std::string(to_string(h.feature_type(t))) : std::string()});
     }
     for (const std::string& r : h.edge_types) info.edge_types.push_back({r, 0, 0});
-    for (std::int32_t r : h.edge_type) ++info.edge_types[static_cast<std::size_t>(r)].count;
+    for (std::int32_t r : g.etype) ++info.edge_types[static_cast<std::size_t>(r)].count;
   }
   info.num_classes = ds.num_classes;
   if (!ds.labels.empty()) {
@@ -198,7 +206,11 @@ std::string format_info_table(const dataset_info& i) {
   };
   s += fmt::format("dataset '{}'\n", i.name);
   row("nodes", fmt::format("{}", i.num_nodes));
-  row("edges", fmt::format("{} (directed, as stored)", i.num_edges));
+  std::int64_t const repeated = i.num_edges_stored - i.num_edges;
+  row("edges", repeated > 0 ? fmt::format("{} (directed; {} repeated edges of the {} stored "
+                                          "removed, as `train` does)",
+                                          i.num_edges, repeated, i.num_edges_stored)
+                            : fmt::format("{} (directed)", i.num_edges));
   row("in-degree", deg(i.in_degree));
   row("out-degree", deg(i.out_degree));
   row("isolated", fmt::format("{}", i.isolated));
@@ -259,6 +271,8 @@ std::string info_to_json(const dataset_info& i) {
   j["name"] = i.name;
   j["num_nodes"] = i.num_nodes;
   j["num_edges"] = i.num_edges;
+  j["num_edges_stored"] = i.num_edges_stored;
+  j["duplicate_edges_removed"] = i.num_edges_stored - i.num_edges;
   j["in_degree"] = degree_json(i.in_degree);
   j["out_degree"] = degree_json(i.out_degree);
   j["isolated"] = i.isolated;

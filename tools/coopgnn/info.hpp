@@ -54,7 +54,11 @@ struct dataset_info {
   std::vector<type_info> edge_types;
   std::string name;
   std::int64_t num_nodes = 0;
-  std::int64_t num_edges = 0;  ///< directed edges as stored
+  /// Directed edges of the graph `train` trains (build_csc: a repeated edge, or a repeated
+  /// (edge, relation) on typed data, counts once); the degrees, self-loops, homophily and edge
+  /// type counts are over these.
+  std::int64_t num_edges = 0;
+  std::int64_t num_edges_stored = 0;  ///< edges as stored; minus num_edges = repeats removed
   degree_stats in_degree;
   degree_stats out_degree;
   std::int64_t isolated = 0;    ///< vertices with neither in- nor out-edges
@@ -80,8 +84,9 @@ struct dataset_info {
   std::vector<std::string> notes;  ///< what the reader skipped (dataset::notes)
 };
 
-/// Computes the summary of `ds`. O(V log V + E) time. Does not validate `ds` (call
-/// validate_dataset first); ids are assumed in range. features/tasks/trained_task stay empty
+/// Computes the summary of `ds` over the graph `train` builds from it (cli::graph_of, repeated
+/// edges once). O(V log V + E log d) time, O(V + E) memory for that graph. Does not validate `ds`
+/// (call validate_dataset first); ids are assumed in range. features/tasks/trained_task stay empty
 /// (the caller adds them from inspect_dataset); input_feature and notes come from ds.
 dataset_info compute_info(const dataset& ds);
 
