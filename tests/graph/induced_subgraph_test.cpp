@@ -154,10 +154,14 @@ TEST(InducedSubgraph, EveryPartMatchesTheBruteForceSubgraph) {
     ASSERT_EQ(static_cast<vid_t>(ids.size()), sub.num_nodes);
     for (std::size_t i = 0; i < ids.size(); ++i) {
       EXPECT_EQ(kParts[static_cast<std::size_t>(ids[i])], k);
-      if (i > 0) EXPECT_LT(ids[i - 1], ids[i]) << "local ids not in ascending global order";
+      if (i > 0) {
+        EXPECT_LT(ids[i - 1], ids[i]) << "local ids not in ascending global order";
+      }
     }
     vertices += sub.num_nodes;
-    if (sub.num_nodes > 0) EXPECT_NO_THROW(validate_dataset(sub, sub.name));
+    if (sub.num_nodes > 0) {
+      EXPECT_NO_THROW(validate_dataset(sub, sub.name));
+    }
   }
   EXPECT_EQ(vertices, ds.num_nodes);
 }

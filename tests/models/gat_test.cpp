@@ -153,7 +153,9 @@ TEST_P(GatLayer, ForwardMatchesTheDenseFormula) {
       for (eid_t e = ip[s]; e < ip[s + 1]; ++e) sum += c.softmax.data()[k * ne + e];
       EXPECT_NEAR(sum, 1.0, 1e-12) << "head " << k << " dst " << s;
     }
-    if (u.opt.self_loops) EXPECT_EQ(c.softmax.data()[k * ne + 7], 0.0);
+    if (u.opt.self_loops) {
+      EXPECT_EQ(c.softmax.data()[k * ne + 7], 0.0);
+    }
   }
 }
 

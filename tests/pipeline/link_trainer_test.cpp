@@ -76,7 +76,9 @@ TEST(LinkBatch, PairsMapBackToTheirEndpoints) {
     EXPECT_EQ(b.labels[i], positive ? 1.0f : 0.0f);
     auto const p = static_cast<std::size_t>(pos[i / 4]);
     EXPECT_EQ(b.pairs[i].first, f.ds.link->train.src[p]);
-    if (positive) EXPECT_EQ(b.pairs[i].second, f.ds.link->train.dst[p]);
+    if (positive) {
+      EXPECT_EQ(b.pairs[i].second, f.ds.link->train.dst[p]);
+    }
   }
   EXPECT_THROW(make_link_batch(*f.ds.link, std::vector<vid_t>{-1}, 1, 0, 0, f.ds.num_nodes),
                logic_error);

@@ -138,7 +138,9 @@ TEST_P(TrainerHooks, LastLossIsTheStepsGlobalBatchLoss) {
   ASSERT_GT(sum, 0.0);
   // The all-reduce adds the same P doubles, possibly in another order: a few ulps.
   EXPECT_NEAR(tr.last_loss(), sum, 1e-14 * sum);
-  if (u.pes == 1) EXPECT_EQ(tr.last_loss(), sum);
+  if (u.pes == 1) {
+    EXPECT_EQ(tr.last_loss(), sum);
+  }
   tr.step(batch_of(tr, 2), 5, step_options{.update = false, .trace = &trace});
   double sum2 = 0;
   for (auto const& t : trace) sum2 += t.loss;

@@ -62,7 +62,9 @@ TEST(TypedLinkBatch, NegativesStayInTheDestinationTypeAndKeepTheirRelation) {
       EXPECT_EQ(lb.pairs[i].first, t.train.src[p]);
       EXPECT_GE(lb.pairs[i].second, lo) << "pair " << i << " of relation " << r;
       EXPECT_LT(lb.pairs[i].second, hi) << "pair " << i << " of relation " << r;
-      if (j > 0) EXPECT_NE(lb.pairs[i].second, lb.pairs[i].first);
+      if (j > 0) {
+        EXPECT_NE(lb.pairs[i].second, lb.pairs[i].first);
+      }
       EXPECT_EQ(lb.labels[i], j == 0 ? 1.0f : 0.0f);
       seen_rel.insert(r);
     }
