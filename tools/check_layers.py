@@ -29,8 +29,8 @@ LAYERS: dict[str, tuple[list[str], list[str]]] = {
     "kernels": (["kernels"], ["graph"]),
     "cache": (["cache"], ["kernels"]),
     "models": (["models"], ["kernels"]),
-    "pipeline": (["runtime/pipeline"], ["models", "cache", "comm"]),
-    "tma": (["runtime/tma"], ["pipeline"]),
+    "pipeline": (["pipeline"], ["models", "cache", "comm"]),
+    "tma": (["tma"], ["pipeline"]),
     "bench": (["bench/drivers"], ["pipeline"]),
     "cli": (["tools/coopgnn"], ["bench", "tma", "formats"]),
 }

@@ -19,7 +19,7 @@
 #include "kernels/sample/sample.hpp"
 #include "runtime/core/exec_context.hpp"
 #include "runtime/graph/csc.hpp"
-#include "runtime/pipeline/config.hpp"
+#include "pipeline/config.hpp"
 
 namespace coopgnn::bench {
 

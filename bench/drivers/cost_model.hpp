@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "models/layers.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 
 namespace coopgnn::bench {
 

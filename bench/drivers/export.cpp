@@ -10,8 +10,8 @@
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/npy.hpp"
-#include "runtime/pipeline/minibatch.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/minibatch.hpp"
+#include "pipeline/trainer.hpp"
 
 namespace coopgnn::bench {
 

@@ -7,7 +7,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 
 namespace coopgnn::bench {
 

@@ -17,7 +17,7 @@
 #include "bench/drivers/work.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
-#include "runtime/pipeline/config.hpp"
+#include "pipeline/config.hpp"
 
 namespace coopgnn::bench {
 

@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 
 namespace coopgnn::bench {
 

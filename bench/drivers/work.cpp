@@ -16,7 +16,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/core/timer.hpp"
-#include "runtime/pipeline/minibatch.hpp"
+#include "pipeline/minibatch.hpp"
 
 namespace coopgnn::bench {
 

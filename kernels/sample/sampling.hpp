@@ -1,7 +1,7 @@
 // The sampling entries of every backend (docs/design.md sections 2, 4 and 6): neighbour sampling,
 // unique-and-compact, the owner split and the owners' deduplication on views in a PE's memory
 // space. The host references are in sample.hpp (and sample.cpp), the CUDA kernels in
-// sample_cuda.hpp; the cooperative and independent protocols (runtime/pipeline/minibatch.hpp)
+// sample_cuda.hpp; the cooperative and independent protocols (pipeline/minibatch.hpp)
 // are written once on these entries.
 #pragma once
 

@@ -1,6 +1,6 @@
 // SIGINT/SIGTERM as a request to stop (README "Checkpoints and interrupts"): the one signal
 // mechanism of the process, shared by `coopgnn train` (finish the step, checkpoint, exit 130/143)
-// and the TMA engine (runtime/tma/engine.cpp: the server reports and aborts the MPI job).
+// and the TMA engine (tma/engine.cpp: the server reports and aborts the MPI job).
 #pragma once
 
 namespace coopgnn::signals {

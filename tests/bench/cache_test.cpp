@@ -11,7 +11,7 @@
 
 #include "bench/drivers/report.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/graphs.hpp"
 
 namespace coopgnn {

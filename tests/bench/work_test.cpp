@@ -18,7 +18,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
 #include "runtime/graph/dataset.hpp"
-#include "runtime/pipeline/minibatch.hpp"
+#include "pipeline/minibatch.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
 #include "tools/coopgnn/commands.hpp"

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 
 namespace coopgnn::test {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 
 namespace coopgnn::test {
 

@@ -18,7 +18,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/edges.hpp"
 #include "runtime/graph/npy.hpp"
-#include "runtime/pipeline/checkpoint.hpp"
+#include "pipeline/checkpoint.hpp"
 #include "tests/common/files.hpp"
 
 namespace coopgnn {

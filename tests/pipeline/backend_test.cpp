@@ -4,7 +4,7 @@
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/graphs.hpp"
 
 namespace coopgnn {

@@ -3,7 +3,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/dataset.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
 

@@ -4,7 +4,7 @@
 // work counters; timings apart) and bitwise the same final weights, for node classification and
 // for link prediction with learnable embeddings, both protocols, P in {1, 3}. Damaged
 // checkpoints are clear io_errors naming the file.
-#include "runtime/pipeline/checkpoint.hpp"
+#include "pipeline/checkpoint.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@
 
 #include "models/model.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/report.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/report.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/graphs.hpp"
 #include "tests/common/link_steps.hpp"

@@ -1,4 +1,4 @@
-// format_comparison's table (runtime/pipeline/report.hpp): the label column fits the longest
+// format_comparison's table (pipeline/report.hpp): the label column fits the longest
 // label, so per-relation rows with long edge-type names keep the value columns aligned; the time
 // ratio row, the cache row only with a cache, and the legend of `compare`.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/pipeline/report.hpp"
+#include "pipeline/report.hpp"
 
 namespace coopgnn {
 namespace {

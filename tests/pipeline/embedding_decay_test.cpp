@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/embedding.hpp"
-#include "runtime/pipeline/trainer_internal.hpp"
+#include "pipeline/trainer_internal.hpp"
 #include "tests/common/link_steps.hpp"
 
 namespace coopgnn {

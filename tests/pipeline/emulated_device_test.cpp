@@ -11,7 +11,7 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/steps.hpp"
 
 namespace coopgnn {
@@ -143,7 +143,7 @@ TEST(EmulatedDevice, EpochsTrainAndEvaluateLikeTheHost) {
   EXPECT_LT(host_losses.back(), host_losses.front());
 }
 
-// The stage clocks (step_meter of runtime/pipeline/metered_exchange.hpp over
+// The stage clocks (step_meter of pipeline/metered_exchange.hpp over
 // runtime/core/stage_clock.hpp): on both host-run backends every stage of a traced step gets a
 // non-negative time, the stages that do work get a positive one, and together they fit inside the
 // step's wall time measured here.

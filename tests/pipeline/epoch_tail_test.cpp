@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/link_steps.hpp"
 #include "tests/common/steps.hpp"
 

@@ -1,4 +1,4 @@
-// The index arrays of an exchange route (make_route, runtime/pipeline/exchange.hpp): the push CSR
+// The index arrays of an exchange route (make_route, pipeline/exchange.hpp): the push CSR
 // and recv_pos with which every backend's exchanges reproduce the plain scatter-add and scatter
 // of a plan exactly. The expected values are those plain loops, written out here; broken plans
 // are rejected.
@@ -10,7 +10,7 @@
 
 #include "kernels/sparse/spmm.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/exchange.hpp"
+#include "pipeline/exchange.hpp"
 
 namespace coopgnn {
 namespace {

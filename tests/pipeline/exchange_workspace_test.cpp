@@ -1,4 +1,4 @@
-// Caller-provided staging of the row exchanges (exchange_workspace, runtime/pipeline/exchange.hpp)
+// Caller-provided staging of the row exchanges (exchange_workspace, pipeline/exchange.hpp)
 // and the agreed-count all-to-all-v they use: on P host PE threads, on the host and the emulated
 // device, exchange_pull / exchange_push with one workspace per PE reproduce the oracle (each PE
 // knows every PE's request list, so the pulled rows and the pushed sums are written out here),
@@ -15,7 +15,7 @@
 
 #include "runtime/comm/host_communicator.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/exchange.hpp"
+#include "pipeline/exchange.hpp"
 #include "tests/common/pes.hpp"
 
 namespace coopgnn {

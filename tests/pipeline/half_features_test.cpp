@@ -14,7 +14,7 @@
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/npy.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/steps.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/link_layers.hpp"
-#include "runtime/pipeline/link.hpp"
+#include "pipeline/link.hpp"
 
 namespace coopgnn {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/rng.hpp"
-#include "runtime/pipeline/link.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/link.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/link_steps.hpp"
 
 namespace coopgnn {

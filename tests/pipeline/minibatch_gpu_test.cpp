@@ -1,4 +1,4 @@
-// The one pair of sampling protocols (runtime/pipeline/minibatch.hpp) on a CUDA context against
+// The one pair of sampling protocols (pipeline/minibatch.hpp) on a CUDA context against
 // the same protocols on the host (the reference): per PE the same blocks, exchange plans, input
 // nodes, work counters and id bytes, with P PEs sharing device 0 through the peer-copy
 // communicator, including PEs that own no seed. (On the emulated device, CI runs the same code
@@ -17,7 +17,7 @@
 
 #include "runtime/comm/device_comm.hpp"
 #include "runtime/comm/host_communicator.hpp"
-#include "runtime/pipeline/minibatch.hpp"
+#include "pipeline/minibatch.hpp"
 #include "tests/common/graphs.hpp"
 #include "tests/common/pes.hpp"
 

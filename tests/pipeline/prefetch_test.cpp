@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/link_steps.hpp"
 #include "tests/common/steps.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/steps.hpp"
 
 namespace coopgnn {

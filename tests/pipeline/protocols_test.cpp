@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/steps.hpp"
 
 namespace coopgnn {

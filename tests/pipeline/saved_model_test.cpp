@@ -1,4 +1,4 @@
-// Saved models (runtime/pipeline/checkpoint.hpp; docs/usage.md "Saved models"): model.npz holds
+// Saved models (pipeline/checkpoint.hpp; docs/usage.md "Saved models"): model.npz holds
 // one named float32 array per tensor and manifest.json lists name, shape, dtype and order of
 // each; version 1 models (one flat params.npy) are still read; tampered files are named.
 #include <gmock/gmock.h>
@@ -14,7 +14,7 @@
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/graph/npz.hpp"
-#include "runtime/pipeline/checkpoint.hpp"
+#include "pipeline/checkpoint.hpp"
 #include "tests/common/files.hpp"
 
 namespace coopgnn {

@@ -1,7 +1,7 @@
-// Model selection (runtime/pipeline/selection.hpp, docs/usage.md "Model selection"): the epoch
+// Model selection (pipeline/selection.hpp, docs/usage.md "Model selection"): the epoch
 // of best validation metric (the earlier on ties, evaluated epochs only) or the last, the kept
 // parameters of that epoch, and the checkpoint form of the state.
-#include "runtime/pipeline/selection.hpp"
+#include "pipeline/selection.hpp"
 
 #include <gtest/gtest.h>
 

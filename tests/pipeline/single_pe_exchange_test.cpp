@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "runtime/comm/host_communicator.hpp"
-#include "runtime/pipeline/exchange.hpp"
-#include "runtime/pipeline/minibatch.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/exchange.hpp"
+#include "pipeline/minibatch.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/steps.hpp"
 
 namespace coopgnn {

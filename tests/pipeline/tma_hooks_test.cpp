@@ -11,8 +11,8 @@
 #include <numeric>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/link.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/link.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/link_steps.hpp"
 #include "tests/common/steps.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "runtime/core/device.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/gpu.hpp"
 #include "tests/common/steps.hpp"
 

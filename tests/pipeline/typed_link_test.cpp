@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/checkpoint.hpp"
-#include "runtime/pipeline/link.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/checkpoint.hpp"
+#include "pipeline/link.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/link_steps.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "runtime/comm/host_communicator.hpp"
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/minibatch.hpp"
+#include "pipeline/minibatch.hpp"
 #include "tests/common/graphs.hpp"
 #include "tests/common/pes.hpp"
 

@@ -1,7 +1,7 @@
-// The ranks' start-up agreement (runtime/tma/fingerprint.hpp): equal fingerprints pass; the
+// The ranks' start-up agreement (tma/fingerprint.hpp): equal fingerprints pass; the
 // first differing key is named with every value and its ranks; the dataset's content and the
 // options that change the arithmetic are part of it, the run-only options are not.
-#include "runtime/tma/fingerprint.hpp"
+#include "tma/fingerprint.hpp"
 
 #include <gtest/gtest.h>
 

@@ -42,8 +42,8 @@
 
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
-#include "runtime/tma/engine.hpp"
-#include "runtime/tma/workers.hpp"
+#include "tma/engine.hpp"
+#include "tma/workers.hpp"
 #include "tools/coopgnn/split_edges.hpp"
 
 namespace {

@@ -1,8 +1,8 @@
-// The TMA pieces that need no MPI (runtime/tma/tma.hpp, evaluator.hpp, workers.hpp): the
+// The TMA pieces that need no MPI (tma/tma.hpp, evaluator.hpp, workers.hpp): the
 // server's clock decision, the evaluator's ordering, superseding and best checkpoint, the
 // convergence time, LLCG's correction against a twin trainer, and the slicing of global batches
 // for GGS. Expected values are written out by hand or come from twin trainers.
-#include "runtime/tma/tma.hpp"
+#include "tma/tma.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +15,9 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
-#include "runtime/tma/engine.hpp"
-#include "runtime/tma/evaluator.hpp"
-#include "runtime/tma/workers.hpp"
+#include "tma/engine.hpp"
+#include "tma/evaluator.hpp"
+#include "tma/workers.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/link_steps.hpp"
 

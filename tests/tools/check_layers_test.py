@@ -25,21 +25,21 @@ class Layers(unittest.TestCase):
     def test_a_planted_upward_include_fails(self):
         tmp = tempfile.mkdtemp()
         try:
-            for folder in ("kernels/sample", "runtime/pipeline", "runtime/core", "models"):
+            for folder in ("kernels/sample", "pipeline", "runtime/core", "models"):
                 os.makedirs(os.path.join(tmp, folder))
-            with open(os.path.join(tmp, "runtime/pipeline/trainer.hpp"), "w") as f:
+            with open(os.path.join(tmp, "pipeline/trainer.hpp"), "w") as f:
                 f.write('#include "models/model.hpp"\n#include "runtime/core/error.hpp"\n')
             with open(os.path.join(tmp, "models/model.hpp"), "w") as f:
                 f.write('#include "kernels/sample/sample.hpp"\n')
             with open(os.path.join(tmp, "kernels/sample/sample.cu"), "w") as f:
                 f.write('// fine\n#include "runtime/core/error.hpp"\n'
-                        '#include "runtime/pipeline/trainer.hpp"\n')
+                        '#include "pipeline/trainer.hpp"\n')
             p = run(tmp)
             self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
             lines = p.stdout.strip().splitlines()
             self.assertEqual(len(lines), 1, lines)
             self.assertIn("kernels/sample/sample.cu:3: layer kernels includes "
-                          "runtime/pipeline/trainer.hpp of layer pipeline", lines[0])
+                          "pipeline/trainer.hpp of layer pipeline", lines[0])
         finally:
             shutil.rmtree(tmp)
 

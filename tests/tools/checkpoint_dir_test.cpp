@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/core/error.hpp"
-#include "runtime/pipeline/checkpoint.hpp"
+#include "pipeline/checkpoint.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
-#include "runtime/pipeline/trainer.hpp"
+#include "pipeline/trainer.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 #include "tests/common/steps.hpp"

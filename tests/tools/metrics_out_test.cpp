@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/pipeline/report.hpp"
+#include "pipeline/report.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 

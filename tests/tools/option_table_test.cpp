@@ -1,4 +1,4 @@
-// The option table (runtime/pipeline/config.hpp) as the command line sees it: every table entry
+// The option table (pipeline/config.hpp) as the command line sees it: every table entry
 // is an option of train, compare and tma with the table's default; --gemm-math is recorded in
 // --metrics-out and in checkpoints, and the host says once that it keeps FP32; a dataset of the
 // same name and sizes but other feature rows is refused by --resume and by predict / embed,
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "runtime/graph/npy.hpp"
-#include "runtime/pipeline/config.hpp"
+#include "pipeline/config.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
 #include "tools/coopgnn/commands.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runtime/core/assert.hpp"
-#include "runtime/pipeline/report.hpp"
+#include "pipeline/report.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/progress.hpp"
 #include "tools/coopgnn/train_options.hpp"

@@ -17,8 +17,8 @@
 #include "runtime/core/error.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/graph/transforms.hpp"
-#include "runtime/pipeline/checkpoint.hpp"
-#include "runtime/pipeline/link.hpp"
+#include "pipeline/checkpoint.hpp"
+#include "pipeline/link.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/output_paths.hpp"
 

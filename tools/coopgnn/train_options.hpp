@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/pipeline/config.hpp"
-#include "runtime/pipeline/report.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/report.hpp"
 #include "tools/coopgnn/commands.hpp"
 
 namespace coopgnn::cli {
