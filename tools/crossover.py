@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """usage: tools/crossover.py --coopgnn BIN --dataset DIR [--out DIR] [--batches N]
                             [--machine FILE] [--skip-runs]
+                            [--size-dataset DIR [--size-only]]
        tools/crossover.py --plot [--out DIR]
 
 The crossover map of cooperative vs independent minibatching in the cost model of
@@ -23,8 +24,10 @@ Writes in --out (default docs/results): crossover.md, crossover.csv (one row per
 hidden, seeds per PE, P: both modelled totals, the ratio and the stages), crossover_sensitivity.csv,
 crossover_machines.yaml (the variant machine file), plots/crossover_<machine>.png heat maps when
 matplotlib imports, and the bench modes JSON files under --out/crossover_runs/.
+--size-dataset DIR also models hidden 1024, P = 8 at each seeds per PE on a larger graph (written
+to crossover_size.csv and the report's "Graph size" table; --size-only runs just those points).
 --skip-runs rebuilds the tables from the JSON files already there; --plot only draws the heat
-maps from --out/crossover.csv (no runs, no --dataset; /usr/bin/python3 has matplotlib).
+maps from --out/crossover.csv (no runs, no --dataset; needs a Python with matplotlib).
 Errors: a failing bench modes run stops the script with its exit status and command.
 """
 from __future__ import annotations
@@ -146,7 +149,7 @@ def heat_maps(rows: list[dict], plots_dir: str) -> list[str]:
     independent / cooperative over hidden width (rows) x P (columns), value written in each cell,
     on a diverging colour map centred at 1.0 with one range for all machines. Writes
     plots_dir/crossover_<machine>.png; returns the file names, or [] when matplotlib does not
-    import (the pyenv python3 lacks it; /usr/bin/python3 has it)."""
+    import."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -211,7 +214,7 @@ def main(argv=None) -> int:
                          os.path.join(a.out, "plots"))
         if not pngs:
             raise SystemExit("tools/crossover.py --plot: matplotlib does not import in "
-                             f"{sys.executable} (use /usr/bin/python3)")
+                             f"{sys.executable} (run it with a Python that has matplotlib)")
         print("wrote " + ", ".join(os.path.join(a.out, "plots", p) for p in pngs))
         return 0
     if a.dataset is None:
@@ -344,8 +347,8 @@ def write_report(a, rows, sens, machines, ref_run, log, elapsed, size_rows):
                          " |")
         L.append("")
     L += ["Heat maps of the tables above (drawn from crossover.csv by "
-          "`/usr/bin/python3 tools/crossover.py --plot`; red: independent faster, blue: "
-          "cooperative faster, white: 1.0):", ""]
+          "`python3 tools/crossover.py --plot`, a Python with matplotlib; red: independent "
+          "faster, blue: cooperative faster, white: 1.0):", ""]
     L += [f"![{m}: modelled independent / cooperative](plots/crossover_{m}.png)" for m in machines]
     L.append("")
     h, p, s = REFERENCE
@@ -390,7 +393,7 @@ def write_report(a, rows, sens, machines, ref_run, log, elapsed, size_rows):
         # Keep a hand-written reading across regenerations.
         L[-2] = old.split("## Reading\n\n", 1)[1].rstrip("\n")
     with open(path, "w") as f:
-        f.write("\n".join(L) + "\n")
+        f.write("\n".join(L).rstrip("\n") + "\n")
 
 
 if __name__ == "__main__":

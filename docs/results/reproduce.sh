@@ -48,9 +48,11 @@ $BIN bench modes --dataset $DATA/cnr2000-task --fanouts 10,10,10 --batch-per-pe 
 $BIN bench modes --dataset $DATA/rmat22-f128 --fanouts 10,10,10 --batch-per-pe 1024 --pes 4,8 \
   --batches 1 --warmup 1 --model sage --hidden 1024 --gemm-math tf32 --feature-placement uva \
   --paper-settings --cache-policy setassoc --cache-rows 500000 --seed 1 --tag paper-grid --out $OUT
-# The crossover map (R-MAT 2^20, hidden x P x seeds per PE, per machine) and its heat maps.
-python3 tools/crossover.py --coopgnn $BIN --dataset $DATA/rmat20-f128 --out $OUT --batches 1
-/usr/bin/python3 tools/crossover.py --plot --out $OUT
+# The crossover map (R-MAT 2^20, hidden x P x seeds per PE, per machine; hidden 1024, P = 8 on
+# the 2^22 graph too) and its heat maps (PLOT_PYTHON: a Python with matplotlib).
+python3 tools/crossover.py --coopgnn $BIN --dataset $DATA/rmat20-f128 --size-dataset $DATA/rmat22-f128 \
+  --out $OUT --batches 1
+${PLOT_PYTHON:-python3} tools/crossover.py --plot --out $OUT
 [[ ${MODES_ONLY:-0} == 1 ]] && exec $BIN report $OUT --title "coopgnn: cooperative vs independent minibatching (host backend)"
 
 # Feature-cache miss rate vs kappa (one epoch of cnr2000, cache of 10% of |V| per PE).
