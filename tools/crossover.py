@@ -316,7 +316,7 @@ def write_report(a, rows, sens, machines, ref_run, log, elapsed, size_rows):
     L = ["# Crossover map: cooperative vs independent minibatching in the cost model", "",
          "**Modelled figures** from work counted on the host (CPU sampling of the real graph), "
          "divided by the ceilings of bench/machines.yaml; **not validated on a GPU**. Written by "
-         "tools/crossover.py (the tables below are generated; the paragraph under *Reading* is "
+         "tools/crossover.py (the tables below are generated; the sections from *Reading* on are "
          "written by hand from them).", "",
          f"Graph: {ref_run['dataset']} ({ref_run['num_nodes']} vertices, {ref_run['num_edges']} "
          f"directed edges, 128 float32 features), LABOR fanouts 10,10,10, GraphSAGE, features "
