@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """usage: tools/crossover.py --coopgnn BIN --dataset DIR [--out DIR] [--batches N]
                             [--machine FILE] [--skip-runs]
+                            [--size-dataset DIR [--size-only]]
+       tools/crossover.py --plot [--out DIR]
 
 The crossover map of cooperative vs independent minibatching in the cost model of
 `coopgnn bench modes` (bench/drivers/cost_model.cpp): the modelled time ratio
@@ -20,9 +22,12 @@ modelled in the reference point's own run, so they share its counted work.
 
 Writes in --out (default docs/results): crossover.md, crossover.csv (one row per machine,
 hidden, seeds per PE, P: both modelled totals, the ratio and the stages), crossover_sensitivity.csv,
-crossover_machines.yaml (the variant machine file), crossover_<machine>.png heat maps when
+crossover_machines.yaml (the variant machine file), plots/crossover_<machine>.png heat maps when
 matplotlib imports, and the bench modes JSON files under --out/crossover_runs/.
---skip-runs rebuilds the tables from the JSON files already there.
+--size-dataset DIR also models hidden 1024, P = 8 at each seeds per PE on a larger graph (written
+to crossover_size.csv and the report's "Graph size" table; --size-only runs just those points).
+--skip-runs rebuilds the tables from the JSON files already there; --plot only draws the heat
+maps from --out/crossover.csv (no runs, no --dataset; needs a Python with matplotlib).
 Errors: a failing bench modes run stops the script with its exit status and command.
 """
 from __future__ import annotations
@@ -44,6 +49,7 @@ HIDDEN = [64, 256, 1024]
 PES = [2, 4, 8]
 SEEDS_PER_PE = [512, 1024]
 REFERENCE = (1024, 8, 1024)  # hidden, P, seeds per PE
+SIZE_HIDDEN, SIZE_PES = 1024, 8  # the points of --size-dataset, at each of SEEDS_PER_PE
 ASSUMPTIONS = ["nccl_latency_us", "kernel_launch_us", "nccl_efficiency", "pcie_gbps",
                "hbm_efficiency", "flop_efficiency"]
 STAGES = ["sample", "feature_load", "forward", "backward", "communication", "optimizer"]
@@ -86,10 +92,15 @@ def write_variants(base_file: str, out_yaml: str) -> list[dict]:
     return entries
 
 
-def run_modes(exe, dataset, hidden, seeds, machine, batches, runs_dir, log) -> str:
-    tag = f"h{hidden}-s{seeds}"
+def size_tag(hidden: int, seeds: int) -> str:
+    return f"h{hidden}-s{seeds}-p{SIZE_PES}-size"
+
+
+def run_modes(exe, dataset, hidden, seeds, machine, batches, runs_dir, log, pes=None,
+              tag=None) -> str:
+    tag = tag or f"h{hidden}-s{seeds}"
     argv = [exe, "bench", "modes", "--dataset", dataset, "--sampler", "labor", "--fanouts",
-            "10,10,10", "--pes", *map(str, PES), "--batch-per-pe", str(seeds), "--batches",
+            "10,10,10", "--pes", *map(str, pes or PES), "--batch-per-pe", str(seeds), "--batches",
             str(batches), "--warmup", "0", "--hidden", str(hidden), "--feature-placement", "uva",
             "--seed", "1", "--machine", machine, "--tag", tag, "--out", runs_dir]
     log.append(" ".join(shlex.quote(a) for a in argv))
@@ -120,47 +131,94 @@ def modelled(j: dict) -> dict:
     return out
 
 
-def heat_maps(rows, machines, out_dir) -> list[str]:
+def read_csv(path: str) -> list[dict]:
+    """The rows of crossover.csv as written by main(): numeric columns as int or float."""
+    if not os.path.exists(path):
+        raise SystemExit(f"tools/crossover.py: {path} not found (run the sweep first)")
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            rows.append({k: (v if k == "machine" else
+                             int(v) if k in ("hidden", "seeds_per_pe", "pes") else float(v))
+                         for k, v in r.items()})
+    return rows
+
+
+def heat_maps(rows: list[dict], plots_dir: str) -> list[str]:
+    """One PNG per machine of rows (crossover.csv rows): a panel per seeds per PE of the ratio
+    independent / cooperative over hidden width (rows) x P (columns), value written in each cell,
+    on a diverging colour map centred at 1.0 with one range for all machines. Writes
+    plots_dir/crossover_<machine>.png; returns the file names, or [] when matplotlib does not
+    import."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.colors import CenteredNorm
     except ImportError:
         return []
+    os.makedirs(plots_dir, exist_ok=True)
+    machines = list(dict.fromkeys(r["machine"] for r in rows))
+    hidden = sorted({r["hidden"] for r in rows})
+    pes = sorted({r["pes"] for r in rows})
+    seeds_list = sorted({r["seeds_per_pe"] for r in rows})
+    half = max(0.05, max(abs(r["ratio"] - 1.0) for r in rows))
+    norm = CenteredNorm(vcenter=1.0, halfrange=half)
     files = []
     for mach in machines:
-        fig, axes = plt.subplots(1, len(SEEDS_PER_PE), figsize=(4.2 * len(SEEDS_PER_PE), 3.4))
-        for ax, seeds in zip(axes, SEEDS_PER_PE):
+        fig, axes = plt.subplots(1, len(seeds_list), figsize=(3.6 * len(seeds_list) + 1.2, 3.4),
+                                 squeeze=False)
+        for n, (ax, seeds) in enumerate(zip(axes[0], seeds_list)):
             grid = [[next(r["ratio"] for r in rows if r["machine"] == mach and r["hidden"] == h
-                          and r["pes"] == p and r["seeds_per_pe"] == seeds) for p in PES]
-                    for h in HIDDEN]
-            im = ax.imshow(grid, cmap="RdBu", vmin=0.5, vmax=1.5, origin="lower")
-            ax.set_xticks(range(len(PES)), [str(p) for p in PES])
-            ax.set_yticks(range(len(HIDDEN)), [str(h) for h in HIDDEN])
+                          and r["pes"] == p and r["seeds_per_pe"] == seeds) for p in pes]
+                    for h in hidden]
+            im = ax.imshow(grid, cmap="RdBu", norm=norm, origin="lower")
+            ax.set_xticks(range(len(pes)), [str(p) for p in pes])
+            ax.set_yticks(range(len(hidden)), [str(h) for h in hidden])
             ax.set_xlabel("P (GPUs)")
-            ax.set_ylabel("hidden width")
+            if n == 0:
+                ax.set_ylabel("hidden width")
             ax.set_title(f"{seeds} seeds per PE")
-            for i, row in enumerate(grid):
-                for k, v in enumerate(row):
-                    ax.text(k, i, f"{v:.2f}", ha="center", va="center", fontsize=9)
-        fig.colorbar(im, ax=axes, label="independent / cooperative (modelled)")
-        fig.suptitle(f"{mach}: modelled speed-up of cooperative (>1: cooperative faster)")
-        path = os.path.join(out_dir, f"crossover_{mach}.png")
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+            for i, line in enumerate(grid):
+                for k, v in enumerate(line):
+                    dark = abs(v - 1.0) > 0.6 * half
+                    ax.text(k, i, f"{v:.2f}", ha="center", va="center", fontsize=10,
+                            color="white" if dark else "black")
+        fig.colorbar(im, ax=list(axes[0]), label="independent / cooperative")
+        fig.suptitle(f"{mach}: modelled speed-up of cooperative (>1: cooperative faster)",
+                     fontsize=10)
+        name = f"crossover_{mach}.png"
+        fig.savefig(os.path.join(plots_dir, name), dpi=110, bbox_inches="tight")
         plt.close(fig)
-        files.append(os.path.basename(path))
+        files.append(name)
     return files
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="tools/crossover.py")
     ap.add_argument("--coopgnn", default=os.path.join(ROOT, "build", "default", "coopgnn"))
-    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--dataset")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results"))
     ap.add_argument("--batches", type=int, default=1)
     ap.add_argument("--machine", default=os.path.join(ROOT, "bench", "machines.yaml"))
     ap.add_argument("--skip-runs", action="store_true")
+    ap.add_argument("--size-dataset",
+                    help="a larger graph: model hidden 1024, P = 8, each seeds per PE on it too")
+    ap.add_argument("--size-only", action="store_true",
+                    help="run only the --size-dataset points (no grid, no tables)")
+    ap.add_argument("--plot", action="store_true",
+                    help="only draw the heat maps from --out/crossover.csv into --out/plots")
     a = ap.parse_args(argv)
+    if a.plot:
+        pngs = heat_maps(read_csv(os.path.join(a.out, "crossover.csv")),
+                         os.path.join(a.out, "plots"))
+        if not pngs:
+            raise SystemExit("tools/crossover.py --plot: matplotlib does not import in "
+                             f"{sys.executable} (run it with a Python that has matplotlib)")
+        print("wrote " + ", ".join(os.path.join(a.out, "plots", p) for p in pngs))
+        return 0
+    if a.dataset is None:
+        ap.error("--dataset is required (except with --plot)")
     if not os.path.isdir(a.dataset):
         ap.error(f"--dataset {a.dataset}: not a directory")
     os.makedirs(a.out, exist_ok=True)
@@ -174,6 +232,12 @@ def main(argv=None) -> int:
     machines = [e["name"] for e in bases]
     log: list[str] = []
     t0 = time.time()
+    if a.size_dataset and not a.skip_runs:
+        for seeds in SEEDS_PER_PE:
+            run_modes(a.coopgnn, a.size_dataset, SIZE_HIDDEN, seeds, a.machine, a.batches,
+                      runs_dir, log, pes=[SIZE_PES], tag=size_tag(SIZE_HIDDEN, seeds))
+        if a.size_only:
+            return 0
     for hidden in HIDDEN:
         for seeds in SEEDS_PER_PE:
             tag = f"h{hidden}-s{seeds}"
@@ -220,17 +284,39 @@ def main(argv=None) -> int:
         w = csv.DictWriter(f, fieldnames=list(sens[0].keys()))
         w.writeheader()
         w.writerows(sens)
-    pngs = heat_maps(rows, machines, a.out)
-    write_report(a, rows, sens, machines, ref_run, log, elapsed, pngs)
+    size_rows = []
+    if a.size_dataset:
+        for seeds in SEEDS_PER_PE:
+            run = load_run(runs_dir, size_tag(SIZE_HIDDEN, seeds))
+            mod = modelled(run)
+            for mach in machines:
+                c = mod[("cooperative", SIZE_PES, mach)]
+                i = mod[("independent", SIZE_PES, mach)]
+                small = next(r for r in rows if r["machine"] == mach and r["hidden"] == SIZE_HIDDEN
+                             and r["pes"] == SIZE_PES and r["seeds_per_pe"] == seeds)
+                size_rows.append({"machine": mach, "dataset": run["dataset"],
+                                  "num_nodes": run["num_nodes"], "hidden": SIZE_HIDDEN,
+                                  "seeds_per_pe": seeds, "pes": SIZE_PES,
+                                  "cooperative_s": c["total"], "independent_s": i["total"],
+                                  "ratio": i["total"] / c["total"],
+                                  "ratio_grid_graph": small["ratio"],
+                                  **{f"coop_{s}": c[s] for s in STAGES},
+                                  **{f"indep_{s}": i[s] for s in STAGES}})
+        with open(os.path.join(a.out, "crossover_size.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(size_rows[0].keys()))
+            w.writeheader()
+            w.writerows(size_rows)
+    heat_maps(rows, os.path.join(a.out, "plots"))
+    write_report(a, rows, sens, machines, ref_run, log, elapsed, size_rows)
     print(f"wrote {os.path.join(a.out, 'crossover.md')}")
     return 0
 
 
-def write_report(a, rows, sens, machines, ref_run, log, elapsed, pngs):
+def write_report(a, rows, sens, machines, ref_run, log, elapsed, size_rows):
     L = ["# Crossover map: cooperative vs independent minibatching in the cost model", "",
          "**Modelled figures** from work counted on the host (CPU sampling of the real graph), "
          "divided by the ceilings of bench/machines.yaml; **not validated on a GPU**. Written by "
-         "tools/crossover.py (the tables below are generated; the paragraph under *Reading* is "
+         "tools/crossover.py (the tables below are generated; the sections from *Reading* on are "
          "written by hand from them).", "",
          f"Graph: {ref_run['dataset']} ({ref_run['num_nodes']} vertices, {ref_run['num_edges']} "
          f"directed edges, 128 float32 features), LABOR fanouts 10,10,10, GraphSAGE, features "
@@ -260,10 +346,11 @@ def write_report(a, rows, sens, machines, ref_run, log, elapsed, pngs):
                 L.append(f"| {h} | {s} | " + " | ".join(f"{c['ratio']:.3f}" for c in cells) +
                          " |")
         L.append("")
-    if pngs:
-        L += ["Heat maps: " + ", ".join(f"[{p}]({p})" for p in pngs) + "", ""]
-    else:
-        L += ["(matplotlib is not importable here: no heat maps were drawn)", ""]
+    L += ["Heat maps of the tables above (drawn from crossover.csv by "
+          "`python3 tools/crossover.py --plot`, a Python with matplotlib; red: independent "
+          "faster, blue: cooperative faster, white: 1.0):", ""]
+    L += [f"![{m}: modelled independent / cooperative](plots/crossover_{m}.png)" for m in machines]
+    L.append("")
     h, p, s = REFERENCE
     L += [f"## Stages at the reference point (hidden {h}, P = {p}, {s} seeds per PE)", "",
           "Modelled milliseconds per global batch.", "",
@@ -286,6 +373,19 @@ def write_report(a, rows, sens, machines, ref_run, log, elapsed, pngs):
     for r in sens:
         L.append(f"| {r['machine']} | {r['assumption']} | {r['base_ratio']:.3f} | "
                  f"{r['halved']:.3f} | {r['doubled']:.3f} | {r['flips']} |")
+    if size_rows:
+        runs = [load_run(os.path.relpath(os.path.join(a.out, "crossover_runs")),
+                         size_tag(SIZE_HIDDEN, s)) for s in SEEDS_PER_PE]
+        L += ["", f"## Graph size (hidden {SIZE_HIDDEN}, P = {SIZE_PES})", "",
+              f"The same options on {runs[0]['dataset']} ({runs[0]['num_nodes']} vertices, "
+              f"{runs[0]['num_edges']} directed edges, 128 float32 features; written "
+              "to crossover_size.csv), run by:", "", "```"] + [r["command"] for r in runs] + \
+             ["```", "", "| machine | seeds/PE | cooperative ms | independent ms | ratio | "
+              f"ratio on {ref_run['dataset']} |", "|---|---|---|---|---|---|"]
+        for r in size_rows:
+            L.append(f"| {r['machine']} | {r['seeds_per_pe']} | {r['cooperative_s'] * 1e3:.3f} | "
+                     f"{r['independent_s'] * 1e3:.3f} | {r['ratio']:.3f} | "
+                     f"{r['ratio_grid_graph']:.3f} |")
     L += ["", "## Reading", "", "READING", ""]
     path = os.path.join(a.out, "crossover.md")
     old = open(path).read() if os.path.exists(path) else ""
@@ -293,7 +393,7 @@ def write_report(a, rows, sens, machines, ref_run, log, elapsed, pngs):
         # Keep a hand-written reading across regenerations.
         L[-2] = old.split("## Reading\n\n", 1)[1].rstrip("\n")
     with open(path, "w") as f:
-        f.write("\n".join(L) + "\n")
+        f.write("\n".join(L).rstrip("\n") + "\n")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,19 @@ $BIN bench modes --dataset $DATA/rmat20-f128 --sampler labor --fanouts 10,10,10 
 $BIN bench modes --dataset $DATA/cnr2000-task --fanouts 10,10,10 --batch-per-pe 512 --pes 2,4 \
   --batches 2 --warmup 1 --model sage --hidden 1024 --gemm-math tf32 --feature-placement uva \
   --paper-settings --cache-policy setassoc --cache-fraction 0.1 --tag paper-grid --out $OUT
+# The paper's four settings in the authors' configuration (SAGE-mean, 3 layers of fanout 10,
+# hidden 1024, TF32 GEMMs, 1024 seeds per PE, features over UVA, a setassoc cache of 500,000 rows
+# per PE) on an R-MAT graph of 2^22 vertices with 128 float32 features, P = 4 and 8
+# (docs/results/crossover.md, "The paper's setup at 2^22").
+[[ -d $DATA/rmat22-f128 ]] || $BIN generate rmat $DATA/rmat22-f128 --scale 22 --with-task --feature-dim 128
+$BIN bench modes --dataset $DATA/rmat22-f128 --fanouts 10,10,10 --batch-per-pe 1024 --pes 4,8 \
+  --batches 1 --warmup 1 --model sage --hidden 1024 --gemm-math tf32 --feature-placement uva \
+  --paper-settings --cache-policy setassoc --cache-rows 500000 --seed 1 --tag paper-grid --out $OUT
+# The crossover map (R-MAT 2^20, hidden x P x seeds per PE, per machine; hidden 1024, P = 8 on
+# the 2^22 graph too) and its heat maps (PLOT_PYTHON: a Python with matplotlib).
+python3 tools/crossover.py --coopgnn $BIN --dataset $DATA/rmat20-f128 --size-dataset $DATA/rmat22-f128 \
+  --out $OUT --batches 1
+${PLOT_PYTHON:-python3} tools/crossover.py --plot --out $OUT
 [[ ${MODES_ONLY:-0} == 1 ]] && exec $BIN report $OUT --title "coopgnn: cooperative vs independent minibatching (host backend)"
 
 # Feature-cache miss rate vs kappa (one epoch of cnr2000, cache of 10% of |V| per PE).
