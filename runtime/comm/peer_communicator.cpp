@@ -158,7 +158,8 @@ void peer_communicator::do_alltoallv_with_counts(const void* send_data,
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(recv_counts.size() == p, "alltoallv_with_counts needs {} receive counts, got {}",
                   p, recv_counts.size());
-  auto const send_bytes = alltoallv_bytes(send_counts, recv_counts, dtype).send;
+  // The receive counts are what this call finds out: only the send side is converted.
+  auto const send_bytes = alltoallv_bytes(send_counts, send_counts, dtype).send;
   auto const item = static_cast<std::int64_t>(size_of(dtype));
   comm_detail::guarded(
       *group_, rank(), "alltoallv_with_counts", [this] { on_failure(); },
