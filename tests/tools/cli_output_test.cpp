@@ -143,6 +143,9 @@ TEST(CliOutput, CompareShowsOneTableWithALegendAndEpochLinesOnlyWhenVerbose) {
                          HasSubstr("cooperative/independent:"), HasSubstr("  epoch time"),
                          HasSubstr("independent/cooperative:"), HasSubstr("x faster\n"),
                          HasSubstr("timings: host backend, 2 PEs x ")));
+  // The table holds the last epoch; each mode's --select-best choice follows it.
+  EXPECT_THAT(out, AllOf(HasSubstr("cooperative: selected epoch "),
+                         HasSubstr("independent: selected epoch ")));
   // Cora has 140 training seeds and the default batch is 1024: said once.
   std::string const once = "every epoch is one batch (--batch-size 1024 >= 140 training seeds)";
   ASSERT_THAT(out, HasSubstr(once));

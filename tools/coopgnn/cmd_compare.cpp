@@ -88,6 +88,9 @@ void add_compare_command(CLI::App& app) {
     COOPGNN_ASSERT(totals.size() == 2, "compare ran {} modes, not 2", totals.size());
     fmt::print("\n{}\n{}", format_comparison(finals, totals, &setting),
                format_comparison_legend(totals, setting));
+    // The table's metrics are the last epoch's; --select-best's choice per mode (the metrics a
+    // paper would report, also the selection records of --metrics-out).
+    for (auto const& t : totals) fmt::print("{}: {}\n", t.mode, format_selection(t.selected));
   });
 }
 
