@@ -11,6 +11,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "kernels/dense/link_ops.hpp"
@@ -288,31 +289,50 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<char> finished(pes_.size(), 0);
+  std::string spawn_failure;  // a PE thread the system would not start
   {
     std::vector<std::jthread> threads;
     for (std::size_t p = 0; p < pes_.size(); ++p) {
-      threads.emplace_back([&, p] {
-        nvtx::name_thread(fmt::format("pe{}", p));
-        log::set_prefix(fmt::format("PE {}", p));
-        try {
-          bind_device(static_cast<int>(p));
-          body(*pes_[p]);
-        } catch (const std::exception& e) {
-          errors[p] = std::current_exception();
-          auto const why = fmt::format("PE {} failed: {}", p, e.what());
-          group_->abort(why);
-          if (prefetch_group_) prefetch_group_->abort(why);
-          if (pes_[p]->device_comm != nullptr) pes_[p]->device_comm->abort(why);
-        }
+      try {
+        threads.emplace_back([&, p] {
+          nvtx::name_thread(fmt::format("pe{}", p));
+          log::set_prefix(fmt::format("PE {}", p));
+          try {
+            bind_device(static_cast<int>(p));
+            body(*pes_[p]);
+          } catch (const std::exception& e) {
+            errors[p] = std::current_exception();
+            auto const why = fmt::format("PE {} failed: {}", p, e.what());
+            group_->abort(why);
+            if (prefetch_group_) prefetch_group_->abort(why);
+            if (pes_[p]->device_comm != nullptr) pes_[p]->device_comm->abort(why);
+          }
+          {
+            std::lock_guard lk(mu);
+            finished[p] = 1;
+          }
+          cv.notify_all();
+        });
+      } catch (const std::system_error& e) {
+        // The PEs already started wait in a collective for this one: fail their group so they
+        // return, and wait only for them.
+        spawn_failure = fmt::format(
+            "--pes {}: starting the thread of PE {} failed ({}); each PE is a thread with its own "
+            "stack: run fewer PEs, or raise the limits on threads and memory (ulimit -u, -v; a "
+            "smaller ulimit -s makes each thread's stack smaller)",
+            pes_.size(), p, e.what());
+        group_->abort(spawn_failure);
+        if (prefetch_group_) prefetch_group_->abort(spawn_failure);
         {
           std::lock_guard lk(mu);
-          finished[p] = 1;
+          for (std::size_t q = p; q < pes_.size(); ++q) finished[q] = 1;
         }
-        cv.notify_all();
-      });
+        break;
+      }
     }
     exit_if_hung(mu, cv, finished);
   }
+  if (!spawn_failure.empty()) COOPGNN_FAIL("{}", spawn_failure);
   // Prefer the root cause over the comm_errors it caused on the peers.
   std::exception_ptr first;
   for (auto& e : errors) {
