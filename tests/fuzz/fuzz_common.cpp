@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <system_error>
 
 namespace coopgnn::fuzz {
@@ -107,6 +108,12 @@ void write_file(const fs::path& file, std::string_view bytes) {
 
 void write_file(const fs::path& file, std::span<const std::uint8_t> bytes) {
   write_file(file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+void copy_file(const fs::path& from, const fs::path& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::string const bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_file(to, std::string_view(bytes));
 }
 
 std::vector<member> split_container(std::string_view in) {

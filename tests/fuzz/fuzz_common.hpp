@@ -52,6 +52,10 @@ std::filesystem::path scratch_file(std::string_view name);
 /// so the reader under test finds the file missing.
 void write_file(const std::filesystem::path& file, std::span<const std::uint8_t> bytes);
 void write_file(const std::filesystem::path& file, std::string_view bytes);
+/// Copies `from` over `to` through the standard streams, which retry a read or write that a
+/// signal interrupted (EINTR); std::filesystem::copy_file throws on one, and libFuzzer's timers
+/// send signals. An unreadable `from` writes an empty `to`.
+void copy_file(const std::filesystem::path& from, const std::filesystem::path& to);
 
 /// One file of a container input.
 struct member {

@@ -86,7 +86,7 @@ COOPGNN_FUZZ_TARGET(link) {
     if (i == pick) {
       fuzz::write_file(dir / kFiles[i], std::span<const std::uint8_t>(data + 1, size - 1));
     } else {
-      fs::copy_file(dir / kFixed[i], dir / kFiles[i], fs::copy_options::overwrite_existing);
+      fuzz::copy_file(dir / kFixed[i], dir / kFiles[i]);
     }
   }
   fuzz::rejecting_ok([&] {
