@@ -98,7 +98,31 @@ run_footprint run_footprint_of(const dataset& ds, const train_config& cfg) {
                    models::to_string(cfg.model), mc.num_layers, mc.in_dim, f.parameters,
                    f.host_replicas, f.host_replicas == 1 ? "host copy" : "PE replicas"),
        model_host});
-  if (cfg.embedding_dim > 0) {
+  if (ds.hetero) {
+    // Typed graphs: the featureless types' rows are learnt at the input width, and every PE holds
+    // the whole table (models/embedding.hpp; the featured types' rows take no memory there).
+    const hetero_schema& h = *ds.hetero;
+    std::uint64_t learnt = 0;
+    for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
+      if (h.feature_dim(t) == 0) {
+        learnt += static_cast<std::uint64_t>(std::max<vid_t>(h.count(t), 0));
+      }
+    }
+    std::int64_t const width = cfg.embedding_dim > 0 ? cfg.embedding_dim : hetero_input_dim(ds);
+    if (learnt > 0 && width > 0) {
+      f.embedding_rows = static_cast<std::int64_t>(learnt);
+      f.embedding_bytes = saturating_mul(saturating_mul(learnt, static_cast<std::uint64_t>(width)),
+                                         3 * sizeof(float));
+      f.parts.push_back(
+          {"the learnt embeddings of the featureless node types",
+           cfg.embedding_dim > 0 ? fmt::format("--embedding-dim {}", cfg.embedding_dim)
+                                 : fmt::format("the input width {}", width),
+           fmt::format("learnt rows of the featureless types: {} PEs x {} rows x {} columns x "
+                       "12 bytes (value and Adam's two moments, float32)",
+                       P, learnt, width),
+           saturating_mul(f.embedding_bytes, P)});
+    }
+  } else if (cfg.embedding_dim > 0) {
     auto const n = static_cast<std::uint64_t>(std::max<vid_t>(ds.num_nodes, 0));
     std::uint64_t const rows = cfg.mode == minibatch_mode::cooperative ? (n + P - 1) / P : n;
     f.embedding_rows = static_cast<std::int64_t>(rows);

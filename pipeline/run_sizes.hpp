@@ -35,7 +35,8 @@ struct run_footprint {
   /// evaluation reads; the PEs' replicas live on their devices).
   std::int64_t host_replicas = 0;
   /// --embedding-dim D > 0: learnt rows one PE holds (cooperative: ceil(|V| / P), its share;
-  /// independent: |V|) and their bytes, rows x D x 3 float32 (value, Adam's m and v).
+  /// independent: |V|) and their bytes, rows x D x 3 float32 (value, Adam's m and v). Typed
+  /// graphs: the featureless types' rows, each PE all of them, at D or the featured width.
   std::int64_t embedding_rows = 0;
   std::uint64_t embedding_bytes = 0;
   /// Link prediction: the tails a negative is drawn from (the items on user-item data, a

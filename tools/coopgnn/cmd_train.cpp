@@ -658,19 +658,12 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   m.embeddings = fp.embedding_bytes;
   std::uint64_t typed_features = 0;  // typed graphs: the featured types' in-memory tables
   if (ds.hetero) {
-    // Featured types read their tables; the embedding table stores the featureless types' rows
-    // at the featured width (every PE a full replica).
     const hetero_schema& h = *ds.hetero;
-    std::int64_t const width = c.embedding_dim > 0 ? c.embedding_dim : hetero_input_dim(ds);
-    std::uint64_t learnt = 0;
     for (std::int64_t t = 0; t < h.num_node_types(); ++t) {
-      if (h.feature_dim(t) == 0) {
-        learnt += static_cast<std::uint64_t>(h.count(t));
-      } else if (!h.features_in_file(t)) {
+      if (h.feature_dim(t) > 0 && !h.features_in_file(t)) {
         typed_features += static_cast<std::uint64_t>(h.count(t) * h.feature_row_bytes(t));
       }
     }
-    m.embeddings = learnt * static_cast<std::uint64_t>(width) * 3 * sizeof(float);
   }
   std::uint64_t const F =
       static_cast<std::uint64_t>(c.embedding_dim > 0 ? c.embedding_dim
