@@ -581,13 +581,13 @@ std::string dataset_fingerprint(const dataset& ds, std::int64_t cache_from_bytes
     hash_table(f, ds.features.rows(), ds.features.cols(), feature_dtype::float32,
                ds.features.data(), ds.feature_file, cache_from_bytes);
   } else if (ds.features16.rows() > 0) {
-    hash_table(f, ds.features16.rows(), ds.features16.cols(), ds.feature_type,
-               ds.features16.data(), ds.feature_file, cache_from_bytes);
+    hash_table(f, ds.features16.rows(), ds.features16.cols(), ds.feature_type, ds.features16.data(),
+               ds.feature_file, cache_from_bytes);
   } else if (!ds.feature_file.empty() && ds.feature_dim() > 0) {
     hash_file_table(f, ds.feature_file, ds.feature_type, cache_from_bytes);
   }
-  std::string out = fmt::format("{} edges:{:016x} features:{:016x}", kFingerprintTag,
-                                e.digest(), f.digest());
+  std::string out =
+      fmt::format("{} edges:{:016x} features:{:016x}", kFingerprintTag, e.digest(), f.digest());
   if (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty()) {
     xxh64_stream s;
     update_array(s, ds.train);

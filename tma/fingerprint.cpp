@@ -56,8 +56,8 @@ std::string fingerprint_mismatch(const std::vector<std::string>& gathered) {
     auto const second = ranks_of[order[1]][0];
     if (k == "dataset.content" && fp[first].contains(k) && fp[second].contains(k) &&
         fp[first][k].is_string() && fp[second][k].is_string()) {
-      std::string const diff = fingerprint_difference(fp[first][k].get<std::string>(),
-                                                      fp[second][k].get<std::string>());
+      std::string const diff =
+          fingerprint_difference(fp[first][k].get<std::string>(), fp[second][k].get<std::string>());
       what = diff.empty() ? std::string(" (their datasets hold other tasks)")
                           : fmt::format(" (their datasets' {} differ)", diff);
     }

@@ -90,9 +90,9 @@ class xxh64_stream {
   }
 
   std::uint64_t v_[4] = {kP1 + kP2, kP2, 0, 0 - kP1};  ///< the four lanes (seed 0)
-  unsigned char buf_[32] = {};                          ///< the pending partial stripe
-  std::size_t fill_ = 0;                                ///< bytes in buf_
-  std::uint64_t total_ = 0;                             ///< bytes fed in all
+  unsigned char buf_[32] = {};                         ///< the pending partial stripe
+  std::size_t fill_ = 0;                               ///< bytes in buf_
+  std::uint64_t total_ = 0;                            ///< bytes fed in all
 };
 
 }  // namespace coopgnn

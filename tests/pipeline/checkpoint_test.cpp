@@ -582,7 +582,7 @@ TEST(DatasetFingerprint, LargeTablesAreCachedBesideTheirFileByItsSizeAndTime) {
   EXPECT_EQ(dataset_fingerprint(mapped, 0), fa);
   ASSERT_TRUE(fs::exists(cache));
   auto j = nlohmann::json::parse(test::read_text(cache));
-  auto const& entry = j["files"]["feat.npy"];
+  auto const entry = j["files"]["feat.npy"];  // a copy: j is edited below
   EXPECT_EQ(entry["size"].get<std::int64_t>(),
             static_cast<std::int64_t>(fs::file_size(mapped.feature_file)));
   EXPECT_EQ(entry["xxh64"].get<std::string>().size(), 16U);

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -65,9 +66,9 @@ struct trained {
 /// One epoch on the bundled Cora, checkpointed under dir/ck and saved to dir/model.
 trained train_once(const temp_dir& d) {
   trained t{d / "ck", d / "model"};
-  EXPECT_EQ(run_train_cli(with(test::tiny_run_args("train", "8", "1"),
-                               {"--checkpoint", t.checkpoint.string(), "--save-model",
-                                t.model.string()})),
+  EXPECT_EQ(run_train_cli(
+                with(test::tiny_run_args("train", "8", "1"),
+                     {"--checkpoint", t.checkpoint.string(), "--save-model", t.model.string()})),
             "");
   return t;
 }
@@ -89,8 +90,8 @@ TEST(ContentFingerprintCli, ResumeOnAnotherTrainSplitIsRefusedNamingTheSplit) {
   // The same sizes (140 training vertices): train vertex 0 and test vertex 0 trade places.
   fs::path const other = cora_copy(d.path(), "cora");
   auto const set = other / "set";
-  vid_t train0 = 0;
-  vid_t test0 = 0;
+  std::int64_t train0 = 0;
+  std::int64_t test0 = 0;
   edit_int64(set / "train_seeds.npy", [&](std::vector<std::int64_t>& v) { train0 = v.at(0); });
   edit_int64(set / "test_seeds.npy", [&](std::vector<std::int64_t>& v) {
     test0 = v.at(0);
@@ -99,7 +100,8 @@ TEST(ContentFingerprintCli, ResumeOnAnotherTrainSplitIsRefusedNamingTheSplit) {
   edit_int64(set / "train_seeds.npy", [&](std::vector<std::int64_t>& v) { v[0] = test0; });
   std::int64_t train_label = 0;
   std::int64_t test_label = 0;
-  edit_int64(set / "train_labels.npy", [&](std::vector<std::int64_t>& v) { train_label = v.at(0); });
+  edit_int64(set / "train_labels.npy",
+             [&](std::vector<std::int64_t>& v) { train_label = v.at(0); });
   edit_int64(set / "test_labels.npy", [&](std::vector<std::int64_t>& v) {
     test_label = v.at(0);
     v[0] = train_label;
@@ -153,7 +155,8 @@ TEST(ContentFingerprintCli, OlderFingerprintsStillResumeAndLoad) {
   // What the previous version recorded: edges and sampled feature rows (FNV-1a).
   std::string const older = "edges:0123456789abcdef features:fedcba9876543210";
   for (auto const& e : fs::directory_iterator(t.checkpoint)) {
-    if (fs::exists(e.path() / "manifest.json")) set_recorded_content(e.path() / "manifest.json", older);
+    if (fs::exists(e.path() / "manifest.json"))
+      set_recorded_content(e.path() / "manifest.json", older);
   }
   set_recorded_content(t.model / "manifest.json", older);
   EXPECT_EQ(resume_on(t, fs::path(COOPGNN_SOURCE_DIR) / "data" / "cora"), "");
