@@ -586,6 +586,25 @@ std::string dataset_fingerprint(const dataset& ds, std::int64_t cache_from_bytes
   } else if (!ds.feature_file.empty() && ds.feature_dim() > 0) {
     hash_file_table(f, ds.feature_file, ds.feature_type, cache_from_bytes);
   }
+  if (ds.hetero) {
+    // Each node type's table in turn (an empty one for a type without features).
+    const hetero_schema& hs = *ds.hetero;
+    for (std::size_t t = 0; t < hs.node_types.size(); ++t) {
+      feature_dtype const type =
+          t < hs.feature_types.size() ? hs.feature_types[t] : feature_dtype::float32;
+      if (t < hs.features.size() && hs.features[t].rows() > 0) {
+        hash_table(f, hs.features[t].rows(), hs.features[t].cols(), feature_dtype::float32,
+                   hs.features[t].data(), fs::path(), cache_from_bytes);
+      } else if (t < hs.features16.size() && hs.features16[t].rows() > 0) {
+        hash_table(f, hs.features16[t].rows(), hs.features16[t].cols(), type,
+                   hs.features16[t].data(), fs::path(), cache_from_bytes);
+      } else if (hs.features_in_file(static_cast<std::int64_t>(t))) {
+        hash_file_table(f, hs.feature_files[t], type, cache_from_bytes);
+      } else {
+        hash_table(f, 0, 0, feature_dtype::float32, nullptr, fs::path(), cache_from_bytes);
+      }
+    }
+  }
   std::string out =
       fmt::format("{} edges:{:016x} features:{:016x}", kFingerprintTag, e.digest(), f.digest());
   if (!ds.train.empty() || !ds.valid.empty() || !ds.test.empty()) {

@@ -528,6 +528,26 @@ TEST(DatasetFingerprint, TheLinkSplitCoversPositivesAndNegatives) {
   EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(neg)), "link split");
 }
 
+TEST(DatasetFingerprint, TypedGraphsCoverEveryTypesFeaturesAndTheTypedPairs) {
+  const dataset& a = test::typed_link_data().ds;
+  ASSERT_TRUE(a.hetero.has_value());
+  ASSERT_TRUE(a.link.has_value());
+  std::string const fa = dataset_fingerprint(a);
+  // The second row of the last node type with features in memory.
+  dataset f = a;
+  auto& tables = f.hetero->features;
+  auto const t = std::find_if(tables.rbegin(), tables.rend(),
+                              [](const matrix<float>& m) { return m.rows() > 1 && m.cols() > 0; });
+  ASSERT_NE(t, tables.rend());
+  t->row(1)[0] += 1.0f;
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(f)), "features");
+  // One training pair said to be of another relation.
+  dataset r = a;
+  ASSERT_FALSE(r.link->train.relation.empty());
+  r.link->train.relation[0] = r.link->train.relation[0] == 0 ? 1 : 0;
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(r)), "link split");
+}
+
 /// `ds` with its features written to dir/feat.npy and left there (--feature-storage mmap).
 dataset features_in_file(dataset ds, const std::filesystem::path& dir) {
   auto const file = dir / "feat.npy";
