@@ -46,23 +46,59 @@ namespace coopgnn {
 /// --sample-on) are not part of it.
 /// Values are JSON strings, numbers, booleans and (--fanouts) an array of integers; GAT and
 /// link-prediction options appear only for those runs, "--drop-last" and "wrap_around" only
-/// when set (true), "--gemm-math" only when tf32. Host memory; reads the edges and sampled
-/// feature rows of `ds` for the fingerprint (@throws io_error as dataset_fingerprint does).
+/// when set (true), "--gemm-math" only when tf32. Host memory; reads the edges, features and
+/// split of `ds` for the fingerprint (@throws io_error as dataset_fingerprint does).
 nlohmann::json run_identity(const dataset& ds, const train_config& cfg,
                             const nlohmann::json& extra = nlohmann::json::object());
 
-/// The dataset's content fingerprint: "edges:H1 features:H2", H1 the FNV-1a 64-bit hash
-/// (hexadecimal) of |V| and the edge arrays src and dst (all of them, as loaded), H2 that of
-/// kFingerprintRows = 64 evenly spaced rows (first and last included; every row of a smaller
-/// table) of the feature table at its stored width, of each node type's features on typed
-/// graphs, or, for features left in their .npy file (--feature-storage mmap), of the same rows
-/// read from the file (equal to the in-memory value). O(|E| + 64 F) host reads; deterministic.
-/// Two datasets of the same name and sizes but other edges or feature rows differ in it.
-/// @throws io_error naming the feature file when it cannot be read.
-std::string dataset_fingerprint(const dataset& ds);
-/// What differs between two dataset_fingerprint strings: "edges", "features", "edges and
-/// features" ("" when equal). Does not throw beyond std::bad_alloc.
+/// The file, in a feature table's directory, that caches the hash of large tables
+/// (dataset_fingerprint): JSON {"format": "coopgnn-content-hash", "version": 1, "files": {NAME:
+/// {"size": bytes, "mtime_ns": ns, "xxh64": "16 hex digits"}}}.
+inline constexpr const char* kContentHashCache = ".coopgnn-content-hash.json";
+/// Feature tables of at least this many bytes (1 GiB) have their hash cached beside their file.
+inline constexpr std::int64_t kContentHashCacheBytes = std::int64_t{1} << 30;
+
+/// The dataset's content fingerprint: "xxh64 edges:H1 features:H2[ split:H3][ labels:H4][
+/// link_split:H5]", each H an XXH64 (runtime/core/hash.hpp) in 16 hexadecimal digits:
+///   H1 of |V| and the edge arrays src and dst (every edge, as loaded; read a chunk at a time
+///      from the edge file when the edges stay there);
+///   H2 of every byte of every feature table (the node features, or each node type's on typed
+///      graphs) with its rows, columns and element type, at its stored width (float32, float16
+///      or bfloat16): the same whether the table is in memory or left in its .npy file
+///      (--feature-storage mmap), and independent of threads;
+///   H3 of the node-classification split: the train, valid and test vertex arrays (and a typed
+///      graph's target type), present when the dataset holds one;
+///   H4 of the labels [|V|] and num_classes, present when labels were read;
+///   H5 of the link-prediction task's train, valid and test pairs (sources, destinations,
+///      labels, query ids and relations: the negatives included) and its user-item range,
+///      present when a link task was read.
+/// A table of at least `cache_from_bytes` bytes whose .npy file holds exactly its bytes takes
+/// its hash from kContentHashCache beside that file when the entry's size and mtime_ns match the
+/// file's, and otherwise computes it and stores it there (written to a temporary sibling, then
+/// renamed into place; only when the directory is writable, else remembered in this process
+/// only). O(|E| + |V| F + |split|) host reads on a first call (several GB/s on one core);
+/// deterministic. Two datasets of the same name and sizes but other edges, feature bytes, split
+/// or labels differ in it.
+/// @throws io_error naming a feature or edge file that cannot be read.
+std::string dataset_fingerprint(const dataset& ds,
+                                std::int64_t cache_from_bytes = kContentHashCacheBytes);
+/// What differs between two dataset_fingerprint strings: the differing parts among "edges",
+/// "features", "split", "labels" and "link split", joined ("features", "edges and split",
+/// "edges, features and labels"); a split or labels part only one of them holds (a task the
+/// other did not read) is no difference. "content (fingerprints of different coopgnn
+/// versions)" when only one is a full fingerprint (full_content_fingerprint); "" when they
+/// agree. Does not throw beyond std::bad_alloc.
 std::string fingerprint_difference(const std::string& a, const std::string& b);
+/// Whether `fp` is today's dataset_fingerprint (begins with "xxh64 "; older coopgnn versions
+/// wrote "edges:H1 features:H2" of sampled rows, which cannot be compared with it). Does not
+/// throw.
+bool full_content_fingerprint(const std::string& fp);
+/// The note for a checkpoint or saved model whose identity `saved` holds no full content
+/// fingerprint (written by an older coopgnn): "WHAT was written before the dataset's content
+/// fingerprint covered every feature byte and the split: its dataset is compared by name and
+/// sizes only"; "" when it holds one. `what` names it ("the checkpoint DIR"). Does not throw
+/// beyond std::bad_alloc.
+std::string older_content_note(const nlohmann::json& saved, std::string_view what);
 
 /// Throws io_error "MANIFEST: cannot resume: FIELD is A in the checkpoint, B in this run" for
 /// the first field of `saved` that `current` lacks or holds differently (and for a field of
@@ -73,9 +109,8 @@ void check_resumable(const nlohmann::json& saved, const nlohmann::json& current,
 /// The first difference between two run_identity objects, as check_resumable words it ("FIELD is
 /// A in the checkpoint, B in this run", "the checkpoint does not record FIELD (this run: B)",
 /// "FIELD is A in the checkpoint, unset in this run"); "" when they are equal. A saved identity
-/// without dataset.content (a checkpoint older than the content fingerprint) is compared on the
-/// other fields only. Does not throw
-/// beyond std::bad_alloc.
+/// without dataset.content, or with an older one (not full_content_fingerprint), is compared on
+/// the other fields only (older_content_note words it). Does not throw beyond std::bad_alloc.
 std::string identity_difference(const nlohmann::json& saved, const nlohmann::json& current);
 
 /// work_counters as a JSON object of its ten int64 fields by name ("seeds", ...,

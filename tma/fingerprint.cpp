@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "pipeline/checkpoint.hpp"
+
 namespace coopgnn::tma {
 
 nlohmann::json rank_fingerprint(const dataset& ds, const train_config& cfg,
@@ -48,6 +50,17 @@ std::string fingerprint_mismatch(const std::vector<std::string>& gathered) {
       ranks_of[v].push_back(r);
     }
     if (order.size() == 1) continue;
+    // The dataset's content: say which part differs (edges, features, split, labels).
+    std::string what;
+    auto const first = ranks_of[order[0]][0];
+    auto const second = ranks_of[order[1]][0];
+    if (k == "dataset.content" && fp[first].contains(k) && fp[second].contains(k) &&
+        fp[first][k].is_string() && fp[second][k].is_string()) {
+      std::string const diff =
+          fingerprint_difference(fp[first][k].get<std::string>(), fp[second][k].get<std::string>());
+      what = diff.empty() ? std::string(" (their datasets hold other tasks)")
+                          : fmt::format(" (their datasets' {} differ)", diff);
+    }
     std::vector<std::string> parts;
     for (const std::string& v : order) {
       auto const& rs = ranks_of[v];
@@ -55,8 +68,8 @@ std::string fingerprint_mismatch(const std::vector<std::string>& gathered) {
                                   fmt::join(rs, ", ")));
     }
     return fmt::format(
-        "the ranks disagree on {}: {} (start every rank with the same options and dataset)", k,
-        fmt::join(parts, "; "));
+        "the ranks disagree on {}{}: {} (start every rank with the same options and dataset)", k,
+        what, fmt::join(parts, "; "));
   }
   return {};
 }

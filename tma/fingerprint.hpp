@@ -27,7 +27,9 @@ nlohmann::json rank_fingerprint(const dataset& ds, const train_config& cfg,
 /// (all_gather's result, the same on every rank). Returns "" when they all agree, else one
 /// message naming the first key (in key order) on which some rank differs from rank 0 and every
 /// value with its ranks: "the ranks disagree on --hidden: 32 on ranks 0, 1; 64 on rank 2 (start
-/// every rank with the same options and dataset)". A text that is not JSON is reported as that
+/// every rank with the same options and dataset)"; for dataset.content it adds which parts differ
+/// (fingerprint_difference of the first two values): "the ranks disagree on dataset.content
+/// (their datasets' split differ): ...". A text that is not JSON is reported as that
 /// rank's difference. Deterministic; does not throw beyond std::bad_alloc.
 std::string fingerprint_mismatch(const std::vector<std::string>& gathered);
 

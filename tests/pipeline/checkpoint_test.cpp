@@ -6,17 +6,23 @@
 // checkpoints are clear io_errors naming the file.
 #include "pipeline/checkpoint.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "models/model.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/graph/npy.hpp"
 #include "pipeline/report.hpp"
 #include "pipeline/trainer.hpp"
 #include "tests/common/files.hpp"
@@ -28,6 +34,8 @@ namespace coopgnn {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 struct resume_usecase {
   const char* name;
@@ -443,20 +451,24 @@ TEST(CheckpointFiles, IdentityKeysAreTheOnesRecordedBeforeTheOptionTable) {
   EXPECT_FALSE(g.contains("--decoder"));
 }
 
-TEST(DatasetFingerprint, ChangesWithEdgesAndSampledFeatureRowsOnly) {
+TEST(DatasetFingerprint, CoversEdgesEveryFeatureRowTheSplitAndTheLabels) {
   dataset a = node_data().ds;
+  ASSERT_EQ(a.features.rows(), 240);
   std::string const fa = dataset_fingerprint(a);
   EXPECT_EQ(fa, dataset_fingerprint(a));  // deterministic
-  EXPECT_EQ(fa.rfind("edges:", 0), 0U) << fa;
+  EXPECT_EQ(fa.rfind("xxh64 edges:", 0), 0U) << fa;
+  EXPECT_NE(fa.find(" split:"), std::string::npos) << fa;
+  EXPECT_NE(fa.find(" labels:"), std::string::npos) << fa;
+  EXPECT_EQ(fa.find("link_split:"), std::string::npos) << fa;
+  EXPECT_TRUE(full_content_fingerprint(fa));
   // Another name: the same content.
   dataset named = a;
   named.name = "renamed";
   EXPECT_EQ(dataset_fingerprint(named), fa);
-  // The last row is always sampled.
+  // Row 1 of 240: no row of an evenly spaced sample of 64 (0, 3, 7, ...).
   dataset f = a;
-  f.features.row(f.features.rows() - 1)[0] += 1.0f;
+  f.features.row(1)[0] += 1.0f;
   std::string const ff = dataset_fingerprint(f);
-  EXPECT_NE(ff, fa);
   EXPECT_EQ(fingerprint_difference(fa, ff), "features");
   // One edge moved.
   dataset e = a;
@@ -466,21 +478,177 @@ TEST(DatasetFingerprint, ChangesWithEdgesAndSampledFeatureRowsOnly) {
   EXPECT_EQ(fingerprint_difference(fa, fe), "edges");
   EXPECT_EQ(fingerprint_difference(fe, ff), "edges and features");
   EXPECT_EQ(fingerprint_difference(fa, fa), "");
+  // A training vertex and a test vertex trade places: the same sizes, another split.
+  dataset sp = a;
+  ASSERT_FALSE(sp.train.empty());
+  ASSERT_FALSE(sp.test.empty());
+  std::swap(sp.train[0], sp.test[0]);
+  std::string const fs_ = dataset_fingerprint(sp);
+  EXPECT_EQ(fingerprint_difference(fa, fs_), "split");
+  // One label changed.
+  dataset lb = a;
+  lb.labels[lb.train[0]] = (lb.labels[lb.train[0]] + 1) % lb.num_classes;
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(lb)), "labels");
+  dataset all = e;
+  all.features = f.features;
+  all.train = sp.train;
+  all.test = sp.test;
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(all)), "edges, features and split");
+  // A dataset read without its node-classification task: no split or labels to compare.
+  dataset none = a;
+  none.train.clear();
+  none.valid.clear();
+  none.test.clear();
+  none.labels.clear();
+  std::string const fn = dataset_fingerprint(none);
+  EXPECT_EQ(fn.find("split:"), std::string::npos) << fn;
+  EXPECT_EQ(fingerprint_difference(fa, fn), "");
+  // The previous version's fingerprint (edges and sampled rows) cannot be compared.
+  EXPECT_FALSE(full_content_fingerprint("edges:0011 features:00aa"));
+  EXPECT_EQ(fingerprint_difference("edges:0011 features:00aa", fa),
+            "content (fingerprints of different coopgnn versions)");
+}
+
+TEST(DatasetFingerprint, TheLinkSplitCoversPositivesAndNegatives) {
+  const dataset& a = test::link_data().ds;
+  ASSERT_TRUE(a.link.has_value());
+  std::string const fa = dataset_fingerprint(a);
+  EXPECT_NE(fa.find(" link_split:"), std::string::npos) << fa;
+  dataset pos = a;
+  ASSERT_FALSE(pos.link->train.dst.empty());
+  std::swap(pos.link->train.dst.front(), pos.link->train.dst.back());
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(pos)), "link split");
+  // One negative of the test pairs (label 0) moved.
+  dataset neg = a;
+  auto& t = neg.link->test;
+  auto const at = std::find(t.labels.begin(), t.labels.end(), 0);
+  ASSERT_NE(at, t.labels.end());
+  auto& d = t.dst[static_cast<std::size_t>(at - t.labels.begin())];
+  d = (d + 1) % neg.num_nodes;
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(neg)), "link split");
+}
+
+TEST(DatasetFingerprint, TypedGraphsCoverEveryTypesFeaturesAndTheTypedPairs) {
+  const dataset& a = test::typed_link_data().ds;
+  ASSERT_TRUE(a.hetero.has_value());
+  ASSERT_TRUE(a.link.has_value());
+  std::string const fa = dataset_fingerprint(a);
+  // The second row of the last node type with features in memory.
+  dataset f = a;
+  auto& tables = f.hetero->features;
+  auto const t = std::find_if(tables.rbegin(), tables.rend(),
+                              [](const matrix<float>& m) { return m.rows() > 1 && m.cols() > 0; });
+  ASSERT_NE(t, tables.rend());
+  t->row(1)[0] += 1.0f;
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(f)), "features");
+  // One training pair said to be of another relation.
+  dataset r = a;
+  ASSERT_FALSE(r.link->train.relation.empty());
+  r.link->train.relation[0] = r.link->train.relation[0] == 0 ? 1 : 0;
+  EXPECT_EQ(fingerprint_difference(fa, dataset_fingerprint(r)), "link split");
+}
+
+/// `ds` with its features written to dir/feat.npy and left there (--feature-storage mmap).
+dataset features_in_file(dataset ds, const std::filesystem::path& dir) {
+  auto const file = dir / "feat.npy";
+  std::vector<std::int64_t> const shape = {ds.feature_dim() == 0 ? 0 : ds.num_nodes,
+                                           ds.feature_dim()};
+  if (ds.features16.rows() > 0) {
+    write_npy_bits16(file, std::span<const std::uint16_t>(ds.features16.data(),
+                                                          static_cast<std::size_t>(
+                                                              ds.features16.size())),
+                     shape);
+  } else {
+    write_npy(file, std::span<const float>(ds.features.data(),
+                                           static_cast<std::size_t>(ds.features.size())),
+              shape);
+  }
+  ds.feature_cols = ds.feature_dim();
+  ds.features = matrix<float>();
+  ds.features16 = matrix<std::uint16_t>();
+  ds.feature_file = file;
+  return ds;
+}
+
+TEST(DatasetFingerprint, TheSameWhetherTheFeaturesAreInMemoryOrInTheirFile) {
+  const dataset& a = node_data().ds;
+  test::temp_dir d32;
+  dataset const mapped = features_in_file(a, d32.path());
+  ASSERT_FALSE(mapped.features_in_memory());
+  EXPECT_EQ(dataset_fingerprint(mapped), dataset_fingerprint(a));
+  // 16-bit features: in memory and in the file alike; not the float32 table's value.
+  dataset h = a;
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(a.features.size()));
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<std::uint16_t>(i * 7 + 1);
+  h.features = matrix<float>();
+  h.features16 = matrix<std::uint16_t>(a.features.rows(), a.features.cols(), bits);
+  h.feature_type = feature_dtype::float16;
+  test::temp_dir d16;
+  dataset const mapped16 = features_in_file(h, d16.path());
+  EXPECT_EQ(dataset_fingerprint(mapped16), dataset_fingerprint(h));
+  EXPECT_EQ(fingerprint_difference(dataset_fingerprint(h), dataset_fingerprint(a)), "features");
+}
+
+TEST(DatasetFingerprint, LargeTablesAreCachedBesideTheirFileByItsSizeAndTime) {
+  const dataset& a = node_data().ds;
+  std::string const fa = dataset_fingerprint(a);
+  test::temp_dir dir;
+  dataset const mapped = features_in_file(a, dir.path());
+  auto const cache = dir / kContentHashCache;
+  // Below the size at which tables are cached: nothing is written beside the file.
+  EXPECT_EQ(dataset_fingerprint(mapped), fa);
+  EXPECT_FALSE(fs::exists(cache));
+  // Every table cached (0 bytes and more): one entry for feat.npy, its size and hash.
+  EXPECT_EQ(dataset_fingerprint(mapped, 0), fa);
+  ASSERT_TRUE(fs::exists(cache));
+  auto j = nlohmann::json::parse(test::read_text(cache));
+  auto const entry = j["files"]["feat.npy"];  // a copy: j is edited below
+  EXPECT_EQ(entry["size"].get<std::int64_t>(),
+            static_cast<std::int64_t>(fs::file_size(mapped.feature_file)));
+  EXPECT_EQ(entry["xxh64"].get<std::string>().size(), 16U);
+  // A copy of the file with the same time, beside a cache whose hash was edited: the edited
+  // hash is taken (the table is not read again).
+  test::temp_dir other;
+  fs::copy_file(mapped.feature_file, other / "feat.npy");
+  fs::last_write_time(other / "feat.npy", fs::last_write_time(mapped.feature_file));
+  j["files"]["feat.npy"]["xxh64"] = "0123456789abcdef";
+  test::write_text(other / kContentHashCache, j.dump());
+  dataset copy = mapped;
+  copy.feature_file = other / "feat.npy";
+  EXPECT_EQ(fingerprint_difference(dataset_fingerprint(copy, 0), fa), "features");
+  // Another modification time: the entry no longer matches; read again and stored.
+  fs::last_write_time(copy.feature_file,
+                      fs::last_write_time(copy.feature_file) + std::chrono::seconds(5));
+  EXPECT_EQ(dataset_fingerprint(copy, 0), fa);
+  auto const k = nlohmann::json::parse(test::read_text(other / kContentHashCache));
+  EXPECT_EQ(k["files"]["feat.npy"]["xxh64"], entry["xxh64"]);
 }
 
 TEST(CheckpointFiles, AnIdentityWithoutContentComparesTheOtherFields) {
-  // Hand-written identities: an older checkpoint records no dataset.content.
-  nlohmann::json const current = {{"dataset", "cora"}, {"--hidden", 64},
-                                  {"dataset.content", "edges:0011 feat:00aa"}};
+  // Hand-written identities: an older checkpoint records no dataset.content, or the older
+  // fingerprint (edges and sampled feature rows).
+  nlohmann::json const current = {
+      {"dataset", "cora"}, {"--hidden", 64},
+      {"dataset.content", "xxh64 edges:0011 features:00aa split:0022 labels:0033"}};
   nlohmann::json older = current;
   older.erase("dataset.content");
   EXPECT_EQ(identity_difference(older, current), "");
+  EXPECT_NE(older_content_note(older, "the checkpoint C"), "");
+  older["dataset.content"] = "edges:0011 features:00bb";
+  EXPECT_EQ(identity_difference(older, current), "");
+  EXPECT_NE(older_content_note(older, "the checkpoint C").find("the checkpoint C was written"),
+            std::string::npos);
+  EXPECT_EQ(older_content_note(current, "the checkpoint C"), "");
   older["--hidden"] = 32;
   EXPECT_NE(identity_difference(older, current).find("--hidden"), std::string::npos);
-  // A recorded fingerprint that differs is still a difference.
+  // A recorded fingerprint that differs is still a difference, naming the part.
   nlohmann::json other = current;
-  other["dataset.content"] = "edges:0011 feat:00bb";
-  EXPECT_NE(identity_difference(other, current).find("dataset.content"), std::string::npos);
+  other["dataset.content"] = "xxh64 edges:0011 features:00aa split:0044 labels:0033";
+  EXPECT_THAT(identity_difference(other, current),
+              AllOf(HasSubstr("dataset.content"), HasSubstr("other split")));
+  // A task the run did not read (no split part) is no difference.
+  other["dataset.content"] = "xxh64 edges:0011 features:00aa";
+  EXPECT_EQ(identity_difference(other, current), "");
 }
 
 TEST(MetricsLines, AppendedWholeWithNewlines) {

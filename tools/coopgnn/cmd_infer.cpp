@@ -101,12 +101,16 @@ loaded_model load_model(const infer_options& o) {
   auto& ds = lm.data->ds;
   if (!same_graph(id, ds)) {
     check_other_graph(lm, manifest, dir);
-  } else if (id.contains("dataset.content")) {
-    // The same name and sizes but other edges or features: refused (the model's numbers would
-    // mean nothing on it, and a user who meant another graph would have named it otherwise).
+  } else if (std::string const note = older_content_note(id, "the model " + o.model);
+             !note.empty()) {
+    fmt::print(stderr, "note: {}\n", note);
+  } else {
+    // The same name and sizes but other edges, features or split: refused (the model's numbers
+    // would mean nothing on it, and a user who meant another graph would have named it
+    // otherwise).
     std::string const saved = id["dataset.content"].get<std::string>();
     std::string const here = dataset_fingerprint(ds);
-    if (saved != here) {
+    if (!fingerprint_difference(saved, here).empty()) {
       COOPGNN_IO_FAIL(
           "{}: the model was trained on other content than {} holds: its {} differ (dataset "
           "'{}', fingerprint {} in the model, {} here)",

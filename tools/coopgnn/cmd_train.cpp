@@ -886,6 +886,8 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     checkpoint c = read_checkpoint(o.resume);
     auto const manifest = c.path / "manifest.json";
     check_resumable(c.identity, identity, manifest);
+    std::string const note = older_content_note(c.identity, "the checkpoint " + c.path.string());
+    if (!note.empty()) fmt::print(stderr, "note: {}\n", note);
     if (c.batches_per_epoch != nb) {
       throw io_error(
           fmt::format("{}: cannot resume: {} batches per epoch in the checkpoint, {} "
