@@ -267,8 +267,9 @@ def heat_maps(rows: list[dict], plots_dir: str) -> list[str]:
     files = []
     for mach in machines:
         fig, axes = plt.subplots(len(configs), len(seeds_list),
-                                 figsize=(3.6 * len(seeds_list) + 1.2, 3.4 * len(configs)),
+                                 figsize=(3.8 * len(seeds_list) + 1.2, 3.6 * len(configs)),
                                  squeeze=False)
+        fig.subplots_adjust(hspace=0.45, wspace=0.3)
         for c, cfg in enumerate(configs):
             for n, (ax, seeds) in enumerate(zip(axes[c], seeds_list)):
                 grid = [[next(r["ratio"] for r in rows if r["machine"] == mach and
@@ -278,10 +279,11 @@ def heat_maps(rows: list[dict], plots_dir: str) -> list[str]:
                 im = ax.imshow(grid, cmap="RdBu", norm=norm, origin="lower")
                 ax.set_xticks(range(len(pes)), [str(p) for p in pes])
                 ax.set_yticks(range(len(hidden)), [str(h) for h in hidden])
-                ax.set_xlabel("P (GPUs)")
+                if c == len(configs) - 1:
+                    ax.set_xlabel("P (GPUs)")
                 if n == 0:
                     ax.set_ylabel("hidden width")
-                ax.set_title(f"{features_label(*cfg)} features, {seeds} seeds per PE",
+                ax.set_title(f"{features_label(*cfg)} features\n{seeds} seeds per PE",
                              fontsize=9)
                 for i, line in enumerate(grid):
                     for k, v in enumerate(line):
