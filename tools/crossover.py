@@ -589,7 +589,10 @@ def write_report(a, rows, sens, machines, grid_runs, log, elapsed, size_runs, si
                      f"{r['ratio']:.3f} | {r['ratio_grid_graph']:.3f} |")
     L += ["", "## Reading", "", "READING", ""]
     path = os.path.join(a.out, "crossover.md")
-    old = open(path).read() if os.path.exists(path) else ""
+    old = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
     if "## Reading\n\n" in old and "READING" not in old.split("## Reading\n\n", 1)[1][:20]:
         # Keep a hand-written reading across regenerations.
         L[-2] = old.split("## Reading\n\n", 1)[1].rstrip("\n")
