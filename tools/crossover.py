@@ -229,6 +229,14 @@ def features_label(width: int, dtype: str) -> str:
     return f"{width} {dtype}"
 
 
+def size_features_label(r: dict) -> str:
+    """A size row's stored features: width and dtype, or the stored bytes per row when no run of
+    the graph at its stored width says which."""
+    if r["feature_width"]:
+        return features_label(r["feature_width"], r["feature_dtype"])
+    return f"{r['stored_row_bytes']:g} bytes per row"
+
+
 def read_csv(path: str) -> list[dict]:
     """The rows of crossover.csv as written by main(): numeric columns as int or float."""
     if not os.path.exists(path):
@@ -448,7 +456,8 @@ def size_table(runs_dir: str, rows: list[dict], machines: list[str],
     as (runs ordered by vertices, modelled feature bytes as stored first, seeds per PE; table
     rows per run and machine, with the grid graph's ratio at the same hidden width, P and seeds
     per PE for 128 float32). A --feature-bytes run's stored features are those of the same
-    graph's run without it."""
+    graph's run without it (unknown without one: width 0, dtype "unknown"; the stored bytes per
+    row are in every row)."""
     found = []
     for n in sorted(os.listdir(runs_dir)):
         m = SIZE_RUN.match(n)
@@ -468,8 +477,10 @@ def size_table(runs_dir: str, rows: list[dict], machines: list[str],
             small = next(r for r in grid_rows if r["machine"] == mach and
                          r["hidden"] == SIZE_HIDDEN and r["pes"] == SIZE_PES and
                          r["seeds_per_pe"] == seeds)
+            w = j["rows"][0]["work_per_batch"]
             out.append({"machine": mach, "dataset": j["dataset"], "num_nodes": j["num_nodes"],
                         "feature_width": width, "feature_dtype": dtype,
+                        "stored_row_bytes": w["feature_bytes"] / w["feature_rows"],
                         "modelled_feature_bytes": j["cost_model"]["feature_bytes"],
                         "hidden": SIZE_HIDDEN, "seeds_per_pe": seeds, "pes": SIZE_PES,
                         "cooperative_s": c["total"], "independent_s": i["total"],
@@ -572,18 +583,20 @@ def write_report(a, rows, sens, machines, grid_runs, log, elapsed, size_runs, si
             j = next(j for j in size_runs if j["dataset"] == g)
             r = next(r for r in size_rows if r["dataset"] == g)
             desc.append(f"{g} ({j['num_nodes']} vertices, {j['num_edges']} directed edges, "
-                        f"{features_label(r['feature_width'], r['feature_dtype'])} features)")
+                        + (f"{size_features_label(r)} features)" if r["feature_width"] else
+                           f"features of {size_features_label(r)})"))
         L += ["", f"## Graph size (hidden {SIZE_HIDDEN}, P = {SIZE_PES})", "",
               "The same options on " + " and ".join(desc) + " (written to crossover_size.csv). "
-              "Modelled bytes/element: the feature element size the model reads over PCIe, the "
-              "stored one or bench modes' `--feature-bytes` override (modelled only: the "
-              "counted work is the same). Run by:", "", "```"] + \
+              "Modelled bytes/element: the bytes per feature element the model reads over PCIe, "
+              "the stored width or bench modes' `--feature-bytes` override (modelled only: the "
+              "counted work is the same). The cooperative feature exchange is modelled in "
+              "float32, as the runtime sends it, or at the `--feature-bytes` width. Run by:", "", "```"] + \
              [j["command"] for j in size_runs] + \
              ["```", "", "| graph | features | modelled bytes/element | machine | seeds/PE | "
               f"cooperative ms | independent ms | ratio | ratio on {ref_run['dataset']} "
               f"({features_label(*feats[''])}) |", "|---|---|---|---|---|---|---|---|---|"]
         for r in size_rows:
-            L.append(f"| {r['dataset']} | {features_label(r['feature_width'], r['feature_dtype'])}"
+            L.append(f"| {r['dataset']} | {size_features_label(r)}"
                      f" | {r['modelled_feature_bytes']} | {r['machine']} | {r['seeds_per_pe']} | "
                      f"{r['cooperative_s'] * 1e3:.3f} | {r['independent_s'] * 1e3:.3f} | "
                      f"{r['ratio']:.3f} | {r['ratio_grid_graph']:.3f} |")

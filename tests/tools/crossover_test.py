@@ -125,6 +125,16 @@ class Crossover(unittest.TestCase):
         self.assertTrue(all(float(r["ratio_grid_graph"]) == 1.5 for r in size))
         self.assertIn("| g24 | 128 float16 | 4 | ", md)
 
+    def test_a_modelled_width_run_alone_names_its_stored_bytes(self):
+        for s in crossover.SEEDS_PER_PE:
+            os.remove(os.path.join(self.runs, f"modes_g24-labor-h1024-s{s}-p8-size.json"))
+        _, size, md = self.tables()
+        g24 = [r for r in size if r["dataset"] == "g24"]
+        self.assertEqual(len(g24), 2 * len(MACHINES))
+        self.assertTrue(all(r["feature_width"] == "0" and r["stored_row_bytes"] == "256.0"
+                            for r in g24))
+        self.assertIn("| g24 | 256 bytes per row | 4 | ", md)
+
     def test_a_tag_matches_exactly(self):
         # h64-s512 is a suffix of f768-float16-h64-s512: only the untagged file is its run.
         self.assertEqual(crossover.load_run(self.runs, "h64-s512")["cost_model"]["feature_bytes"],
