@@ -37,9 +37,9 @@ matplotlib imports, and the bench modes JSON files under --out/crossover_runs/.
 graph; --size-feature-bytes B (given once per --size-dataset, in the same order, 0 = none) runs
 that graph's points a second time with `bench modes --feature-bytes B` (the modelled bytes per
 stored feature element; tag suffix -fb<B>), so a graph stored in float16 can be compared with
-float32 ones. --only-missing runs only the points whose JSON is not yet there. The size table (crossover_size.csv and the
-report's "Graph size" table) holds every size run found under --out/crossover_runs;
---size-only runs just those points.
+float32 ones. --only-missing runs only the points whose JSON is not yet there. The size table
+(crossover_size.csv and the report's "Graph size" table) holds every size run found under
+--out/crossover_runs; --size-only runs just those points.
 --skip-runs rebuilds the tables from the JSON files already there (the dataset directories need
 not exist then); --plot only draws the heat maps from --out/crossover.csv (no runs, no --dataset;
 needs a Python with matplotlib).
@@ -590,7 +590,8 @@ def write_report(a, rows, sens, machines, grid_runs, log, elapsed, size_runs, si
               "Modelled bytes/element: the bytes per feature element the model reads over PCIe, "
               "the stored width or bench modes' `--feature-bytes` override (modelled only: the "
               "counted work is the same). The cooperative feature exchange is modelled in "
-              "float32, as the runtime sends it, or at the `--feature-bytes` width. Run by:", "", "```"] + \
+              "float32, as the runtime sends it, or at the `--feature-bytes` width. Run by:", "",
+              "```"] + \
              [j["command"] for j in size_runs] + \
              ["```", "", "| graph | features | modelled bytes/element | machine | seeds/PE | "
               f"cooperative ms | independent ms | ratio | ratio on {ref_run['dataset']} "
