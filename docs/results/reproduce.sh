@@ -48,9 +48,14 @@ $BIN bench modes --dataset $DATA/cnr2000-task --fanouts 10,10,10 --batch-per-pe 
 $BIN bench modes --dataset $DATA/rmat22-f128 --fanouts 10,10,10 --batch-per-pe 1024 --pes 4,8 \
   --batches 1 --warmup 1 --model sage --hidden 1024 --gemm-math tf32 --feature-placement uva \
   --paper-settings --cache-policy setassoc --cache-rows 500000 --seed 1 --tag paper-grid --out $OUT
-# The crossover map (R-MAT 2^20, hidden x P x seeds per PE, per machine; hidden 1024, P = 8 on
-# the 2^22 graph too) and its heat maps (PLOT_PYTHON: a Python with matplotlib).
-python3 tools/crossover.py --coopgnn $BIN --dataset $DATA/rmat20-f128 --size-dataset $DATA/rmat22-f128 \
+# The crossover map (R-MAT 2^20 with 128 float32 and with 768 float16 features, hidden x P x seeds
+# per PE, per machine; hidden 1024, P = 8 on the 2^22 graph and on a 2^24 graph with 128 float16
+# features, the latter also modelled at 4 bytes per element) and its heat maps (PLOT_PYTHON: a
+# Python with matplotlib). bench modes on the 2^24 graph holds about 9 GB (CSC and features).
+[[ -d $DATA/rmat20-f768h ]] || $BIN generate rmat $DATA/rmat20-f768h --scale 20 --with-task --feature-dim 768 --feature-dtype float16
+[[ -d $DATA/rmat24-f128h ]] || $BIN generate rmat $DATA/rmat24-f128h --scale 24 --with-task --feature-dim 128 --feature-dtype float16
+python3 tools/crossover.py --coopgnn $BIN --dataset $DATA/rmat20-f128 --feature-dataset $DATA/rmat20-f768h \
+  --size-dataset $DATA/rmat22-f128 --size-feature-bytes 0 --size-dataset $DATA/rmat24-f128h --size-feature-bytes 4 \
   --out $OUT --batches 1
 ${PLOT_PYTHON:-python3} tools/crossover.py --plot --out $OUT
 [[ ${MODES_ONLY:-0} == 1 ]] && exec $BIN report $OUT --title "coopgnn: cooperative vs independent minibatching (host backend)"
