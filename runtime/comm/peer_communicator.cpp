@@ -258,8 +258,8 @@ void peer_communicator::do_broadcast(const void* send, void* recv, std::size_t c
           copy_device_bytes(recv, ctx_.device(), src.data, src.device, n, ctx_.comm());
           finish_device("broadcast");
         }
-        stats_.wait_seconds += group_->wait(rank(),
-                     "broadcast");  // the root keeps its buffer until every PE has copied it
+        // The root keeps its buffer until every PE has copied it.
+        stats_.wait_seconds += group_->wait(rank(), "broadcast");
         if (!ok) {
           throw comm_error(
               fmt::format("broadcast size mismatch: PE {} has {} bytes, root PE {} has {}", rank(),

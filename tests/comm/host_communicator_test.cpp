@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <string>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "runtime/core/error.hpp"
@@ -415,8 +415,8 @@ TEST(HostCommunicator, WaitForALatePeIsWaitNotTransfer) {
             bool const ok = p == late ? wait < delay / 2 && transfer < delay / 2
                                       : wait >= delay && transfer < delay / 2;
             if (!ok) {
-              failures[p] += fmt::format("collective {}: wait {} s, transfer {} s; ", k, wait,
-                                         transfer);
+              failures[p] +=
+                  fmt::format("collective {}: wait {} s, transfer {} s; ", k, wait, transfer);
             }
           }
         } catch (const std::exception& e) {

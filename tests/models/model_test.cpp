@@ -155,9 +155,9 @@ TEST(gnn_model, replica_has_the_bits_of_a_freshly_initialised_model) {
     auto const got = replica.params().values();
     ASSERT_EQ(got.size, want.size);
     ASSERT_GT(want.size, 0u);
-    EXPECT_TRUE(std::equal(want.data, want.data + want.size, got.data,
-                           [](float a, float b) { return std::bit_cast<std::uint32_t>(a) ==
-                                                         std::bit_cast<std::uint32_t>(b); }));
+    EXPECT_TRUE(std::equal(want.data, want.data + want.size, got.data, [](float a, float b) {
+      return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+    }));
     // Not all zeros, not all one value: the draws arrived.
     EXPECT_NE(*std::min_element(got.data, got.data + got.size),
               *std::max_element(got.data, got.data + got.size));
