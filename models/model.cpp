@@ -136,6 +136,13 @@ gnn_model::gnn_model(const exec_context& ctx, const model_config& config)
   if (decoder_) decoder_->init(ctx_, config.seed);
 }
 
+gnn_model::gnn_model(const exec_context& ctx, const gnn_model& initial)
+    : ctx_(ctx), config_(initial.config_) {
+  first_layer_values_ = register_layers(config_, params_, convs_, posts_, head_, decoder_);
+  params_.allocate(ctx_);  // values and gradients zero
+  copy_parameters_from(initial);
+}
+
 tensor<float> gnn_model::forward_layer(int i, const exec_context& ctx, const block_view& b,
                                        tensor_view<const float> h_src, const step_key& key,
                                        layer_cache* cache) const {

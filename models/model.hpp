@@ -114,6 +114,12 @@ class gnn_model {
   /// @throws logic_error naming the field when a width is < 1, num_layers < 1, or dropout is
   ///         outside [0, 1); cuda_error when the device pool is exhausted.
   gnn_model(const exec_context& ctx, const model_config& config);
+  /// A replica of `initial`: its config's layers, parameters allocated in ctx.space(), values
+  /// copied from `initial` instead of drawn, gradients zero. For a freshly built `initial` this
+  /// is bit for bit gnn_model(ctx, initial.config()) (initialisation depends on config.seed
+  /// alone), without the draws: what P replicas of one model need. Same memory rules and
+  /// errors as copy_parameters_from; synchronises when it copies from device memory.
+  gnn_model(const exec_context& ctx, const gnn_model& initial);
 
   [[nodiscard]] const model_config& config() const { return config_; }
   [[nodiscard]] const exec_context& context() const { return ctx_; }

@@ -94,6 +94,7 @@ stage_seconds& stage_seconds::max_with(const stage_seconds& o) {
   forward = std::max(forward, o.forward);
   backward = std::max(backward, o.backward);
   communication = std::max(communication, o.communication);
+  communication_wait = std::max(communication_wait, o.communication_wait);
   optimizer = std::max(optimizer, o.optimizer);
   return *this;
 }
@@ -104,6 +105,7 @@ stage_seconds& stage_seconds::operator/=(double n) {
   forward /= n;
   backward /= n;
   communication /= n;
+  communication_wait /= n;
   optimizer /= n;
   return *this;
 }
@@ -114,6 +116,7 @@ stage_seconds& stage_seconds::operator+=(const stage_seconds& o) {
   forward += o.forward;
   backward += o.backward;
   communication += o.communication;
+  communication_wait += o.communication_wait;
   optimizer += o.optimizer;
   return *this;
 }

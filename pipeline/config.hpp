@@ -312,12 +312,17 @@ struct work_counters {
 };
 
 /// Seconds per pipeline stage: measured wall time, or modelled (bench/drivers/cost_model.hpp).
+/// `communication` is all the time inside collectives; `communication_wait` is the part of it
+/// spent waiting at meetings for the last PE to arrive (comm_stats::wait_seconds), so the
+/// transfer is communication - communication_wait. The wait is not a stage of its own: total()
+/// counts it once, inside `communication`. Modelled seconds leave it 0.
 struct stage_seconds {
   double sample = 0, feature_load = 0, forward = 0, backward = 0, communication = 0, optimizer = 0;
-  stage_seconds& max_with(const stage_seconds& o);
+  double communication_wait = 0;  ///< the waiting part of `communication`, seconds
+  stage_seconds& max_with(const stage_seconds& o);  ///< per field, the wait's too
   stage_seconds& operator+=(const stage_seconds& o);
-  stage_seconds& operator/=(double n);  ///< every stage divided by n (n != 0)
-  /// The sum of the stages.
+  stage_seconds& operator/=(double n);  ///< every field divided by n (n != 0)
+  /// The sum of the stages (communication_wait is inside communication).
   [[nodiscard]] double total() const {
     return sample + feature_load + forward + backward + communication + optimizer;
   }
@@ -357,6 +362,10 @@ struct epoch_report {
   /// not evaluated.
   std::vector<std::pair<std::string, double>> val_metrics, test_metrics;
   stage_seconds seconds;     ///< per stage: the maximum over PEs of the epoch's total
+  /// Whether seconds.communication_wait is measured: false when a PE's communicator cannot
+  /// tell waiting from transfer (NCCL, communicator::measures_wait); the wait is then reported
+  /// as unmeasured (null in JSON, "n/a" in the epoch line), never as 0.
+  bool communication_wait_measured = true;
   double epoch_seconds = 0;  ///< wall time of the training part of the epoch
   double eval_seconds = 0;   ///< wall time of evaluation
   work_counters work;        ///< summed over PEs and batches

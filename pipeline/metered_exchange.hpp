@@ -22,7 +22,8 @@ namespace coopgnn {
 /// stage_begin() opens it, stage_end() closes it, and settle(), after the step's one
 /// synchronisation, adds each span less the time spent inside collectives during it to its slot.
 /// That collective time goes to `communication` at stage_end (the communicators time their calls
-/// on the host; a device communicator waits for its stream, so the wait is inside the call).
+/// on the host; a device communicator waits for its stream, so the wait is inside the call), and
+/// its waiting part (comm_stats::wait_seconds) to `communication_wait` as well.
 /// The CPU clock gets the thread's CPU time of the stage (collective copies included, waiting
 /// not; on the CUDA backend the host's enqueueing). Traffic is what this PE's communicators sent
 /// to other PEs, attributed to a layer and direction by record(). Collective and kernel calls
@@ -35,6 +36,7 @@ struct step_meter {
         ctxs(std::move(contexts)),
         cpu_mark(thread_cpu_seconds()),
         comm_mark(comm_seconds()),
+        wait_mark(wait_seconds()),
         sent_mark(sent_bytes()),
         sent_start(sent_mark),
         allreduce_start(allreduce_bytes()),
@@ -54,6 +56,14 @@ struct step_meter {
   }
   [[nodiscard]] double comm_seconds() const {
     return total([](const comm_stats& s) { return s.seconds; });
+  }
+  [[nodiscard]] double wait_seconds() const {
+    return total([](const comm_stats& s) { return s.wait_seconds; });
+  }
+  /// Whether every metered communicator measures its wait (communicator::measures_wait).
+  [[nodiscard]] bool wait_measured() const {
+    return std::all_of(comms.begin(), comms.end(),
+                       [](const communicator* c) { return c->measures_wait(); });
   }
   [[nodiscard]] std::int64_t sent_bytes() const {
     return total([](const comm_stats& s) { return s.alltoall_bytes_sent; });
@@ -89,6 +99,9 @@ struct step_meter {
     comm_mark = now_comm;
     pending.push_back({&slot, span, c});
     t.communication += c;
+    double const now_wait = wait_seconds();
+    t.communication_wait += now_wait - wait_mark;
+    wait_mark = now_wait;
     double const now = thread_cpu_seconds();
     cpu_slot += now - cpu_mark;
     cpu_mark = now;
@@ -132,6 +145,7 @@ struct step_meter {
   std::vector<layer_traffic> traffic;
   double cpu_mark;
   double comm_mark;
+  double wait_mark;
   std::int64_t sent_mark;
   std::int64_t sent_start;  // totals when the step began
   std::int64_t allreduce_start;

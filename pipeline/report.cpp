@@ -27,6 +27,11 @@ double hit_rate(const work_counters& w) {
   return n > 0 ? static_cast<double>(w.cache_hits) / static_cast<double>(n) : 0.0;
 }
 std::string metric_text(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "-"; }
+/// The epoch's communication wait in seconds, or "n/a" where it is not measured.
+std::string wait_text(const epoch_report& r) {
+  return r.communication_wait_measured ? fmt::format("{:.3f}", r.seconds.communication_wait)
+                                       : std::string("n/a");
+}
 /// The test metrics beyond the selection metric ("  test mrr_ogb 0.41 hits@10 0.62 ...").
 std::string extra_metrics(const epoch_report& r) {
   std::string out;
@@ -113,6 +118,9 @@ nlohmann::json to_json(const epoch_report& r) {
                   {"forward", r.seconds.forward},
                   {"backward", r.seconds.backward},
                   {"communication", r.seconds.communication},
+                  {"communication_wait", r.communication_wait_measured
+                                             ? nlohmann::json(r.seconds.communication_wait)
+                                             : nlohmann::json(nullptr)},
                   {"optimizer", r.seconds.optimizer},
                   {"epoch", r.epoch_seconds},
                   {"eval", r.eval_seconds}};
@@ -161,12 +169,11 @@ std::string format_epoch_line(const epoch_report& r) {
   return fmt::format(
              "[{}] epoch {:>3}  loss {:.4f}  val {} {}  test {}  |  {:.3f}s (sample {:.3f} feat "
              "{:.3f} "
-             "fwd {:.3f} bwd {:.3f} comm {:.3f} opt {:.3f})  |  edges {} vertices {} rows {} a2a "
-             "{:.2f} "
-             "MB",
+             "fwd {:.3f} bwd {:.3f} comm {:.3f} (wait {}) opt {:.3f})  |  edges {} vertices {} "
+             "rows {} a2a {:.2f} MB",
              r.mode, r.epoch, r.train_loss, r.metric_name, metric_text(r.val_metric),
              metric_text(r.test_metric), r.epoch_seconds, s.sample, s.feature_load, s.forward,
-             s.backward, s.communication, s.optimizer, r.work.sampled_edges,
+             s.backward, s.communication, wait_text(r), s.optimizer, r.work.sampled_edges,
              r.work.sampled_vertices, r.work.feature_rows,
              static_cast<double>(r.work.alltoall_bytes) / 1e6) +
          extra_metrics(r) +
@@ -215,6 +222,16 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
   auto per_epoch = [&](std::size_t i, std::int64_t v) {
     return fmt::format("{}", v / std::max(1, totals[i].epoch));
   };
+  // Seconds per epoch in collectives (the slowest PE's, per epoch), and the waiting part.
+  row("communication s / epoch", [&](std::size_t i) {
+    return fmt::format("{:.4f}", totals[i].seconds.communication / std::max(1, totals[i].epoch));
+  });
+  row("  of which wait s / epoch", [&](std::size_t i) {
+    return totals[i].communication_wait_measured
+               ? fmt::format("{:.4f}",
+                             totals[i].seconds.communication_wait / std::max(1, totals[i].epoch))
+               : std::string("n/a");
+  });
   row("sampled edges / epoch",
       [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_edges); });
   row("sampled vertices / epoch",

@@ -207,8 +207,13 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   }
   for (int p = 0; p < cfg.num_pes; ++p) {
     bind_device(p);  // a replica's parameters are allocated and initialised on its device
-    pes_.push_back(
-        std::make_unique<pe_state>(p, cfg, compute_context(p), mc, group_, features_.get()));
+    // Every replica starts from the same weights (initialisation is keyed on mc.seed alone):
+    // on the host, PEs after the first copy PE 0's instead of drawing them again (hundreds of
+    // PEs would draw hundreds of times). CUDA replicas (one per device) draw their own.
+    const models::gnn_model* initial =
+        p > 0 && cfg.compute_backend != backend::cuda ? &pes_[0]->model : nullptr;
+    pes_.push_back(std::make_unique<pe_state>(p, cfg, compute_context(p), mc, group_,
+                                              features_.get(), initial));
     if (cfg.cache_policy != cache_policy_kind::none) {
       COOPGNN_EXPECTS(table,
                       "--cache-policy {}: there is no feature table to cache with "
@@ -692,6 +697,9 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   for (auto& pe : pes_) {
     rep.seconds.max_with(pe->seconds);
     rep.work += pe->work;
+    for (const communicator* c : pe->metered_comms()) {
+      rep.communication_wait_measured = rep.communication_wait_measured && c->measures_wait();
+    }
   }
   if (at != nullptr) *at = epoch_position{epoch, done, pes_[0]->loss, rep.work};
   rep.train_loss = nb > 0 ? pes_[0]->loss / static_cast<double>(nb) : 0.0;

@@ -38,14 +38,17 @@ inline models::adam_options adam_options_of(const train_config& cfg,
 
 struct trainer::pe_state {
   /// @param compute  the context the PE's model, features and exchanges live in
+  /// @param initial  null: the replica is initialised from mc.seed; otherwise a freshly built
+  ///                 replica (of mc) whose values this one copies, the same bits without the
+  ///                 draws (gnn_model's replica constructor)
   pe_state(int rank, const train_config& cfg, const exec_context& compute,
            const models::model_config& mc, std::shared_ptr<host_comm_group> group,
-           const feature_table* features)
+           const feature_table* features, const models::gnn_model* initial = nullptr)
       : host_ctx(backend::host, rank, sampler_threads(cfg)),
         ctx(compute),
         clock(ctx),
         comm(std::move(group), rank),
-        model(ctx, mc),
+        model(initial != nullptr ? models::gnn_model(ctx, *initial) : models::gnn_model(ctx, mc)),
         opt(ctx, model.params(), detail::adam_options_of(cfg, &model)),
         store(features) {}
   exec_context host_ctx;  // host sampling (the host sampler's threads)

@@ -109,7 +109,13 @@ struct comm_stats {
   std::int64_t calls = 0;
   /// Counts exchanges made as calls of their own (alltoall) on a group of more than one PE.
   std::int64_t count_exchanges = 0;
-  double seconds = 0.0;  ///< wall time inside collective calls (incl. waiting)
+  /// Wall time inside collective calls, seconds: transfer and waiting together.
+  double seconds = 0.0;
+  /// The part of `seconds` spent waiting at meetings for the last PE of the group to arrive
+  /// (from this PE's arrival until the last arrival; host_comm_group::wait), seconds. The rest,
+  /// seconds - wait_seconds, is transfer: copies, reductions, and being scheduled again once
+  /// released. Measured where communicator::measures_wait() is true; 0 otherwise.
+  double wait_seconds = 0.0;
 };
 
 /// One PE's endpoint of a group of `size()` PEs. Every call is collective: all PEs of the group
@@ -131,6 +137,12 @@ class communicator {
   /// communicators move the memory of CUDA contexts and run on the context's comm() stream
   /// (see peer_communicator.hpp and nccl_communicator.hpp). Counts always stay on the host.
   [[nodiscard]] virtual bool serves(const exec_context& ctx) const = 0;
+
+  /// Whether stats().wait_seconds measures the waiting inside this communicator's calls: true
+  /// for the host and peer-copy communicators (their PEs meet on the host, where each PE's
+  /// arrival time is known); false for NCCL, whose PEs meet inside the device's kernels, with no
+  /// arrival time on the host (its wait_seconds stays 0, and its waiting is in `seconds`).
+  [[nodiscard]] virtual bool measures_wait() const { return true; }
 
   /// The stream the calls without a stream argument order their work after: nullptr for the
   /// host communicator; the compute stream of a device communicator's context.

@@ -34,6 +34,13 @@ void futex_wake_all(std::atomic<std::uint32_t>& word) {
             std::numeric_limits<int>::max(), nullptr, nullptr, 0);
 }
 
+/// The steady clock's time since its epoch, nanoseconds.
+std::int64_t steady_nanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -110,25 +117,33 @@ void host_comm_group::fail_timed_out(int rank, const char* what, std::uint32_t g
   throw comm_error(why);
 }
 
-void host_comm_group::wait(int rank, const char* what, const std::function<void()>& last) {
+double host_comm_group::wait(int rank, const char* what, const std::function<void()>& last) {
   std::uint32_t const seen = state_.load(std::memory_order_acquire);
   if ((seen & kAborted) != 0) throw_aborted(rank, what);
   std::uint32_t const gen = seen / kGeneration;
   here_[static_cast<std::size_t>(rank)].store(gen + 1, std::memory_order_relaxed);
+  auto const arrival = steady_nanoseconds();
   // The increment publishes what this PE wrote before the wait (release) and, for the last PE,
   // acquires what every other PE wrote.
   if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == size_) {
+    last_arrival_ns_.store(arrival, std::memory_order_relaxed);  // released below
     if (last) last();  // before the release: the peers see what it wrote
     arrived_.store(0, std::memory_order_relaxed);  // visible before the next generation starts
     state_.fetch_add(kGeneration, std::memory_order_release);
     futex_wake_all(state_);
-    return;
+    return 0.0;
   }
+  // A PE whose clock read came before an earlier-counted peer's may see a last arrival before
+  // its own: it did not wait.
+  auto const waited = [&] {
+    auto const ns = last_arrival_ns_.load(std::memory_order_relaxed) - arrival;
+    return ns > 0 ? static_cast<double>(ns) * 1e-9 : 0.0;
+  };
   auto const deadline = std::chrono::steady_clock::now() + timeout_;
   int spins = spins_;
   for (;;) {
     std::uint32_t const now = state_.load(std::memory_order_acquire);
-    if (now / kGeneration != gen) return;  // released (even if aborted since)
+    if (now / kGeneration != gen) return waited();  // released (even if aborted since)
     if ((now & kAborted) != 0) throw_aborted(rank, what);
     if (spins > 0) {
       --spins;
@@ -162,6 +177,10 @@ void host_communicator::expect_host_stream(cuda::stream_t stream, const char* wh
                   what, rank_);
 }
 
+void host_communicator::meet(const char* what, const std::function<void()>& last) {
+  stats_.wait_seconds += group_->wait(rank_, what, last);
+}
+
 void host_communicator::throw_if_failed() const {
   if (group_->failure_.empty()) return;
   group_->abort(group_->failure_);
@@ -182,7 +201,7 @@ void host_communicator::do_alltoall(std::span<const std::int64_t> send,
   const std::int64_t* rows = nullptr;
   // Row r of the transpose holds what every PE sends to PE r; the sends are read while every PE
   // is inside the meeting, so they are free again when it returns.
-  g.wait(rank_, "alltoall", [&] {
+  meet("alltoall", [&] {
     auto* m = reinterpret_cast<std::int64_t*>(g.shared(p * p * sizeof(std::int64_t)));
     for (std::size_t q = 0; q < p; ++q) {
       const auto* from = static_cast<const std::int64_t*>(g.ptr_[q]);
@@ -217,7 +236,7 @@ void host_communicator::do_alltoallv(const void* send_data,
   host_comm_group& g = *group_;
   g.ptr_[rank_] = send;
   g.segments_[rank_] = send_segments_.data();
-  g.wait(rank_, "alltoallv");
+  meet("alltoallv");
   std::string mismatch;
   std::int64_t out = 0;
   for (std::size_t q = 0; q < p; ++q) {
@@ -238,7 +257,7 @@ void host_communicator::do_alltoallv(const void* send_data,
     out += recv_bytes[q];
   }
   // Pass the second meeting even on a mismatch: peers may still be reading this PE's buffer.
-  g.wait(rank_, "alltoallv");
+  meet("alltoallv");
   if (!mismatch.empty()) {
     g.abort(mismatch);
     throw comm_error(mismatch);
@@ -274,7 +293,7 @@ void host_communicator::do_alltoallv_with_counts(const void* send_data,
   host_comm_group& g = *group_;
   g.ptr_[rank_] = send_data;
   g.segments_[rank_] = send_segments_.data();
-  g.wait(rank_, "alltoallv_with_counts");
+  meet("alltoallv_with_counts");
   std::exception_ptr failed;
   try {
     std::int64_t total = 0;
@@ -297,7 +316,7 @@ void host_communicator::do_alltoallv_with_counts(const void* send_data,
   } catch (...) {
     failed = std::current_exception();
   }
-  g.wait(rank_, "alltoallv_with_counts");  // every PE has copied: send buffers are free
+  meet("alltoallv_with_counts");  // every PE has copied: send buffers are free
   if (failed) {
     g.abort(fmt::format("alltoallv_with_counts on PE {}: the receive allocation failed", rank_));
     std::rethrow_exception(failed);
@@ -354,7 +373,7 @@ void host_communicator::reduce_scatter_gather(const T* send, T* recv, std::size_
   g.ptr_[me] = send;
   g.scalar_[me] = static_cast<std::int64_t>(n);
   bool const serial = p * n <= kSerialSumElements;
-  g.wait(rank_, "allreduce", [&] {
+  meet("allreduce", [&] {
     g.failure_.clear();
     for (std::size_t q = 0; q < p; ++q) {
       if (g.scalar_[q] != g.scalar_[0]) {
@@ -373,7 +392,7 @@ void host_communicator::reduce_scatter_gather(const T* send, T* recv, std::size_
     std::size_t const lines = (n + per_line - 1) / per_line;
     auto const chunk_begin = [&](std::size_t c) { return std::min(n, c * lines / p * per_line); };
     sum_in_rank_order(g.ptr_, sum, chunk_begin(me), chunk_begin(me + 1));
-    g.wait(rank_, "allreduce");  // every chunk is summed; no PE reads a send any more
+    meet("allreduce");  // every chunk is summed; no PE reads a send any more
   }
   if (n > 0) std::memcpy(recv, sum, n * sizeof(T));
 }
@@ -391,7 +410,7 @@ void host_communicator::do_broadcast(const void* send, void* recv, std::size_t c
   g.scalar_[rank_] = static_cast<std::int64_t>(bytes);
   // The last PE decides for all: either every PE copies the root's bytes, or none does (and no
   // PE reads the root's buffer after the meeting, when the root may have left).
-  g.wait(rank_, "broadcast", [&] {
+  meet("broadcast", [&] {
     g.failure_.clear();
     auto const r = static_cast<std::size_t>(root);
     for (std::size_t q = 0; q < g.scalar_.size(); ++q) {
@@ -413,7 +432,7 @@ void host_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
   count_collective();
-  group_->wait(rank_, "barrier");
+  meet("barrier");
 }
 
 }  // namespace coopgnn

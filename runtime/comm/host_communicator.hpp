@@ -51,11 +51,20 @@ class host_comm_group {
   /// PE has arrived at its next wait()). It must not call the group; if it throws, the
   /// exception leaves that PE's wait() with the generation unfinished (the caller aborts the
   /// group, as trainer::run_pes does).
+  /// @returns this PE's wait at the meeting, seconds (steady clock, >= 0): from its arrival
+  ///         until the last PE arrived (0 for the last PE itself). The `last` step and the time
+  ///         a released PE takes to be scheduled again are not part of it (the standard
+  ///         "wait at collective" of MPI and NCCL profilers: synchronisation, not data movement).
   /// @throws comm_error "<what> on PE <rank>: aborted: <reason>" when the group is or becomes
   ///         aborted (the reason of a PE that failed names it), or, after timeout(),
   ///         "<what> on PE <rank>: timed out after <s> s waiting for PE(s) <missing> ..." (the
   ///         timed-out PE aborts the group with that message, so its peers fail at once too).
-  void wait(int rank, const char* what = "barrier", const std::function<void()>& last = {});
+  double wait(int rank, const char* what = "barrier", const std::function<void()>& last = {});
+
+  /// PEs that have arrived at the meeting now under way (0 .. size()-1; a diagnostic read,
+  /// relaxed). A PE counted here has taken its arrival time, so a test can hold one PE back
+  /// until its peers all wait and know that their wait covers the delay that follows.
+  [[nodiscard]] int arrived() const { return arrived_.load(std::memory_order_relaxed); }
 
   /// Rendezvous slots for communicators built on this group (peer-copy, NCCL): PE `rank`
   /// publishes a pointer to state it owns, calls wait(), then reads its peers' pointers with
@@ -90,6 +99,10 @@ class host_comm_group {
   int spins_;  // busy checks before a waiter sleeps (0 when the PEs oversubscribe the cores)
   std::atomic<std::uint32_t> state_{0};
   std::atomic<int> arrived_{0};
+  // Steady-clock nanoseconds at which the last PE arrived at the latest meeting: written by
+  // that PE before it releases the generation, read by the released PEs before their next
+  // arrival (which the next writer waits for), so never read while being written.
+  std::atomic<std::int64_t> last_arrival_ns_{0};
   // [size] 1 + the generation PE q arrived at last (0 = never): the timeout names the missing.
   std::unique_ptr<std::atomic<std::uint32_t>[]> here_;
   mutable std::mutex mu_;  // guards why_ (the abort path only)
@@ -162,6 +175,8 @@ class host_communicator final : public communicator {
   void reduce_scatter_gather(const T* send, T* recv, std::size_t n);
   /// logic_error unless `stream` is null (this communicator moves heap memory on the host).
   void expect_host_stream(cuda::stream_t stream, const char* what) const;
+  /// host_comm_group::wait of this PE, its wait added to stats_.wait_seconds.
+  void meet(const char* what, const std::function<void()>& last = {});
   /// If a `last` step recorded a failure, aborts the group with it and throws comm_error.
   void throw_if_failed() const;
 

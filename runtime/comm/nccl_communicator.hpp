@@ -84,6 +84,9 @@ class nccl_communicator final : public communicator {
 
   /// The compute stream of the context: what the calls without a stream are ordered after.
   [[nodiscard]] cuda::stream_t default_stream() const override { return ctx_.compute(); }
+  /// False: NCCL's PEs meet inside its kernels, where no arrival time reaches the host, so
+  /// stats().wait_seconds stays 0 (unmeasured, not zero) and the waiting is in `seconds`.
+  [[nodiscard]] bool measures_wait() const override { return false; }
   void abort(const std::string& why) override { group_->host()->abort(why); }
 
  protected:

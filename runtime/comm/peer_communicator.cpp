@@ -76,7 +76,9 @@ void peer_communicator::do_alltoall(std::span<const std::int64_t> send,
                                     std::span<std::int64_t> recv) {
   scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
   count_collective();
+  double const waited = host_.stats().wait_seconds;
   host_.alltoall(send, recv);  // host counts: the host rendezvous is the whole job
+  stats_.wait_seconds += host_.stats().wait_seconds - waited;
 }
 
 void peer_communicator::do_alltoallv(const void* send_data,
@@ -97,7 +99,7 @@ void peer_communicator::do_alltoallv(const void* send_data,
       *group_, rank(), "alltoallv", [this] { on_failure(); },
       [&] {
         begin(send, send_bytes.data(), 0);
-        group_->wait(rank(), "alltoallv");
+        stats_.wait_seconds += group_->wait(rank(), "alltoallv");
         // Check every count before enqueueing any copy: on a mismatch this PE reads nothing.
         std::string mismatch;
         for (std::size_t q = 0; q < p && mismatch.empty(); ++q) {
@@ -112,7 +114,7 @@ void peer_communicator::do_alltoallv(const void* send_data,
           finish_device("alltoallv");
         }
         // Every PE has finished reading every send buffer once all pass this wait.
-        group_->wait(rank(), "alltoallv");
+        stats_.wait_seconds += group_->wait(rank(), "alltoallv");
         if (!mismatch.empty()) throw comm_error(mismatch);
       });
   ++stats_.alltoall_calls;
@@ -165,7 +167,7 @@ void peer_communicator::do_alltoallv_with_counts(const void* send_data,
       *group_, rank(), "alltoallv_with_counts", [this] { on_failure(); },
       [&] {
         begin(send_data, send_bytes.data(), 0);
-        group_->wait(rank(), "alltoallv_with_counts");
+        stats_.wait_seconds += group_->wait(rank(), "alltoallv_with_counts");
         std::vector<std::int64_t> recv_bytes(p);
         std::int64_t total = 0;
         for (std::size_t q = 0; q < p; ++q) {
@@ -184,7 +186,7 @@ void peer_communicator::do_alltoallv_with_counts(const void* send_data,
           failed = std::current_exception();
         }
         // Every PE has finished reading every send buffer once all pass this wait.
-        group_->wait(rank(), "alltoallv_with_counts");
+        stats_.wait_seconds += group_->wait(rank(), "alltoallv_with_counts");
         if (failed) std::rethrow_exception(failed);
       });
   ++stats_.alltoall_calls;
@@ -213,7 +215,7 @@ void peer_communicator::allreduce_typed(const T* send, T* recv, std::int64_t n) 
         // [P, n] staging, allocated before peers can read this PE's buffer.
         cuda::device_buffer<T> staging(ctx_.pool(), static_cast<std::size_t>(p * n), ctx_.comm());
         begin(send, nullptr, n);
-        group_->wait(rank(), "allreduce");
+        stats_.wait_seconds += group_->wait(rank(), "allreduce");
         for (int q = 0; q < p; ++q) {  // every PE sees every size: all detect a mismatch
           if (slot_of(*group_, q).size != n) {
             throw comm_error(
@@ -228,7 +230,7 @@ void peer_communicator::allreduce_typed(const T* send, T* recv, std::int64_t n) 
                             n * static_cast<std::int64_t>(sizeof(T)), ctx_.comm());
         }
         finish_device("allreduce");
-        group_->wait(
+        stats_.wait_seconds += group_->wait(
             rank(), "allreduce");  // every PE has read every input before anyone overwrites its own
         comm_detail::rank_order_sum(staging.data(), p, n, recv, ctx_.comm());
         finish_device("allreduce");
@@ -247,7 +249,7 @@ void peer_communicator::do_broadcast(const void* send, void* recv, std::size_t c
       *group_, rank(), "broadcast", [this] { on_failure(); },
       [&] {
         begin(send, nullptr, n);
-        group_->wait(rank(), "broadcast");
+        stats_.wait_seconds += group_->wait(rank(), "broadcast");
         auto const& src = slot_of(*group_, root);  // valid until the second wait
         std::int64_t const root_size = src.size;
         bool const ok = root_size == n;
@@ -256,8 +258,8 @@ void peer_communicator::do_broadcast(const void* send, void* recv, std::size_t c
           copy_device_bytes(recv, ctx_.device(), src.data, src.device, n, ctx_.comm());
           finish_device("broadcast");
         }
-        group_->wait(rank(),
-                     "broadcast");  // the root keeps its buffer until every PE has copied it
+        // The root keeps its buffer until every PE has copied it.
+        stats_.wait_seconds += group_->wait(rank(), "broadcast");
         if (!ok) {
           throw comm_error(
               fmt::format("broadcast size mismatch: PE {} has {} bytes, root PE {} has {}", rank(),
@@ -270,7 +272,7 @@ void peer_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
   scoped_timer t(&stats_.seconds);
   count_collective();
-  group_->wait(rank());
+  stats_.wait_seconds += group_->wait(rank());
 }
 
 }  // namespace coopgnn

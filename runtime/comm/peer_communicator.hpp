@@ -35,7 +35,8 @@ namespace coopgnn {
 /// (their copies wait on events, so they finish): release no pool or device memory to the
 /// driver (cudaMemPoolDestroy, trimming, cudaFree) before every PE's context has synchronised.
 ///
-/// Waits: host rendezvous use host_comm_group::wait; device completion is polled
+/// Waits: host rendezvous use host_comm_group::wait, whose waits (each PE's host thread from its
+/// arrival until the last PE's) are stats().wait_seconds; device completion is polled
 /// (cudaStreamQuery) together with the group's abort flag and its timeout. A PE that fails
 /// inside a collective aborts the group before it throws.
 ///

@@ -2,11 +2,13 @@
 // determinism, and failure propagation instead of hangs.
 #include "runtime/comm/host_communicator.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "runtime/core/error.hpp"
@@ -353,6 +355,78 @@ TEST(HostCommGroup, PublishedSlotsAreVisibleBetweenWaits) {
     for (int q = 0; q < P; ++q) EXPECT_EQ(seen[p * P + q], 100 + q);
   }
   EXPECT_EQ(group->timeout(), std::chrono::seconds(20));
+}
+
+TEST(HostCommunicator, WaitForALatePeIsWaitNotTransfer) {
+  // PE 2 holds back until its three peers have arrived at a collective's first meeting, then
+  // sleeps 150 ms before it joins: each peer's wait_seconds grows by at least those 150 ms
+  // (its arrival came before the sleep began), while its transfer (seconds - wait_seconds)
+  // stays below half of it; the late PE itself waits less than that. Every kind of collective,
+  // the large all-reduce with its two meetings included.
+  int const P = 4, late = 2;
+  double const delay = 0.150;
+  auto group = std::make_shared<host_comm_group>(P, std::chrono::seconds(20));
+  std::vector<std::string> failures(P);
+  std::vector<std::function<void(communicator&)>> const calls = {
+      [](communicator& c) { c.barrier(); },
+      [](communicator& c) {
+        std::vector<std::int64_t> send(P, 1), recv(P);
+        c.alltoall(send, recv);
+      },
+      [](communicator& c) {
+        std::vector<std::int64_t> const counts(P, 16);
+        std::vector<std::byte> send(16 * P), recv(16 * P);
+        c.alltoallv(send.data(), counts, recv.data(), counts);
+      },
+      [](communicator& c) {
+        std::vector<float> send(3 * P, 1.0f);
+        std::vector<std::int64_t> const counts(P, 3);
+        std::vector<std::int64_t> recv_counts;
+        (void)alltoallv<float>(c, send, counts, recv_counts);
+      },
+      [](communicator& c) {
+        std::vector<float> x(8, 1.0f);  // one meeting
+        c.allreduce_sum(std::span<float>(x));
+      },
+      [](communicator& c) {
+        std::vector<float> x(100000, 1.0f);  // reduce-scatter + all-gather: two meetings
+        c.allreduce_sum(std::span<float>(x));
+      },
+      [](communicator& c) {
+        std::vector<std::byte> b(64);
+        c.broadcast(b, 1);
+      },
+  };
+  {
+    std::vector<std::jthread> ts;
+    for (int p = 0; p < P; ++p) {
+      ts.emplace_back([&, p] {
+        host_communicator c(group, p);
+        try {
+          for (std::size_t k = 0; k < calls.size(); ++k) {
+            auto const before = c.stats();
+            if (p == late) {
+              while (group->arrived() < P - 1) std::this_thread::yield();
+              std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+            }
+            calls[k](c);
+            double const wait = c.stats().wait_seconds - before.wait_seconds;
+            double const transfer = c.stats().seconds - before.seconds - wait;
+            bool const ok = p == late ? wait < delay / 2 && transfer < delay / 2
+                                      : wait >= delay && transfer < delay / 2;
+            if (!ok) {
+              failures[p] +=
+                  fmt::format("collective {}: wait {} s, transfer {} s; ", k, wait, transfer);
+            }
+          }
+        } catch (const std::exception& e) {
+          failures[p] += e.what();
+          group->abort("test body failed");
+        }
+      });
+    }
+  }
+  for (int p = 0; p < P; ++p) EXPECT_EQ(failures[p], "") << "PE " << p;
 }
 
 }  // namespace

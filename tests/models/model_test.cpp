@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -134,6 +135,36 @@ TEST(gnn_model, layout_of_is_the_models_layout_without_allocating) {
   // The constructor's checks are the layout's.
   EXPECT_THROW(layout_of({conv_kind::gcn, 4, 8, 2, 0, false, 0.0f, 1}), logic_error);
   EXPECT_THROW(layout_of({conv_kind::gcn, 4, 0, 2, 2, false, 0.0f, 1}), logic_error);
+}
+
+TEST(gnn_model, replica_has_the_bits_of_a_freshly_initialised_model) {
+  // What P host replicas do: build one, copy it into the others. Every initialiser is covered
+  // (Glorot weights, zero biases, LayerNorm's ones, PReLU's 0.25, the MLP decoder, GAT's
+  // attention vectors); the reference is the constructor that draws.
+  model_config sage{conv_kind::sage, 7, 5, 3, 3, true, 0.5f, 11};
+  sage.layer_norm = true;
+  sage.activation = activation_kind::prelu;
+  model_config link{conv_kind::gcn, 6, 4, 4, 2, false, 0.0f, 12};
+  link.decoder = decoder_kind::mlp;
+  link.decoder_hidden = 3;
+  model_config gat{conv_kind::gat, 5, 4, 3, 2, false, 0.0f, 13};
+  for (model_config const& c : {sage, link, gat}) {
+    gnn_model const drawn(host_ctx, c);
+    gnn_model const replica(host_ctx, drawn);
+    auto const want = drawn.params().values();
+    auto const got = replica.params().values();
+    ASSERT_EQ(got.size, want.size);
+    ASSERT_GT(want.size, 0u);
+    EXPECT_TRUE(std::equal(want.data, want.data + want.size, got.data, [](float a, float b) {
+      return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+    }));
+    // Not all zeros, not all one value: the draws arrived.
+    EXPECT_NE(*std::min_element(got.data, got.data + got.size),
+              *std::max_element(got.data, got.data + got.size));
+    auto const grads = replica.params().grads();
+    EXPECT_TRUE(std::all_of(grads.data, grads.data + grads.size, [](float g) { return g == 0; }));
+    EXPECT_EQ(replica.first_layer_values(), drawn.first_layer_values());
+  }
 }
 
 TEST(gnn_model, full_neighbor_block_shape) {

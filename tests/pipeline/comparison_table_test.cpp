@@ -158,5 +158,29 @@ TEST(ComparisonTable, LegendSaysWhichIsFasterWhereItRanAndThatAnEpochIsOneBatch)
   EXPECT_EQ(format_comparison_legend({runs[0]}, s).find("faster"), std::string::npos);
 }
 
+TEST(EpochReport, CommunicationWaitIsReportedBesideCommunicationOrMarkedUnmeasured) {
+  epoch_report r = typed_report("cooperative", 1);
+  r.epoch = 2;
+  r.seconds.communication = 0.5;
+  r.seconds.communication_wait = 0.375;
+  auto const j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["seconds"]["communication"].get<double>(), 0.5);  // transfer + wait
+  EXPECT_DOUBLE_EQ(j["seconds"]["communication_wait"].get<double>(), 0.375);
+  EXPECT_NE(format_epoch_line(r).find("comm 0.500 (wait 0.375)"), std::string::npos)
+      << format_epoch_line(r);
+  auto const table = format_comparison({r}, {r});
+  // Per epoch of the totals: 0.5 / 2 and 0.375 / 2.
+  EXPECT_NE(table.find("0.2500"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.1875"), std::string::npos) << table;
+  // The wait is not a stage of its own: the total counts it once, inside communication.
+  EXPECT_DOUBLE_EQ(r.seconds.total(), 0.5);
+
+  r.communication_wait_measured = false;  // NCCL: no arrival time on the host
+  EXPECT_TRUE(to_json(r)["seconds"]["communication_wait"].is_null());
+  EXPECT_NE(format_epoch_line(r).find("comm 0.500 (wait n/a)"), std::string::npos)
+      << format_epoch_line(r);
+  EXPECT_NE(format_comparison({r}, {r}).find("n/a"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace coopgnn
