@@ -196,6 +196,12 @@ void trainer::setup_cuda_pes() {
     for (auto const& c : dev_->ctxs) {
       dev_->prefetch_ctxs.push_back(std::make_unique<cuda::cuda_context>(c->device(), c->pe()));
       ahead.push_back(dev_->prefetch_ctxs.back().get());
+      // The step frees handed-over batches on the compute stream: the pool must not make the
+      // prefetch stream wait for that stream to reuse such memory (an internal dependency would
+      // put the next prepare behind the running step); it grows or reuses completed frees.
+      int no = 0;
+      COOPGNN_CUDA_CHECK(cudaMemPoolSetAttribute(ahead.back()->pool(),
+                                                 cudaMemPoolReuseAllowInternalDependencies, &no));
     }
     dev_->prefetch_comms = make_device_communicators(
         ahead, to_string(device_comm_choice::peer),
@@ -274,7 +280,7 @@ bool trainer::device_tier() const {
 bool trainer::device_cache_holds_rows() const { return dev_ && !dev_->caches.empty(); }
 
 tensor<float> trainer::load_device_tier(const exec_context& on, pe_state& pe,
-                                       const prepared_batch& in, work_counters& w) {
+                                        const prepared_batch& in, work_counters& w) {
   int const p = pe.comm.rank();
   COOPGNN_ASSERT(on.cuda() != nullptr, "load_device_tier needs a CUDA context");
   auto const& ctx = *on.cuda();  // the compute context, or the prefetch context ahead

@@ -28,7 +28,8 @@ train_config prefetch_cfg(const prefetch_usecase& u) {
   c.embedding_dim = u.embedding;
   if (u.where == backend::cuda) c.pes_per_gpu = u.pes;
   if (u.cache) {
-    c.cache_policy = u.where == backend::cuda ? cache_policy_kind::setassoc : cache_policy_kind::lru;
+    c.cache_policy =
+        u.where == backend::cuda ? cache_policy_kind::setassoc : cache_policy_kind::lru;
     c.cache_rows = 120;
     if (u.where == backend::cuda) c.feature_storage = storage_tier::device;
   }
@@ -111,10 +112,8 @@ void expect_stopped_prefetch_resumes(backend where) {
   // Stopped after batch 2 with batches 3 and 4 already asked for (depth 2): they are prepared
   // and dropped, and the epoch resumed in the same trainer from batch 3 ends with the serial
   // epoch's loss and weights. No cache: dropped batches still advance a cache's contents.
-  prefetch_usecase const u{"",    task_kind::node_classification, minibatch_mode::cooperative,
-                           where, 3,
-                           2,     false,
-                           4,     0};
+  prefetch_usecase const u{
+      "", task_kind::node_classification, minibatch_mode::cooperative, where, 3, 2, false, 4, 0};
   auto cfg = prefetch_cfg(u);
   cfg.prefetch = 0;
   auto const serial = run_prefetch_case(u, cfg, 1);
