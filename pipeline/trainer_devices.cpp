@@ -196,6 +196,7 @@ void trainer::setup_cuda_pes() {
     for (auto const& c : dev_->ctxs) {
       dev_->prefetch_ctxs.push_back(std::make_unique<cuda::cuda_context>(c->device(), c->pe()));
       ahead.push_back(dev_->prefetch_ctxs.back().get());
+      ahead.back()->set_tf32_math(cfg_.gemm == gemm_math::tf32);  // as the PE's, should it GEMM
       // The step frees handed-over batches on the compute stream: the pool must not make the
       // prefetch stream wait for that stream to reuse such memory (an internal dependency would
       // put the next prepare behind the running step); it grows or reuses completed frees.
