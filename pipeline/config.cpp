@@ -345,7 +345,7 @@ std::vector<option_decl> make_table() {
   add({.name = "--prefetch",
        .help = "Batches each PE prepares (seeds, sampling, feature loading) ahead of the one it "
                "computes, on a prefetch thread with its own communicator; 0 = serial. Results are "
-               "bit for bit those of 0. Host and emulated backends (CUDA runs serially)",
+               "bit for bit those of 0. Every backend (CUDA: on a stream of its own per PE)",
        .value = M{&train_config::prefetch},
        .lo = 0,
        .hi = 8,

@@ -145,7 +145,8 @@ struct train_config {
   int sample_threads = 0;
   /// --prefetch: batches a PE prepares (seeds, sampling, feature loading) ahead of the one it
   /// computes, on a prefetch thread with its own communicator (docs/design.md section 6.7);
-  /// 0 = serial. Results do not depend on it. The CUDA backend runs serially whatever it is.
+  /// 0 = serial. Results do not depend on it. On CUDA the prefetch thread works on a context of
+  /// its own (streams, pool, a peer-copy communicator) and hands batches over with events.
   int prefetch = 0;
   /// --peer-timeout: seconds a PE waits for its peers in one collective before the run fails
   /// naming the collective and the missing PEs (every communicator; tma: every MPI wait);

@@ -23,19 +23,27 @@ prepared_batch trainer::prepare(step_context& sc, pe_state& pe, std::span<const 
 
 prepared_batch trainer::prepare_ahead(pe_state& pe, std::span<const vid_t> global_batch,
                                       std::uint32_t batch_index) {
-  // The prefetch thread's own meter, clock, staging and communicator: nothing the PE thread
-  // touches while it computes an earlier batch.
+  // The prefetch thread's own context (on CUDA its own streams and pool), meter, clock, staging
+  // and communicators: nothing the PE thread touches while it computes an earlier batch.
   // Its kernel calls are counted apart, for the batch it prepares (the PE thread's step meter
   // would otherwise see them in the step it runs meanwhile).
-  exec_context const tally = pe.ctx.with_own_tally();
+  bind_device(pe.comm.rank());  // the worker thread's current device is the PE's (CUDA)
+  exec_context const tally = pe.prefetch_ctx.with_own_tally();
   kernel_call_tally_scope const counted(tally);
-  step_meter m({pe.prefetch_comm.get()}, *pe.prefetch_clock, {&tally});
-  metered_exchange x(pe.ctx, *pe.prefetch_comm, pe.prefetch_ws, m);
+  step_meter m(pe.metered_comms(true), *pe.prefetch_clock, {&tally});
+  communicator& rows =
+      pe.prefetch_device_comm != nullptr ? *pe.prefetch_device_comm : *pe.prefetch_comm;
+  metered_exchange x(pe.prefetch_ctx, rows, pe.prefetch_ws, m);
   step_context sc = pe.stage_context(cfg_.num_pes, batch_index, m, x, true);
   // Learnt input rows change in every step's optimizer: they are read by the step that
   // computes the batch, after the previous step's update (docs/design.md section 6.7).
   prepared_batch b = prepare(sc, pe, global_batch, step_options{}, pe.emb == nullptr);
-  synchronize(pe.ctx);  // every span has ended (the host and emulated clocks: a no-op)
+  // The step's stream waits for this mark before it reads the batch (CUDA: an event on the
+  // prefetch stream; the PE thread does not wait on the host).
+  b.handover = stream_handover(pe.prefetch_ctx);
+  // Every span has ended, so the stage seconds can be read (the host and emulated clocks: a
+  // no-op). A host wait of the prefetch thread on its own stream only.
+  synchronize(pe.prefetch_ctx);
   m.settle();
   b.work = m.with_traffic(std::move(b.work));
   b.ahead = prepare_record{m.t, m.cpu, std::move(m.traffic), x.staging_bytes()};
@@ -146,13 +154,13 @@ void trainer::load_features(step_context& sc, pe_state& pe, prepared_batch& b) {
     }
   } else {
     if (device_tier()) {
-      h = load_device_tier(pe, b, w);
+      h = load_device_tier(sc.ctx, pe, b, w);
     } else {
       auto const before = pe.store.stats();
       matrix<float> rows = pe.store.load(b.input_ids_on_host());
       w.cache_hits += pe.store.stats().cache_hits - before.cache_hits;
       w.cache_misses += pe.store.stats().cache_misses - before.cache_misses;
-      h = to_space(pe.ctx, std::move(rows));
+      h = to_space(sc.ctx, std::move(rows));
     }
     // At the stored width: 2 bytes per element for a float16 / bfloat16 table (the rows are
     // widened to float32 by the gather, after they were read).

@@ -21,6 +21,7 @@
 #include "pipeline/metered_exchange.hpp"
 #include "pipeline/minibatch.hpp"
 #include "pipeline/trainer.hpp"
+#include "runtime/core/stream_handover.hpp"
 
 namespace coopgnn {
 
@@ -79,6 +80,9 @@ struct prepared_batch {
   bool loaded = false;
   /// Prepared ahead on the prefetch thread: what it measured; empty when the step prepared it.
   std::optional<prepare_record> ahead;
+  /// Prepared ahead: the end of the prepare work on the prefetch context's stream, which the
+  /// step's stream waits for before it reads the batch (CUDA: an event; docs/design.md 6.7).
+  stream_handover handover;
   /// The input ids as host memory: the minibatch's own on the host backend, else input_host.
   [[nodiscard]] std::span<const vid_t> input_ids_on_host() const {
     if (mb.input_nodes.space() == memory_space::host) return mb.input_nodes.host();

@@ -26,6 +26,7 @@
 #include "runtime/core/timer.hpp"
 #include "runtime/graph/npy.hpp"
 #include "pipeline/prefetcher.hpp"
+#include "runtime/core/stream_handover.hpp"
 #include "pipeline/trainer_internal.hpp"
 
 namespace coopgnn {
@@ -238,17 +239,13 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   }
   if (cfg.compute_backend == backend::cuda) setup_cuda_pes();
   place_graphs();
-  if (cfg.prefetch > 0 && prefetch_depth() == 0) {
-    log::warn("--prefetch {}: the CUDA backend prepares its batches serially (its prepare "
-              "stream is not written; docs/design.md section 6.7)",
-              cfg.prefetch);
-  }
   if (prefetch_depth() > 0) {
-    // The prefetch threads' collectives go through a group of their own (docs/design.md 6.7).
+    // The prefetch threads' collectives go through a group of their own (docs/design.md 6.7);
+    // on CUDA their device communicators and contexts were made by setup_cuda_pes.
     prefetch_group_ = std::make_shared<host_comm_group>(cfg.num_pes, group_->timeout());
     for (auto& pe : pes_) {
       pe->prefetch_comm = std::make_unique<host_communicator>(prefetch_group_, pe->comm.rank());
-      pe->prefetch_clock = std::make_unique<stage_clock>(pe->ctx);
+      pe->prefetch_clock = std::make_unique<stage_clock>(pe->prefetch_ctx);
     }
   }
   // Every PE must key sampling and dropout on the same seed: PE 0's is broadcast.
@@ -309,7 +306,7 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
             errors[p] = std::current_exception();
             auto const why = fmt::format("PE {} failed: {}", p, e.what());
             group_->abort(why);
-            if (prefetch_group_) prefetch_group_->abort(why);
+            abort_prefetch(why);
             if (pes_[p]->device_comm != nullptr) pes_[p]->device_comm->abort(why);
           }
           {
@@ -327,7 +324,7 @@ void trainer::run_pes(const std::function<void(pe_state&)>& body) {
             "smaller ulimit -s makes each thread's stack smaller)",
             pes_.size(), p, e.what());
         group_->abort(spawn_failure);
-        if (prefetch_group_) prefetch_group_->abort(spawn_failure);
+        abort_prefetch(spawn_failure);
         {
           std::lock_guard lk(mu);
           for (std::size_t q = p; q < pes_.size(); ++q) finished[q] = 1;
@@ -399,6 +396,7 @@ void trainer::pe_step(pe_state& pe, std::span<const vid_t> global_batch, std::ui
   // 1-2. Seeds, sampling and the input rows: a value the compute stages consume (prepared
   //      here, or ahead on the prefetch thread: its measures join this step's).
   prepared_batch b = ready != nullptr ? std::move(*ready) : prepare(sc, pe, global_batch, opt);
+  b.handover.wait(ctx);  // prepared ahead on CUDA: this stream waits for the prefetch stream
   if (b.ahead) {
     m.t += b.ahead->t;
     m.cpu += b.ahead->cpu;
@@ -534,8 +532,13 @@ void trainer::step(std::span<const vid_t> global_batch, std::uint32_t batch_inde
   run_pes([&](pe_state& pe) { pe_step(pe, global_batch, batch_index, opt); });
 }
 
-int trainer::prefetch_depth() const {
-  return cfg_.compute_backend == backend::cuda ? 0 : cfg_.prefetch;
+int trainer::prefetch_depth() const { return cfg_.prefetch; }
+
+void trainer::abort_prefetch(const std::string& why) {
+  if (prefetch_group_) prefetch_group_->abort(why);
+  for (auto& pe : pes_) {
+    if (pe->prefetch_device_comm != nullptr) pe->prefetch_device_comm->abort(why);
+  }
 }
 
 std::int64_t trainer::num_parameters() const { return pes_.at(0)->model.num_parameters(); }
@@ -668,8 +671,14 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
     std::optional<batch_prefetcher> ahead;
     if (depth > 0) {
       ahead.emplace(fmt::format("PE {} prefetch", pe.comm.rank()),
-                    [this](const std::string& why) { prefetch_group_->abort(why); });
+                    [this](const std::string& why) { abort_prefetch(why); });
     }
+    // On CUDA the batches handed over are freed on the compute stream, after the step's reads
+    // (the free on the prefetch stream would let that stream reuse the memory while the step
+    // still reads it). Declared after `ahead`, so batches asked for and never handed over
+    // (a stop) are destroyed after it, with their frees on the prefetch stream.
+    std::optional<handed_over_frees> frees;
+    if (depth > 0) frees.emplace(pe.prefetch_ctx, pe.ctx);
     std::int64_t asked = from.next_batch;
     for (std::int64_t b = from.next_batch; b < nb; ++b) {
       auto const index = index_of(b);

@@ -320,15 +320,20 @@ class trainer {
   /// as a value a later compute stage consumes; collectives on sc's communicators.
   prepared_batch prepare(step_context& sc, pe_state& pe, std::span<const vid_t> global_batch,
                          const step_options& opt, bool load = true);
-  /// prepare() on the prefetch thread of `pe` (docs/design.md section 6.7): its own meter,
-  /// clock, staging and communicator (pe.prefetch_comm); the features left to the step when the
-  /// input rows are learnt. Returns the batch with b.work including the prefetch
-  /// communicator's traffic and b.ahead the stage seconds. Collective over the prefetch group.
+  /// prepare() on the prefetch thread of `pe` (docs/design.md section 6.7): its own context
+  /// (pe.prefetch_ctx: on CUDA its own streams and pool), meter, clock, staging and
+  /// communicators (pe.prefetch_comm, and pe.prefetch_device_comm on CUDA); the features left to
+  /// the step when the input rows are learnt. Returns the batch with b.work including the
+  /// prefetch communicators' traffic, b.ahead the stage seconds and b.handover the end of its
+  /// work on the prefetch stream. Waits for that stream on the calling thread (to read the
+  /// stage clock). Collective over the prefetch group.
   prepared_batch prepare_ahead(pe_state& pe, std::span<const vid_t> global_batch,
                                std::uint32_t batch_index);
-  /// The prefetch depth this run uses: cfg.prefetch on the host and emulated backends, 0 on
-  /// CUDA (the prepare stream is not written: docs/design.md section 6.7).
+  /// The prefetch depth this run uses: cfg.prefetch, on every backend.
   [[nodiscard]] int prefetch_depth() const;
+  /// Fails the prefetch threads' collectives with `why` on every PE: the host group and, on
+  /// CUDA, the prefetch device communicators (their peers stop instead of waiting).
+  void abort_prefetch(const std::string& why);
   /// Sampling of b.seeds into b (timed; counts the id traffic) with the protocol: in the PE's
   /// space (host, or its device with sample_on_device), or on the host with the blocks then
   /// copied to the device; then the routes are placed in the PE's space. `excluded`: ascending
@@ -341,8 +346,10 @@ class trainer {
   /// requester into b.inputs: the embedding table's rows, the host store (and its cache) for
   /// the host and mmap tiers, the device tiers' gather (and the GPU cache) otherwise.
   void load_features(step_context& sc, pe_state& pe, prepared_batch& b);
-  /// The device and pinned tiers' gather (trainer_devices.cpp).
-  tensor<float> load_device_tier(pe_state& pe, const prepared_batch& b, work_counters& w);
+  /// The device and pinned tiers' gather (trainer_devices.cpp), under `ctx` (the PE's compute
+  /// context, or its prefetch context on the prefetch thread): on its stream and from its pool.
+  tensor<float> load_device_tier(const exec_context& ctx, pe_state& pe, const prepared_batch& b,
+                                 work_counters& w);
   /// True when the feature table is read by device kernels (device or pinned tier).
   [[nodiscard]] bool device_tier() const;
   /// CUDA backend, before the PEs exist: the contexts, the tier and the device feature tables;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "runtime/core/assert.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/nvtx.hpp"
 #include "pipeline/trainer_internal.hpp"
@@ -34,6 +35,11 @@ struct trainer::device_state {
   // one page-locked table at index 0, read by every device over UVA; host/mmap: empty.
   std::vector<std::unique_ptr<feature_table>> tables;
   std::vector<std::unique_ptr<communicator>> comms;  // [P]
+  // --prefetch > 0 (docs/design.md section 6.7): [P] the prefetch thread's context of PE p (on
+  // PE p's device, with streams and a pool of its own) and its device communicator, of a group
+  // apart from `comms`; empty otherwise.
+  std::vector<std::unique_ptr<cuda::cuda_context>> prefetch_ctxs;
+  std::vector<std::unique_ptr<communicator>> prefetch_comms;
   [[nodiscard]] std::size_t device_of(int pe) const {
     return static_cast<std::size_t>(ctxs.at(static_cast<std::size_t>(pe))->device());
   }
@@ -49,15 +55,19 @@ struct trainer::device_state {
   ~device_state() {
     // Peers may still read each other's buffers of a failed collective: let every stream drain
     // before any memory goes back (peer_communicator.hpp), then release in dependency order.
-    for (auto& c : ctxs) {
-      try {
-        c->synchronize();
-      } catch (const std::exception&) {  // the fault was reported by the step that hit it
+    for (auto* set : {&prefetch_ctxs, &ctxs}) {
+      for (auto& c : *set) {
+        try {
+          c->synchronize();
+        } catch (const std::exception&) {  // the fault was reported by the step that hit it
+        }
       }
     }
     caches.clear();
+    prefetch_comms.clear();
     comms.clear();
     tables.clear();
+    prefetch_ctxs.clear();
     ctxs.clear();
   }
 };
@@ -174,8 +184,36 @@ void trainer::setup_cuda_pes() {
   dev_->comms = make_device_communicators(
       contexts, to_string(cfg_.device_comm),
       std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg_.comm_timeout_s * 1e3))));
+  if (cfg_.prefetch > 0) {
+    // The prefetch threads' device exchanges go through a peer-copy group of their own, whatever
+    // --device-comm the steps use: NCCL's kernels block until their peers arrive, and NCCL does
+    // not allow two threads to drive two communicators on one device at once (its documentation,
+    // "Thread Safety" and "Using multiple NCCL communicators concurrently"): the PE thread's and
+    // the prefetch thread's collectives would interleave differently on different devices and
+    // could deadlock. Peer copies are copy-engine work with a host rendezvous: they never wait
+    // on the device for a peer (docs/design.md section 6.7).
+    std::vector<const cuda::cuda_context*> ahead;
+    for (auto const& c : dev_->ctxs) {
+      dev_->prefetch_ctxs.push_back(std::make_unique<cuda::cuda_context>(c->device(), c->pe()));
+      ahead.push_back(dev_->prefetch_ctxs.back().get());
+      ahead.back()->set_tf32_math(cfg_.gemm == gemm_math::tf32);  // as the PE's, should it GEMM
+      // The step frees handed-over batches on the compute stream: the pool must not make the
+      // prefetch stream wait for that stream to reuse such memory (an internal dependency would
+      // put the next prepare behind the running step); it grows or reuses completed frees.
+      int no = 0;
+      COOPGNN_CUDA_CHECK(cudaMemPoolSetAttribute(ahead.back()->pool(),
+                                                 cudaMemPoolReuseAllowInternalDependencies, &no));
+    }
+    dev_->prefetch_comms = make_device_communicators(
+        ahead, to_string(device_comm_choice::peer),
+        std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(cfg_.comm_timeout_s * 1e3))));
+  }
   for (std::size_t p = 0; p < pes_.size(); ++p) {
     pes_[p]->device_comm = dev_->comms[p].get();
+    if (!dev_->prefetch_ctxs.empty()) {
+      pes_[p]->prefetch_ctx = exec_context(*dev_->prefetch_ctxs[p], pe_thread_budget(cfg_));
+      pes_[p]->prefetch_device_comm = dev_->prefetch_comms[p].get();
+    }
     dev_->ctxs[p]->make_current();
     if (cfg_.cache_policy == cache_policy_kind::setassoc && cfg_.cache_rows > 0 &&
         (dev_->tier == storage_tier::device || dev_->tier == storage_tier::pinned)) {
@@ -194,9 +232,17 @@ void trainer::bind_device(int p) const {
 std::vector<std::int64_t> trainer::peak_device_memory() const {
   std::vector<std::int64_t> peaks;
   if (!dev_) return peaks;
-  for (auto const& c : dev_->ctxs) {
+  for (std::size_t p = 0; p < dev_->ctxs.size(); ++p) {
+    auto const& c = dev_->ctxs[p];
     c->synchronize();  // frees enqueued by the epoch have happened
-    peaks.push_back(static_cast<std::int64_t>(c->peak_used_bytes()));
+    auto peak = static_cast<std::int64_t>(c->peak_used_bytes());
+    if (!dev_->prefetch_ctxs.empty()) {
+      // --prefetch: the prefetch context's pool too (the sum of the two peaks: an upper bound
+      // of the PE's peak, which the two pools do not record together).
+      dev_->prefetch_ctxs[p]->synchronize();
+      peak += static_cast<std::int64_t>(dev_->prefetch_ctxs[p]->peak_used_bytes());
+    }
+    peaks.push_back(peak);
   }
   return peaks;
 }
@@ -204,6 +250,7 @@ std::vector<std::int64_t> trainer::peak_device_memory() const {
 void trainer::reset_peak_device_memory() const {
   if (!dev_) return;
   for (auto const& c : dev_->ctxs) c->reset_peak_used();
+  for (auto const& c : dev_->prefetch_ctxs) c->reset_peak_used();
 }
 
 trainer::~trainer() {
@@ -211,10 +258,12 @@ trainer::~trainer() {
   // stream first (peers may still read each other's buffers of a failed collective), then the
   // members are destroyed in reverse order of declaration, dev_ (the contexts) last.
   if (!dev_) return;
-  for (auto& c : dev_->ctxs) {
-    try {
-      c->synchronize();
-    } catch (const std::exception&) {  // the fault was reported by the step that hit it
+  for (auto* set : {&dev_->prefetch_ctxs, &dev_->ctxs}) {
+    for (auto& c : *set) {
+      try {
+        c->synchronize();
+      } catch (const std::exception&) {  // the fault was reported by the step that hit it
+      }
     }
   }
 }
@@ -231,9 +280,11 @@ bool trainer::device_tier() const {
 
 bool trainer::device_cache_holds_rows() const { return dev_ && !dev_->caches.empty(); }
 
-tensor<float> trainer::load_device_tier(pe_state& pe, const prepared_batch& in, work_counters& w) {
+tensor<float> trainer::load_device_tier(const exec_context& on, pe_state& pe,
+                                        const prepared_batch& in, work_counters& w) {
   int const p = pe.comm.rank();
-  auto const& ctx = *dev_->ctxs[static_cast<std::size_t>(p)];
+  COOPGNN_ASSERT(on.cuda() != nullptr, "load_device_tier needs a CUDA context");
+  auto const& ctx = *on.cuda();  // the compute context, or the prefetch context ahead
   auto const sync = [&] { cuda::detail::synchronize(ctx.compute()); };
   const feature_table* table = dev_->table_for(p);
   auto const n = static_cast<std::int64_t>(in.mb.input_nodes.size());
@@ -293,8 +344,8 @@ exec_context trainer::compute_context(int p) const {
 }
 bool trainer::device_tier() const { return false; }
 bool trainer::device_cache_holds_rows() const { return false; }
-tensor<float> trainer::load_device_tier(pe_state& /*pe*/, const prepared_batch& /*in*/,
-                                        work_counters& /*w*/) {
+tensor<float> trainer::load_device_tier(const exec_context& /*on*/, pe_state& /*pe*/,
+                                        const prepared_batch& /*in*/, work_counters& /*w*/) {
   COOPGNN_FAIL("--backend cuda: this build has no CUDA backend");
 }
 

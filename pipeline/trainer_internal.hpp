@@ -46,6 +46,7 @@ struct trainer::pe_state {
            const feature_table* features, const models::gnn_model* initial = nullptr)
       : host_ctx(backend::host, rank, sampler_threads(cfg)),
         ctx(compute),
+        prefetch_ctx(compute),
         clock(ctx),
         comm(std::move(group), rank),
         model(initial != nullptr ? models::gnn_model(ctx, *initial) : models::gnn_model(ctx, mc)),
@@ -53,6 +54,10 @@ struct trainer::pe_state {
         store(features) {}
   exec_context host_ctx;  // host sampling (the host sampler's threads)
   exec_context ctx;       // host, emulated device, or this PE's CUDA device
+  /// Where the prefetch thread prepares batches (docs/design.md section 6.7): ctx on the host and
+  /// emulated backends; on CUDA a cuda_context of its own on the PE's device (its own streams and
+  /// pool), set by setup_cuda_pes.
+  exec_context prefetch_ctx;
   stage_clock clock;      // the step's stage spans, on ctx (events on the CUDA backend)
   host_communicator comm;
   models::gnn_model model;
@@ -73,15 +78,20 @@ struct trainer::pe_state {
   /// group apart from `comm`'s, so that its collectives never interleave with the PE thread's),
   /// its stage clock and its exchange staging; null / unused when the PE prepares serially.
   std::unique_ptr<host_communicator> prefetch_comm;
-  std::unique_ptr<stage_clock> prefetch_clock;
-  exchange_workspace prefetch_ws;
+  /// CUDA backend with --prefetch: the prefetch thread's device communicator (of a group of its
+  /// own, on prefetch_ctx's streams; trainer_devices.cpp); null otherwise.
+  communicator* prefetch_device_comm = nullptr;
+  std::unique_ptr<stage_clock> prefetch_clock;  // on prefetch_ctx
+  exchange_workspace prefetch_ws;               // in prefetch_ctx's memory
   /// The communicator of ctx.space(): the device communicator on the CUDA backend, the host one
   /// for host and emulated memory.
   communicator& rows_comm() { return device_comm != nullptr ? *device_comm : comm; }
-  /// The communicators a step meters: the host one, and the device one when there is one.
-  [[nodiscard]] std::vector<const communicator*> metered_comms() const {
-    std::vector<const communicator*> c{&comm};
-    if (device_comm != nullptr) c.push_back(device_comm);
+  /// The communicators a step meters: the host one, and the device one when there is one;
+  /// `ahead`: the prefetch thread's.
+  [[nodiscard]] std::vector<const communicator*> metered_comms(bool ahead = false) const {
+    std::vector<const communicator*> c{ahead ? prefetch_comm.get() : &comm};
+    communicator* const d = ahead ? prefetch_device_comm : device_comm;
+    if (d != nullptr) c.push_back(d);
     return c;
   }
   /// The contexts whose kernel calls a step counts (each has its own tally).
@@ -89,13 +99,17 @@ struct trainer::pe_state {
     return {&ctx, &host_ctx};
   }
   /// What the stages of step `batch_index` (of `pes` PEs) use of this PE; `ahead`: those of the
-  /// prefetch thread, whose collectives go through prefetch_comm.
+  /// prefetch thread, which runs on prefetch_ctx and whose collectives go through prefetch_comm
+  /// (and prefetch_device_comm on CUDA).
   step_context stage_context(int pes, std::uint32_t batch_index, step_meter& m,
                              metered_exchange& x, bool ahead = false) {
-    return {.ctx = ctx,
+    communicator& rows = !ahead                          ? rows_comm()
+                         : prefetch_device_comm != nullptr ? *prefetch_device_comm
+                                                           : *prefetch_comm;
+    return {.ctx = ahead ? prefetch_ctx : ctx,
             .host_ctx = host_ctx,
             .host_comm = ahead ? *prefetch_comm : comm,
-            .rows_comm = ahead ? *prefetch_comm : rows_comm(),
+            .rows_comm = rows,
             .rank = comm.rank(),
             .pes = pes,
             .run_seed = run_seed,

@@ -21,7 +21,8 @@ Steps, in order of value (`--plan` prints them with their caps and exits):
   gpu_tests         ctest -L gpu: kernel parity, sampling, gather, cache, communicators (the
                     peer-copy one and NCCL with one rank), context
   e2e_tests         the trainer on the GPU: cooperative == single PE with 1, 2, 4 PEs sharing
-                    the GPU, host == CUDA trainer, link prediction, device sampling protocols
+                    the GPU, host == CUDA trainer, link prediction, device sampling protocols,
+                    --prefetch == serial bit for bit
   e2e_cli           coopgnn compare on Cora with 4 PEs on the GPU; a one-PE NCCL training run
   memcheck_kernels  compute-sanitizer memcheck of the kernel tests
   microbench        ratios against baselines measured in the same run, with their targets;
@@ -95,7 +96,8 @@ STEPS = [
     Step("gpu_tests", 75, "ctest -L gpu without the pipeline tests: kernel parity against the "
          "host, sampling, gather, GPU cache, peer-copy and one-rank NCCL communicators, context"),
     Step("e2e_tests", 50, "test_pipeline_gpu: cooperative == single PE with 1, 2, 4 PEs on the "
-         "GPU, host == CUDA trainer, link prediction, device sampling protocols"),
+         "GPU, host == CUDA trainer, link prediction, device sampling protocols, --prefetch == "
+         "serial bit for bit"),
     Step("e2e_cli", 40, "coopgnn compare --backend cuda --pes 4 --pes-per-gpu 4 (Cora, 2 "
          "epochs); coopgnn train --backend cuda --pes 1 --device-comm nccl (1 epoch)"),
     Step("memcheck_kernels", 35, "compute-sanitizer --tool memcheck test_kernels_gpu"),
@@ -129,7 +131,7 @@ DRY_RUN_GPU = "NVIDIA H100 80GB HBM3"
 # The end-to-end GPU tests (tests/pipeline/*_gpu_test.cpp), by test name (ctest labels them all
 # `gpu`; parameterised names carry a prefix such as "Usecases/").
 E2E_TESTS = (r"(^|/)(TrainerCuda|TrainerCudaTiers|TrainerCudaEpochs|LinkCuda|"
-             r"DeviceSamplingProtocol)\.")
+             r"DeviceSamplingProtocol|PrefetchCuda)\.")
 LOG_LIMIT = 2 << 20  # bytes of one log kept in the archive (head and tail)
 
 

@@ -348,7 +348,7 @@ modelled_seconds model_step(const machine_model& m, const step_counts& c, const 
   return t;
 }
 
-bool overlaps_prepare(backend b, int depth) { return depth > 0 && b != backend::cuda; }
+bool overlaps_prepare(backend /*b*/, int depth) { return depth > 0; }
 
 double step_total(const modelled_seconds& s, bool prepare_overlapped) {
   if (!prepare_overlapped) return s.total();

@@ -161,9 +161,9 @@ double kernel_seconds(const machine_model& m, double bytes, double flops, bool t
 modelled_seconds model_step(const machine_model& m, const step_counts& c, const cost_options& o);
 
 /// Whether the runtime prepares batch i + 1 (seeds, sampling, feature loading) while batch i
-/// computes on backend `b` at --prefetch `depth` (docs/design.md section 6.7): true on the host
-/// and emulated backends with depth > 0 (the prefetch thread); false on CUDA, which prepares
-/// serially (its prepare stream is designed, not written). Pure; never throws.
+/// computes on backend `b` at --prefetch `depth` (docs/design.md section 6.7): true with depth > 0
+/// on every backend (the prefetch thread; on CUDA on a stream of its own), false at 0. Pure;
+/// never throws.
 bool overlaps_prepare(backend b, int depth);
 
 /// A step's modelled seconds when the runtime overlaps what overlaps_prepare says: s.total(),

@@ -454,7 +454,7 @@ std::string format_modes_table(const modes_options& o, const modes_result& r) {
                     o.gemm_math.empty() ? "as each machine's gemm_math" : o.gemm_math,
                     overlaps_prepare(backend::cuda, o.prefetch)
                         ? "prepare overlapped with compute"
-                        : "stages in series (the CUDA backend prepares serially)"),
+                        : "stages in series (--prefetch 0)"),
         [](const modes_row& row, std::size_t mi) { return row.modelled_total[mi]; });
   if (o.compute_backend == backend::cuda) {
     table(

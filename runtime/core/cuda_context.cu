@@ -41,6 +41,16 @@ void destroy_event(CUevent_st* e) noexcept {
   if (e != nullptr) COOPGNN_CUDA_CHECK_NO_THROW(cudaEventDestroy(e));
 }
 
+CUevent_st* create_ordering_event() {
+  cudaEvent_t e = nullptr;
+  COOPGNN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
+void stream_wait_event(CUstream_st* s, CUevent_st* e) {
+  COOPGNN_CUDA_CHECK(cudaStreamWaitEvent(s, e, 0));
+}
+
 void record_event(CUevent_st* e, CUstream_st* s) { COOPGNN_CUDA_CHECK(cudaEventRecord(e, s)); }
 
 double elapsed_seconds(CUevent_st* start, CUevent_st* stop) {

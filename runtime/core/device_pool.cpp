@@ -17,6 +17,7 @@
 
 #include "runtime/core/cuda_context.hpp"
 #include "runtime/core/error.hpp"
+#include "runtime/core/free_stream.hpp"
 
 namespace coopgnn::cuda {
 
@@ -62,7 +63,9 @@ void* device_pool::allocate(std::size_t bytes, stream_t s) const {
 
 void device_pool::deallocate(void* p, std::size_t bytes, stream_t s) const noexcept {
   if (p != nullptr) {
-    r_->stats.deallocate(::cuda::stream_ref{s}, p, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
+    // On `s`, or where a free_stream_redirect of this thread sends frees of `s`.
+    r_->stats.deallocate(::cuda::stream_ref{free_stream_redirect::free_stream(s)}, p, bytes,
+                         rmm::CUDA_ALLOCATION_ALIGNMENT);
   }
 }
 

@@ -55,11 +55,12 @@ TEST(CostModel, KernelIsTheSlowerOfBytesAndFlops) {
 }
 
 TEST(CostModel, OnlyWhatTheRuntimeOverlapsIsSubtracted) {
-  // The prefetch thread overlaps on the host and emulated backends; CUDA prepares serially.
+  // The prefetch thread overlaps on every backend (on CUDA on its own stream); 0 is serial.
   EXPECT_TRUE(overlaps_prepare(backend::host, 1));
   EXPECT_TRUE(overlaps_prepare(backend::emulated, 2));
+  EXPECT_TRUE(overlaps_prepare(backend::cuda, 1));
   EXPECT_FALSE(overlaps_prepare(backend::host, 0));
-  EXPECT_FALSE(overlaps_prepare(backend::cuda, 1));
+  EXPECT_FALSE(overlaps_prepare(backend::cuda, 0));
   modelled_seconds s;
   s.sample = 1;
   s.feature_load = 2;  // prepare: 3

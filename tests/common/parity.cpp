@@ -1,5 +1,6 @@
 #include "tests/common/parity.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -596,6 +597,106 @@ void expect_parity(const exec_context& target, const std::string& backend_name, 
   }
   // The harness is not vacuous: almost every case produces non-zero data (empty shapes do not).
   EXPECT_GT(nonzero_cases, all.size() * 3 / 4);
+}
+
+gemm_under_test gemm_on(const exec_context& ctx) {
+  return [ctx](const tf32_gemm_case& c, const std::vector<float>& a, const std::vector<float>& b,
+               const std::vector<float>& c0) {
+    matrix<float> ha(c.op_a == op::none ? c.m : c.k, c.op_a == op::none ? c.k : c.m, a);
+    matrix<float> hb(c.op_b == op::none ? c.k : c.n, c.op_b == op::none ? c.n : c.k, b);
+    auto da = upload(ctx, ha);
+    auto db = upload(ctx, hb);
+    auto dc = upload(ctx, matrix<float>(c.m, c.n, c0));
+    gemm<float>(ctx, c.op_a, c.op_b, c.alpha, da.view(), db.view(), c.beta, dc.view());
+    return download<float>(ctx, dc.view()).values();
+  };
+}
+
+double tf32_gemm_tolerance(std::int64_t k, double abs_alpha_s, double abs_beta_c0) {
+  double const u = std::ldexp(1.0, -10);    // a TF32 conversion, truncating (2^-11 rounding)
+  double const eps = std::ldexp(1.0, -24);  // FP32 unit roundoff
+  double const ke = static_cast<double>(k) * eps;
+  double const gamma = ke / (1.0 - ke);
+  return abs_alpha_s * (2 * u + u * u + gamma * ((1 + u) * (1 + u) + 1)) +
+         4 * eps * (abs_alpha_s + abs_beta_c0);
+}
+
+tf32_gemm_report check_gemm_within_tf32_bound(const gemm_under_test& under_test) {
+  exec_context const host;
+  auto const reference = gemm_on(host);
+  tf32_gemm_report r;
+  std::uint64_t seed = 101;
+  struct mnk {
+    std::int64_t m, n, k;
+  };
+  for (auto [m, n, k] : {mnk{1, 1, 1}, mnk{33, 5, 17}, mnk{31, 32, 64}, mnk{7, 33, 300}}) {
+    for (op oa : {op::none, op::transpose}) {
+      for (op ob : {op::none, op::transpose}) {
+        for (float beta : {0.0f, 1.0f}) {
+          tf32_gemm_case const c{m, n, k, oa, ob, 0.75f, beta};
+          // Uniform in [-1, 1): the low 13 mantissa bits are set, so TF32 changes the inputs.
+          auto values = [&](std::int64_t count) {
+            std::mt19937_64 gen(seed++);
+            std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+            std::vector<float> v(static_cast<std::size_t>(count));
+            for (auto& x : v) x = d(gen);
+            return v;
+          };
+          auto const a = values(m * k);
+          auto const b = values(k * n);
+          auto const c0 = values(m * n);
+          auto const ref = reference(c, a, b, c0);
+          auto const got = under_test(c, a, b, c0);
+          if (got.size() != ref.size()) {
+            r.outside += static_cast<std::int64_t>(ref.size());
+            if (r.first_outside.empty()) {
+              r.first_outside = fmt::format("{}x{} k={}: {} elements returned, {} expected", m, n,
+                                            k, got.size(), ref.size());
+            }
+            continue;
+          }
+          // op(A)_il and op(B)_lj in the stored layouts.
+          auto at = [&](std::int64_t i, std::int64_t l) {
+            return oa == op::none ? a[static_cast<std::size_t>(i * k + l)]
+                                  : a[static_cast<std::size_t>(l * m + i)];
+          };
+          auto bt = [&](std::int64_t l, std::int64_t j) {
+            return ob == op::none ? b[static_cast<std::size_t>(l * n + j)]
+                                  : b[static_cast<std::size_t>(j * k + l)];
+          };
+          for (std::int64_t i = 0; i < m; ++i) {
+            for (std::int64_t j = 0; j < n; ++j) {
+              double s = 0;
+              for (std::int64_t l = 0; l < k; ++l) {
+                s += std::abs(static_cast<double>(at(i, l))) *
+                     std::abs(static_cast<double>(bt(l, j)));
+              }
+              auto const e = static_cast<std::size_t>(i * n + j);
+              double const abs_alpha_s = std::abs(static_cast<double>(c.alpha)) * s;
+              double const abs_beta_c0 = std::abs(static_cast<double>(beta) * c0[e]);
+              double const tol = tf32_gemm_tolerance(k, abs_alpha_s, abs_beta_c0);
+              double const err = std::abs(static_cast<double>(got[e]) - ref[e]);
+              ++r.elements;
+              if (std::bit_cast<std::uint32_t>(got[e]) != std::bit_cast<std::uint32_t>(ref[e])) {
+                ++r.differ;
+              }
+              if (err <= tol) continue;
+              ++r.outside;
+              if (!r.first_outside.empty()) continue;
+              r.first_outside = fmt::format(
+                  "gemm {}x{} k={} {}{} alpha={} beta={}, element ({}, {}): |{} - {}| = {:.3e} > "
+                  "tol {:.3e} = |alpha| S (2u + u^2 + gamma_k ((1 + u)^2 + 1)) + 4 eps (|alpha| "
+                  "S + |beta c0|) with K = {}, |alpha| S = {:.6e}, |beta c0| = {:.3e}, u = 2^-10 "
+                  "(a TF32 input), eps = 2^-24, gamma_k = K eps / (1 - K eps)",
+                  m, n, k, oa == op::none ? "N" : "T", ob == op::none ? "N" : "T", c.alpha, beta, i,
+                  j, got[e], ref[e], err, tol, k, abs_alpha_s, abs_beta_c0);
+            }
+          }
+        }
+      }
+    }
+  }
+  return r;
 }
 
 }  // namespace coopgnn::test
