@@ -15,7 +15,6 @@
 
 #include "bench/drivers/cost_model.hpp"
 #include "bench/drivers/work.hpp"
-#include "pipeline/config.hpp"
 #include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 #include "pipeline/config.hpp"

@@ -25,8 +25,8 @@ inline std::string run_binary_with(const std::string& prefix, const std::vector<
 /// --no-progress, then `more`.
 inline std::vector<std::string> one_pe_train_args(const std::string& dataset,
                                                   const std::vector<std::string>& more) {
-  std::vector<std::string> a = {"train", "--dataset", dataset,     "--backend", "host",
-                                "--pes", "1",         "--fanouts", "2,2",       "--epochs",
+  std::vector<std::string> a = {"train", "--dataset", dataset,        "--backend", "host",
+                                "--pes", "1",         "--fanouts",    "2,2",       "--epochs",
                                 "1",     "--quiet",   "--no-progress"};
   a.insert(a.end(), more.begin(), more.end());
   return a;

@@ -99,10 +99,10 @@ TEST(CliHoles, DryRunEstimateHoldsEveryEmbeddingRowOnEveryPeAndThePrefetchedBatc
   int status = 0;
   // Cooperative, P = 4, --embedding-dim 16: every PE holds all 2708 rows x 16 columns x 12 bytes
   // (value and Adam's two moments) = 519936 bytes = 507.75 KiB (not its quarter, 126.94 KiB).
-  std::string out = run_binary({"train", "--dataset", cora(), "--backend", "host", "--pes", "4",
-                                "--mode", "cooperative", "--fanouts", "2,2", "--embedding-dim",
-                                "16", "--dry-run"},
-                               status);
+  std::string out =
+      run_binary({"train", "--dataset", cora(), "--backend", "host", "--pes", "4", "--mode",
+                  "cooperative", "--fanouts", "2,2", "--embedding-dim", "16", "--dry-run"},
+                 status);
   EXPECT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("embeddings 507.75 KiB"));
   // One PE, one layer of fanout 0, --hidden 16, batch 140 (Cora's 140 training vertices):
@@ -111,10 +111,10 @@ TEST(CliHoles, DryRunEstimateHoldsEveryEmbeddingRowOnEveryPeAndThePrefetchedBatc
   // 1634080 bytes = 1.56 MiB per prepared batch; --prefetch 2 holds 3 of them, 4902240 bytes =
   // 4.68 MiB.
   for (std::string const depth : {"0", "2"}) {
-    out = run_binary({"train", "--dataset", cora(), "--backend", "host", "--pes", "1",
-                      "--fanouts", "0", "--hidden", "16", "--batch-size", "140", "--prefetch",
-                      depth, "--dry-run"},
-                     status);
+    out =
+        run_binary({"train", "--dataset", cora(), "--backend", "host", "--pes", "1", "--fanouts",
+                    "0", "--hidden", "16", "--batch-size", "140", "--prefetch", depth, "--dry-run"},
+                   status);
     EXPECT_EQ(status, 0) << out;
     if (depth == "0") {
       EXPECT_THAT(out, HasSubstr("one minibatch 1.56 MiB (<= 140 input rows) = ")) << out;
@@ -155,9 +155,9 @@ TEST(CliHoles, EveryUserErrorExitsOneWithTheLoggersForm) {
   int status = 0;
   // CLI11's own errors (an unknown option, a value that does not convert): before, they exited
   // 105 and 106 (CLI11's codes) without the prefix.
-  for (auto const& args : {std::vector<std::string>{"train", "--no-such-option"},
-                           std::vector<std::string>{"train", "--pes", "abc"},
-                           std::vector<std::string>{"info"}}) {
+  for (auto const& args :
+       {std::vector<std::string>{"train", "--no-such-option"},
+        std::vector<std::string>{"train", "--pes", "abc"}, std::vector<std::string>{"info"}}) {
     std::string const out = run_binary(args, status);
     EXPECT_EQ(status, 1) << args[1] << ": " << out;
     EXPECT_THAT(out, StartsWith("coopgnn: error: ")) << out;
@@ -187,7 +187,8 @@ TEST(CliHoles, NoDatasetCommandWritesInsideAnInputDirectory) {
                                  "--feature-dim", "4"},
         std::vector<std::string>{"split-edges", in, sub, "--seed", "1"},
         std::vector<std::string>{"partition", in, sub, "--parts", "2", "--scheme", "random"},
-        std::vector<std::string>{"convert", (tmp / "raw").string(), (tmp / "raw" / "sub").string()}}) {
+        std::vector<std::string>{"convert", (tmp / "raw").string(),
+                                 (tmp / "raw" / "sub").string()}}) {
     int status = 0;
     std::string const out = run_binary(args, status);
     EXPECT_EQ(status, 1) << args[0] << ": " << out;
@@ -202,10 +203,9 @@ TEST(CliHoles, PartitionAndSplitEdgesRemoveRepeatedEdgesAsTrainDoes) {
   write_cora_x3(tmp / "x3");
   int status = 0;
   // partition: its training edges are Cora's 10556 distinct edges (before: 31668, as stored).
-  std::string out =
-      run_binary({"partition", (tmp / "x3").string(), (tmp / "p").string(), "--parts", "2",
-                  "--scheme", "random"},
-                 status);
+  std::string out = run_binary({"partition", (tmp / "x3").string(), (tmp / "p").string(), "--parts",
+                                "2", "--scheme", "random"},
+                               status);
   ASSERT_EQ(status, 0) << out;
   EXPECT_THAT(out, HasSubstr("21112 of its 31668 stored edges repeat"));
   EXPECT_THAT(out, HasSubstr("training edges: 10556"));
@@ -246,19 +246,18 @@ TEST(CliHoles, BenchModesChecksTheRunSizesAndItsReportCountsDistinctEdges) {
   // --hidden 2000000: 1 PE x 5762000007 parameters x 16 bytes = 92192000112 bytes (the model
   // of RunSizes.DryRunPrintsTheEstimateFromShapesThenNamesHidden) against a 4 GB limit. Before:
   // the trainer allocated it (bad_alloc under the address-space limit).
-  std::string out = run_binary(
-      {"bench", "modes", "--dataset", cora(), "--pes", "1", "--fanouts", "2,2", "--batch-size",
-       "64", "--batches", "1", "--warmup", "0", "--hidden", "2000000", "--out",
-       (tmp / "big").string()},
-      status, "COOPGNN_MEMORY_LIMIT=4000000000 ");
+  std::string out = run_binary({"bench", "modes", "--dataset", cora(), "--pes", "1", "--fanouts",
+                                "2,2", "--batch-size", "64", "--batches", "1", "--warmup", "0",
+                                "--hidden", "2000000", "--out", (tmp / "big").string()},
+                               status, "COOPGNN_MEMORY_LIMIT=4000000000 ");
   EXPECT_EQ(status, 1) << out;
   EXPECT_THAT(out, HasSubstr("--hidden 2000000: the run needs 92192000112 bytes"));
   EXPECT_THAT(out, Not(HasSubstr("bad_alloc")));
   // The report of a run on Cora stored three times gives the 10556 distinct edges.
   write_cora_x3(tmp / "x3");
-  out = run_binary({"bench", "modes", "--dataset", (tmp / "x3").string(), "--pes", "1",
-                    "--fanouts", "2,2", "--batch-size", "64", "--batches", "1", "--warmup", "0",
-                    "--hidden", "8", "--out", (tmp / "res").string()},
+  out = run_binary({"bench", "modes", "--dataset", (tmp / "x3").string(), "--pes", "1", "--fanouts",
+                    "2,2", "--batch-size", "64", "--batches", "1", "--warmup", "0", "--hidden", "8",
+                    "--out", (tmp / "res").string()},
                    status);
   ASSERT_EQ(status, 0) << out;
   out = run_binary({"report", (tmp / "res").string(), "--no-plots"}, status);

@@ -43,8 +43,8 @@ csc_graph graph_of(const dataset& ds) {
 }
 
 std::string duplicate_edges_note(const loaded_dataset& data) {
-  return repeated_edges_note(data.ds, data.ds.num_edges() - data.g.num_edges(),
-                             data.ds.num_edges(), "trained");
+  return repeated_edges_note(data.ds, data.ds.num_edges() - data.g.num_edges(), data.ds.num_edges(),
+                             "trained");
 }
 
 std::string repeated_edges_note(const dataset& ds, std::int64_t removed, std::int64_t stored,

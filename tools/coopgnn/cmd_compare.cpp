@@ -18,7 +18,6 @@
 namespace coopgnn::cli {
 namespace {
 
-
 /// What the legend says about the runs: cache, threads, GPUs, batch against training items.
 comparison_setting setting_of(const train_options& o, const dataset& ds) {
   comparison_setting s;

@@ -3,8 +3,8 @@
 // `mpirun -np 1+M coopgnn tma --scheme S ...`: rank 0 is the server and evaluator, ranks 1..M the
 // trainers, each running the single-node runtime on its part of the graph.
 #include <fmt/format.h>
-#include <unistd.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>

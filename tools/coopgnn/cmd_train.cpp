@@ -68,7 +68,6 @@ namespace {
 /// Set-up (the trainer's construction) at least this long, in seconds, is reported.
 constexpr double kSlowSetupSeconds = 1.0;
 
-
 /// A CLI11 validator for the range of table entry `d` (option_range_error); text that is not a
 /// number passes to the option's own conversion, which names it.
 CLI::Validator range_validator(const option_decl& d) {
@@ -100,7 +99,8 @@ CLI::Option* add_table_option(CLI::App& cmd, const option_decl& d, train_config&
           if (d.flag) return cmd.add_flag(d.name, cfg.*m, d.help);
         }
         CLI::Option* o = cmd.add_option(d.name, cfg.*m, d.help);
-        if constexpr (std::is_same_v<T, std::vector<int>>) o->delimiter(',')->check(non_empty_entry());
+        if constexpr (std::is_same_v<T, std::vector<int>>)
+          o->delimiter(',')->check(non_empty_entry());
         if constexpr (std::is_floating_point_v<T>) o->check(finite_number());
         if (std::isfinite(d.lo) || std::isfinite(d.hi)) o->check(range_validator(d));
         return o->capture_default_str();
@@ -682,7 +682,6 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
                   : 0);
   return m;
 }
-
 
 nlohmann::json resolve_run(const loaded_dataset& data, train_options& o);
 

@@ -24,8 +24,9 @@ std::filesystem::path resolved_path(const std::filesystem::path& p);
 ///   anything it is replaced only with `overwrite` (the command's --overwrite).
 /// `option` names the output in messages ("OUT", "output").
 /// @throws io_error "OPTION OUT is the input IN (both resolve to P): ..." / "... holds the input
-///         IN ..." / "OPTION OUT lies inside the input directory IN: ..." / "OPTION OUT: exists and is not a directory" / "OPTION OUT: exists and is not
-///         empty (N entries); pass --overwrite to replace it".
+///         IN ..." / "OPTION OUT lies inside the input directory IN: ..." / "OPTION OUT: exists and
+///         is not a directory" / "OPTION OUT: exists and is not empty (N entries); pass --overwrite
+///         to replace it".
 void check_output_dir(const std::filesystem::path& out,
                       const std::vector<std::filesystem::path>& inputs, bool overwrite,
                       const std::string& option = "output");
