@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "models/model.hpp"
@@ -72,6 +73,41 @@ std::int64_t negative_tails_of(const dataset& ds) {
   return ds.num_nodes;
 }
 
+/// run_footprint::batch_bytes, input_rows and minibatch_bytes (their docstrings give the bound);
+/// `in_dim` is the model's input width.
+void minibatch_bound(const dataset& ds, const csc_graph& g, const train_config& cfg,
+                     std::int64_t in_dim, run_footprint& f) {
+  eid_t const max_degree = max_in_degree(g);
+  auto const n_total = static_cast<double>(ds.num_nodes);
+  // A global batch is at most the training set (the last short batch aside).
+  auto const train_items = static_cast<double>(cfg.task == task_kind::link_prediction && ds.link
+                                                   ? ds.link->train.size()
+                                                   : static_cast<std::int64_t>(ds.train.size()));
+  double const global =
+      std::min(static_cast<double>(cfg.batch_size),
+               train_items > 0 ? train_items : static_cast<double>(cfg.batch_size));
+  double n = std::ceil(global / static_cast<double>(std::max(cfg.num_pes, 1)));
+  if (cfg.task == task_kind::link_prediction) n *= 2.0 + cfg.negatives;
+  n = std::min(n, n_total);
+  double bytes = 0;
+  double const width =
+      std::max(static_cast<double>(cfg.hidden) * static_cast<double>(cfg.heads), 1.0);
+  for (int fan_out : cfg.fanouts) {
+    double const fan = fan_out < 0 ? static_cast<double>(max_degree) : static_cast<double>(fan_out);
+    double const edges = std::min(n * fan, static_cast<double>(g.num_edges()));
+    double const src = std::min(n * (1 + fan), n_total);
+    bytes += edges * 12 + src * 16;  // block: source id + weight per edge, ids and degrees
+    bytes += n * width * 4 * 3;      // the layer's output, its cache and its gradient
+    n = src;
+  }
+  bytes += n * static_cast<double>(std::max<std::int64_t>(in_dim, 1)) * 4 * 2;  // rows, dropout
+  // Options far beyond any machine give more than 64 bits of bytes: saturate.
+  f.batch_bytes = bytes < 1.8e19 ? static_cast<std::uint64_t>(bytes) : kSaturated;
+  f.input_rows = static_cast<std::int64_t>(n);
+  f.minibatch_bytes =
+      saturating_mul(f.batch_bytes, static_cast<std::uint64_t>(f.prepared_batches));
+}
+
 }  // namespace
 
 std::uint64_t run_footprint::host_bytes() const {
@@ -80,9 +116,11 @@ std::uint64_t run_footprint::host_bytes() const {
   return total;
 }
 
-run_footprint run_footprint_of(const dataset& ds, const train_config& cfg) {
+run_footprint run_footprint_of(const dataset& ds, const train_config& cfg, const csc_graph* g) {
   run_footprint f;
   auto const P = static_cast<std::uint64_t>(std::max(cfg.num_pes, 1));
+  // The prefetch thread prepares --prefetch batches ahead of the step's (host and emulated).
+  f.prepared_batches = 1 + (cfg.compute_backend == backend::cuda ? 0 : std::max(cfg.prefetch, 0));
   models::model_config const mc = model_config_for(ds, cfg);
   // No input width (a dataset without features and no --embedding-dim) or no classes: there is
   // no model to size, and the trainer refuses the run with its own message.
@@ -123,8 +161,8 @@ run_footprint run_footprint_of(const dataset& ds, const train_config& cfg) {
            saturating_mul(f.embedding_bytes, P)});
     }
   } else if (cfg.embedding_dim > 0) {
-    auto const n = static_cast<std::uint64_t>(std::max<vid_t>(ds.num_nodes, 0));
-    std::uint64_t const rows = cfg.mode == minibatch_mode::cooperative ? (n + P - 1) / P : n;
+    // Every PE holds the whole table in both modes (models::embedding_table, one per replica).
+    auto const rows = static_cast<std::uint64_t>(std::max<vid_t>(ds.num_nodes, 0));
     f.embedding_rows = static_cast<std::int64_t>(rows);
     f.embedding_bytes = saturating_mul(
         saturating_mul(rows, static_cast<std::uint64_t>(cfg.embedding_dim)), 3 * sizeof(float));
@@ -141,13 +179,18 @@ run_footprint run_footprint_of(const dataset& ds, const train_config& cfg) {
         std::min<std::int64_t>(cfg.batch_size, static_cast<std::int64_t>(ds.link->train.size())));
     std::uint64_t const pairs =
         saturating_mul(positives, 1 + static_cast<std::uint64_t>(std::max(cfg.negatives, 0)));
-    f.link_pair_bytes = saturating_mul(pairs, kLinkPairBytes);
+    auto const prepared = static_cast<std::uint64_t>(f.prepared_batches);
+    f.link_pair_bytes = saturating_mul(saturating_mul(pairs, kLinkPairBytes), prepared);
     f.parts.push_back(
         {"the link pairs", fmt::format("--negatives {}", cfg.negatives),
-         fmt::format("one step's link pairs: {} positives x (1 + {} negatives) x {} bytes",
+         fmt::format("{} link pairs: {} positives x (1 + {} negatives) x {} bytes",
+                     prepared == 1 ? std::string("one step's")
+                                   : fmt::format("{} prepared steps' (--prefetch {})", prepared,
+                                                 cfg.prefetch),
                      positives, cfg.negatives, kLinkPairBytes),
          f.link_pair_bytes});
   }
+  if (g != nullptr) minibatch_bound(ds, *g, cfg, mc.in_dim, f);
   std::erase_if(f.parts, [](const run_allocation& p) { return p.bytes == 0; });
   std::stable_sort(
       f.parts.begin(), f.parts.end(),

@@ -89,6 +89,16 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
       ds.hetero ? static_cast<std::int32_t>(ds.hetero->edge_types.size()) : std::int32_t{1};
   mc.rgcn.num_bases = cfg.num_bases;
   mc.rgcn.num_blocks = cfg.num_blocks;
+  if (cfg.model == models::conv_kind::rgcn && cfg.num_bases > 0) {
+    // Eq. 3 shares B bases among the R relations: B > R holds more weights than one full
+    // weight per relation and buys nothing (DGL's RelGraphConv falls back to R there).
+    COOPGNN_EXPECTS(cfg.num_bases <= mc.rgcn.num_relations,
+                    "--num-bases {} exceeds the {} relation{} of dataset '{}': bases share weights "
+                    "only when there are at most as many as relations (Schlichtkrull et al., eq. "
+                    "3); use --num-bases {} or fewer, or 0 for one full weight per relation",
+                    cfg.num_bases, mc.rgcn.num_relations, mc.rgcn.num_relations == 1 ? "" : "s",
+                    ds.name, mc.rgcn.num_relations);
+  }
   if (cfg.num_blocks > 0) {
     // Eq. 4's blocks split every conv's input and output widths (models/layers.hpp): say which
     // width does not divide, by option, before the layer's own check.
@@ -109,8 +119,12 @@ models::model_config model_config_for(const dataset& ds, const train_config& cfg
   return mc;
 }
 
-trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
-    : ds_(ds), g_(g), cfg_(cfg) {
+namespace {
+
+/// check_training_run's body: `run` is the trainer's copy of the configuration, completed where
+/// the dataset decides (a typed graph's learnt width); returns the checked training task.
+std::unique_ptr<training_task> checked_task(const dataset& ds, const csc_graph& g,
+                                            const train_config& cfg, train_config& run) {
   if (ds.hetero) {
     // Typed graphs (docs/typed-sampling.md): R-GCN on the typed CSC; every input row comes from one
     // table of the featured types' width: their features (frozen) or learnable embeddings. The
@@ -141,7 +155,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
                     "--embedding-dim {}: the featured node types of dataset '{}' are {} wide, and "
                     "the featureless types' embeddings take the same width (leave it out)",
                     cfg.embedding_dim, ds.name, F);
-    if (cfg_.embedding_dim == 0) cfg_.embedding_dim = F;
+    if (run.embedding_dim == 0) run.embedding_dim = F;
   } else {
     COOPGNN_EXPECTS(!g.typed(), "the graph has {} relations but dataset '{}' is untyped",
                     g.num_relations, ds.name);
@@ -157,21 +171,40 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
   // Every option's range and the rules between options: the option table's one check.
   validate_train_config(cfg);
   bool const link = cfg.task == task_kind::link_prediction;
-  COOPGNN_EXPECTS(ds.feature_dim() > 0 || cfg_.embedding_dim > 0,
+  COOPGNN_EXPECTS(ds.feature_dim() > 0 || run.embedding_dim > 0,
                   "dataset '{}' has no node features; learn embeddings with --embedding-dim D, "
                   "or attach features with `coopgnn generate task`",
                   ds.name);
   COOPGNN_EXPECTS(g.num_nodes == ds.num_nodes, "graph has {} vertices, dataset {}", g.num_nodes,
                   ds.num_nodes);
-  task_ = link ? make_link_task(ds, g, cfg) : make_node_task(ds, g, cfg);
+  auto task = link ? make_link_task(ds, g, cfg) : make_node_task(ds, g, cfg);
   COOPGNN_EXPECTS(!(cfg.drop_last && cfg.wrap_around),
                   "--drop-last and wrap_around both set: an epoch's tail is either dropped or "
                   "filled, not both");
   COOPGNN_EXPECTS(
-      !cfg.drop_last || static_cast<std::int64_t>(task_->items().size()) >= cfg.batch_size,
+      !cfg.drop_last || static_cast<std::int64_t>(task->items().size()) >= cfg.batch_size,
       "--drop-last with --batch-size {} above the {} training {} leaves no batch in "
       "an epoch",
-      cfg.batch_size, task_->items().size(), link ? "pairs" : "vertices");
+      cfg.batch_size, task->items().size(), link ? "pairs" : "vertices");
+  // Learnt embeddings replace the feature table: there is nothing for a cache to hold.
+  COOPGNN_EXPECTS(cfg.cache_policy == cache_policy_kind::none || run.embedding_dim == 0,
+                  "--cache-policy {}: there is no feature table to cache with --embedding-dim",
+                  to_string(cfg.cache_policy));
+  (void)model_config_for(ds, run);  // the decomposition's checks (--num-bases, --num-blocks)
+  return task;
+}
+
+}  // namespace
+
+void check_training_run(const dataset& ds, const csc_graph& g, const train_config& cfg) {
+  train_config run = cfg;
+  (void)checked_task(ds, g, cfg, run);
+}
+
+trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
+    : ds_(ds), g_(g), cfg_(cfg) {
+  // Every check before anything is allocated: check_training_run's, which --dry-run runs too.
+  task_ = checked_task(ds, g, cfg, cfg_);
   if (cfg.mode == minibatch_mode::cooperative) {
     // Typed graphs: every PE owns its share of every node type (docs/design.md section 5).
     owners_ = ds.hetero ? ownership(ds.num_nodes, cfg.num_pes, cfg.seed, ds.hetero->node_offsets)
@@ -215,11 +248,7 @@ trainer::trainer(const dataset& ds, const csc_graph& g, const train_config& cfg)
         p > 0 && cfg.compute_backend != backend::cuda ? &pes_[0]->model : nullptr;
     pes_.push_back(std::make_unique<pe_state>(p, cfg, compute_context(p), mc, group_,
                                               features_.get(), initial));
-    if (cfg.cache_policy != cache_policy_kind::none) {
-      COOPGNN_EXPECTS(table,
-                      "--cache-policy {}: there is no feature table to cache with "
-                      "--embedding-dim",
-                      to_string(cfg.cache_policy));
+    if (cfg.cache_policy != cache_policy_kind::none) {  // with a table (checked_task)
       pes_.back()->store.set_cache(make_cache_policy(to_string(cfg.cache_policy), cfg.cache_rows));
     }
     if (!table) {

@@ -106,9 +106,22 @@ struct epoch_position {
 /// (in_dim = embedding_dim when > 0, else ds's feature width F; the output width is ds's classes,
 /// or out_dim (default hidden) for link prediction, with cfg's decoder), layers = |fanouts|,
 /// head, norm, activation, dropout and init seed. A host gnn_model built from it has the layout
-/// of trainer::parameters() (the TMA server's evaluation model). Does not validate cfg (the
-/// trainer's constructor does).
+/// of trainer::parameters() (the TMA server's evaluation model). Validates only R-GCN's
+/// decomposition (the rest is check_training_run's).
+/// @throws logic_error naming --num-blocks (and --num-bases with it) when the blocks do not divide
+///         every conv's widths, or --num-bases when it exceeds the relations (Schlichtkrull et al.,
+///         eq. 3: B <= R bases).
 models::model_config model_config_for(const dataset& ds, const train_config& cfg);
+
+/// Every check trainer's constructor makes before it allocates anything, without allocating
+/// (O(|train split|) host work: it builds and drops the training task): the typed-graph rules,
+/// relation fanouts, --pes, --fanouts, validate_train_config, features or --embedding-dim, the
+/// task's own checks (labels, splits, link options), --drop-last against wrap-around and against
+/// the training items, --cache-policy with learnt embeddings, and model_config_for's decomposition
+/// checks. The trainer runs exactly this; `train --dry-run` runs it too, so a dry run refuses
+/// what the run refuses, with the same message.
+/// @throws logic_error naming the option, dataset or file, as listed for trainer::trainer.
+void check_training_run(const dataset& ds, const csc_graph& g, const train_config& cfg);
 
 /// The input width of a heterogeneous dataset: the width shared by every node type with
 /// features (0 when none has any). Featureless types learn embeddings of this width.
@@ -173,7 +186,8 @@ class trainer {
   /// @param g    CSC of ds's edges (kept by reference)
   /// @throws logic_error when the configuration does not fit the dataset (no features, no
   ///         labels, empty train split, batch size < 1, P < 1, empty fanouts, unknown model,
-  ///         drop_last with wrap_around, drop_last with fewer training items than batch_size).
+  ///         drop_last with wrap_around, drop_last with fewer training items than batch_size,
+  ///         a cache policy with learnt embeddings; check_training_run lists every check).
   ///         A heterogeneous ds: R-GCN needs g typed (build_csc with the edge types); the other
   ///         models need g untyped (the relations-merged view of the same edges) and no
   ///         relation fanouts, else logic_error.

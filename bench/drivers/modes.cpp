@@ -7,6 +7,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/core/timer.hpp"
+#include "pipeline/run_sizes.hpp"
 #include "pipeline/trainer.hpp"
 
 namespace coopgnn::bench {
@@ -60,8 +61,9 @@ double ratio_max_mean(const std::vector<double>& v) {
   return mean > 0 ? mx / mean : 1.0;
 }
 
-modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
-                  minibatch_mode mode, int P) {
+}  // namespace
+
+train_config modes_run_config(const modes_options& o, minibatch_mode mode, int P) {
   train_config cfg;
   cfg.mode = mode;
   cfg.num_pes = P;
@@ -85,6 +87,14 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
   cfg.threads_per_pe = 1;
   cfg.sample_threads = 1;
   if (o.compute_backend == backend::cuda) cfg.pes_per_gpu = (P + o.devices - 1) / o.devices;
+  return cfg;
+}
+
+namespace {
+
+modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
+                  minibatch_mode mode, int P) {
+  train_config cfg = modes_run_config(o, mode, P);
   trainer tr(ds, g, cfg);
   auto const order = tr.epoch_order(1);
 
@@ -228,6 +238,12 @@ modes_row run_one(const dataset& ds, const csc_graph& g, const modes_options& o,
 modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_options& o,
                        const modes_progress& progress) {
   validate(o);
+  // Every run's sizes against the memory before any of them allocates (train's own check).
+  for (int P : o.pes) {
+    for (auto mode : {minibatch_mode::cooperative, minibatch_mode::independent}) {
+      check_run_footprint(ds, modes_run_config(o, mode, P));
+    }
+  }
   scoped_timer wall(nullptr);
   modes_result r;
   r.relations_merged = ds.hetero.has_value() && o.model != "rgcn";

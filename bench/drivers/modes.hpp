@@ -129,9 +129,15 @@ using modes_progress = std::function<void(const std::string&)>;
 /// batches of the keyed epoch-1 order, collecting each PE's step trace. A heterogeneous ds runs
 /// R-GCN on the typed CSC `g`; the other models need `g` to be the relations-merged untyped CSC
 /// of the same edges (trainer's rule), with the same input rows (features and embeddings).
-/// @throws logic_error for invalid options or a dataset the trainer rejects.
+/// @throws logic_error for invalid options, a dataset the trainer rejects, or sizes beyond the
+///         memory (check_run_footprint, naming the option and the bytes) before any run starts.
 modes_result run_modes(const dataset& ds, const csc_graph& g, const modes_options& o,
                        const modes_progress& progress = {});
+
+/// The training configuration of one measured run of `o`: protocol `mode` on P PEs (batch
+/// o.batch_per_pe x P when given, else o.batch_size; wrap-around, one thread per PE). run_modes
+/// checks every run's footprint (check_run_footprint) before the first run allocates.
+train_config modes_run_config(const modes_options& o, minibatch_mode mode, int P);
 
 /// The JSON object of docs/results-schema.md, section `modes`.
 nlohmann::ordered_json modes_to_json(const result_header& h, const modes_options& o,

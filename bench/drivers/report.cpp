@@ -823,9 +823,15 @@ std::string render_report(const std::string& title, const std::vector<result_fil
     }
     auto const& first = mine.front()->json;
     out += fmt::format("## Dataset {}\n\n", d);
-    out += fmt::format("Directory `{}`, |V| = {}, |E| = {} (directed, as stored).\n\n",
+    // num_edges is the graph measured, each edge once; files written before num_edges_stored
+    // existed give the stored count there.
+    out += fmt::format("Directory `{}`, |V| = {}, |E| = {} ({}).\n\n",
                        opt_str(first, "dataset_dir", "?"), opt_sig(opt_num(first, "num_nodes")),
-                       opt_sig(opt_num(first, "num_edges")));
+                       opt_sig(opt_num(first, "num_edges")),
+                       first.contains("num_edges_stored")
+                           ? fmt::format("directed, repeats removed; {} stored",
+                                         opt_sig(opt_num(first, "num_edges_stored")))
+                           : std::string("directed, as stored"));
     // `work`, then `modes`, then `cache`, each in file-name order.
     for (auto const* f : mine) {
       if (f->json["bench"] == "work") out += render_work(*f, plots);

@@ -61,14 +61,15 @@ std::string process_command_line(const std::string& fallback) {
   return out;
 }
 
-result_header host_result_header(std::string bench, const dataset& ds, std::string dataset_dir,
-                                 std::string command, int threads) {
+result_header host_result_header(std::string bench, const dataset& ds, const csc_graph& g,
+                                 std::string dataset_dir, std::string command, int threads) {
   result_header h;
   h.bench = std::move(bench);
   h.dataset = ds.name;
   h.dataset_dir = std::move(dataset_dir);
   h.num_nodes = ds.num_nodes;
-  h.num_edges = ds.num_edges();
+  h.num_edges = g.num_edges();
+  h.num_edges_stored = ds.num_edges();
   h.command = std::move(command);
   h.created = utc_now_iso8601();
   h.backend = "host";
@@ -101,6 +102,7 @@ nlohmann::ordered_json header_json(const result_header& h) {
   j["dataset_dir"] = h.dataset_dir;
   j["num_nodes"] = h.num_nodes;
   j["num_edges"] = h.num_edges;
+  j["num_edges_stored"] = h.num_edges_stored;
   j["command"] = h.command;
   j["created"] = h.created;
   j["host"] = {{"backend", h.backend}, {"device", h.device}, {"threads", h.threads}};

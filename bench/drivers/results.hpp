@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "runtime/graph/csc.hpp"
 #include "runtime/graph/dataset.hpp"
 
 namespace coopgnn::bench {
@@ -17,7 +18,8 @@ struct result_header {
   std::string dataset;      ///< dataset name (metadata.yaml dataset_name)
   std::string dataset_dir;  ///< the directory given
   std::int64_t num_nodes = 0;
-  std::int64_t num_edges = 0;
+  std::int64_t num_edges = 0;         ///< the graph measured: each edge once (its CSC's)
+  std::int64_t num_edges_stored = 0;  ///< the dataset's edge list as stored (repeats included)
   std::string command;  ///< the command line that produced the file
   std::string created;  ///< ISO 8601 UTC, e.g. 2025-01-31T12:00:00Z
   std::string backend = "host";
@@ -25,14 +27,15 @@ struct result_header {
   int threads = 1;
 };
 
-/// The header of a result file about `ds` measured on this host now: bench, ds's name and size,
-/// `dataset_dir`, `command`, created = utc_now_iso8601(), backend "host", device =
+/// The header of a result file about `ds` measured on this host now: bench, ds's name and size
+/// (num_edges: the edges of `g`, ds's CSC as measured, repeats removed; num_edges_stored: ds's
+/// stored list), `dataset_dir`, `command`, created = utc_now_iso8601(), backend "host", device =
 /// host_device_name(), `threads`. A device bench overrides backend and device.
-result_header host_result_header(std::string bench, const dataset& ds, std::string dataset_dir,
-                                 std::string command, int threads);
+result_header host_result_header(std::string bench, const dataset& ds, const csc_graph& g,
+                                 std::string dataset_dir, std::string command, int threads);
 
 /// The keys every result file starts with: bench, dataset, dataset_dir, num_nodes, num_edges,
-/// command, created, host {backend, device, threads} (docs/results-schema.md).
+/// num_edges_stored, command, created, host {backend, device, threads} (docs/results-schema.md).
 nlohmann::ordered_json header_json(const result_header& h);
 
 /// The current time as ISO 8601 UTC with seconds, "YYYY-MM-DDTHH:MM:SSZ".

@@ -1,5 +1,7 @@
 #include "runtime/core/memory_limit.hpp"
 
+#include <sys/resource.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -17,14 +19,32 @@ memory_limit host_memory_limit() {
     auto [p, ec] = std::from_chars(env, end, v);
     if (ec == std::errc() && p == end) return {v, "COOPGNN_MEMORY_LIMIT"};
   }
+  memory_limit lim;  // unknown until a source gives a number
   std::ifstream f("/proc/meminfo");
   std::string key;
   std::uint64_t kb = 0;
   std::string unit;
   while (f >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return {kb * 1024, "MemAvailable in /proc/meminfo"};
+    if (key == "MemAvailable:") {
+      lim = {kb * 1024, "MemAvailable in /proc/meminfo"};
+      break;
+    }
   }
-  return {};
+  // The address-space limit (ulimit -v) bounds every mapping of this process, whatever memory
+  // the machine has: what is left of it is the other bound.
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    auto const cap = static_cast<std::uint64_t>(as.rlim_cur);
+    std::int64_t const mapped = read_process_memory().address_space_bytes;
+    std::uint64_t const used = mapped > 0 ? static_cast<std::uint64_t>(mapped) : 0;
+    std::uint64_t const left = cap > used ? cap - used : 0;
+    if (left < lim.bytes) {
+      lim = {left, fmt::format("the address-space limit RLIMIT_AS (ulimit -v) of {} bytes less "
+                               "the {} bytes this process has mapped",
+                               cap, used)};
+    }
+  }
+  return lim;
 }
 
 process_memory read_process_memory() {
@@ -41,6 +61,7 @@ process_memory read_process_memory() {
     std::string_view const l(line);
     if (l.starts_with("VmRSS:")) m.rss_bytes = kb_of(l.substr(6));
     if (l.starts_with("VmHWM:")) m.peak_rss_bytes = kb_of(l.substr(6));
+    if (l.starts_with("VmSize:")) m.address_space_bytes = kb_of(l.substr(7));
   }
   return m;
 }

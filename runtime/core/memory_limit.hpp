@@ -13,23 +13,29 @@ namespace coopgnn {
 /// The memory a reader may allocate for arrays sized by a file, and where the number came from.
 struct memory_limit {
   std::uint64_t bytes = UINT64_MAX;  ///< UINT64_MAX when unknown (then nothing is refused)
-  std::string source;                ///< "COOPGNN_MEMORY_LIMIT", "MemAvailable in /proc/meminfo"
+  /// "COOPGNN_MEMORY_LIMIT", "MemAvailable in /proc/meminfo" or "the address-space limit
+  /// RLIMIT_AS (ulimit -v) of N bytes less the M bytes this process has mapped"
+  std::string source;
 };
 
 /// The environment variable COOPGNN_MEMORY_LIMIT (a decimal byte count; for tests, fuzzers and
-/// users who want a smaller bound) when it is set and parses, else MemAvailable of /proc/meminfo,
-/// else unknown (UINT64_MAX). Units: bytes (MemAvailable's kB times 1024). Reads the environment
-/// and /proc on every call (no cached state). Never throws: an unparsable COOPGNN_MEMORY_LIMIT
-/// or an unreadable /proc/meminfo falls through to the next source.
+/// users who want a smaller bound) when it is set and parses; else the smaller of MemAvailable
+/// of /proc/meminfo and what the address-space limit leaves (getrlimit(RLIMIT_AS), `ulimit -v`,
+/// less this process's VmSize), with `source` naming the one that applied; unknown (UINT64_MAX)
+/// when neither is known (no /proc/meminfo and no address-space limit). Units: bytes (kB of
+/// /proc times 1024). Reads the environment, the limit and /proc on every call (no cached
+/// state). Never throws: an unparsable COOPGNN_MEMORY_LIMIT or an unreadable /proc file falls
+/// through to the other sources.
 memory_limit host_memory_limit();
 
-/// This process's resident memory (Linux /proc/self/status), bytes; -1 where unknown.
+/// This process's memory (Linux /proc/self/status), bytes; -1 where unknown.
 struct process_memory {
-  std::int64_t rss_bytes = -1;       ///< VmRSS: resident now
-  std::int64_t peak_rss_bytes = -1;  ///< VmHWM: the high watermark of VmRSS since the start
+  std::int64_t rss_bytes = -1;            ///< VmRSS: resident now
+  std::int64_t peak_rss_bytes = -1;       ///< VmHWM: the high watermark of VmRSS since the start
+  std::int64_t address_space_bytes = -1;  ///< VmSize: mapped now (what RLIMIT_AS bounds)
 };
-/// Reads VmRSS and VmHWM (kB times 1024) from /proc/self/status on every call. Never throws: a
-/// missing file or field leaves -1.
+/// Reads VmRSS, VmHWM and VmSize (kB times 1024) from /proc/self/status on every call. Never
+/// throws: a missing file or field leaves -1.
 process_memory read_process_memory();
 
 /// count * elem_bytes (elements times bytes per element = bytes), saturating at UINT64_MAX

@@ -21,6 +21,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "tests/common/cli.hpp"
 #include "tests/common/files.hpp"
+#include "tests/tools/binary_run.hpp"
 
 namespace coopgnn {
 namespace {
@@ -40,26 +41,18 @@ constexpr const char* kAddressLimit = "";
 constexpr const char* kAddressLimit = "ulimit -v 8000000; ";
 #endif
 
-/// Runs the binary with `args` (each single-quoted) under an 8 GB address-space limit (not under
-/// AddressSanitizer) and a 4 GB COOPGNN_MEMORY_LIMIT; returns everything it printed, and its exit
-/// status in `status`.
+/// Runs the binary with `args` under an 8 GB address-space limit (not under AddressSanitizer)
+/// and a 4 GB COOPGNN_MEMORY_LIMIT; returns everything it printed, and its exit status in
+/// `status`.
 std::string run_binary(const std::vector<std::string>& args, int& status) {
-  std::string cmd = std::string(kAddressLimit) + "COOPGNN_MEMORY_LIMIT=4000000000 '" +
-                    std::string(COOPGNN_BINARY) + "'";
-  for (const std::string& a : args) cmd += " '" + a + "'";
-  std::string out;
-  status = test::run_command(cmd, out);
-  return out;
+  return test::run_binary_with(std::string(kAddressLimit) + "COOPGNN_MEMORY_LIMIT=4000000000 ",
+                               args, status);
 }
 
 /// A one-PE host run of Cora (2 layers) with `more` options.
 std::vector<std::string> cora_run(const std::vector<std::string>& more,
                                   const std::string& dataset = cora()) {
-  std::vector<std::string> a = {"train", "--dataset", dataset,        "--backend", "host",
-                                "--pes", "1",         "--fanouts",    "2,2",       "--epochs",
-                                "1",     "--quiet",   "--no-progress"};
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
+  return test::one_pe_train_args(dataset, more);
 }
 
 TEST(RunSizes, DryRunPrintsTheEstimateFromShapesThenNamesHidden) {

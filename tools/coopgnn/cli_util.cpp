@@ -43,13 +43,17 @@ csc_graph graph_of(const dataset& ds) {
 }
 
 std::string duplicate_edges_note(const loaded_dataset& data) {
-  std::int64_t const removed = data.ds.num_edges() - data.g.num_edges();
+  return repeated_edges_note(data.ds, data.ds.num_edges() - data.g.num_edges(), data.ds.num_edges(),
+                             "trained");
+}
+
+std::string repeated_edges_note(const dataset& ds, std::int64_t removed, std::int64_t stored,
+                                const std::string& what) {
   if (removed <= 0) return {};
   return fmt::format(
       "dataset '{}': {} of its {} stored edges repeat an earlier (source, destination{}) pair "
-      "and were removed; the graph trained has {} edges",
-      data.ds.name, removed, data.ds.num_edges(), data.ds.hetero ? ", relation" : "",
-      data.g.num_edges());
+      "and were removed; the graph {} has {} edges",
+      ds.name, removed, stored, ds.hetero ? ", relation" : "", what, stored - removed);
 }
 
 std::string file_stem(std::string name) {
@@ -68,6 +72,7 @@ void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string
       ->capture_default_str();
   cmd.add_option("--fanouts", fanouts, "Fanout per layer, seeds' layer first; -1 = all")
       ->delimiter(',')
+      ->check(non_empty_entry())
       ->capture_default_str();
   cmd.add_option("--batch-size", batch_size, "Global batch size B")->capture_default_str();
 }
@@ -82,6 +87,15 @@ CLI::Validator finite_number() {
             return {};  // finite, or not a number at all: the option's own conversion says so
           },
           "", "FINITE"};
+}
+
+CLI::Validator non_empty_entry() {
+  return {[](std::string& text) -> std::string {
+            return text.empty() ? "an empty entry in the list: give comma-separated integers, "
+                                  "e.g. 10,10"
+                                : std::string();
+          },
+          "", "NONEMPTY"};
 }
 
 void require_finite_floats(CLI::App& app) {

@@ -69,7 +69,7 @@ void run_bench_cache(bench_cache_args& a) {
   fmt::print("\n{}", bench::format_cache_table(a.opt, res));
 
   bench::result_header const h = bench::host_result_header(
-      "cache", ds, a.dataset,
+      "cache", ds, data->g, a.dataset,
       bench::process_command_line("coopgnn bench cache --dataset " + a.dataset),
       a.opt.sample_threads);
 

@@ -48,11 +48,11 @@ struct bench_modes_args {
 
 /// Writes the JSON, CSV and model CSV of one run to a.out (stem modes_<dataset>[-sampler][-tag]).
 void write_outputs(const bench_modes_args& a, const bench::modes_options& opt, const dataset& ds,
-                   const bench::modes_result& res, const std::string& tag,
+                   const csc_graph& g, const bench::modes_result& res, const std::string& tag,
                    const device_info& devices) {
   std::string const sampler = to_string(opt.sampler);
   bench::result_header h = bench::host_result_header(
-      "modes", ds, a.dataset,
+      "modes", ds, g, a.dataset,
       bench::process_command_line(fmt::format(
           "coopgnn bench modes --dataset {} --sampler {} --fanouts {} --batch-size {} "
           "--batch-per-pe {} --pes {} --batches {} --warmup {} --model {} --hidden {}{} --seed {} "
@@ -204,11 +204,14 @@ void run_bench_modes(bench_modes_args& a) {
   COOPGNN_EXPECTS(ds.hetero || a.opt.model != "rgcn",
                   "--model rgcn needs a typed dataset ('{}' is untyped)", ds.name);
   csc_graph const& g = merged ? *merged : data->g;
+  if (std::string const d = duplicate_edges_note(*data); !d.empty()) {
+    fmt::print(stderr, "note: {}\n", d);
+  }
   fmt::print(
       "bench modes: dataset {} ({}): |V| {} |E| {} loaded in {:.1f} s (peak RSS {})\n"
       "fanouts {} global batch {} P {} model {} hidden {} batches {} (+{} warm-up)\n"
       "model: features {} at {} bytes per element{}, GEMMs {}, cache {} ({} rows per PE)\n",
-      ds.name, a.dataset, ds.num_nodes, ds.num_edges(), load.seconds(),
+      ds.name, a.dataset, ds.num_nodes, g.num_edges(), load.seconds(),
       format_bytes(static_cast<std::uint64_t>(
           std::max<std::int64_t>(read_process_memory().peak_rss_bytes, 0))),
       fmt::join(a.opt.fanouts, ","),
@@ -247,7 +250,7 @@ void run_bench_modes(bench_modes_args& a) {
     fmt::print("\n{}", bench::format_modes_table(opt, res));
     std::string const tag =
         a.paper_settings ? (a.tag.empty() ? st.tag : a.tag + "-" + st.tag) : a.tag;
-    write_outputs(a, opt, ds, res, tag, devices);
+    write_outputs(a, opt, ds, g, res, tag, devices);
     runs.push_back({st, opt, std::move(res)});
   }
   if (a.paper_settings && !a.opt.machines.empty()) {
@@ -358,6 +361,7 @@ void add_bench_export_command(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--fanouts", a->opt.fanouts, "Fanout per layer, seeds' layer first")
       ->delimiter(',')
+      ->check(non_empty_entry())
       ->capture_default_str();
   cmd->add_option("--batch-size", a->opt.batch_size, "Seeds per batch")->capture_default_str();
   cmd->add_option("--batches", a->opt.batches, "Batches to export")->capture_default_str();

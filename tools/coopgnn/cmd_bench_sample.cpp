@@ -65,7 +65,7 @@ void run_bench_sample(bench_sample_args& a) {
   fmt::print("\n{}", bench::format_sample_rate_table(res));
 
   bench::result_header const h = bench::host_result_header(
-      "sample", ds, a.dataset,
+      "sample", ds, data->g, a.dataset,
       bench::process_command_line("coopgnn bench sample --dataset " + a.dataset),
       a.opt.sample_threads);
 

@@ -82,7 +82,7 @@ void run_bench_work(bench_work_args& a) {
   fmt::print("\n{}", bench::format_work_table(a.opt, res));
 
   bench::result_header const h = bench::host_result_header(
-      "work", ds, a.dataset, process_command_line_or_canonical(a), a.opt.sample_threads);
+      "work", ds, g, a.dataset, process_command_line_or_canonical(a), a.opt.sample_threads);
 
   std::filesystem::path const dir(a.out);
   auto const stem = "work_" + file_stem(ds.name);
@@ -112,6 +112,7 @@ void add_bench_work_command(CLI::App& bench) {
   cmd->add_option("--fanouts", a->opt.fanouts,
                   "Neighbours sampled per layer, seeds' layer first; -1 = all neighbours")
       ->delimiter(',')
+      ->check(non_empty_entry())
       ->capture_default_str();
   cmd->add_option("--min-batch", a->opt.min_batch, "Smallest batch size B (a power of two)")
       ->capture_default_str();

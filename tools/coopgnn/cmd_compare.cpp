@@ -18,9 +18,6 @@
 namespace coopgnn::cli {
 namespace {
 
-/// Seconds between progress lines of the run when stderr is not a terminal.
-constexpr double kProgressLineSeconds = 10.0;
-
 /// What the legend says about the runs: cache, threads, GPUs, batch against training items.
 comparison_setting setting_of(const train_options& o, const dataset& ds) {
   comparison_setting s;

@@ -569,6 +569,11 @@ void add_split_edges(CLI::App& app) {
     split_report rep;
     dataset const ds =
         in.hetero ? split_typed_edges(in, a->opt, &rep) : split_edges(in, a->opt, &rep);
+    if (std::string const note =
+            repeated_edges_note(in, rep.repeats_removed, in.num_edges(), "split");
+        !note.empty()) {
+      fmt::print(stderr, "note: {}\n", note);
+    }
     write_dir_atomically(a->output,
                          [&](const std::filesystem::path& tmp) { write_dataset(ds, tmp); });
     if (a->json) {
@@ -582,7 +587,9 @@ void add_split_edges(CLI::App& app) {
       j["skipped_nodes"] = rep.skipped_nodes;
       j["negatives"] = rep.negatives;
       j["positives"] = {{"train", rep.train}, {"valid", rep.valid}, {"test", rep.test}};
-      j["edges"] = {{"input", rep.edges_in}, {"training_graph", rep.edges_out}};
+      j["edges"] = {{"input", rep.edges_in},
+                    {"training_graph", rep.edges_out},
+                    {"repeats_removed", rep.repeats_removed}};
       j["seconds"] = seconds_since(t0);
       fmt::print("{}\n", j.dump());
       return;

@@ -11,6 +11,7 @@
 #include "runtime/graph/dataset.hpp"
 #include "runtime/graph/npy.hpp"
 #include "runtime/graph/partition.hpp"
+#include "runtime/graph/repeated_edges.hpp"
 #include "tools/coopgnn/commands.hpp"
 #include "tools/coopgnn/output_paths.hpp"
 
@@ -95,7 +96,7 @@ void print_summary(const partition_args& a, const dataset& ds, const partition_r
   }
   fmt::print("training edges: {} ({})\n", rep.total_edges,
              rep.edge_set == "link_train" ? "the link task's train positives"
-                                          : "the graph's edges as stored");
+                                          : "the graph's edges, each once");
   fmt::print("{:>6} {:>12} {:>14}\n", "part", "vertices", "kept edges");
   for (std::size_t k = 0; k < rep.parts.size(); ++k) {
     fmt::print("{:>6} {:>12} {:>14}\n", k, rep.parts[k].vertices, rep.parts[k].kept_edges);
@@ -165,7 +166,14 @@ void add_partition_command(CLI::App& app) {
     check_output_dir(a->output, {a->input}, a->overwrite, "OUT");
     dataset_read_options ropt;
     ropt.feature = a->feature;
-    dataset const ds = read_dataset(a->input, ropt);
+    dataset ds = read_dataset(a->input, ropt);
+    // The graph partitioned is the graph trained: each edge once (as train and info count it).
+    std::int64_t const stored = ds.num_edges();
+    if (std::string const note =
+            repeated_edges_note(ds, remove_repeated_edges(ds), stored, "partitioned");
+        !note.empty()) {
+      fmt::print(stderr, "note: {}\n", note);
+    }
     partition_result const res = run_partition(ds, req);
     partition_report const rep = partition_summary(ds, res.parts, req.num_parts);
     nlohmann::json const j = summary_json(*a, ds, res, rep);

@@ -4,6 +4,7 @@
 // trainers, each running the single-node runtime on its part of the graph.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "bench/drivers/results.hpp"
+#include "runtime/core/assert.hpp"
 #include "runtime/core/error.hpp"
 #include "runtime/core/log.hpp"
 #include "runtime/core/timer.hpp"
@@ -31,6 +33,7 @@
 #include "tma/fingerprint.hpp"
 #include "tma/workers.hpp"
 #include "tools/coopgnn/commands.hpp"
+#include "tools/coopgnn/progress.hpp"
 #include "tools/coopgnn/train_options.hpp"
 
 namespace coopgnn::cli {
@@ -150,7 +153,17 @@ int run_tma(tma_options& o) {
   o.train.quiet = o.train.quiet || rank != 0;
   o.train.cfg.mode = parse_mode(o.mode);
   std::unique_ptr<loaded_dataset> data;
+  // A rank's set-up error (bad options or data, or ranks that disagree) ends every rank with
+  // status 1, a user error; 2 only for a bug in coopgnn (docs/usage.md, "Exit status").
   std::string setup_error;
+  int setup_status = 1;
+  auto setup_failed = [&](const std::exception& e) {
+    setup_error = e.what();
+    if (dynamic_cast<const internal_error*>(&e) != nullptr) {
+      setup_error = "internal error (a bug in coopgnn): " + setup_error;
+      setup_status = 2;
+    }
+  };
   if (o.train.task == "auto") o.train.task = "link_prediction";
   try {
     data = load(o.train, /*edge_list=*/true);  // partitioned below
@@ -162,11 +175,11 @@ int run_tma(tma_options& o) {
     check_run_footprint(data->ds, o.train.cfg);
     o.train.cfg.eval_every = 0;
   } catch (const std::exception& e) {
-    setup_error = e.what();
+    setup_failed(e);
   }
   if (!s.all(setup_error.empty())) {
     if (!setup_error.empty()) log::error("{}", setup_error);
-    return 2;
+    return setup_status;
   }
   const dataset& ds = data->ds;
 
@@ -179,15 +192,15 @@ int run_tma(tma_options& o) {
     mine = tma::rank_fingerprint(ds, o.train.cfg, o.scheme, parameters, o.train.dataset_content)
                .dump();
   } catch (const std::exception& e) {
-    setup_error = e.what();
+    setup_failed(e);
   }
   if (!s.all(setup_error.empty())) {
     if (!setup_error.empty()) log::error("{}", setup_error);
-    return 2;
+    return setup_status;
   }
   if (std::string const why = tma::fingerprint_mismatch(s.all_gather(mine)); !why.empty()) {
     if (rank == 0) log::error("{}", why);
-    return 2;
+    return setup_status;
   }
 
   // CUDA backend: every rank that trains takes its own GPUs of its node (the trainers; the
@@ -201,7 +214,7 @@ int run_tma(tma_options& o) {
     gpu_choices = s.all_gather(gpus.json());
     if (!s.all(gpus.error.empty())) {
       if (!gpus.error.empty()) log::error("({}): {}", s.host(), gpus.error);
-      return 2;
+      return setup_status;
     }
     o.train.cfg.devices = gpus.devices;
     if (uses_gpus) log::info("({}): {}", s.host(), gpus.describe());
@@ -218,12 +231,12 @@ int run_tma(tma_options& o) {
         part_of = pres.parts;
         part_seconds = pres.seconds;
       } catch (const std::exception& e) {
-        setup_error = e.what();
+        setup_failed(e);
       }
     }
     if (!s.all(setup_error.empty())) {
       if (!setup_error.empty()) log::error("{}", setup_error);
-      return 2;
+      return setup_status;
     }
     s.broadcast(part_of);
     s.broadcast(part_seconds);
@@ -266,11 +279,11 @@ int run_tma(tma_options& o) {
                   to_string(cfg.mode), worker->num_parameters());
       }
     } catch (const std::exception& e) {
-      setup_error = e.what();
+      setup_failed(e);
     }
     if (!s.all(setup_error.empty())) {
       if (!setup_error.empty()) log::error("{}", setup_error);
-      return 2;
+      return setup_status;
     }
     try {
       tma::run_trainer(s, *worker, eo);
@@ -293,11 +306,11 @@ int run_tma(tma_options& o) {
         ds, data->g, o.train.cfg, sch == tma::scheme::llcg ? o.correction_steps : 0);
     if (!ggs) prep = partition_summary(ds, part_of, parts);
   } catch (const std::exception& e) {
-    setup_error = e.what();
+    setup_failed(e);
   }
   if (!s.all(setup_error.empty())) {
     if (!setup_error.empty()) log::error("{}", setup_error);
-    return 2;
+    return setup_status;
   }
   nlohmann::json start;
   start["event"] = "start";
@@ -383,7 +396,16 @@ int run_tma(tma_options& o) {
   eo.on_fatal = [&](const std::string& j) { log->write(j); };
   tma::server_result res;
   try {
-    res = tma::run_server(s, *server, eo, [&](tma::aggregate a) { ev.submit(std::move(a)); });
+    // Rank 0's progress through the time budget, at each aggregation: a bar on a terminal, a
+    // line every kProgressLineSeconds in a log; --no-progress and --quiet turn it off.
+    auto const limit_s = static_cast<std::int64_t>(std::ceil(o.time_limit));
+    progress_reporter bar("tma seconds", !o.train.no_progress && !o.train.quiet,
+                          isatty(fileno(stderr)) != 0, kProgressLineSeconds, stderr);
+    scoped_timer const since_start(nullptr);
+    res = tma::run_server(s, *server, eo, [&](tma::aggregate a) {
+      ev.submit(std::move(a));
+      bar.update(std::min(static_cast<std::int64_t>(since_start.seconds()), limit_s), limit_s);
+    });
   } catch (const std::exception& e) {
     nlohmann::json j;
     j["event"] = "terminated";

@@ -68,9 +68,6 @@ namespace {
 /// Set-up (the trainer's construction) at least this long, in seconds, is reported.
 constexpr double kSlowSetupSeconds = 1.0;
 
-/// Seconds between progress lines of an epoch when stderr is not a terminal.
-constexpr double kProgressLineSeconds = 10.0;
-
 /// A CLI11 validator for the range of table entry `d` (option_range_error); text that is not a
 /// number passes to the option's own conversion, which names it.
 CLI::Validator range_validator(const option_decl& d) {
@@ -102,7 +99,8 @@ CLI::Option* add_table_option(CLI::App& cmd, const option_decl& d, train_config&
           if (d.flag) return cmd.add_flag(d.name, cfg.*m, d.help);
         }
         CLI::Option* o = cmd.add_option(d.name, cfg.*m, d.help);
-        if constexpr (std::is_same_v<T, std::vector<int>>) o->delimiter(',');
+        if constexpr (std::is_same_v<T, std::vector<int>>)
+          o->delimiter(',')->check(non_empty_entry());
         if constexpr (std::is_floating_point_v<T>) o->check(finite_number());
         if (std::isfinite(d.lo) || std::isfinite(d.hi)) o->check(range_validator(d));
         return o->capture_default_str();
@@ -641,7 +639,9 @@ struct memory_estimate {
   std::uint64_t model = 0;       ///< per PE: parameters x 4 floats (value, gradient, Adam m, v)
   std::uint64_t embeddings = 0;  ///< per PE: learnable rows x 3 floats (cooperative: its share)
   std::uint64_t cache = 0;       ///< per PE: cache rows x F floats
-  std::uint64_t minibatch = 0;   ///< per PE: blocks, input rows and activations of one step
+  std::uint64_t batch = 0;       ///< per PE: blocks, input rows and activations of one step
+  std::int64_t prepared = 1;     ///< batches a PE holds at once (1 + --prefetch on the host)
+  std::uint64_t minibatch = 0;   ///< per PE: prepared x batch
   std::uint64_t shared = 0;      ///< once on the host: CSC and the in-memory feature table
   std::uint64_t graph = 0;       ///< the CSC alone (CUDA: one copy per device, with owners)
   std::int64_t input_rows = 0;   ///< per PE: bound on the input layer's rows
@@ -652,7 +652,7 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   const train_config& c = o.cfg;
   memory_estimate m;
   // The model and the embeddings from their shapes (nothing of their size is allocated).
-  run_footprint const fp = run_footprint_of(ds, c);
+  run_footprint const fp = run_footprint_of(ds, c, &data.g);
   m.parameters = fp.parameters;
   m.model = fp.model_bytes;
   m.embeddings = fp.embedding_bytes;
@@ -670,33 +670,10 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
                                  : ds.hetero ? std::max<std::int64_t>(hetero_input_dim(ds), 1)
                                              : std::max<std::int64_t>(ds.feature_dim(), 1));
   m.cache = saturating_bytes(c.cache_rows, F * sizeof(float));
-  eid_t const max_degree = max_in_degree(data.g);
-  // Seeds per PE (link prediction: both endpoints of B/P pairs and their negatives), then each
-  // layer's sources bounded by n (1 + fanout) and |V|; edges by n fanout and |E|.
-  auto const n_total = static_cast<double>(ds.num_nodes);
-  // A global batch is at most the training set (the last short batch aside).
-  auto const train_items = static_cast<double>(c.task == task_kind::link_prediction && ds.link
-                                                   ? ds.link->train.size()
-                                                   : static_cast<std::int64_t>(ds.train.size()));
-  double const global = std::min(static_cast<double>(c.batch_size),
-                                 train_items > 0 ? train_items : static_cast<double>(c.batch_size));
-  double n = std::ceil(global / static_cast<double>(c.num_pes));
-  if (c.task == task_kind::link_prediction) n *= 2.0 + c.negatives;
-  n = std::min(n, n_total);
-  double bytes = 0;
-  double const width = std::max(static_cast<double>(c.hidden) * static_cast<double>(c.heads), 1.0);
-  for (int f : c.fanouts) {
-    double const fan = f < 0 ? static_cast<double>(max_degree) : static_cast<double>(f);
-    double const edges = std::min(n * fan, static_cast<double>(data.g.num_edges()));
-    double const src = std::min(n * (1 + fan), n_total);
-    bytes += edges * 12 + src * 16;  // block: source id + weight per edge, ids and degrees
-    bytes += n * width * 4 * 3;      // the layer's output, its cache and its gradient
-    n = src;
-  }
-  bytes += n * static_cast<double>(F) * 4 * 2;  // input rows and their dropout copy
-  // Options far beyond any machine give more than 64 bits of bytes: saturate.
-  m.minibatch = bytes < 1.8e19 ? static_cast<std::uint64_t>(bytes) : UINT64_MAX;
-  m.input_rows = static_cast<std::int64_t>(n);
+  m.batch = fp.batch_bytes;
+  m.prepared = fp.prepared_batches;
+  m.minibatch = fp.minibatch_bytes;
+  m.input_rows = fp.input_rows;
   m.graph = (static_cast<std::uint64_t>(ds.num_nodes) + 1) * sizeof(eid_t) +
             static_cast<std::uint64_t>(data.g.num_edges()) * sizeof(vid_t);
   m.shared = m.graph + typed_features +
@@ -706,13 +683,7 @@ memory_estimate estimate_memory(const loaded_dataset& data, const train_options&
   return m;
 }
 
-/// --backend and the PE count into o.cfg, then the sizes the options ask for against the memory
-/// there is (check_run_footprint): what --dry-run and training resolve and check alike, before
-/// anything of those sizes is allocated. @throws logic_error naming the option.
-void resolve_run(const loaded_dataset& data, train_options& o) {
-  resolve_pes(o);
-  check_run_footprint(data.ds, o.cfg);
-}
+nlohmann::json resolve_run(const loaded_dataset& data, train_options& o);
 
 /// --dry-run: prints the resolved run and its memory estimate (the model's from its layout:
 /// nothing of the options' sizes is allocated), then runs the run's own checks (resolve_run) and
@@ -732,11 +703,14 @@ void dry_run(const loaded_dataset& data, train_options& o) {
       "dry run: {} minibatching, backend {}, P = {}, model {}, fanouts {}, batch {}; nothing is "
       "trained\nmemory estimate (upper bound, from sizes and options):\n"
       "  per PE{}: model + Adam {} ({} parameters), embeddings {}, cache {}, one minibatch {} (<= "
-      "{} input rows) = {}\n  shared on the host: graph + feature table {}\n  total {}: {}\n",
+      "{} input rows){} = {}\n  shared on the host: graph + feature table {}\n  total {}: {}\n",
       to_string(o.cfg.mode), to_string(o.cfg.compute_backend), o.cfg.num_pes,
       models::to_string(o.cfg.model), fmt::join(o.cfg.fanouts, ","), o.cfg.batch_size,
       on_host ? "" : " (on its GPU)", format_bytes(m.model), m.parameters,
-      format_bytes(m.embeddings), format_bytes(m.cache), format_bytes(m.minibatch), m.input_rows,
+      format_bytes(m.embeddings), format_bytes(m.cache), format_bytes(m.batch), m.input_rows,
+      m.prepared == 1 ? std::string()
+                      : fmt::format(" x {} prepared (--prefetch {}) = {}; per PE", m.prepared,
+                                    o.cfg.prefetch, format_bytes(m.minibatch)),
       format_bytes(per_pe), format_bytes(m.shared),
       on_host ? "on the host" : "on the host (shared only)",
       format_bytes(on_host ? total : m.shared));
@@ -848,23 +822,39 @@ void check_checkpoint_dir(const train_options& o, const nlohmann::json& identity
       o.checkpoint, what, diff.empty() ? std::string() : "; " + diff);
 }
 
-}  // namespace
-
-std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
-                                                   line_appender* jsonl, bool stoppable) {
-  resolve_run(data, o);
-  if (o.cfg.profile_first >= 0 && o.cfg.compute_backend != backend::cuda) {
-    fmt::print("note: --profile-steps: the {} backend has nothing for a CUDA profiler to capture\n",
-               to_string(o.cfg.compute_backend));
-  }
+/// The run's own checks, which --dry-run runs too (one function, so that a dry run refuses
+/// exactly what the run refuses): --backend and the PE count into o.cfg; every check the
+/// trainer makes before it allocates (check_training_run); the sizes the options ask for
+/// against the memory there is (check_run_footprint); --checkpoint-every; and a --checkpoint
+/// DIR holding checkpoints this run would replace (check_checkpoint_dir, which only reads).
+/// What the run checks outside this function: the output paths (check_run_outputs, which
+/// creates missing directories) and the checkpoint lock, neither taken by a dry run.
+/// @returns the run's identity (identity_of), for its checkpoints.
+/// @throws logic_error or io_error naming the option, dataset or directory.
+nlohmann::json resolve_run(const loaded_dataset& data, train_options& o) {
+  resolve_pes(o);
+  check_training_run(data.ds, data.g, o.cfg);
+  check_run_footprint(data.ds, o.cfg);
   COOPGNN_EXPECTS(o.checkpoint_every >= 1, "--checkpoint-every {} must be at least 1",
                   o.checkpoint_every);
   if (o.checkpoint.empty()) o.checkpoint = o.resume;  // --resume DIR keeps saving there
   COOPGNN_EXPECTS(o.checkpoint_every == 1 || !o.checkpoint.empty(),
                   "--checkpoint-every {} without --checkpoint DIR: nothing would be saved",
                   o.checkpoint_every);
-  auto const identity = identity_of(data.ds, o);
+  auto identity = identity_of(data.ds, o);
   if (!o.checkpoint.empty()) check_checkpoint_dir(o, identity);
+  return identity;
+}
+
+}  // namespace
+
+std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, train_options& o,
+                                                   line_appender* jsonl, bool stoppable) {
+  auto const identity = resolve_run(data, o);
+  if (o.cfg.profile_first >= 0 && o.cfg.compute_backend != backend::cuda) {
+    fmt::print("note: --profile-steps: the {} backend has nothing for a CUDA profiler to capture\n",
+               to_string(o.cfg.compute_backend));
+  }
   // Set-up builds one model replica, optimizer state and graph view per PE: seconds at P in the
   // hundreds. What is printed so far reaches a log before it, and a slow one is reported.
   std::fflush(stdout);

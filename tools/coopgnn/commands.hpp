@@ -42,6 +42,12 @@ csc_graph graph_of(const dataset& ds);
 /// else "" (said once, where the dataset is loaded).
 std::string duplicate_edges_note(const loaded_dataset& data);
 
+/// The same sentence for any command (partition, split-edges): "dataset 'X': K of its M stored
+/// edges repeat an earlier (source, destination[, relation]) pair and were removed; the graph
+/// WHAT has M - K edges" (`what`: "trained", "partitioned", "split"); "" when `removed` is 0.
+std::string repeated_edges_note(const dataset& ds, std::int64_t removed, std::int64_t stored,
+                                const std::string& what);
+
 /// A dataset name made safe for a file name ('/', '\\', ' ', ':' become '_'; "" -> "dataset").
 std::string file_stem(std::string name);
 
@@ -55,6 +61,11 @@ void add_sampling_bench_options(CLI::App& cmd, std::string& dataset, std::string
 /// "1e999"): CLI::ValidationError "--OPTION: value V is not a finite number" at parse time. Text
 /// that is not a number passes (the option's conversion reports it).
 CLI::Validator finite_number();
+
+/// A CLI11 validator for the entries of a comma-separated list option (--fanouts): refuses an
+/// empty list (--fanouts ""), which CLI11 would otherwise read as 0, with CLI::ValidationError
+/// "--OPTION: an empty entry in the list: give comma-separated integers, e.g. 10,10".
+CLI::Validator non_empty_entry();
 
 /// Makes every floating-point option of `app` and of its subcommands (at any depth; CLI11 type
 /// name FLOAT, vectors included) refuse a value that is not finite (finite_number), unless the

@@ -44,7 +44,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end the parse with exit code 0: CLI11 prints them. Every other parse
+    // error is a user error: the logger's one form and status 1, as coopgnn's own errors
+    // (docs/usage.md, "Exit status"), not CLI11's codes (105, 106, ...).
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::fflush(stdout);
+    coopgnn::log::error("{} (run with --help for the options)", e.what());
+    return 1;
   } catch (const coopgnn::cli::interrupted& e) {
     std::fflush(stdout);  // what the run printed comes before where it stopped
     fmt::print(stderr, "coopgnn: {}\n", e.what());

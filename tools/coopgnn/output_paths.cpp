@@ -60,6 +60,13 @@ void check_output_dir(const fs::path& out, const std::vector<fs::path>& inputs, 
           "another output directory",
           option, out.string(), in.string());
     }
+    if (is_inside(o, i) && fs::is_directory(i, ec)) {
+      COOPGNN_IO_FAIL(
+          "{} {} lies inside the input directory {}: the output would be written into the input "
+          "dataset (and read as part of it by a later run); choose an output directory outside "
+          "it",
+          option, out.string(), in.string());
+    }
   }
   std::error_code ec;
   fs::file_status const st = fs::status(out, ec);

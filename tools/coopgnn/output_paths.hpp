@@ -16,14 +16,17 @@ std::filesystem::path resolved_path(const std::filesystem::path& p);
 
 /// Checks, before any work, that `out` may receive a command's output directory:
 /// - `out` must not be any of `inputs` (files or directories the command reads), nor a directory
-///   holding one of them, after resolving symbolic links, "." and ".." (resolved_path) or when
-///   both name the same file (std::filesystem::equivalent);
+///   holding one of them, nor lie inside an input that is a directory, after resolving symbolic
+///   links, "." and ".." (resolved_path) or when both name the same file
+///   (std::filesystem::equivalent). Every command that writes a dataset or a partition (convert,
+///   generate task, split-edges, partition) checks its output with this one function;
 /// - an existing `out` must be a directory (or a symbolic link to one), and when it holds
 ///   anything it is replaced only with `overwrite` (the command's --overwrite).
 /// `option` names the output in messages ("OUT", "output").
 /// @throws io_error "OPTION OUT is the input IN (both resolve to P): ..." / "... holds the input
-///         IN ..." / "OPTION OUT: exists and is not a directory" / "OPTION OUT: exists and is not
-///         empty (N entries); pass --overwrite to replace it".
+///         IN ..." / "OPTION OUT lies inside the input directory IN: ..." / "OPTION OUT: exists and
+///         is not a directory" / "OPTION OUT: exists and is not empty (N entries); pass --overwrite
+///         to replace it".
 void check_output_dir(const std::filesystem::path& out,
                       const std::vector<std::filesystem::path>& inputs, bool overwrite,
                       const std::string& option = "output");

@@ -8,6 +8,9 @@
 
 namespace coopgnn::cli {
 
+/// Seconds between progress lines when stderr is not a terminal (train, compare, tma).
+inline constexpr double kProgressLineSeconds = 10.0;
+
 /// "LABEL DONE/TOTAL (P%) RATE/s ETA T": one progress line without a newline, e.g.
 /// "epoch 3/10 120/500 (24%) 12.3/s ETA 31 s". The rate is done / elapsed_s (items per second,
 /// omitted with the ETA while elapsed_s <= 0 or done == 0); the ETA is (total - done) / rate in

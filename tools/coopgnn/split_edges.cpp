@@ -9,6 +9,7 @@
 
 #include "runtime/core/error.hpp"
 #include "runtime/graph/generate.hpp"
+#include "runtime/graph/repeated_edges.hpp"
 
 namespace coopgnn {
 
@@ -62,6 +63,8 @@ void finish_split(dataset& out, link_task lt, split_report& rep) {
   rep.train = lt.train.size();
   rep.valid = positives(lt.valid);
   rep.test = positives(lt.test);
+  // The training graph holds each edge once, as train and info count the input's.
+  (void)remove_repeated_edges(out);
   rep.edges_out = out.num_edges();
   out.link = std::move(lt);
 }
@@ -204,6 +207,7 @@ dataset split_edges(const dataset& in, const split_options& opt, split_report* r
   split_report rep;
   rep.negatives = k;
   rep.edges_in = in.num_edges();
+  rep.repeats_removed = count_repeated_edges(in);
   rep.symmetric = true;
   for (vid_t u = 0; u < n && rep.symmetric; ++u) {
     for (vid_t v : full.neighbours(u)) {
@@ -472,6 +476,7 @@ dataset split_typed_edges(const dataset& in, const split_options& opt, split_rep
   split_report rep;
   rep.negatives = k;
   rep.edges_in = in.num_edges();
+  rep.repeats_removed = count_repeated_edges(in);
   rep.candidates = c;
   if (c == 0) {
     COOPGNN_IO_FAIL("dataset '{}': relation '{}' has no edges to split (only self-loops?)", in.name,

@@ -96,7 +96,10 @@ struct split_report {
   std::int64_t test = 0;           ///< held-out test positives
   std::int64_t negatives = 0;      ///< negatives per held-out positive
   std::int64_t edges_in = 0;       ///< edges of the input graph (as stored)
-  std::int64_t edges_out = 0;      ///< edges of the training graph (as stored)
+  std::int64_t edges_out = 0;      ///< edges of the training graph, each once
+  /// Edges of the input that repeat an earlier one (count_repeated_edges): the training graph
+  /// holds each edge once, as the graph `train` builds from the input does.
+  std::int64_t repeats_removed = 0;
 };
 
 /// Splits the edges of `in` into a training graph and held-out validation/test positives.
