@@ -363,6 +363,12 @@ struct epoch_report {
   /// not evaluated.
   std::vector<std::pair<std::string, double>> val_metrics, test_metrics;
   stage_seconds seconds;     ///< per stage: the maximum over PEs of the epoch's total
+  /// Per stage, the maximum over PEs of the PE thread's CPU time in the epoch
+  /// (CLOCK_THREAD_CPUTIME_ID): each stage's own, without its collectives, whose CPU time is
+  /// `communication` (copies, reductions, enqueueing, polling; waiting uses none). Under more PE
+  /// threads than cores, wall seconds include time a thread waited for a core; these do not.
+  /// communication_wait stays 0 here.
+  stage_seconds cpu_seconds;
   /// Whether seconds.communication_wait is measured: false when a PE's communicator cannot
   /// tell waiting from transfer (NCCL, communicator::measures_wait); the wait is then reported
   /// as unmeasured (null in JSON, "n/a" in the epoch line), never as 0.

@@ -24,8 +24,9 @@ namespace coopgnn {
 /// That collective time goes to `communication` at stage_end (the communicators time their calls
 /// on the host; a device communicator waits for its stream, so the wait is inside the call), and
 /// its waiting part (comm_stats::wait_seconds) to `communication_wait` as well.
-/// The CPU clock gets the thread's CPU time of the stage (collective copies included, waiting
-/// not; on the CUDA backend the host's enqueueing). Traffic is what this PE's communicators sent
+/// The CPU record gets the thread's CPU time of the stage less its CPU time inside collectives
+/// (on the CUDA backend the host's enqueueing), and `cpu.communication` that collective CPU time
+/// (comm_stats::cpu_seconds; waiting at a meeting uses none). Traffic is what this PE's communicators sent
 /// to other PEs, attributed to a layer and direction by record(). Collective and kernel calls
 /// are what the communicators and `contexts` (the PE's, each with its own tally) counted.
 struct step_meter {
@@ -37,6 +38,7 @@ struct step_meter {
         cpu_mark(thread_cpu_seconds()),
         comm_mark(comm_seconds()),
         wait_mark(wait_seconds()),
+        comm_cpu_mark(comm_cpu_seconds()),
         sent_mark(sent_bytes()),
         sent_start(sent_mark),
         allreduce_start(allreduce_bytes()),
@@ -59,6 +61,9 @@ struct step_meter {
   }
   [[nodiscard]] double wait_seconds() const {
     return total([](const comm_stats& s) { return s.wait_seconds; });
+  }
+  [[nodiscard]] double comm_cpu_seconds() const {
+    return total([](const comm_stats& s) { return s.cpu_seconds; });
   }
   /// Whether every metered communicator measures its wait (communicator::measures_wait).
   [[nodiscard]] bool wait_measured() const {
@@ -102,8 +107,14 @@ struct step_meter {
     double const now_wait = wait_seconds();
     t.communication_wait += now_wait - wait_mark;
     wait_mark = now_wait;
+    // The thread's CPU time of the span less what it spent inside collectives, which goes to
+    // cpu.communication: the CPU record's stages are exclusive, as the wall record's are.
+    double const now_comm_cpu = comm_cpu_seconds();
+    double const cc = now_comm_cpu - comm_cpu_mark;
+    comm_cpu_mark = now_comm_cpu;
+    cpu.communication += cc;
     double const now = thread_cpu_seconds();
-    cpu_slot += now - cpu_mark;
+    cpu_slot += std::max(0.0, now - cpu_mark - cc);
     cpu_mark = now;
   }
   /// Attributes the bytes sent since the last mark to (layer, direction).
@@ -146,6 +157,7 @@ struct step_meter {
   double cpu_mark;
   double comm_mark;
   double wait_mark;
+  double comm_cpu_mark;
   std::int64_t sent_mark;
   std::int64_t sent_start;  // totals when the step began
   std::int64_t allreduce_start;

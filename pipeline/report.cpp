@@ -124,6 +124,12 @@ nlohmann::json to_json(const epoch_report& r) {
                   {"optimizer", r.seconds.optimizer},
                   {"epoch", r.epoch_seconds},
                   {"eval", r.eval_seconds}};
+  j["cpu_seconds"] = {{"sample", r.cpu_seconds.sample},
+                      {"feature_load", r.cpu_seconds.feature_load},
+                      {"forward", r.cpu_seconds.forward},
+                      {"backward", r.cpu_seconds.backward},
+                      {"communication", r.cpu_seconds.communication},
+                      {"optimizer", r.cpu_seconds.optimizer}};
   j["work"] = {{"seeds", r.work.seeds},
                {"sampled_edges", r.work.sampled_edges},
                {"sampled_vertices", r.work.sampled_vertices},
@@ -169,11 +175,13 @@ std::string format_epoch_line(const epoch_report& r) {
   return fmt::format(
              "[{}] epoch {:>3}  loss {:.4f}  val {} {}  test {}  |  {:.3f}s (sample {:.3f} feat "
              "{:.3f} "
-             "fwd {:.3f} bwd {:.3f} comm {:.3f} (wait {}) opt {:.3f})  |  edges {} vertices {} "
+             "fwd {:.3f} bwd {:.3f} comm {:.3f} (wait {}, cpu {:.3f}) opt {:.3f})  |  edges {} "
+             "vertices {} "
              "rows {} a2a {:.2f} MB",
              r.mode, r.epoch, r.train_loss, r.metric_name, metric_text(r.val_metric),
              metric_text(r.test_metric), r.epoch_seconds, s.sample, s.feature_load, s.forward,
-             s.backward, s.communication, wait_text(r), s.optimizer, r.work.sampled_edges,
+             s.backward, s.communication, wait_text(r), r.cpu_seconds.communication, s.optimizer,
+             r.work.sampled_edges,
              r.work.sampled_vertices, r.work.feature_rows,
              static_cast<double>(r.work.alltoall_bytes) / 1e6) +
          extra_metrics(r) +
@@ -231,6 +239,16 @@ std::string format_comparison(const std::vector<epoch_report>& finals,
                ? fmt::format("{:.4f}",
                              totals[i].seconds.communication_wait / std::max(1, totals[i].epoch))
                : std::string("n/a");
+  });
+  // The same split in the PE threads' CPU time (the slowest PE's, per stage): what the
+  // collectives and the stages cost in work when PE threads outnumber the cores.
+  row("  of which cpu s / epoch", [&](std::size_t i) {
+    return fmt::format("{:.4f}",
+                       totals[i].cpu_seconds.communication / std::max(1, totals[i].epoch));
+  });
+  row("compute cpu s / epoch", [&](std::size_t i) {
+    auto const& c = totals[i].cpu_seconds;
+    return fmt::format("{:.4f}", (c.total() - c.communication) / std::max(1, totals[i].epoch));
   });
   row("sampled edges / epoch",
       [&](std::size_t i) { return per_epoch(i, totals[i].work.sampled_edges); });

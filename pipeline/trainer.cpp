@@ -525,6 +525,7 @@ void trainer::finish_step(pe_state& pe, const step_options& opt, step_meter& m, 
   m.settle();
   work_counters const w = m.with_traffic(r.work);
   pe.seconds += m.t;
+  pe.cpu_seconds += m.cpu;
   pe.work += w;
   pe.loss += r.loss_sum;
   pe.last_loss = r.loss_sum;
@@ -664,6 +665,7 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   rep.task = to_string(cfg_.task);
   for (auto& pe : pes_) {
     pe->seconds = {};
+    pe->cpu_seconds = {};
     pe->work = {};
     pe->loss = from.loss_sum;  // the same on every PE, as the all-reduced losses are
   }
@@ -734,6 +736,7 @@ epoch_report trainer::run_epoch(const epoch_position& from, bool evaluate_now,
   }
   for (auto& pe : pes_) {
     rep.seconds.max_with(pe->seconds);
+    rep.cpu_seconds.max_with(pe->cpu_seconds);
     rep.work += pe->work;
     for (const communicator* c : pe->metered_comms()) {
       rep.communication_wait_measured = rep.communication_wait_measured && c->measures_wait();

@@ -64,6 +64,7 @@ struct trainer::pe_state {
   models::adam opt;
   feature_store store;
   stage_seconds seconds;                // accumulated over the epoch
+  stage_seconds cpu_seconds;            // the thread's CPU time per stage, over the epoch
   work_counters work;                   // accumulated over the epoch
   double loss = 0;                      // accumulated global-batch loss (identical on every PE)
   std::uint64_t run_seed = 0;           // PE 0's seed, broadcast at start (docs/design.md 4.1)

@@ -116,6 +116,11 @@ struct comm_stats {
   /// seconds - wait_seconds, is transfer: copies, reductions, and being scheduled again once
   /// released. Measured where communicator::measures_wait() is true; 0 otherwise.
   double wait_seconds = 0.0;
+  /// The calling thread's CPU time inside collective calls (CLOCK_THREAD_CPUTIME_ID), seconds:
+  /// copies, reductions, enqueueing and polling. A thread waiting at a meeting sleeps and uses
+  /// none, so seconds - wait_seconds - cpu_seconds is time the PE thread was ready but had no
+  /// core (more PE threads than cores) or was blocked otherwise (a device copy it waits for).
+  double cpu_seconds = 0.0;
 };
 
 /// One PE's endpoint of a group of `size()` PEs. Every call is collective: all PEs of the group

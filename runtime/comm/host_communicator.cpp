@@ -190,7 +190,7 @@ void host_communicator::throw_if_failed() const {
 void host_communicator::do_alltoall(std::span<const std::int64_t> send,
                                     std::span<std::int64_t> recv) {
   COOPGNN_NVTX_RANGE("comm/alltoall");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   auto const p = static_cast<std::size_t>(size());
   COOPGNN_EXPECTS(send.size() == p && recv.size() == p,
@@ -217,7 +217,7 @@ void host_communicator::do_alltoallv(const void* send_data,
                                      std::span<const std::int64_t> recv_counts, datatype dtype,
                                      cuda::stream_t stream, bool /*checked: always*/) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   expect_host_stream(stream, "alltoallv");
   auto const p = static_cast<std::size_t>(size());
@@ -276,7 +276,7 @@ void host_communicator::do_alltoallv_with_counts(const void* send_data,
                                                  const recv_allocator& alloc, datatype dtype,
                                                  cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/alltoallv_with_counts");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective(2);
   expect_host_stream(stream, "alltoallv_with_counts");
   auto const p = static_cast<std::size_t>(size());
@@ -347,7 +347,7 @@ void sum_in_rank_order(const std::vector<const void*>& src, T* out, std::size_t 
 void host_communicator::do_allreduce_sum(const void* send, void* recv, std::size_t count,
                                          datatype dtype, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   expect_host_stream(stream, "allreduce");
   visit_summable(dtype, "allreduce", [&](auto zero) {
@@ -400,7 +400,7 @@ void host_communicator::reduce_scatter_gather(const T* send, T* recv, std::size_
 void host_communicator::do_broadcast(const void* send, void* recv, std::size_t count,
                                      datatype dtype, int root, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   expect_host_stream(stream, "broadcast");
@@ -430,7 +430,7 @@ void host_communicator::do_broadcast(const void* send, void* recv, std::size_t c
 
 void host_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   meet("barrier");
 }

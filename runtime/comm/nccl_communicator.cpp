@@ -193,7 +193,7 @@ void nccl_communicator::check_sizes_equal(std::int64_t mine, const char* what) {
 
 void nccl_communicator::do_alltoall(std::span<const std::int64_t> send,
                                     std::span<std::int64_t> recv) {
-  scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);  // the wait counts as this communicator's time
   count_collective();
   host_.alltoall(send, recv);
 }
@@ -207,7 +207,7 @@ void nccl_communicator::do_alltoallv(const void* send_data,
                                      std::span<const std::int64_t> recv_counts, datatype dtype,
                                      cuda::stream_t stream, bool check) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv");
   auto const p = static_cast<std::size_t>(size());
@@ -251,7 +251,7 @@ void nccl_communicator::do_alltoallv_with_counts(const void* send_data,
                                                  const recv_allocator& alloc, datatype dtype,
                                                  cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/alltoallv_with_counts");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective(2);
   caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv_with_counts");
   auto const p = static_cast<std::size_t>(size());
@@ -336,7 +336,7 @@ void nccl_communicator::enqueued(const char* what) {
 void nccl_communicator::do_allreduce_sum(const void* send, void* recv, std::size_t count,
                                          datatype dtype, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   caller_ = comm_detail::caller_stream(stream, rank(), "allreduce");
   auto const p = size();
@@ -374,7 +374,7 @@ void nccl_communicator::do_allreduce_sum(const void* send, void* recv, std::size
 void nccl_communicator::do_broadcast(const void* send, void* recv, std::size_t count,
                                      datatype dtype, int root, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   caller_ = comm_detail::caller_stream(stream, rank(), "broadcast");
@@ -394,7 +394,7 @@ void nccl_communicator::do_broadcast(const void* send, void* recv, std::size_t c
 
 void nccl_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   group_->host()->wait(rank());
 }

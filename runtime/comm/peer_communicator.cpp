@@ -74,7 +74,7 @@ void peer_communicator::on_failure() noexcept {
 
 void peer_communicator::do_alltoall(std::span<const std::int64_t> send,
                                     std::span<std::int64_t> recv) {
-  scoped_timer t(&stats_.seconds);  // the wait counts as this communicator's time
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);  // the wait counts as this communicator's time
   count_collective();
   double const waited = host_.stats().wait_seconds;
   host_.alltoall(send, recv);  // host counts: the host rendezvous is the whole job
@@ -86,7 +86,7 @@ void peer_communicator::do_alltoallv(const void* send_data,
                                      std::span<const std::int64_t> recv_counts, datatype dtype,
                                      cuda::stream_t stream, bool /*checked: always*/) {
   COOPGNN_NVTX_RANGE("comm/alltoallv");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv");
   auto const p = static_cast<std::size_t>(size());
@@ -154,7 +154,7 @@ void peer_communicator::do_alltoallv_with_counts(const void* send_data,
                                                  const recv_allocator& alloc, datatype dtype,
                                                  cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/alltoallv_with_counts");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective(2);
   caller_ = comm_detail::caller_stream(stream, rank(), "alltoallv_with_counts");
   auto const p = static_cast<std::size_t>(size());
@@ -195,7 +195,7 @@ void peer_communicator::do_alltoallv_with_counts(const void* send_data,
 void peer_communicator::do_allreduce_sum(const void* send, void* recv, std::size_t count,
                                          datatype dtype, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/allreduce");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   caller_ = comm_detail::caller_stream(stream, rank(), "allreduce");
   auto const n = static_cast<std::int64_t>(count);
@@ -240,7 +240,7 @@ void peer_communicator::allreduce_typed(const T* send, T* recv, std::int64_t n) 
 void peer_communicator::do_broadcast(const void* send, void* recv, std::size_t count,
                                      datatype dtype, int root, cuda::stream_t stream) {
   COOPGNN_NVTX_RANGE("comm/broadcast");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   COOPGNN_EXPECTS(root >= 0 && root < size(), "broadcast root {} is outside [0, {})", root, size());
   caller_ = comm_detail::caller_stream(stream, rank(), "broadcast");
@@ -270,7 +270,7 @@ void peer_communicator::do_broadcast(const void* send, void* recv, std::size_t c
 
 void peer_communicator::do_barrier() {
   COOPGNN_NVTX_RANGE("comm/barrier");
-  scoped_timer t(&stats_.seconds);
+  scoped_wall_cpu_timer t(&stats_.seconds, &stats_.cpu_seconds);
   count_collective();
   stats_.wait_seconds += group_->wait(rank());
 }

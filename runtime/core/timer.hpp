@@ -24,6 +24,29 @@ class scoped_timer {
   std::chrono::steady_clock::time_point t0_;
 };
 
+inline double thread_cpu_seconds();
+
+/// Adds the elapsed wall time of its scope to `*wall` and the calling thread's CPU time in it
+/// (thread_cpu_seconds) to `*cpu`, seconds, on destruction. Where the two differ, the thread
+/// was blocked (waiting on a futex, the device) or runnable without a core.
+class scoped_wall_cpu_timer {
+ public:
+  scoped_wall_cpu_timer(double* wall, double* cpu)
+      : wall_(wall), cpu_(cpu), cpu0_(thread_cpu_seconds()) {}
+  ~scoped_wall_cpu_timer() {
+    *wall_ += t_.seconds();
+    *cpu_ += thread_cpu_seconds() - cpu0_;
+  }
+  scoped_wall_cpu_timer(const scoped_wall_cpu_timer&) = delete;
+  scoped_wall_cpu_timer& operator=(const scoped_wall_cpu_timer&) = delete;
+
+ private:
+  double* wall_;
+  double* cpu_;
+  double cpu0_;
+  scoped_timer t_{nullptr};
+};
+
 /// CPU time consumed by the calling thread (seconds, CLOCK_THREAD_CPUTIME_ID). Unlike wall time
 /// it does not grow while the thread waits or is descheduled, so it measures a PE's own compute
 /// when several PE threads share fewer cores.

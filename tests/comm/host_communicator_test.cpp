@@ -361,7 +361,8 @@ TEST(HostCommunicator, WaitForALatePeIsWaitNotTransfer) {
   // PE 2 holds back until its three peers have arrived at a collective's first meeting, then
   // sleeps 150 ms before it joins: each peer's wait_seconds grows by at least those 150 ms
   // (its arrival came before the sleep began), while its transfer (seconds - wait_seconds)
-  // stays below half of it; the late PE itself waits less than that. Every kind of collective,
+  // and its CPU time (cpu_seconds) stay below half of it; the late PE itself waits less than
+  // that. Every kind of collective,
   // the large all-reduce with its two meetings included.
   int const P = 4, late = 2;
   double const delay = 0.150;
@@ -411,12 +412,17 @@ TEST(HostCommunicator, WaitForALatePeIsWaitNotTransfer) {
             }
             calls[k](c);
             double const wait = c.stats().wait_seconds - before.wait_seconds;
-            double const transfer = c.stats().seconds - before.seconds - wait;
-            bool const ok = p == late ? wait < delay / 2 && transfer < delay / 2
-                                      : wait >= delay && transfer < delay / 2;
+            double const wall = c.stats().seconds - before.seconds;
+            double const transfer = wall - wait;
+            // A waiting PE sleeps at the meeting: its CPU time in the call stays far below the
+            // 150 ms it waited, and no PE's CPU time exceeds its wall time in the call.
+            double const cpu = c.stats().cpu_seconds - before.cpu_seconds;
+            bool const ok = (p == late ? wait < delay / 2 && transfer < delay / 2
+                                       : wait >= delay && transfer < delay / 2) &&
+                            cpu >= 0 && cpu < delay / 2 && cpu <= wall + 1e-3;
             if (!ok) {
-              failures[p] +=
-                  fmt::format("collective {}: wait {} s, transfer {} s; ", k, wait, transfer);
+              failures[p] += fmt::format("collective {}: wait {} s, transfer {} s, cpu {} s; ", k,
+                                         wait, transfer, cpu);
             }
           }
         } catch (const std::exception& e) {

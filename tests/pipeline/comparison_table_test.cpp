@@ -166,7 +166,7 @@ TEST(EpochReport, CommunicationWaitIsReportedBesideCommunicationOrMarkedUnmeasur
   auto const j = to_json(r);
   EXPECT_DOUBLE_EQ(j["seconds"]["communication"].get<double>(), 0.5);  // transfer + wait
   EXPECT_DOUBLE_EQ(j["seconds"]["communication_wait"].get<double>(), 0.375);
-  EXPECT_NE(format_epoch_line(r).find("comm 0.500 (wait 0.375)"), std::string::npos)
+  EXPECT_NE(format_epoch_line(r).find("comm 0.500 (wait 0.375, cpu 0.000)"), std::string::npos)
       << format_epoch_line(r);
   auto const table = format_comparison({r}, {r});
   // Per epoch of the totals: 0.5 / 2 and 0.375 / 2.
@@ -177,9 +177,30 @@ TEST(EpochReport, CommunicationWaitIsReportedBesideCommunicationOrMarkedUnmeasur
 
   r.communication_wait_measured = false;  // NCCL: no arrival time on the host
   EXPECT_TRUE(to_json(r)["seconds"]["communication_wait"].is_null());
-  EXPECT_NE(format_epoch_line(r).find("comm 0.500 (wait n/a)"), std::string::npos)
+  EXPECT_NE(format_epoch_line(r).find("comm 0.500 (wait n/a, cpu 0.000)"), std::string::npos)
       << format_epoch_line(r);
   EXPECT_NE(format_comparison({r}, {r}).find("n/a"), std::string::npos);
+}
+
+TEST(EpochReport, CpuSecondsSplitCommunicationFromComputeInTheJsonTheLineAndTheTable) {
+  epoch_report r = typed_report("cooperative", 1);
+  r.epoch = 4;
+  r.seconds.communication = 2.0;
+  r.cpu_seconds.communication = 0.25;  // of 2 s in collectives, 0.25 s of CPU
+  r.cpu_seconds.sample = 0.5;
+  r.cpu_seconds.forward = 1.0;
+  r.cpu_seconds.backward = 1.5;
+  r.cpu_seconds.optimizer = 0.75;
+  auto const j = to_json(r);
+  EXPECT_DOUBLE_EQ(j["cpu_seconds"]["communication"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j["cpu_seconds"]["backward"].get<double>(), 1.5);
+  EXPECT_NE(format_epoch_line(r).find("comm 2.000 (wait 0.000, cpu 0.250)"), std::string::npos)
+      << format_epoch_line(r);
+  auto const table = format_comparison({r}, {r});
+  // Per epoch: communication CPU 0.25 / 4; compute CPU (0.5 + 1 + 1.5 + 0.75) / 4 = 0.9375.
+  EXPECT_NE(table.find("of which cpu s / epoch"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.0625"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.9375"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -992,6 +992,7 @@ std::pair<epoch_report, epoch_report> run_training(const loaded_dataset& data, t
     }
     total.epoch = e;
     total.seconds += last.seconds;
+    total.cpu_seconds += last.cpu_seconds;
     total.communication_wait_measured = last.communication_wait_measured;
     total.epoch_seconds += last.epoch_seconds;
     total.eval_seconds += last.eval_seconds;
