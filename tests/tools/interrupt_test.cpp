@@ -116,6 +116,7 @@ std::map<int, json> metrics_by_epoch(const fs::path& file) {
       continue;
     }
     j.erase("seconds");
+    j.erase("cpu_seconds");  // timings, like "seconds"
     j["memory"].erase("peak_rss_bytes");  // the process's RSS differs from run to run
     j["memory"].erase("rss_bytes");
     int const e = j["epoch"].get<int>();
