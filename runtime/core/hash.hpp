@@ -18,6 +18,7 @@ class xxh64_stream {
  public:
   /// Appends `n` bytes at `p` (host memory; p may be null when n == 0).
   void update(const void* p, std::size_t n) {
+    if (n == 0) return;  // p may be null: memcpy from null is undefined even for 0 bytes
     const auto* b = static_cast<const unsigned char*>(p);
     total_ += n;
     if (fill_ > 0) {  // complete the pending 32-byte stripe first
