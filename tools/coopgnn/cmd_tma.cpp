@@ -166,6 +166,7 @@ int run_tma(tma_options& o) {
   };
   if (o.train.task == "auto") o.train.task = "link_prediction";
   try {
+    o.train.record_content = true;  // the ranks' fingerprints compare it
     data = load(o.train, /*edge_list=*/true);  // partitioned below
     COOPGNN_EXPECTS(o.train.cfg.task == task_kind::link_prediction,
                     "coopgnn tma trains link prediction (the paper's task): dataset '{}' has no "

@@ -431,7 +431,12 @@ std::unique_ptr<loaded_dataset> load(train_options& o, bool edge_list) {
   ropt.heterogeneous = true;  // typed graphs train with --model rgcn (the trainer checks)
   ropt.load_edges = edge_list;  // false: the CSC is built from the file, one copy of the edges
   auto data = load_dataset(o.dataset, ropt);
-  o.dataset_content = dataset_fingerprint(data->ds);  // as read: before any transform
+  // As read, before any transform. It reads every edge and feature byte (the edge file again when
+  // the CSC was built from it), so only runs that record or compare it compute it: checkpoints,
+  // --resume, --save-model, and tma's ranks (record_content).
+  if (o.record_content || !o.checkpoint.empty() || !o.resume.empty() || !o.save_model.empty()) {
+    o.dataset_content = dataset_fingerprint(data->ds);
+  }
   for (const std::string& note : data->ds.notes) fmt::print(stderr, "note: {}\n", note);
   if (!o.preset.empty()) {
     option_preset const& p = option_preset_named(o.preset);

@@ -45,8 +45,11 @@ struct train_options {
   std::string resume;                  ///< --resume DIR: continue the run checkpointed there
   bool overwrite_checkpoints = false;  ///< --overwrite-checkpoints: replace another run's
   std::string save_model;  ///< --save-model DIR: the trained model for `embed` / `predict`
-  /// The dataset's content fingerprint (dataset_fingerprint), computed once by load().
+  /// The dataset's content fingerprint (dataset_fingerprint), computed once by load() when the
+  /// run records or compares it (--checkpoint, --resume, --save-model, record_content); "" else.
   std::string dataset_content;
+  /// Whether load() computes dataset_content whatever the options (tma: the ranks compare it).
+  bool record_content = false;
   /// --preset NAME ("" = none; option_presets), the preset's options given on the command line
   /// too (they keep the given value), and what the preset set ("--hidden 1024", ...), printed
   /// by load().
